@@ -1,0 +1,187 @@
+// Engine benchmark (issue 2): a 1,000,000-player cache of the generic profile
+// with 100 MMR buckets over a skewed population, on one thread. Every speed is
+// paired with the exhaustive oracle measured in the same run, and the quality
+// of the answers is checked against that oracle.
+//
+//   mm_engine_bench [players] [oracle_queries]
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <numeric>
+#include <vector>
+
+#include "bench_util.hpp"
+#include "engine.hpp"
+#include "synthetic_players.hpp"
+
+namespace {
+using engine_type = mm::engine<mm::generic_profile>;
+
+struct oracle_answer {
+  std::vector<float> qualities;  // of every possible candidate
+  float best = 0;
+};
+
+// Exhaustive search: every cached player through the match rule.
+oracle_answer oracle(const engine_type& e, const mm::match_request<mm::generic_query>& req) {
+  oracle_answer a;
+  e.for_each_player([&](const mm::generic_model& m) {
+    if (m.id == req.query.attacker) return;
+    const auto v = e.profile().match(req.query, m, req.num_retries);
+    if (v.possible) a.qualities.push_back(v.quality);
+  });
+  if (!a.qualities.empty()) a.best = *std::max_element(a.qualities.begin(), a.qualities.end());
+  return a;
+}
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  const auto k = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1));
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+  return v[k];
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  using mm::bench::emit;
+  using mm::bench::now_s;
+  const std::size_t players = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1'000'000;
+  const std::size_t oracle_queries = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 2'000;
+  const std::size_t timed_queries = 2'000'000;
+
+  mm::synthetic_population pop;
+  mm::rng r(2026);
+  const auto rows = mm::make_players(pop, players, 1, r);
+  const mm::generic_profile profile(mm::demo_profile_config());
+  std::vector<mm::generic_model> models;
+  models.reserve(players);
+  for (const auto& row : rows) profile.make_models(row, models);
+
+  mm::options o;
+  o.player_cache_size = static_cast<std::uint32_t>(players);
+  o.buckets_rebalance_sample_count = static_cast<std::uint32_t>(players);
+  o.random_seed = 11;
+  engine_type e(o, profile);
+  const std::string params = "\"players\": " + std::to_string(players) +
+                             ", \"cache\": " + std::to_string(players) +
+                             ", \"mmr_buckets\": " + std::to_string(o.mmr_bucket_count);
+
+  // The scan's path: every player is sampled, the buckets are sized from the
+  // samples, then the players are inserted.
+  for (const auto& m : models) e.add_sample(m);
+  const auto report = e.rebalance(0);
+  const long long rss_before = mm::bench::resident_bytes();
+  double t = now_s();
+  for (const auto& m : models) e.update(m.id, m);
+  const double insert_s = now_s() - t;
+  const long long rss_after = mm::bench::resident_bytes();
+  const auto info = e.info();
+  emit("engine", "players_cached", static_cast<double>(info.players), "players", params);
+  emit("engine", "cache_fill", info.overall_fill, "ratio", params);
+  emit("engine", "bucket_count", static_cast<double>(info.bucket_count), "buckets", params);
+  emit("engine", "rebalance_players_lost", static_cast<double>(report.players_lost),
+       "players", params);
+  emit("engine", "bytes_per_cached_player",
+       static_cast<double>(rss_after - rss_before) / static_cast<double>(info.players), "bytes",
+       params);
+  emit("engine", "bytes_per_slot", static_cast<double>(sizeof(mm::generic_model)), "bytes",
+       params);
+  emit("engine", "sample_fifo_bytes", static_cast<double>(info.memory_bytes -
+                                                          info.capacity * sizeof(mm::generic_model)),
+       "bytes", params);
+  emit("engine", "insert_per_s", static_cast<double>(players) / insert_s, "1/s", params);
+
+  // Timed queries: a fresh attacker each time, default limits, no exclusions.
+  std::vector<mm::match_request<mm::generic_query>> reqs(timed_queries / 4);
+  for (std::size_t i = 0; i < reqs.size(); ++i)
+    reqs[i].query = mm::make_query(pop, players + 1 + i, r);
+  std::size_t successes = 0;
+  std::uint64_t tested = 0;
+  t = now_s();
+  for (std::size_t i = 0; i < timed_queries; ++i) {
+    const auto res = e.find_match(reqs[i % reqs.size()]);
+    successes += res.type == mm::match_type::success;
+    tested += res.players_tested;
+  }
+  const double engine_qps = static_cast<double>(timed_queries) / (now_s() - t);
+  emit("engine", "engine_queries_per_s", engine_qps, "1/s", params);
+  emit("engine", "players_tested_per_query",
+       static_cast<double>(tested) / static_cast<double>(timed_queries), "players", params);
+  emit("engine", "engine_success_share",
+       static_cast<double>(successes) / static_cast<double>(timed_queries), "ratio", params);
+
+  // Quality against the exhaustive oracle on the same cache.
+  std::size_t oracle_any = 0, engine_success_when_any = 0, none_agree = 0;
+  std::vector<double> quality_rank, gaps;
+  double oracle_s = 0;
+  for (std::size_t i = 0; i < oracle_queries; ++i) {
+    mm::match_request<mm::generic_query> req;
+    req.query = mm::make_query(pop, players + 1 + i, r);
+    t = now_s();
+    const oracle_answer best = oracle(e, req);
+    oracle_s += now_s() - t;
+    const auto res = e.find_match(req);
+    if (best.qualities.empty()) {
+      none_agree += res.type == mm::match_type::none_found;
+      continue;
+    }
+    ++oracle_any;
+    if (res.type != mm::match_type::success) continue;
+    ++engine_success_when_any;
+    const auto at_or_below = std::count_if(best.qualities.begin(), best.qualities.end(),
+                                           [&](float q) { return q <= res.quality; });
+    quality_rank.push_back(static_cast<double>(at_or_below) /
+                           static_cast<double>(best.qualities.size()));
+    gaps.push_back(std::abs(req.query.mmr - res.model->mmr));
+    e.update(res.best_candidate_id, res.model);  // put back if removed after the offer
+  }
+  const std::string oparams = params + ", \"oracle_queries\": " + std::to_string(oracle_queries);
+  emit("engine", "oracle_queries_per_s", static_cast<double>(oracle_queries) / oracle_s, "1/s",
+       oparams);
+  emit("engine", "engine_vs_oracle_speedup",
+       engine_qps / (static_cast<double>(oracle_queries) / oracle_s), "ratio", oparams);
+  emit("engine", "success_ratio_vs_oracle",
+       oracle_any ? static_cast<double>(engine_success_when_any) / oracle_any : 1.0, "ratio",
+       oparams);
+  emit("engine", "none_found_agreement",
+       static_cast<double>(none_agree) /
+           std::max<double>(1.0, static_cast<double>(oracle_queries - oracle_any)),
+       "ratio", oparams);
+  emit("engine", "quality_percentile_p50", percentile(quality_rank, 0.5), "rank", oparams);
+  emit("engine", "quality_percentile_p05", percentile(quality_rank, 0.05), "rank", oparams);
+  emit("engine", "mean_mmr_gap",
+       gaps.empty() ? 0.0 : std::accumulate(gaps.begin(), gaps.end(), 0.0) /
+                                static_cast<double>(gaps.size()),
+       "mmr", oparams);
+
+  // A query excluding a million ids.
+  mm::match_request<mm::generic_query> big;
+  big.query = mm::make_query(pop, players + 1, r);
+  big.excluded_player_ids.resize(1'000'000);
+  std::iota(big.excluded_player_ids.begin(), big.excluded_player_ids.end(), 1);
+  t = now_s();
+  const auto big_res = e.find_match(big);
+  emit("engine", "query_with_1m_excluded_ms", (now_s() - t) * 1e3, "ms",
+       params + ", \"result\": \"" + std::string(mm::to_string(big_res.type)) + "\"");
+
+  // Updates: a known player whose MMR moved a little, and unknown players (the
+  // common case for a sampled cache), which must probe every bucket.
+  std::vector<mm::generic_model> moved(models.begin(), models.begin() + 200'000);
+  for (auto& m : moved) m.mmr += 5;
+  t = now_s();
+  for (const auto& m : moved) e.update(m.id, m);
+  emit("engine", "update_known_per_s", static_cast<double>(moved.size()) / (now_s() - t), "1/s",
+       params);
+  std::vector<mm::generic_model> strangers(moved);
+  for (auto& m : strangers) m.id += 10 * players;
+  o.player_ignore_update_insert = mm::fill_threshold::always;  // probe, never insert
+  engine_type probe_only(o, profile);
+  for (const auto& m : models) probe_only.add_sample(m);
+  probe_only.rebalance(0);
+  for (const auto& m : models) probe_only.update(m.id, m);
+  t = now_s();
+  for (const auto& m : strangers) probe_only.update(m.id, m);
+  emit("engine", "update_unknown_per_s", static_cast<double>(strangers.size()) / (now_s() - t),
+       "1/s", params);
+  return 0;
+}

@@ -1,0 +1,214 @@
+// Label tuple -> bucket, and the order in which a query visits buckets (SPEC §6.1).
+#pragma once
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <span>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "bucket.hpp"
+#include "label_tuple.hpp"
+#include "strategy.hpp"
+
+namespace mm {
+
+template <class Model, class IdOf>
+class bucket_pool {
+ public:
+  using bucket_type = bucket<Model, IdOf>;
+  struct entry {
+    label_tuple labels;
+    bucket_type slots;
+  };
+
+  std::size_t size() const { return entries_.size(); }
+  entry& at(std::uint32_t i) { return *entries_[i]; }
+  const entry& at(std::uint32_t i) const { return *entries_[i]; }
+
+  std::optional<std::uint32_t> find(const label_tuple& t) const {
+    auto it = index_.find(t);
+    if (it == index_.end()) return std::nullopt;
+    return it->second;
+  }
+
+  // Entries live behind pointers, so creating a bucket never moves another one.
+  std::uint32_t get_or_create(const label_tuple& t, std::uint32_t capacity, rng& r) {
+    if (auto i = find(t)) return *i;
+    const auto i = static_cast<std::uint32_t>(entries_.size());
+    entries_.push_back(std::make_unique<entry>(entry{t, bucket_type(capacity, r)}));
+    index_.emplace(t, i);
+    return i;
+  }
+
+  // Drops empty buckets; indices of the remaining ones change.
+  std::size_t prune_empty() {
+    const std::size_t before = entries_.size();
+    std::erase_if(entries_, [](const auto& e) { return e->slots.count() == 0; });
+    reindex();
+    return before - entries_.size();
+  }
+
+  void clear() {
+    entries_.clear();
+    index_.clear();
+  }
+
+  // Takes every bucket out, leaving the pool empty (for a rebuild).
+  std::vector<std::unique_ptr<entry>> release() {
+    index_.clear();
+    return std::exchange(entries_, {});
+  }
+  void adopt(std::unique_ptr<entry> e) {
+    index_.emplace(e->labels, static_cast<std::uint32_t>(entries_.size()));
+    entries_.push_back(std::move(e));
+  }
+
+  std::uint64_t players() const {
+    std::uint64_t n = 0;
+    for (auto& e : entries_) n += e->slots.count();
+    return n;
+  }
+  std::uint64_t capacity() const {
+    std::uint64_t n = 0;
+    for (auto& e : entries_) n += e->slots.capacity();
+    return n;
+  }
+
+ private:
+  void reindex() {
+    index_.clear();
+    for (std::uint32_t i = 0; i < entries_.size(); ++i) index_.emplace(entries_[i]->labels, i);
+  }
+
+  std::vector<std::unique_ptr<entry>> entries_;
+  std::unordered_map<label_tuple, std::uint32_t, label_tuple_hash> index_;
+};
+
+// How one extra strategy compares labels, for the bucket order.
+struct strategy_traits {
+  label_kind kind;
+  bool hard;
+};
+
+// Yields bucket indices for one query, lazily, in the order of SPEC §6.1:
+// the exact tuple; its MMR neighbours (the one nearer to the query's MMR first);
+// then all other buckets by label distance, hard mismatches excluded, ties broken
+// at random. Most queries end inside the first buckets, so the full sort of the
+// remaining ones is only paid when a walk gets that far.
+template <class Pool>
+class bucket_order {
+ public:
+  bucket_order(const Pool& pool, const label_tuple& query, bool upper_neighbour_first,
+               std::span<const strategy_traits> traits, rng& r,
+               std::vector<std::pair<std::uint64_t, std::uint32_t>>& scratch)
+      : pool_(pool), query_(query), traits_(traits), rng_(r), rest_(scratch) {
+    auto add = [&](const label_tuple& t) {
+      if (auto i = pool_.find(t)) head_[head_count_++] = *i;
+    };
+    add(query);
+    // Tuples that do not exist (below 0, above the last slice, never filled) are
+    // simply not found.
+    const std::uint32_t m = query.mmr_index;
+    const label_tuple upper = query.with_mmr_index(m + 1);
+    if (upper_neighbour_first) add(upper);
+    if (m > 0) add(query.with_mmr_index(m - 1));
+    if (!upper_neighbour_first) add(upper);
+  }
+
+  std::optional<std::uint32_t> next() {
+    if (head_pos_ < head_count_) return head_[head_pos_++];
+    if (!rest_built_) build_rest();
+    if (rest_pos_ < rest_.size()) return rest_[rest_pos_++].second;
+    return std::nullopt;
+  }
+
+ private:
+  void build_rest() {
+    rest_built_ = true;
+    rest_.clear();
+    for (std::uint32_t i = 0; i < pool_.size(); ++i) {
+      if (std::find(head_, head_ + head_count_, i) != head_ + head_count_) continue;
+      const label_tuple& t = pool_.at(i).labels;
+      std::uint64_t d = t.mmr_index > query_.mmr_index ? t.mmr_index - query_.mmr_index
+                                                        : query_.mmr_index - t.mmr_index;
+      bool allowed = true;
+      for (std::size_t s = 0; s < traits_.size() && allowed; ++s) {
+        auto ds = label_distance(traits_[s].kind, traits_[s].hard, t.extra[s], query_.extra[s]);
+        if (ds) d += *ds;
+        else allowed = false;
+      }
+      if (!allowed) continue;
+      rest_.emplace_back((std::min<std::uint64_t>(d, 0xffffffffu) << 32) | (rng_() >> 32), i);
+    }
+    std::sort(rest_.begin(), rest_.end());
+  }
+
+  const Pool& pool_;
+  label_tuple query_;
+  std::span<const strategy_traits> traits_;
+  rng& rng_;
+  std::uint32_t head_[3]{};
+  std::uint32_t head_count_ = 0, head_pos_ = 0;
+  std::vector<std::pair<std::uint64_t, std::uint32_t>>& rest_;
+  std::size_t rest_pos_ = 0;
+  bool rest_built_ = false;
+};
+
+// Two lanes walk the bucket order at once, alternating one player from each; a
+// lane whose bucket runs out takes the next bucket of the order. A query near a
+// bucket border therefore sees both sides from its first candidates on.
+template <class Pool>
+class two_lane_walk {
+  using walk_type = typename Pool::bucket_type::walk;
+
+ public:
+  two_lane_walk(const Pool& pool, bucket_order<Pool>& order, rng& r)
+      : pool_(pool), order_(order), rng_(r) {
+    refill(lanes_[0]);
+    refill(lanes_[1]);
+  }
+
+  // Next player of the walk and the index of its bucket; nullptr when all the
+  // buckets of the order were walked.
+  template <class Model>
+  const Model* next(std::uint32_t& bucket_index) {
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      lane& l = lanes_[turn_];
+      turn_ ^= 1;
+      while (l.active) {
+        if (const Model* m = l.walk.next()) {
+          bucket_index = l.bucket_index;
+          return m;
+        }
+        refill(l);
+      }
+    }
+    return nullptr;
+  }
+
+ private:
+  struct lane {
+    walk_type walk;
+    std::uint32_t bucket_index = 0;
+    bool active = false;
+  };
+
+  void refill(lane& l) {
+    auto i = order_.next();
+    l.active = i.has_value();
+    if (!l.active) return;
+    l.bucket_index = *i;
+    l.walk = pool_.at(*i).slots.random_walk(rng_);
+  }
+
+  const Pool& pool_;
+  bucket_order<Pool>& order_;
+  rng& rng_;
+  lane lanes_[2];
+  int turn_ = 0;
+};
+
+}  // namespace mm

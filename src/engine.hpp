@@ -1,0 +1,609 @@
+// The matchmaking engine: one instance's whole in-memory state and every
+// operation on it (SPEC §4-§8). Plain C++, single-threaded by contract: the actor
+// that owns an engine is the only caller, so nothing here locks.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <optional>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "bucket_pool.hpp"
+#include "exclusion_set.hpp"
+#include "game_profile.hpp"
+#include "introspection.hpp"
+#include "mmr_strategy.hpp"
+#include "options.hpp"
+#include "sizing.hpp"
+
+namespace mm {
+
+template <game_profile Profile>
+class engine {
+ public:
+  using model_type = typename Profile::model_type;
+  using query_type = typename Profile::query_type;
+  using request_type = match_request<query_type>;
+  using response_type = match_response<model_type>;
+  using pool_type = bucket_pool<model_type, id_of_model<Profile>>;
+
+  // Throws config_error when the options are unusable with this profile.
+  explicit engine(options o, Profile p = Profile{})
+      : opt_(checked(std::move(o))),
+        profile_(std::move(p)),
+        rng_(opt_.random_seed ? opt_.random_seed : std::random_device{}()),
+        mmr_(opt_.initial_mmr_low, opt_.initial_mmr_high, opt_.mmr_bucket_count),
+        strategies_(profile_.make_strategies()),
+        samples_(opt_.buckets_rebalance_sample_count,
+                 static_cast<std::uint32_t>(strategies_.size())) {
+    if (strategies_.size() > max_extra_strategies)
+      throw config_error("a game profile may add at most " +
+                         std::to_string(max_extra_strategies) + " strategies");
+    for (std::size_t i = 0; i < strategies_.size(); ++i) {
+      traits_.push_back({strategies_[i]->kind(), strategies_[i]->hard()});
+      for (std::size_t j = 0; j < i; ++j)
+        if (strategies_[j]->name() == strategies_[i]->name())
+          throw config_error("two strategies are named '" + strategies_[i]->name() + "'");
+    }
+  }
+
+  const options& opts() const { return opt_; }
+  const Profile& profile() const { return profile_; }
+  const mmr_strategy& mmr() const { return mmr_; }
+  const pool_type& pool() const { return pool_; }
+  const engine_stats& stats() const { return stats_; }
+
+  // ---- Queries (SPEC §6) --------------------------------------------------
+
+  response_type find_match(const request_type& req) {
+    response_type res;
+    const query_type& q = req.query;
+    const player_id attacker = Profile::attacker_of(q);
+    const double attack_mmr = Profile::mmr_of(q);
+    if (attacker == invalid_player) return invalid(res, "attacker id 0 is invalid");
+    if (!std::isfinite(attack_mmr)) return invalid(res, "attack MMR is not finite");
+    if (req.excluded_player_ids.size() > opt_.max_excluded_ids)
+      return invalid(res, "too many excluded ids (see max_excluded_ids)");
+
+    excluded_.assign(attacker, req.excluded_player_ids);
+    const label_tuple labels = labels_of(q);
+    bucket_order<pool_type> order(pool_, labels, mmr_.position_in_slice(attack_mmr) >= 0.5,
+                                  traits_, rng_, order_scratch_);
+    two_lane_walk<pool_type> walk(pool_, order, rng_);
+
+    const model_type* best = nullptr;
+    std::uint32_t best_bucket = 0, possible = 0, tested = 0, bucket_index = 0;
+    float best_quality = 0;
+    while (tested < opt_.matching_max_search && possible < opt_.matching_candidate_amount) {
+      const model_type* m = walk.template next<model_type>(bucket_index);
+      if (!m) break;
+      if (excluded_.contains(Profile::id_of(*m))) continue;
+      ++tested;
+      const match_verdict v = profile_.match(q, *m, req.num_retries);
+      if (!v.possible) continue;
+      ++possible;
+      if (!best || v.quality > best_quality) {
+        best = m;
+        best_quality = v.quality;
+        best_bucket = bucket_index;
+      }
+    }
+    res.players_tested = tested;
+
+    if (best) {
+      res.type = match_type::success;
+      res.best_candidate_id = Profile::id_of(*best);
+      res.quality = best_quality;
+      if (opt_.return_model_in_response) res.model = *best;
+      auto& b = pool_.at(best_bucket).slots;
+      if (threshold_reached(opt_.player_remove_after_candidate_offer, b.fill())) {
+        b.erase(res.best_candidate_id);
+        ++stats_.removed_after_offer;
+      }
+      ++stats_.queries_success;
+      return res;
+    }
+    if (opt_.enable_fake_opponents) {
+      if (auto fake = profile_.fake_opponent(q)) {
+        res.type = match_type::fake_opponent;
+        res.best_candidate_id = Profile::id_of(*fake);
+        res.model = *fake;
+        ++stats_.queries_fake;
+        return res;
+      }
+    }
+    res.type = match_type::none_found;
+    ++stats_.queries_none_found;
+    return res;
+  }
+
+  // ---- Updates (SPEC §7) --------------------------------------------------
+
+  // Player state update. No models: the player is no longer a valid target (in
+  // multiple-entries mode this is ignored: removal there is explicit).
+  update_result update(player_id id, std::span<const model_type> models) {
+    update_result r = opt_.allow_multiple_entries_per_player ? update_multi(id, models)
+                                                             : update_single(id, models);
+    count(r);
+    return r;
+  }
+  update_result update(player_id id, const std::optional<model_type>& m) {
+    return update(id, m ? std::span<const model_type>(&*m, 1) : std::span<const model_type>{});
+  }
+
+  // Explicit enrolment: inserted whatever the insert threshold says.
+  update_result enroll(const model_type& m) {
+    update_result r = check_model(Profile::id_of(m), m);
+    if (r.outcome != update_outcome::rejected) r = place(m, /*force_insert=*/true);
+    count(r);
+    return r;
+  }
+
+  // Explicit removal: every entry of the player leaves the cache.
+  update_result remove(player_id id) {
+    update_result r = remove_all(id);
+    count(r);
+    return r;
+  }
+
+  // A stored player row (from the scan): through the model factory, into the
+  // sizing samples and the cache. A malformed row is counted, never fatal.
+  update_result apply_row(const player_row& row) {
+    ++stats_.rows_applied;
+    if (row.id == invalid_player) return malformed_row("player id 0 is invalid");
+    if (!std::isfinite(row.mmr)) return malformed_row("MMR is not finite");
+    if (row.is_bot && !opt_.scan_includes_bots) return counted({update_outcome::no_op});
+    row_models_.clear();
+    switch (profile_.make_models(row, row_models_)) {
+      case row_verdict::malformed: return malformed_row("the model factory rejected the row");
+      case row_verdict::not_eligible: return remove(row.id);
+      case row_verdict::eligible: break;
+    }
+    for (const model_type& m : row_models_) {
+      if (Profile::id_of(m) != row.id || !std::isfinite(Profile::mmr_of(m)))
+        return malformed_row("the model factory returned a model of another id or bad MMR");
+    }
+    for (const model_type& m : row_models_) add_sample(m);
+    if (row_models_.empty()) return remove(row.id);
+    return update(row.id, std::span<const model_type>(row_models_));
+  }
+
+  // ---- Sizing (SPEC §8) ----------------------------------------------------
+
+  void add_sample(const model_type& m) {
+    const double mmr = Profile::mmr_of(m);
+    if (!std::isfinite(mmr)) return;
+    samples_.push(static_cast<float>(mmr), labels_of(m));
+    ++stats_.samples_taken;
+  }
+
+  bool enough_data() const { return samples_.enough_data(); }
+  std::size_t sample_count() const { return samples_.size(); }
+  const sizing_model& sizing() const { return sizing_; }
+  std::int64_t last_rebalance_unix_ms() const { return last_rebalance_ms_; }
+
+  // Re-derives the MMR range and the sizing model from the samples, then resizes,
+  // relabels and prunes buckets. Players lost to collisions are counted.
+  rebalance_report rebalance(std::int64_t now_unix_ms) {
+    rebalance_report r;
+    r.samples = samples_.size();
+    r.buckets_before = pool_.size();
+    r.players_before = pool_.players();
+    if (!samples_.enough_data()) {
+      r.reason = "not enough samples: " + std::to_string(samples_.size()) + " of more than " +
+                 std::to_string(std::min<std::size_t>(samples_.capacity() / 10, 1000)) +
+                 " needed";
+      return r;
+    }
+    const auto range = mmr_.rebalance(samples_.mmrs(), opt_.mmr_range_low_percentile,
+                                      opt_.mmr_range_high_percentile);
+    for (std::uint32_t s = 0; s < strategies_.size(); ++s)
+      strategies_[s]->rebalance(samples_.extra_column(s));
+    sizing_ = measure_sizing(now_unix_ms);
+    rebuild(range.changed, r);
+    last_rebalance_ms_ = now_unix_ms;
+    ++stats_.rebalances;
+    stats_.players_lost_in_rebalance += r.players_lost;
+    r.performed = true;
+    r.mmr_range_changed = range.changed;
+    r.mmr_low = mmr_.low();
+    r.mmr_high = mmr_.high();
+    r.buckets_after = pool_.size();
+    r.players_after = pool_.players();
+    r.capacity_after = pool_.capacity();
+    return r;
+  }
+
+  // Drops every cached player; the sizing model, MMR range and samples stay.
+  void clear() { pool_.clear(); }
+
+  // ---- Labels ----------------------------------------------------------------
+
+  label_tuple labels_of(const model_type& m) const {
+    label_tuple t;
+    t.mmr_index = mmr_.index_of(Profile::mmr_of(m));
+    t.extra_count = static_cast<std::uint32_t>(strategies_.size());
+    for (std::uint32_t s = 0; s < t.extra_count; ++s) t.extra[s] = strategies_[s]->label_of(m);
+    return t;
+  }
+  label_tuple labels_of(const query_type& q) const {
+    label_tuple t;
+    t.mmr_index = mmr_.index_of(Profile::mmr_of(q));
+    t.extra_count = static_cast<std::uint32_t>(strategies_.size());
+    for (std::uint32_t s = 0; s < t.extra_count; ++s) t.extra[s] = strategies_[s]->label_of(q);
+    return t;
+  }
+  std::vector<std::string> describe(const label_tuple& t) const {
+    std::vector<std::string> out;
+    out.push_back("mmr#" + std::to_string(t.mmr_index));
+    for (std::uint32_t s = 0; s < t.extra_count; ++s)
+      out.push_back(strategies_[s]->describe(t.extra[s]));
+    return out;
+  }
+
+  // ---- Introspection (SPEC §10) -----------------------------------------------
+
+  engine_info info() const {
+    engine_info i;
+    i.name = opt_.name;
+    i.players = pool_.players();
+    i.capacity = pool_.capacity();
+    i.overall_fill = i.capacity ? static_cast<double>(i.players) / i.capacity : 0.0;
+    i.bucket_count = pool_.size();
+    for (std::uint32_t b = 0; b < pool_.size(); ++b) i.buckets.push_back(bucket_view(b));
+    i.mmr_low = mmr_.low();
+    i.mmr_high = mmr_.high();
+    i.samples = samples_.size();
+    i.enough_data_for_rebalance = samples_.enough_data();
+    i.last_rebalance_unix_ms = last_rebalance_ms_;
+    i.memory_bytes = samples_.memory_bytes() + i.capacity * sizeof(model_type);
+    i.stats = stats_;
+    return i;
+  }
+
+  bucket_info bucket_view(std::uint32_t b) const {
+    const auto& e = pool_.at(b);
+    return {b,
+            describe(e.labels),
+            mmr_.slice_low(e.labels.mmr_index),
+            mmr_.slice_high(e.labels.mmr_index),
+            e.slots.count(),
+            e.slots.capacity(),
+            e.slots.fill()};
+  }
+
+  player_info player(player_id id) const {
+    player_info p;
+    if (id == invalid_player) return p;
+    for (std::uint32_t b = 0; b < pool_.size(); ++b) {
+      if (const model_type* m = pool_.at(b).slots.find(id)) {
+        p.participating = true;
+        p.mmr = Profile::mmr_of(*m);
+        p.buckets.push_back(b);
+      }
+    }
+    if (!p.participating) return p;
+    std::uint64_t at_or_below = 0, all = 0;
+    for_each_player([&](const model_type& m) {
+      ++all;
+      if (Profile::mmr_of(m) <= p.mmr) ++at_or_below;
+    });
+    p.percentile = static_cast<double>(at_or_below) / all;
+    return p;
+  }
+
+  // One page of a bucket's players, MMR descending; empty for an unknown bucket.
+  std::vector<model_type> inspect_bucket(std::uint32_t b, std::uint32_t offset,
+                                         std::uint32_t limit) const {
+    std::vector<model_type> all;
+    if (b >= pool_.size()) return all;
+    pool_.at(b).slots.for_each([&](const model_type& m) { all.push_back(m); });
+    std::sort(all.begin(), all.end(), by_mmr_descending);
+    if (offset >= all.size()) return {};
+    const auto end = std::min<std::size_t>(all.size(), std::size_t{offset} + limit);
+    return {all.begin() + offset, all.begin() + static_cast<std::ptrdiff_t>(end)};
+  }
+
+  std::vector<model_type> top_by_mmr(std::uint32_t n) const {
+    std::vector<const model_type*> all;
+    for_each_player([&](const model_type& m) { all.push_back(&m); });
+    const std::size_t k = std::min<std::size_t>(n, all.size());
+    std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(k), all.end(),
+                      [](const model_type* a, const model_type* b) {
+                        return by_mmr_descending(*a, *b);
+                      });
+    std::vector<model_type> out;
+    for (std::size_t i = 0; i < k; ++i) out.push_back(*all[i]);
+    return out;
+  }
+
+  template <class F>
+  void for_each_player(F&& f) const {
+    for (std::uint32_t b = 0; b < pool_.size(); ++b) pool_.at(b).slots.for_each(f);
+  }
+
+  // ---- Persistence seams (the snapshot codec lives with the store) ----------
+
+  // Up to `max` cached entries, taken from every bucket in proportion to its count.
+  std::vector<model_type> proportional_sample(std::uint32_t max) const {
+    std::vector<model_type> out;
+    const std::uint64_t total = pool_.players();
+    if (total == 0 || max == 0) return out;
+    const double share = std::min(1.0, static_cast<double>(max) / total);
+    double carry = 0;
+    for (std::uint32_t b = 0; b < pool_.size(); ++b) {
+      const auto& slots = pool_.at(b).slots;
+      carry += slots.count() * share;
+      auto quota = static_cast<std::uint64_t>(carry);
+      carry -= quota;
+      slots.for_each([&](const model_type& m) {
+        if (quota > 0 && out.size() < max) {
+          out.push_back(m);
+          --quota;
+        }
+      });
+    }
+    return out;
+  }
+
+  void restore_sizing(sizing_model s, std::int64_t last_rebalance_unix_ms) {
+    mmr_.set_range(s.mmr_low, s.mmr_high);
+    sizing_ = std::move(s);
+    last_rebalance_ms_ = last_rebalance_unix_ms;
+  }
+
+  // (strategy name, state bytes), the MMR strategy first under the name "mmr".
+  std::vector<std::pair<std::string, std::string>> strategy_states() const {
+    std::vector<std::pair<std::string, std::string>> out{{"mmr", mmr_.save_state()}};
+    for (auto& s : strategies_) out.emplace_back(s->name(), s->save_state());
+    return out;
+  }
+  // Restores one strategy's state by name; false when no strategy has that name.
+  // Throws std::runtime_error when the bytes cannot be read.
+  bool restore_strategy_state(const std::string& name, const std::string& bytes) {
+    if (name == "mmr") {
+      mmr_.load_state(bytes);
+      return true;
+    }
+    for (auto& s : strategies_)
+      if (s->name() == name) {
+        s->load_state(bytes);
+        return true;
+      }
+    return false;
+  }
+
+ private:
+  static options checked(options o) {
+    validate(o, {Profile::multiple_models_per_player, Profile::has_fake_opponents});
+    return o;
+  }
+
+  static bool by_mmr_descending(const model_type& a, const model_type& b) {
+    const double ma = Profile::mmr_of(a), mb = Profile::mmr_of(b);
+    return ma != mb ? ma > mb : Profile::id_of(a) < Profile::id_of(b);
+  }
+
+  response_type& invalid(response_type& res, std::string_view why) {
+    res.type = match_type::invalid_request;
+    res.error = why;
+    ++stats_.queries_invalid;
+    return res;
+  }
+
+  update_result malformed_row(std::string_view why) {
+    ++stats_.rows_malformed;
+    return counted({update_outcome::rejected, 0, why});
+  }
+
+  update_result counted(update_result r) {
+    count(r);
+    return r;
+  }
+
+  void count(const update_result& r) {
+    stats_.evictions += r.evicted;
+    switch (r.outcome) {
+      case update_outcome::inserted: ++stats_.updates_inserted; break;
+      case update_outcome::updated: ++stats_.updates_updated; break;
+      case update_outcome::bucket_changed: ++stats_.updates_bucket_changed; break;
+      case update_outcome::removed: ++stats_.updates_removed; break;
+      case update_outcome::no_op: ++stats_.updates_no_op; break;
+      case update_outcome::rejected: ++stats_.updates_rejected; break;
+    }
+  }
+
+  static update_result check_model(player_id id, const model_type& m) {
+    if (id == invalid_player) return {update_outcome::rejected, 0, "player id 0 is invalid"};
+    if (Profile::id_of(m) != id)
+      return {update_outcome::rejected, 0, "the model's id differs from the update's"};
+    if (!std::isfinite(Profile::mmr_of(m)))
+      return {update_outcome::rejected, 0, "MMR is not finite"};
+    return {};
+  }
+
+  // Buckets holding `id`. Without a directory (memory per player is the budget),
+  // finding a player means probing each bucket's one possible slot: `hint` first,
+  // which is where an updated player usually still is.
+  void locate(player_id id, std::optional<std::uint32_t> hint, bool all) {
+    held_.clear();
+    if (hint && pool_.at(*hint).slots.contains(id)) {
+      held_.push_back(*hint);
+      if (!all) return;
+    }
+    for (std::uint32_t b = 0; b < pool_.size(); ++b) {
+      if (hint && b == *hint) continue;
+      if (pool_.at(b).slots.contains(id)) {
+        held_.push_back(b);
+        if (!all) return;
+      }
+    }
+  }
+
+  update_result insert_into(std::uint32_t b, const model_type& m) {
+    const bucket_insert ins = pool_.at(b).slots.insert(m);
+    return {update_outcome::inserted, ins.what == bucket_insert::replaced ? 1u : 0u};
+  }
+
+  std::uint32_t bucket_for(const label_tuple& t) {
+    return pool_.get_or_create(t, sizing_.capacity_for(t, opt_), rng_);
+  }
+
+  // Single-entry placement: update in place, move, or insert.
+  update_result place(const model_type& m, bool force_insert) {
+    const player_id id = Profile::id_of(m);
+    const label_tuple t = labels_of(m);
+    const auto target = pool_.find(t);
+    locate(id, target, /*all=*/false);
+    if (!held_.empty()) {
+      if (target && held_[0] == *target) {
+        pool_.at(*target).slots.insert(m);
+        return {update_outcome::updated};
+      }
+      pool_.at(held_[0]).slots.erase(id);
+      update_result r = insert_into(bucket_for(t), m);
+      r.outcome = update_outcome::bucket_changed;
+      return r;
+    }
+    if (!force_insert && target &&
+        threshold_reached(opt_.player_ignore_update_insert, pool_.at(*target).slots.fill()))
+      return {update_outcome::no_op};
+    return insert_into(bucket_for(t), m);
+  }
+
+  update_result update_single(player_id id, std::span<const model_type> models) {
+    if (models.empty()) return remove_all(id);
+    update_result r = check_model(id, models[0]);
+    if (r.outcome == update_outcome::rejected) return r;
+    return place(models[0], /*force_insert=*/false);
+  }
+
+  update_result remove_all(player_id id) {
+    if (id == invalid_player) return {update_outcome::rejected, 0, "player id 0 is invalid"};
+    locate(id, std::nullopt, /*all=*/opt_.allow_multiple_entries_per_player);
+    for (std::uint32_t b : held_) pool_.at(b).slots.erase(id);
+    return {held_.empty() ? update_outcome::no_op : update_outcome::removed};
+  }
+
+  // Multiple entries: at most one entry per bucket; the player's entries become
+  // exactly the buckets of the new models (the first model wins a shared bucket).
+  update_result update_multi(player_id id, std::span<const model_type> models) {
+    if (models.empty()) return {update_outcome::no_op};  // documented: removal is explicit
+    for (const model_type& m : models) {
+      update_result r = check_model(id, m);
+      if (r.outcome == update_outcome::rejected) return r;
+    }
+    locate(id, std::nullopt, /*all=*/true);
+    const bool was_cached = !held_.empty();
+    targets_.clear();
+    for (const model_type& m : models) {
+      const label_tuple t = labels_of(m);
+      if (std::none_of(targets_.begin(), targets_.end(),
+                       [&](const auto& x) { return x.first == t; }))
+        targets_.emplace_back(t, &m);
+    }
+    bool changed = false;
+    for (std::uint32_t b : held_) {
+      const bool kept = std::any_of(targets_.begin(), targets_.end(),
+                                    [&](const auto& x) { return x.first == pool_.at(b).labels; });
+      if (!kept) {
+        pool_.at(b).slots.erase(id);
+        changed = true;
+      }
+    }
+    update_result r{was_cached ? update_outcome::updated : update_outcome::no_op};
+    for (const auto& [t, m] : targets_) {
+      const auto b = pool_.find(t);
+      if (b && pool_.at(*b).slots.contains(id)) {
+        pool_.at(*b).slots.insert(*m);
+        continue;
+      }
+      if (!was_cached && b &&
+          threshold_reached(opt_.player_ignore_update_insert, pool_.at(*b).slots.fill()))
+        continue;
+      r.evicted += insert_into(bucket_for(t), *m).evicted;
+      changed = true;
+      if (!was_cached) r.outcome = update_outcome::inserted;
+    }
+    if (was_cached && changed) r.outcome = update_outcome::bucket_changed;
+    return r;
+  }
+
+  sizing_model measure_sizing(std::int64_t now_unix_ms) const {
+    sizing_model s;
+    s.mmr_low = mmr_.low();
+    s.mmr_high = mmr_.high();
+    s.player_cache_size = opt_.player_cache_size;
+    s.sample_count = samples_.size();
+    s.computed_at_unix_ms = now_unix_ms;
+    std::unordered_map<label_tuple, std::uint64_t, label_tuple_hash> counts;
+    const auto mmrs = samples_.mmrs();
+    for (std::size_t i = 0; i < mmrs.size(); ++i) {
+      label_tuple t;
+      t.mmr_index = mmr_.index_of(mmrs[i]);
+      t.extra_count = static_cast<std::uint32_t>(strategies_.size());
+      for (std::uint32_t k = 0; k < t.extra_count; ++k)
+        t.extra[k] = samples_.extra(i, k);
+      ++counts[t];
+    }
+    for (auto& [t, n] : counts) s.ratios.emplace(t, static_cast<double>(n) / mmrs.size());
+    return s;
+  }
+
+  // After the sizing model changed: buckets whose wanted capacity moved by 10% or
+  // more are resized; when the MMR range moved, every player is relabelled into
+  // fresh buckets. Empty buckets are pruned either way.
+  void rebuild(bool relabel, rebalance_report& r) {
+    std::vector<model_type> displaced;
+    for (auto& e : pool_.release()) {
+      if (relabel) {
+        e->slots.for_each([&](const model_type& m) { displaced.push_back(m); });
+        continue;
+      }
+      const std::uint32_t want = sizing_.capacity_for(e->labels, opt_);
+      if (worth_resizing(e->slots.capacity(), want)) {
+        r.players_lost += e->slots.resize(want, rng_);
+        ++r.buckets_resized;
+      }
+      if (e->slots.count() == 0) {
+        ++r.buckets_pruned;
+        continue;
+      }
+      pool_.adopt(std::move(e));
+    }
+    // Insertion order decides who survives a collision: shuffle so no bucket or
+    // slot position is favoured.
+    std::shuffle(displaced.begin(), displaced.end(), rng_);
+    for (const model_type& m : displaced) {
+      const label_tuple t = labels_of(m);
+      if (pool_.at(bucket_for(t)).slots.insert(m).what == bucket_insert::replaced)
+        ++r.players_lost;
+    }
+    if (relabel) r.buckets_resized = pool_.size();
+  }
+
+  options opt_;
+  Profile profile_;
+  rng rng_;
+  mmr_strategy mmr_;
+  std::vector<std::unique_ptr<strategy<Profile>>> strategies_;
+  std::vector<strategy_traits> traits_;
+  pool_type pool_;
+  sample_fifo samples_;
+  sizing_model sizing_;
+  std::int64_t last_rebalance_ms_ = 0;
+  engine_stats stats_;
+
+  // Scratch storage reused across calls so the hot paths do not allocate.
+  exclusion_set excluded_;
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> order_scratch_;
+  std::vector<std::uint32_t> held_;
+  std::vector<std::pair<label_tuple, const model_type*>> targets_;
+  std::vector<model_type> row_models_;
+};
+
+}  // namespace mm

@@ -1,0 +1,79 @@
+// Matchmaker options (SPEC §11) with their defaults, and the start-up checks that
+// reject inconsistent settings with a message naming the option.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "types.hpp"
+
+namespace mm {
+
+struct options {
+  std::string name = "matchmaker";
+
+  // Cache sizing
+  std::uint32_t player_cache_size = 100'000;
+  std::uint32_t database_cache_size = 16'000;  // players kept in a snapshot
+  std::uint32_t mmr_bucket_count = 100;
+  std::uint32_t bucket_min_size = 20;
+  std::uint32_t bucket_initial_size = 200;
+  double initial_mmr_low = 0;
+  double initial_mmr_high = 1000;
+  // Percentiles of the sampled MMRs that bound the MMR range after a rebalance.
+  double mmr_range_low_percentile = 0.001;
+  double mmr_range_high_percentile = 0.999;
+
+  // Rebalancing
+  std::chrono::seconds buckets_rebalance_interval{4 * 3600};
+  std::uint32_t buckets_rebalance_sample_count = 1'000'000;
+
+  // Database scan
+  bool enable_database_scan = true;
+  std::chrono::milliseconds database_scan_tick{30'000};
+  std::chrono::milliseconds database_scan_first_delay{10'000};
+  std::uint32_t database_scan_batch_size = 64;
+  std::uint32_t database_scan_min_fetch = 64;
+  std::uint32_t database_scan_max_fetch = 1024;
+  bool scan_includes_bots = false;
+
+  // Queries
+  std::uint32_t matching_candidate_amount = 10;
+  std::uint32_t matching_max_search = 500;
+  std::uint32_t max_excluded_ids = 1'000'000;
+  bool enable_fake_opponents = false;
+  bool return_model_in_response = true;
+  fill_threshold player_remove_after_candidate_offer = fill_threshold::high_population;
+
+  // Updates
+  bool allow_multiple_entries_per_player = false;
+  fill_threshold player_ignore_update_insert = fill_threshold::never;
+
+  // Persistence
+  std::chrono::seconds state_snapshot_interval{3600};
+
+  // Seed of the engine's random choices; 0 draws one from the system.
+  std::uint64_t random_seed = 0;
+};
+
+// What the game profile can do, for the checks that depend on it.
+struct profile_capabilities {
+  bool multiple_models_per_player = false;
+  bool has_fake_opponents = false;
+};
+
+class config_error : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+// Every problem found, each naming its option; empty when the options are usable.
+std::vector<std::string> check(const options& o, const profile_capabilities& caps);
+
+// Throws config_error listing every problem found by check().
+void validate(const options& o, const profile_capabilities& caps);
+
+}  // namespace mm
