@@ -104,22 +104,30 @@ class bucket_order {
   bucket_order(const Pool& pool, const label_tuple& query, bool upper_neighbour_first,
                std::span<const strategy_traits> traits, rng& r,
                std::vector<std::pair<std::uint64_t, std::uint32_t>>& scratch)
-      : pool_(pool), query_(query), traits_(traits), rng_(r), rest_(scratch) {
-    auto add = [&](const label_tuple& t) {
-      if (auto i = pool_.find(t)) head_[head_count_++] = *i;
-    };
-    add(query);
-    // Tuples that do not exist (below 0, above the last slice, never filled) are
-    // simply not found.
-    const std::uint32_t m = query.mmr_index;
-    const label_tuple upper = query.with_mmr_index(m + 1);
-    if (upper_neighbour_first) add(upper);
-    if (m > 0) add(query.with_mmr_index(m - 1));
-    if (!upper_neighbour_first) add(upper);
-  }
+      : pool_(pool),
+        query_(query),
+        upper_first_(upper_neighbour_first),
+        traits_(traits),
+        rng_(r),
+        rest_(scratch) {}
 
   std::optional<std::uint32_t> next() {
-    if (head_pos_ < head_count_) return head_[head_pos_++];
+    // The exact tuple and its two MMR neighbours are looked up one at a time:
+    // most queries never need the third. Tuples that do not exist (below slice 0,
+    // past the last slice, never filled) are simply not found.
+    while (head_stage_ < 3) {
+      const std::uint32_t m = query_.mmr_index;
+      const int stage = head_stage_++;
+      std::optional<std::uint32_t> b;
+      const bool upper = (stage == 1) == upper_first_;
+      if (stage == 0) b = pool_.find(query_);
+      else if (upper) b = pool_.find(query_.with_mmr_index(m + 1));
+      else if (m > 0) b = pool_.find(query_.with_mmr_index(m - 1));
+      if (b) {
+        head_[head_count_++] = *b;
+        return b;
+      }
+    }
     if (!rest_built_) build_rest();
     if (rest_pos_ < rest_.size()) return rest_[rest_pos_++].second;
     return std::nullopt;
@@ -148,10 +156,12 @@ class bucket_order {
 
   const Pool& pool_;
   label_tuple query_;
+  bool upper_first_;
   std::span<const strategy_traits> traits_;
   rng& rng_;
   std::uint32_t head_[3]{};
-  std::uint32_t head_count_ = 0, head_pos_ = 0;
+  std::uint32_t head_count_ = 0;
+  int head_stage_ = 0;
   std::vector<std::pair<std::uint64_t, std::uint32_t>>& rest_;
   std::size_t rest_pos_ = 0;
   bool rest_built_ = false;

@@ -16,6 +16,7 @@
 #include "exclusion_set.hpp"
 #include "game_profile.hpp"
 #include "introspection.hpp"
+#include "membership_filter.hpp"
 #include "mmr_strategy.hpp"
 #include "options.hpp"
 #include "sizing.hpp"
@@ -219,7 +220,10 @@ class engine {
   }
 
   // Drops every cached player; the sizing model, MMR range and samples stay.
-  void clear() { pool_.clear(); }
+  void clear() {
+    pool_.clear();
+    rebuild_filter();
+  }
 
   // ---- Labels ----------------------------------------------------------------
 
@@ -260,7 +264,8 @@ class engine {
     i.samples = samples_.size();
     i.enough_data_for_rebalance = samples_.enough_data();
     i.last_rebalance_unix_ms = last_rebalance_ms_;
-    i.memory_bytes = samples_.memory_bytes() + i.capacity * sizeof(model_type);
+    i.memory_bytes =
+        samples_.memory_bytes() + present_.memory_bytes() + i.capacity * sizeof(model_type);
     i.stats = stats_;
     return i;
   }
@@ -426,28 +431,51 @@ class engine {
     return {};
   }
 
-  // Buckets holding `id`. Without a directory (memory per player is the budget),
-  // finding a player means probing each bucket's one possible slot: `hint` first,
-  // which is where an updated player usually still is.
-  void locate(player_id id, std::optional<std::uint32_t> hint, bool all) {
+  // Buckets holding `id`, into held_. There is no per-player directory (memory per
+  // player is the budget): the membership filter rules out most players the
+  // cache does not hold, and otherwise each bucket's one possible slot is
+  // probed, starting with the bucket of `near` and its MMR neighbours, where an
+  // updated player usually still is.
+  void locate(player_id id, const label_tuple* near, bool all) {
     held_.clear();
-    if (hint && pool_.at(*hint).slots.contains(id)) {
-      held_.push_back(*hint);
-      if (!all) return;
+    if (!present_.may_contain(id)) return;
+    std::uint32_t probed[3];
+    std::uint32_t probed_count = 0;
+    auto probe = [&](std::uint32_t b) {
+      if (!pool_.at(b).slots.contains(id)) return false;
+      held_.push_back(b);
+      return !all;
+    };
+    if (near) {
+      const std::uint32_t m = near->mmr_index;
+      for (const label_tuple& t : {*near, near->with_mmr_index(m + 1),
+                                   near->with_mmr_index(m > 0 ? m - 1 : m + 1)}) {
+        const auto b = pool_.find(t);
+        if (!b || std::find(probed, probed + probed_count, *b) != probed + probed_count)
+          continue;
+        probed[probed_count++] = *b;
+        if (probe(*b)) return;
+      }
     }
     for (std::uint32_t b = 0; b < pool_.size(); ++b) {
-      if (hint && b == *hint) continue;
-      if (pool_.at(b).slots.contains(id)) {
-        held_.push_back(b);
-        if (!all) return;
-      }
+      if (std::find(probed, probed + probed_count, b) != probed + probed_count) continue;
+      if (probe(b)) return;
     }
   }
 
+  // Every insert goes through here, so the membership filter sees every id.
   update_result insert_into(std::uint32_t b, const model_type& m) {
+    if (present_.needs_rebuild()) rebuild_filter();
+    present_.add(Profile::id_of(m));
     const bucket_insert ins = pool_.at(b).slots.insert(m);
     return {update_outcome::inserted, ins.what == bucket_insert::replaced ? 1u : 0u};
   }
+
+  void rebuild_filter() {
+    present_.reset(std::max<std::uint64_t>(opt_.player_cache_size, 2 * pool_.players()));
+    for_each_player([&](const model_type& m) { present_.add(Profile::id_of(m)); });
+  }
+
 
   std::uint32_t bucket_for(const label_tuple& t) {
     return pool_.get_or_create(t, sizing_.capacity_for(t, opt_), rng_);
@@ -458,7 +486,7 @@ class engine {
     const player_id id = Profile::id_of(m);
     const label_tuple t = labels_of(m);
     const auto target = pool_.find(t);
-    locate(id, target, /*all=*/false);
+    locate(id, &t, /*all=*/false);
     if (!held_.empty()) {
       if (target && held_[0] == *target) {
         pool_.at(*target).slots.insert(m);
@@ -484,7 +512,7 @@ class engine {
 
   update_result remove_all(player_id id) {
     if (id == invalid_player) return {update_outcome::rejected, 0, "player id 0 is invalid"};
-    locate(id, std::nullopt, /*all=*/opt_.allow_multiple_entries_per_player);
+    locate(id, nullptr, /*all=*/opt_.allow_multiple_entries_per_player);
     for (std::uint32_t b : held_) pool_.at(b).slots.erase(id);
     return {held_.empty() ? update_outcome::no_op : update_outcome::removed};
   }
@@ -497,7 +525,7 @@ class engine {
       update_result r = check_model(id, m);
       if (r.outcome == update_outcome::rejected) return r;
     }
-    locate(id, std::nullopt, /*all=*/true);
+    locate(id, nullptr, /*all=*/true);
     const bool was_cached = !held_.empty();
     targets_.clear();
     for (const model_type& m : models) {
@@ -578,11 +606,8 @@ class engine {
     // Insertion order decides who survives a collision: shuffle so no bucket or
     // slot position is favoured.
     std::shuffle(displaced.begin(), displaced.end(), rng_);
-    for (const model_type& m : displaced) {
-      const label_tuple t = labels_of(m);
-      if (pool_.at(bucket_for(t)).slots.insert(m).what == bucket_insert::replaced)
-        ++r.players_lost;
-    }
+    for (const model_type& m : displaced) r.players_lost += insert_into(bucket_for(labels_of(m)), m).evicted;
+    rebuild_filter();
     if (relabel) r.buckets_resized = pool_.size();
   }
 
@@ -593,6 +618,7 @@ class engine {
   std::vector<std::unique_ptr<strategy<Profile>>> strategies_;
   std::vector<strategy_traits> traits_;
   pool_type pool_;
+  membership_filter present_{opt_.player_cache_size};
   sample_fifo samples_;
   sizing_model sizing_;
   std::int64_t last_rebalance_ms_ = 0;
