@@ -24,8 +24,10 @@ struct options {
   double initial_mmr_low = 0;
   double initial_mmr_high = 1000;
   // Percentiles of the sampled MMRs that bound the MMR range after a rebalance.
-  double mmr_range_low_percentile = 0.001;
-  double mmr_range_high_percentile = 0.999;
+  // 0.5% per side: up to that share of outliers (smurfs, test accounts) on either
+  // side cannot stretch the slices; the players beyond land in the edge buckets.
+  double mmr_range_low_percentile = 0.005;
+  double mmr_range_high_percentile = 0.995;
 
   // Rebalancing
   std::chrono::seconds buckets_rebalance_interval{4 * 3600};

@@ -1,1 +1,278 @@
 #include <catch2/catch.hpp>
+#include <map>
+#include <set>
+
+#include "synthetic_players.hpp"
+#include "test_support.hpp"
+
+using namespace mm;
+using namespace mm::test;
+
+namespace {
+
+// A random generic profile: each attribute gets a random rule and bucketing.
+generic_profile_config random_profile(rng& r) {
+  generic_profile_config c;
+  const char* names[] = {"a0", "a1", "a2", "a3"};
+  const auto n = r.below(5);
+  for (std::size_t i = 0; i < n; ++i) {
+    generic_attribute a;
+    a.name = names[i];
+    a.rule = static_cast<attribute_rule>(r.below(5));
+    a.weight = static_cast<float>(r.below(41)) - 20;
+    a.bucketing = static_cast<attribute_bucketing>(r.below(4));
+    a.tier_width = 1 + static_cast<std::int64_t>(r.below(3));
+    c.attributes.push_back(a);
+  }
+  c.mmr_window = static_cast<float>(r.below(400));
+  c.mmr_window_per_retry = static_cast<float>(r.below(100));
+  c.mmr_window_max = c.mmr_window + static_cast<float>(r.below(1000));
+  return c;
+}
+
+std::array<std::uint32_t, 4> random_attributes(rng& r) {
+  return {static_cast<std::uint32_t>(r.below(3)), static_cast<std::uint32_t>(r.below(4)),
+          static_cast<std::uint32_t>(r.below(5)), static_cast<std::uint32_t>(r.below(7))};
+}
+
+struct scenario {
+  options opts;
+  generic_profile_config profile;
+  std::vector<generic_model> players;
+};
+
+scenario random_scenario(std::uint64_t seed, bool exhaustive) {
+  rng r(seed);
+  scenario s;
+  s.opts = small_options(static_cast<std::uint32_t>(50 + r.below(1500)));
+  s.opts.random_seed = seed + 1;
+  s.opts.mmr_bucket_count = static_cast<std::uint32_t>(1 + r.below(30));
+  s.opts.bucket_initial_size = static_cast<std::uint32_t>(1 + r.below(s.opts.player_cache_size));
+  s.opts.bucket_min_size = 1;
+  s.opts.enable_fake_opponents = r.below(2) == 0;
+  s.opts.player_remove_after_candidate_offer = static_cast<fill_threshold>(r.below(4));
+  if (exhaustive) {
+    s.opts.matching_candidate_amount = 1'000'000;
+    s.opts.matching_max_search = 1'000'000;
+  } else {
+    s.opts.matching_max_search = static_cast<std::uint32_t>(1 + r.below(60));
+    s.opts.matching_candidate_amount =
+        static_cast<std::uint32_t>(1 + r.below(s.opts.matching_max_search));
+  }
+  s.profile = random_profile(r);
+  const auto n = 1 + r.below(2 * s.opts.player_cache_size);
+  for (std::size_t i = 0; i < n; ++i)
+    s.players.push_back(model(1 + r.below(3 * n), static_cast<float>(r.below(2000)),
+                              random_attributes(r)));
+  return s;
+}
+
+void fill(generic_engine& e, const scenario& s, rng& r) {
+  for (const auto& m : s.players) e.add_sample(m);
+  if (r.below(2) == 0) e.rebalance(1);
+  for (const auto& m : s.players) e.update(m.id, m);
+}
+
+match_request<generic_query> random_request(const generic_engine& e, rng& r) {
+  match_request<generic_query> req;
+  req.query = query(1 + r.below(5000), static_cast<float>(r.below(2400)) - 200,
+                    random_attributes(r));
+  req.num_retries = static_cast<std::uint32_t>(r.below(4));
+  const auto all = cached(e);
+  if (!all.empty()) {
+    // Sometimes the attacker is a cached player; exclude a few cached ids.
+    if (r.below(3) == 0) req.query.attacker = all[r.below(all.size())].id;
+    for (auto k = r.below(6); k > 0; --k) req.excluded_player_ids.push_back(all[r.below(all.size())].id);
+  }
+  if (r.below(4) == 0) {  // a long list: exercises the hashed exclusion set
+    for (int k = 0; k < 40; ++k) req.excluded_player_ids.push_back(1 + r.below(6000));
+  }
+  return req;
+}
+
+// Checks that hold whatever the limits are.
+void check_response(const generic_engine& e, const std::vector<generic_model>& before,
+                    const match_request<generic_query>& req,
+                    const match_response<generic_model>& res, const oracle_result& o) {
+  REQUIRE(res.type != match_type::invalid_request);
+  if (res.type == match_type::success) {
+    auto it = std::find_if(before.begin(), before.end(),
+                           [&](const generic_model& m) { return m.id == res.best_candidate_id; });
+    REQUIRE(it != before.end());  // a cached player
+    CHECK(res.best_candidate_id != req.query.attacker);
+    CHECK(std::find(req.excluded_player_ids.begin(), req.excluded_player_ids.end(),
+                    res.best_candidate_id) == req.excluded_player_ids.end());
+    REQUIRE(res.model.has_value());
+    const auto v = e.profile().match(req.query, *res.model, req.num_retries);
+    CHECK(v.possible);
+    CHECK(v.quality == res.quality);
+    // Never across a hard label: the oracle, which applies them, lists it.
+    CHECK(std::any_of(o.possible.begin(), o.possible.end(),
+                      [&](const auto& p) { return p.first == res.best_candidate_id; }));
+  } else if (res.type == match_type::fake_opponent) {
+    CHECK(e.opts().enable_fake_opponents);
+  } else {
+    CHECK(res.type == match_type::none_found);
+  }
+  // NoneFound or FakeOpponent with limits: either the oracle has none or the
+  // search limit was reached.
+  if (res.type != match_type::success && !o.possible.empty())
+    CHECK(res.players_tested == e.opts().matching_max_search);
+}
+
+}  // namespace
+
+TEST_CASE("with limits at least the cache size, the engine finds the oracle's best",
+          "[query][property]") {
+  for (std::uint64_t seed = 1; seed <= 150; ++seed) {
+    INFO("seed " << seed);
+    const scenario s = random_scenario(seed, /*exhaustive=*/true);
+    generic_engine e(s.opts, generic_profile(s.profile));
+    rng r(seed * 7);
+    fill(e, s, r);
+    for (int qn = 0; qn < 20; ++qn) {
+      const auto req = random_request(e, r);
+      const auto before = cached(e);
+      const oracle_result o = oracle(e, req);
+      const auto res = e.find_match(req);
+      check_response(e, before, req, res, o);
+      if (o.best) {
+        REQUIRE(res.type == match_type::success);
+        CHECK(res.quality == *o.best);
+      } else {
+        CHECK(res.type == (s.opts.enable_fake_opponents ? match_type::fake_opponent
+                                                        : match_type::none_found));
+      }
+    }
+  }
+}
+
+TEST_CASE("with search limits, answers are still valid candidates", "[query][property]") {
+  for (std::uint64_t seed = 1000; seed < 1150; ++seed) {
+    INFO("seed " << seed);
+    const scenario s = random_scenario(seed, /*exhaustive=*/false);
+    generic_engine e(s.opts, generic_profile(s.profile));
+    rng r(seed * 3);
+    fill(e, s, r);
+    for (int qn = 0; qn < 20; ++qn) {
+      const auto req = random_request(e, r);
+      const auto before = cached(e);
+      const oracle_result o = oracle(e, req);
+      const auto res = e.find_match(req);
+      check_response(e, before, req, res, o);
+      CHECK(res.players_tested <= s.opts.matching_max_search);
+    }
+  }
+}
+
+TEST_CASE("the winner is removed after the offer only above the threshold", "[query]") {
+  for (auto t : {fill_threshold::always, fill_threshold::never}) {
+    auto o = small_options(100);
+    o.player_remove_after_candidate_offer = t;
+    generic_engine e(o);
+    e.update(7, model(7, 500));
+    match_request<generic_query> req;
+    req.query = query(1, 500);
+    const auto res = e.find_match(req);
+    REQUIRE(res.type == match_type::success);
+    CHECK(res.best_candidate_id == 7);
+    CHECK(e.player(7).participating == (t == fill_threshold::never));
+  }
+}
+
+TEST_CASE("queries on an empty engine and bad queries", "[query]") {
+  auto o = small_options();
+  generic_engine e(o);
+  match_request<generic_query> req;
+  req.query = query(1, 100);
+  CHECK(e.find_match(req).type == match_type::none_found);
+
+  req.query = query(0, 100);
+  auto bad = e.find_match(req);
+  CHECK(bad.type == match_type::invalid_request);
+  CHECK_FALSE(bad.error.empty());
+
+  req.query = query(1, std::numeric_limits<float>::quiet_NaN());
+  CHECK(e.find_match(req).type == match_type::invalid_request);
+  req.query = query(1, std::numeric_limits<float>::infinity());
+  CHECK(e.find_match(req).type == match_type::invalid_request);
+
+  o.max_excluded_ids = 10;
+  generic_engine limited(o);
+  req.query = query(1, 100);
+  req.excluded_player_ids.assign(11, 5);
+  CHECK(limited.find_match(req).type == match_type::invalid_request);
+  CHECK(limited.stats().queries_invalid == 1);
+}
+
+TEST_CASE("the model is returned only when return_model_in_response is on", "[query]") {
+  auto o = small_options();
+  o.return_model_in_response = false;
+  o.player_remove_after_candidate_offer = fill_threshold::never;
+  generic_engine e(o);
+  e.update(3, model(3, 10));
+  match_request<generic_query> req;
+  req.query = query(1, 10);
+  auto res = e.find_match(req);
+  CHECK(res.type == match_type::success);
+  CHECK(res.best_candidate_id == 3);
+  CHECK_FALSE(res.model.has_value());
+}
+
+TEST_CASE("fake opponents answer when nothing is possible", "[query]") {
+  auto o = small_options();
+  o.enable_fake_opponents = true;
+  generic_engine e(o);
+  e.update(3, model(3, 900));  // outside the default window of 100
+  match_request<generic_query> req;
+  req.query = query(1, 10, {1, 2, 3, 4});
+  auto res = e.find_match(req);
+  REQUIRE(res.type == match_type::fake_opponent);
+  REQUIRE(res.model);
+  CHECK(res.model->mmr == 10);
+  CHECK(res.best_candidate_id == invalid_player);
+  // A retry widens the window: 100 + 50 * 20 = 1100 (capped by the max of 1000).
+  req.num_retries = 20;
+  CHECK(e.find_match(req).type == match_type::success);
+}
+
+TEST_CASE("a million excluded ids are honoured", "[query]") {
+  auto o = small_options(2000);
+  o.player_remove_after_candidate_offer = fill_threshold::never;
+  generic_engine e(o);
+  for (player_id id = 1; id <= 1000; ++id) e.update(id, model(id, 500));
+  match_request<generic_query> req;
+  req.query = query(5000, 500);
+  req.excluded_player_ids.resize(1'000'000);
+  for (std::size_t i = 0; i < req.excluded_player_ids.size(); ++i)
+    req.excluded_player_ids[i] = 2 + i;  // everyone but player 1
+  auto res = e.find_match(req);
+  if (e.player(1).participating) {
+    REQUIRE(res.type == match_type::success);
+    CHECK(res.best_candidate_id == 1);
+  } else {
+    CHECK(res.type == match_type::none_found);
+  }
+}
+
+TEST_CASE("queries see both sides of a bucket border", "[query]") {
+  // A query just above a border: its own slice holds only farther players, the
+  // slice below holds the nearest ones. Testing two players, the two-lane walk
+  // must already have seen one from below.
+  auto o = small_options(1000);
+  o.mmr_bucket_count = 10;  // slices of 100 over [0, 1000]
+  o.matching_candidate_amount = 2;
+  o.matching_max_search = 2;
+  o.player_remove_after_candidate_offer = fill_threshold::never;
+  generic_engine e(o);
+  for (player_id id = 1; id <= 20; ++id) e.update(id, model(id, 499.5f));
+  for (player_id id = 21; id <= 40; ++id) e.update(id, model(id, 505));
+  for (int i = 0; i < 50; ++i) {
+    match_request<generic_query> req;
+    req.query = query(100, 500.5f);
+    auto res = e.find_match(req);
+    REQUIRE(res.type == match_type::success);
+    CHECK(res.players_tested == 2);
+    CHECK(res.best_candidate_id <= 20);
+  }
+}

@@ -1,1 +1,139 @@
 #include <catch2/catch.hpp>
+#include <cmath>
+
+#include "synthetic_players.hpp"
+#include "test_support.hpp"
+
+using namespace mm;
+using namespace mm::test;
+
+TEST_CASE("sample FIFO keeps the newest samples and knows when it has enough", "[sizing]") {
+  sample_fifo f(100, 1);
+  label_tuple t;
+  t.extra_count = 1;
+  for (int i = 0; i < 10; ++i) {
+    t.extra[0] = static_cast<label_value>(i);
+    f.push(static_cast<float>(i), t);
+  }
+  CHECK_FALSE(f.enough_data());  // needs more than min(100 / 10, 1000) = 10
+  f.push(10, t);
+  CHECK(f.enough_data());
+  for (int i = 11; i < 250; ++i) {
+    t.extra[0] = static_cast<label_value>(i);
+    f.push(static_cast<float>(i), t);
+  }
+  CHECK(f.size() == 100);
+  const auto col = f.extra_column(0);
+  REQUIRE(col.size() == 100);
+  CHECK(col.front() == 150);  // oldest kept
+  CHECK(col.back() == 249);
+  for (float m : f.mmrs()) CHECK(m >= 150);
+}
+
+TEST_CASE("a skewed population with far outliers: capacities follow the density",
+          "[sizing]") {
+  options o;
+  o.player_cache_size = 100'000;
+  o.random_seed = 3;
+  generic_engine e(o);
+  synthetic_population pop;  // normal(1500, 300) plus 0.1% at 10^6
+  rng r(4);
+  const auto rows = make_players(pop, 200'000, 1, r);
+  for (const auto& row : rows) e.apply_row(row);
+  const auto report = e.rebalance(1000);
+  REQUIRE(report.performed);
+  CHECK(report.mmr_range_changed);
+  for (const auto& row : rows) e.apply_row(row);  // buckets created at their sized capacity
+
+  // The range ignores the outliers: roughly the 0.5% / 99.5% percentiles of
+  // the normal part (mean -/+ 2.58 sd), nowhere near 10^6.
+  CHECK(e.mmr().low() == Approx(1500 - 2.576 * 300).margin(30));
+  CHECK(e.mmr().high() == Approx(1500 + 2.576 * 300).margin(40));
+
+  // Capacity per MMR slice is proportional to the normal density there.
+  const auto info = e.info();
+  std::vector<double> cap(o.mmr_bucket_count, 0);
+  for (const auto& b : info.buckets) {
+    const auto i =
+        static_cast<std::size_t>(((b.mmr_low + b.mmr_high) / 2 - e.mmr().low()) / e.mmr().slice_width());
+    cap[std::min<std::size_t>(i, cap.size() - 1)] += b.capacity;
+  }
+  const double width = e.mmr().slice_width();
+  for (std::size_t i = 1; i + 1 < cap.size(); ++i) {
+    const double mid = e.mmr().slice_low(static_cast<std::uint32_t>(i)) + width / 2;
+    const double z = (mid - 1500) / 300;
+    const double expected = o.player_cache_size * width * std::exp(-z * z / 2) /
+                            (300 * std::sqrt(2 * M_PI));
+    if (expected < 1000) continue;  // small slices are dominated by min sizes and noise
+    INFO("slice " << i << " mid " << mid);
+    CHECK(cap[i] == Approx(expected).epsilon(0.1));
+  }
+  // The sum of capacities stays within the cache size, except for min sizes.
+  CHECK(info.capacity <= o.player_cache_size + info.bucket_count * o.bucket_min_size);
+}
+
+TEST_CASE("the MMR range shrinks as well as grows", "[sizing]") {
+  auto o = small_options(10'000);
+  o.buckets_rebalance_sample_count = 5000;
+  o.mmr_bucket_count = 50;
+  generic_engine e(o);
+  rng r(6);
+  for (int i = 0; i < 5000; ++i) e.add_sample(model(1, static_cast<float>(r.below(10'000))));
+  e.rebalance(1);
+  CHECK(e.mmr().low() < 100);
+  CHECK(e.mmr().high() > 9900);
+  for (int i = 0; i < 5000; ++i) e.add_sample(model(1, 4000 + static_cast<float>(r.below(1000))));
+  e.rebalance(2);
+  CHECK(e.mmr().low() > 3900);
+  CHECK(e.mmr().high() < 5100);
+}
+
+TEST_CASE("rebalancing needs enough samples", "[sizing]") {
+  generic_engine e(small_options());
+  for (int i = 0; i < 10; ++i) e.add_sample(model(1, 10));
+  const auto r = e.rebalance(1);
+  CHECK_FALSE(r.performed);
+  CHECK_FALSE(r.reason.empty());
+  CHECK(e.last_rebalance_unix_ms() == 0);
+}
+
+TEST_CASE("a second rebalance on the same samples changes nothing", "[sizing]") {
+  auto o = small_options(20'000);
+  o.mmr_bucket_count = 20;
+  generic_engine e(o);
+  synthetic_population pop;
+  pop.outlier_share = 0;
+  rng r(8);
+  const auto rows = make_players(pop, 20'000, 1, r);
+  for (const auto& row : rows) e.apply_row(row);
+  e.rebalance(1);
+  for (const auto& row : rows) e.apply_row(row);
+  const auto players = e.info().players;
+  const auto second = e.rebalance(2);
+  REQUIRE(second.performed);
+  CHECK_FALSE(second.mmr_range_changed);
+  CHECK(second.buckets_resized == 0);
+  CHECK(second.players_lost == 0);
+  CHECK(e.info().players == players);
+  CHECK(e.last_rebalance_unix_ms() == 2);
+}
+
+TEST_CASE("empty buckets are pruned by a rebalance; new ones get their sized capacity",
+          "[sizing]") {
+  auto o = small_options(1000);
+  o.mmr_bucket_count = 10;
+  o.bucket_initial_size = 50;
+  generic_engine e(o);
+  for (int i = 0; i < 2000; ++i) e.add_sample(model(1, static_cast<float>(i % 1000)));
+  e.update(1, model(1, 5));
+  e.update(2, model(2, 995));
+  e.remove(2);
+  CHECK(e.info().bucket_count == 2);
+  REQUIRE(e.rebalance(1).performed);
+  CHECK(e.info().bucket_count == 1);
+  // Samples spread evenly over 10 slices: a new bucket gets about 10% of the cache.
+  e.update(3, model(3, 990));
+  const auto info = e.info();
+  for (const auto& b : info.buckets)
+    if (b.count == 1 && b.mmr_low > 800) CHECK(b.capacity == Approx(100).margin(5));
+}
