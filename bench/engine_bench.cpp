@@ -26,7 +26,7 @@ struct oracle_answer {
 oracle_answer oracle(const engine_type& e, const mm::match_request<mm::generic_query>& req) {
   oracle_answer a;
   e.for_each_player([&](const mm::generic_model& m) {
-    if (m.id == req.query.attacker) return;
+    if (m.id() == req.query.attacker) return;
     const auto v = e.profile().match(req.query, m, req.num_retries);
     if (v.possible) a.qualities.push_back(v.quality);
   });
@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
   const auto report = e.rebalance(0);
   const long long rss_before = mm::bench::resident_bytes();
   double t = now_s();
-  for (const auto& m : models) e.update(m.id, m);
+  for (const auto& m : models) e.update(m.id(), m);
   const double insert_s = now_s() - t;
   const long long rss_after = mm::bench::resident_bytes();
   const auto info = e.info();
@@ -169,18 +169,18 @@ int main(int argc, char** argv) {
   std::vector<mm::generic_model> moved(models.begin(), models.begin() + 200'000);
   for (auto& m : moved) m.mmr += 5;
   t = now_s();
-  for (const auto& m : moved) e.update(m.id, m);
+  for (const auto& m : moved) e.update(m.id(), m);
   emit("engine", "update_known_per_s", static_cast<double>(moved.size()) / (now_s() - t), "1/s",
        params);
   std::vector<mm::generic_model> strangers(moved);
-  for (auto& m : strangers) m.id += 10 * players;
+  for (auto& m : strangers) m = mm::generic_model(m.id() + 10 * players, m.mmr, m.attributes);
   o.player_ignore_update_insert = mm::fill_threshold::always;  // probe, never insert
   engine_type probe_only(o, profile);
   for (const auto& m : models) probe_only.add_sample(m);
   probe_only.rebalance(0);
-  for (const auto& m : models) probe_only.update(m.id, m);
+  for (const auto& m : models) probe_only.update(m.id(), m);
   t = now_s();
-  for (const auto& m : strangers) probe_only.update(m.id, m);
+  for (const auto& m : strangers) probe_only.update(m.id(), m);
   emit("engine", "update_unknown_per_s", static_cast<double>(strangers.size()) / (now_s() - t),
        "1/s", params);
   return 0;

@@ -7,8 +7,14 @@ function(mm_set_warnings target)
   endif()
 endfunction()
 
+# Every finding stops the program (halt_on_error), except the one CAF header
+# defect listed in ubsan.supp; null checks stay recoverable so that it can be
+# suppressed at all.
+set(MM_SANITIZER_ENV "")
 if(MM_SANITIZE)
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer
-                      -fno-sanitize-recover=undefined)
+                      -fno-sanitize-recover=all -fsanitize-recover=null)
   add_link_options(-fsanitize=address,undefined)
+  set(MM_SANITIZER_ENV
+      "UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions=${CMAKE_CURRENT_LIST_DIR}/ubsan.supp")
 endif()

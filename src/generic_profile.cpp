@@ -75,9 +75,7 @@ generic_profile::generic_profile(generic_profile_config c) : c_(std::move(c)) {
 
 row_verdict generic_profile::make_models(const player_row& row,
                                          std::vector<model_type>& out) const {
-  model_type m;
-  m.id = row.id;
-  m.mmr = static_cast<float>(row.mmr);
+  model_type m(row.id, static_cast<float>(row.mmr));
   if (!std::isfinite(m.mmr)) return row_verdict::malformed;
   for (std::size_t i = 0; i < generic_attribute_count; ++i) {
     const std::int64_t v = row.attributes[i];

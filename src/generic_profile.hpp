@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "game_profile.hpp"
@@ -18,17 +19,26 @@ namespace mm {
 
 inline constexpr std::size_t generic_attribute_count = 4;
 
-// Packed to 4-byte alignment: 28 bytes instead of 32 per cache slot, which is
-// most of the memory the matchmaker uses. x86 and ARMv8 load the then
-// sometimes-unaligned id without penalty worth measuring.
-#pragma pack(push, 4)
+// 28 bytes per cache slot, which is most of the matchmaker's memory: the id is
+// kept as two 32-bit halves so the struct needs only 4-byte alignment (a packed
+// 64-bit member would be 32 bytes or a misaligned reference waiting to happen).
 struct generic_model {
-  player_id id = invalid_player;
+  std::uint32_t id_low = 0, id_high = 0;
   float mmr = 0;  // defense MMR
   std::array<std::uint32_t, generic_attribute_count> attributes{};
+
+  constexpr generic_model() = default;
+  constexpr generic_model(player_id id, float defense_mmr,
+                          std::array<std::uint32_t, generic_attribute_count> a = {})
+      : id_low(static_cast<std::uint32_t>(id)),
+        id_high(static_cast<std::uint32_t>(id >> 32)),
+        mmr(defense_mmr),
+        attributes(a) {}
+
+  constexpr player_id id() const { return (player_id{id_high} << 32) | id_low; }
 };
-#pragma pack(pop)
 static_assert(sizeof(generic_model) == 28);
+static_assert(std::is_trivially_copyable_v<generic_model>);
 
 struct generic_query {
   player_id attacker = invalid_player;
@@ -86,7 +96,7 @@ class generic_profile {
 
   const generic_profile_config& config() const { return c_; }
 
-  static player_id id_of(const model_type& m) { return m.id; }
+  static player_id id_of(const model_type& m) { return m.id(); }
   static double mmr_of(const model_type& m) { return m.mmr; }
   static player_id attacker_of(const query_type& q) { return q.attacker; }
   static double mmr_of(const query_type& q) { return q.mmr; }

@@ -70,7 +70,7 @@ scenario random_scenario(std::uint64_t seed, bool exhaustive) {
 void fill(generic_engine& e, const scenario& s, rng& r) {
   for (const auto& m : s.players) e.add_sample(m);
   if (r.below(2) == 0) e.rebalance(1);
-  for (const auto& m : s.players) e.update(m.id, m);
+  for (const auto& m : s.players) e.update(m.id(), m);
 }
 
 match_request<generic_query> random_request(const generic_engine& e, rng& r) {
@@ -81,8 +81,8 @@ match_request<generic_query> random_request(const generic_engine& e, rng& r) {
   const auto all = cached(e);
   if (!all.empty()) {
     // Sometimes the attacker is a cached player; exclude a few cached ids.
-    if (r.below(3) == 0) req.query.attacker = all[r.below(all.size())].id;
-    for (auto k = r.below(6); k > 0; --k) req.excluded_player_ids.push_back(all[r.below(all.size())].id);
+    if (r.below(3) == 0) req.query.attacker = all[r.below(all.size())].id();
+    for (auto k = r.below(6); k > 0; --k) req.excluded_player_ids.push_back(all[r.below(all.size())].id());
   }
   if (r.below(4) == 0) {  // a long list: exercises the hashed exclusion set
     for (int k = 0; k < 40; ++k) req.excluded_player_ids.push_back(1 + r.below(6000));
@@ -97,7 +97,7 @@ void check_response(const generic_engine& e, const std::vector<generic_model>& b
   REQUIRE(res.type != match_type::invalid_request);
   if (res.type == match_type::success) {
     auto it = std::find_if(before.begin(), before.end(),
-                           [&](const generic_model& m) { return m.id == res.best_candidate_id; });
+                           [&](const generic_model& m) { return m.id() == res.best_candidate_id; });
     REQUIRE(it != before.end());  // a cached player
     CHECK(res.best_candidate_id != req.query.attacker);
     CHECK(std::find(req.excluded_player_ids.begin(), req.excluded_player_ids.end(),

@@ -15,8 +15,8 @@ void check_cache(const generic_engine& e, const std::map<player_id, generic_mode
   for (std::uint32_t b = 0; b < e.pool().size(); ++b) {
     const auto& entry = e.pool().at(b);
     entry.slots.for_each([&](const generic_model& m) {
-      ids.insert(m.id);
-      auto it = truth.find(m.id);
+      ids.insert(m.id());
+      auto it = truth.find(m.id());
       REQUIRE(it != truth.end());            // never a removed player
       CHECK(it->second.mmr == m.mmr);        // never a stale model
       CHECK(it->second.attributes == m.attributes);
@@ -217,14 +217,14 @@ TEST_CASE("the membership filter never hides a cached player under churn", "[upd
   // Every cached player is found again by an update (no duplicate is created).
   // A move may evict a player listed later, so each is checked as it comes.
   for (const auto& m : cached(e)) {
-    if (!e.player(m.id).participating) continue;
+    if (!e.player(m.id()).participating) continue;
     auto moved = m;
     moved.mmr = static_cast<float>(std::fmod(m.mmr + 500, 1000));
-    CHECK(e.update(m.id, moved).outcome == update_outcome::bucket_changed);
+    CHECK(e.update(m.id(), moved).outcome == update_outcome::bucket_changed);
   }
   check_cache(e, [&] {
     std::map<player_id, generic_model> t;
-    for (const auto& m : cached(e)) t[m.id] = m;
+    for (const auto& m : cached(e)) t[m.id()] = m;
     return t;
   }());
 }

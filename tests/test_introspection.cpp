@@ -47,7 +47,7 @@ TEST_CASE("player info: participation, MMR, percentile, buckets", "[introspectio
   CHECK_FALSE(e.player(0).participating);
 }
 
-TEST_CASE("inspect bucket pages by MMR descending; top N matches a full sort",
+TEST_CASE("inspect bucket pages by MMR descending, top N matches a full sort",
           "[introspection]") {
   auto o = small_options(10'000);
   o.mmr_bucket_count = 1;
@@ -57,7 +57,7 @@ TEST_CASE("inspect bucket pages by MMR descending; top N matches a full sort",
   for (player_id id = 1; id <= 1000; ++id) e.update(id, model(id, static_cast<float>(r.below(500))));
   auto all = cached(e);
   std::sort(all.begin(), all.end(), [](auto& a, auto& b) {
-    return a.mmr != b.mmr ? a.mmr > b.mmr : a.id < b.id;
+    return a.mmr != b.mmr ? a.mmr > b.mmr : a.id() < b.id();
   });
   std::vector<generic_model> paged;
   for (std::uint32_t off = 0;; off += 37) {
@@ -67,12 +67,12 @@ TEST_CASE("inspect bucket pages by MMR descending; top N matches a full sort",
     paged.insert(paged.end(), page.begin(), page.end());
   }
   REQUIRE(paged.size() == all.size());
-  for (std::size_t i = 0; i < all.size(); ++i) CHECK(paged[i].id == all[i].id);
+  for (std::size_t i = 0; i < all.size(); ++i) CHECK(paged[i].id() == all[i].id());
   CHECK(e.inspect_bucket(5, 0, 10).empty());  // unknown bucket
 
   const auto top = e.top_by_mmr(100);
   REQUIRE(top.size() == 100);
-  for (std::size_t i = 0; i < top.size(); ++i) CHECK(top[i].id == all[i].id);
+  for (std::size_t i = 0; i < top.size(); ++i) CHECK(top[i].id() == all[i].id());
   CHECK(e.top_by_mmr(100'000).size() == all.size());
 }
 

@@ -118,7 +118,7 @@ TEST_CASE("a second rebalance on the same samples changes nothing", "[sizing]") 
   CHECK(e.last_rebalance_unix_ms() == 2);
 }
 
-TEST_CASE("empty buckets are pruned by a rebalance; new ones get their sized capacity",
+TEST_CASE("empty buckets are pruned by a rebalance, new ones get their sized capacity",
           "[sizing]") {
   auto o = small_options(1000);
   o.mmr_bucket_count = 10;

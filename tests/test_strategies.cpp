@@ -97,7 +97,7 @@ TEST_CASE("label distance", "[strategy]") {
   CHECK_FALSE(label_distance(label_kind::ranged, true, 1, 4).has_value());
 }
 
-TEST_CASE("bucket order: exact, nearer neighbour, then by distance; hard excluded",
+TEST_CASE("bucket order: exact, nearer neighbour, then by distance, hard excluded",
           "[strategy][order]") {
   using pool_t = bucket_pool<generic_model, id_of_model<generic_profile>>;
   pool_t pool;

@@ -55,8 +55,8 @@ inline oracle_result oracle(const generic_engine& e, const match_request<generic
     if (a.bucketing != attribute_bucketing::none)
       hard.push_back(a.bucketing == attribute_bucketing::distinct_hard);
   e.for_each_player([&](const generic_model& m) {
-    if (m.id == req.query.attacker) return;
-    if (std::find(req.excluded_player_ids.begin(), req.excluded_player_ids.end(), m.id) !=
+    if (m.id() == req.query.attacker) return;
+    if (std::find(req.excluded_player_ids.begin(), req.excluded_player_ids.end(), m.id()) !=
         req.excluded_player_ids.end())
       return;
     const label_tuple ml = e.labels_of(m);
@@ -64,7 +64,7 @@ inline oracle_result oracle(const generic_engine& e, const match_request<generic
       if (hard[s] && ml.extra[s] != ql.extra[s]) return;
     const match_verdict v = e.profile().match(req.query, m, req.num_retries);
     if (!v.possible) return;
-    r.possible.emplace_back(m.id, v.quality);
+    r.possible.emplace_back(m.id(), v.quality);
     if (!r.best || v.quality > *r.best) r.best = v.quality;
   });
   return r;
