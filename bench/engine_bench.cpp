@@ -3,7 +3,7 @@
 // paired with the exhaustive oracle measured in the same run, and the quality
 // of the answers is checked against that oracle.
 //
-//   mm_engine_bench [players] [oracle_queries]
+//   mm_engine_bench [players] [oracle_queries] [matching_candidate_amount]
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -47,6 +47,8 @@ int main(int argc, char** argv) {
   using mm::bench::now_s;
   const std::size_t players = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1'000'000;
   const std::size_t oracle_queries = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 2'000;
+  const std::uint32_t candidates =
+      argc > 3 ? static_cast<std::uint32_t>(std::strtoul(argv[3], nullptr, 10)) : 10;
   const std::size_t timed_queries = 2'000'000;
 
   mm::synthetic_population pop;
@@ -57,14 +59,17 @@ int main(int argc, char** argv) {
   models.reserve(players);
   for (const auto& row : rows) profile.make_models(row, models);
 
+  const long long rss_before_engine = mm::bench::resident_bytes();
   mm::options o;
   o.player_cache_size = static_cast<std::uint32_t>(players);
   o.buckets_rebalance_sample_count = static_cast<std::uint32_t>(players);
+  o.matching_candidate_amount = candidates;
   o.random_seed = 11;
   engine_type e(o, profile);
   const std::string params = "\"players\": " + std::to_string(players) +
                              ", \"cache\": " + std::to_string(players) +
-                             ", \"mmr_buckets\": " + std::to_string(o.mmr_bucket_count);
+                             ", \"mmr_buckets\": " + std::to_string(o.mmr_bucket_count) +
+                             ", \"candidate_amount\": " + std::to_string(candidates);
 
   // The scan's path: every player is sampled, the buckets are sized from the
   // samples, then the players are inserted.
@@ -76,19 +81,29 @@ int main(int argc, char** argv) {
   const double insert_s = now_s() - t;
   const long long rss_after = mm::bench::resident_bytes();
   const auto info = e.info();
+  const double filter_bytes = static_cast<double>(info.memory_bytes) -
+                              static_cast<double>(info.capacity * sizeof(mm::generic_model)) -
+                              static_cast<double>(e.sample_memory_bytes());
   emit("engine", "players_cached", static_cast<double>(info.players), "players", params);
   emit("engine", "cache_fill", info.overall_fill, "ratio", params);
   emit("engine", "bucket_count", static_cast<double>(info.bucket_count), "buckets", params);
   emit("engine", "rebalance_players_lost", static_cast<double>(report.players_lost),
        "players", params);
+  // The cache proper: bucket slots (resident growth over the fill) plus the
+  // membership filter, allocated with the engine. The sizing samples are shown
+  // apart: their size is set by buckets_rebalance_sample_count, not by the cache.
   emit("engine", "bytes_per_cached_player",
-       static_cast<double>(rss_after - rss_before) / static_cast<double>(info.players), "bytes",
-       params);
+       (static_cast<double>(rss_after - rss_before) + filter_bytes) /
+           static_cast<double>(info.players),
+       "bytes", params);
+  emit("engine", "bytes_per_cached_player_all_in",
+       static_cast<double>(rss_after - rss_before_engine) / static_cast<double>(info.players),
+       "bytes", params + ", \"samples\": " + std::to_string(e.sample_count()));
   emit("engine", "bytes_per_slot", static_cast<double>(sizeof(mm::generic_model)), "bytes",
        params);
-  emit("engine", "sample_fifo_bytes", static_cast<double>(info.memory_bytes -
-                                                          info.capacity * sizeof(mm::generic_model)),
-       "bytes", params);
+  emit("engine", "sample_fifo_bytes", static_cast<double>(e.sample_memory_bytes()), "bytes",
+       params);
+  emit("engine", "membership_filter_bytes", filter_bytes, "bytes", params);
   emit("engine", "insert_per_s", static_cast<double>(players) / insert_s, "1/s", params);
 
   // Timed queries: a fresh attacker each time, default limits, no exclusions.
@@ -105,6 +120,28 @@ int main(int argc, char** argv) {
   }
   const double engine_qps = static_cast<double>(timed_queries) / (now_s() - t);
   emit("engine", "engine_queries_per_s", engine_qps, "1/s", params);
+
+  // Reference measured alongside, since this machine's speed drifts: the bare
+  // memory work of a query, i.e. two random walks over random buckets reading as
+  // many players as a query tests, with no labels, rule or bookkeeping.
+  const auto tested_per_query = static_cast<std::size_t>(
+      static_cast<double>(tested) / static_cast<double>(timed_queries) + 0.5);
+  std::uint64_t checksum = 0;
+  t = now_s();
+  for (std::size_t i = 0; i < timed_queries; ++i) {
+    const auto& pool = e.pool();
+    auto w0 = pool.at(static_cast<std::uint32_t>(r.below(pool.size()))).slots.random_walk(r);
+    auto w1 = pool.at(static_cast<std::uint32_t>(r.below(pool.size()))).slots.random_walk(r);
+    for (std::size_t k = 0; k < tested_per_query; ++k) {
+      const mm::generic_model* m = (k & 1) ? w1.next() : w0.next();
+      if (m) checksum += m->attributes[0];
+    }
+  }
+  const double bare_qps = static_cast<double>(timed_queries) / (now_s() - t);
+  emit("engine", "bare_walk_per_s", bare_qps, "1/s",
+       params + ", \"reads\": " + std::to_string(tested_per_query) +
+           ", \"checksum\": " + std::to_string(checksum % 1000));
+  emit("engine", "engine_vs_bare_walk", engine_qps / bare_qps, "ratio", params);
   emit("engine", "players_tested_per_query",
        static_cast<double>(tested) / static_cast<double>(timed_queries), "players", params);
   emit("engine", "engine_success_share",

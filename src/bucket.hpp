@@ -112,8 +112,9 @@ class bucket {
           pos_(static_cast<std::uint32_t>(r.below(b.capacity()))),
           stride_(b.strides_[r.below(b.strides_.size())]),
           left_(b.capacity()) {
-      prefetch(pos_);
-      prefetch(step(pos_));
+      std::uint32_t p = pos_;
+      for (std::uint32_t k = 0; k <= prefetch_distance && k < left_; ++k, p = step(p)) prefetch(p);
+      ahead_ = p;
     }
 
     // Next occupied slot of the walk, or nullptr once every slot was visited.
@@ -122,7 +123,10 @@ class bucket {
         const Model& m = b_->slots_[pos_];
         --left_;
         pos_ = step(pos_);
-        if (left_ > 1) prefetch(step(pos_));
+        if (left_ > prefetch_distance) {
+          prefetch(ahead_);
+          ahead_ = step(ahead_);
+        }
         if (IdOf{}(m) != invalid_player) return &m;
       }
       return nullptr;
@@ -134,10 +138,19 @@ class bucket {
       p += stride_;
       return p >= b_->capacity() ? p - b_->capacity() : p;
     }
-    void prefetch(std::uint32_t p) const { __builtin_prefetch(&b_->slots_[p]); }
+    // A slot may straddle two cache lines: ask for the line of its last byte too.
+    void prefetch(std::uint32_t p) const {
+      const char* slot = reinterpret_cast<const char*>(&b_->slots_[p]);
+      __builtin_prefetch(slot);
+      __builtin_prefetch(slot + sizeof(Model) - 1);
+    }
+
+    // How many slots ahead of the one being read are already requested.
+    static constexpr std::uint32_t prefetch_distance = 3;
 
     const bucket* b_ = nullptr;
     std::uint32_t pos_ = 0, stride_ = 1, left_ = 0;
+    std::uint32_t ahead_ = 0;  // next slot to prefetch
   };
 
   walk random_walk(rng& r) const { return walk(*this, r); }

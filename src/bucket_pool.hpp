@@ -2,10 +2,10 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <memory>
 #include <optional>
 #include <span>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -29,9 +29,13 @@ class bucket_pool {
   const entry& at(std::uint32_t i) const { return *entries_[i]; }
 
   std::optional<std::uint32_t> find(const label_tuple& t) const {
-    auto it = index_.find(t);
-    if (it == index_.end()) return std::nullopt;
-    return it->second;
+    if (index_.empty()) return std::nullopt;
+    const std::uint64_t h = label_tuple_hash{}(t);
+    for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
+      const index_slot& s = index_[i];
+      if (s.entry == no_entry) return std::nullopt;
+      if (s.hash == h && entries_[s.entry]->labels == t) return s.entry;
+    }
   }
 
   // Entries live behind pointers, so creating a bucket never moves another one.
@@ -39,7 +43,7 @@ class bucket_pool {
     if (auto i = find(t)) return *i;
     const auto i = static_cast<std::uint32_t>(entries_.size());
     entries_.push_back(std::make_unique<entry>(entry{t, bucket_type(capacity, r)}));
-    index_.emplace(t, i);
+    index_add(i);
     return i;
   }
 
@@ -53,17 +57,18 @@ class bucket_pool {
 
   void clear() {
     entries_.clear();
-    index_.clear();
+    reindex();
   }
 
   // Takes every bucket out, leaving the pool empty (for a rebuild).
   std::vector<std::unique_ptr<entry>> release() {
-    index_.clear();
-    return std::exchange(entries_, {});
+    auto all = std::exchange(entries_, {});
+    reindex();
+    return all;
   }
   void adopt(std::unique_ptr<entry> e) {
-    index_.emplace(e->labels, static_cast<std::uint32_t>(entries_.size()));
     entries_.push_back(std::move(e));
+    index_add(static_cast<std::uint32_t>(entries_.size() - 1));
   }
 
   std::uint64_t players() const {
@@ -78,13 +83,39 @@ class bucket_pool {
   }
 
  private:
+  // The index is an open-addressing table of (tuple hash, entry) kept at most half
+  // full; every query looks up one to three tuples, so this is on the hot path.
+  struct index_slot {
+    std::uint64_t hash = 0;
+    std::uint32_t entry = no_entry;
+  };
+  static constexpr std::uint32_t no_entry = 0xffffffffu;
+
+  void index_add(std::uint32_t e) {
+    if (2 * entries_.size() > index_.size()) {
+      reindex();  // covers e as well
+      return;
+    }
+    const std::uint64_t h = label_tuple_hash{}(entries_[e]->labels);
+    std::size_t i = h & mask_;
+    while (index_[i].entry != no_entry) i = (i + 1) & mask_;
+    index_[i] = {h, e};
+  }
+
   void reindex() {
-    index_.clear();
-    for (std::uint32_t i = 0; i < entries_.size(); ++i) index_.emplace(entries_[i]->labels, i);
+    index_.assign(std::bit_ceil(std::max<std::size_t>(16, 2 * entries_.size() + 2)), {});
+    mask_ = index_.size() - 1;
+    for (std::uint32_t e = 0; e < entries_.size(); ++e) {
+      const std::uint64_t h = label_tuple_hash{}(entries_[e]->labels);
+      std::size_t i = h & mask_;
+      while (index_[i].entry != no_entry) i = (i + 1) & mask_;
+      index_[i] = {h, e};
+    }
   }
 
   std::vector<std::unique_ptr<entry>> entries_;
-  std::unordered_map<label_tuple, std::uint32_t, label_tuple_hash> index_;
+  std::vector<index_slot> index_;
+  std::size_t mask_ = 0;
 };
 
 // How one extra strategy compares labels, for the bucket order.

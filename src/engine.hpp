@@ -184,6 +184,7 @@ class engine {
 
   bool enough_data() const { return samples_.enough_data(); }
   std::size_t sample_count() const { return samples_.size(); }
+  std::size_t sample_memory_bytes() const { return samples_.memory_bytes(); }
   const sizing_model& sizing() const { return sizing_; }
   std::int64_t last_rebalance_unix_ms() const { return last_rebalance_ms_; }
 
