@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine.hpp"
+#include "percentile.hpp"
 #include "synthetic_players.hpp"
 
 namespace {
@@ -17,13 +18,6 @@ using clock_type = std::chrono::steady_clock;
 
 double seconds_since(clock_type::time_point t) {
   return std::chrono::duration<double>(clock_type::now() - t).count();
-}
-
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  const auto k = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1));
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
-  return v[k];
 }
 }  // namespace
 
@@ -85,7 +79,7 @@ int main(int argc, char** argv) {
               100.0 * counts[1] / queries, counts[3]);
   std::printf("MMR gap attacker-defender on Success: median %.1f, p90 %.1f, p99 %.1f "
               "(window %.0f at the first try)\n",
-              percentile(gaps, 0.5), percentile(gaps, 0.9), percentile(gaps, 0.99),
+              mm::percentile(gaps, 0.5), mm::percentile(gaps, 0.9), mm::percentile(gaps, 0.99),
               engine.profile().window(0));
   return 0;
 }

@@ -12,6 +12,7 @@
 
 #include "bench_util.hpp"
 #include "engine.hpp"
+#include "percentile.hpp"
 #include "synthetic_players.hpp"
 
 namespace {
@@ -32,13 +33,6 @@ oracle_answer oracle(const engine_type& e, const mm::match_request<mm::generic_q
   });
   if (!a.qualities.empty()) a.best = *std::max_element(a.qualities.begin(), a.qualities.end());
   return a;
-}
-
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  const auto k = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1));
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
-  return v[k];
 }
 }  // namespace
 
@@ -191,8 +185,8 @@ int main(int argc, char** argv) {
     emit("engine", "none_found_agreement",
          static_cast<double>(none_agree) / static_cast<double>(oracle_queries - oracle_any),
          "ratio", oparams);
-  emit("engine", "quality_percentile_p50", percentile(quality_rank, 0.5), "rank", oparams);
-  emit("engine", "quality_percentile_p05", percentile(quality_rank, 0.05), "rank", oparams);
+  emit("engine", "quality_percentile_p50", mm::percentile(quality_rank, 0.5), "rank", oparams);
+  emit("engine", "quality_percentile_p05", mm::percentile(quality_rank, 0.05), "rank", oparams);
   emit("engine", "mean_mmr_gap",
        gaps.empty() ? 0.0 : std::accumulate(gaps.begin(), gaps.end(), 0.0) /
                                 static_cast<double>(gaps.size()),

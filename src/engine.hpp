@@ -228,20 +228,8 @@ class engine {
 
   // ---- Labels ----------------------------------------------------------------
 
-  label_tuple labels_of(const model_type& m) const {
-    label_tuple t;
-    t.mmr_index = mmr_.index_of(Profile::mmr_of(m));
-    t.extra_count = static_cast<std::uint32_t>(strategies_.size());
-    for (std::uint32_t s = 0; s < t.extra_count; ++s) t.extra[s] = strategies_[s]->label_of(m);
-    return t;
-  }
-  label_tuple labels_of(const query_type& q) const {
-    label_tuple t;
-    t.mmr_index = mmr_.index_of(Profile::mmr_of(q));
-    t.extra_count = static_cast<std::uint32_t>(strategies_.size());
-    for (std::uint32_t s = 0; s < t.extra_count; ++s) t.extra[s] = strategies_[s]->label_of(q);
-    return t;
-  }
+  label_tuple labels_of(const model_type& m) const { return labels_for(m); }
+  label_tuple labels_of(const query_type& q) const { return labels_for(q); }
   std::vector<std::string> describe(const label_tuple& t) const {
     std::vector<std::string> out;
     out.push_back("mmr#" + std::to_string(t.mmr_index));
@@ -384,6 +372,16 @@ class engine {
   }
 
  private:
+  // Model or query: both have an MMR and a label per strategy.
+  template <class T>
+  label_tuple labels_for(const T& x) const {
+    label_tuple t;
+    t.mmr_index = mmr_.index_of(Profile::mmr_of(x));
+    t.extra_count = static_cast<std::uint32_t>(strategies_.size());
+    for (std::uint32_t s = 0; s < t.extra_count; ++s) t.extra[s] = strategies_[s]->label_of(x);
+    return t;
+  }
+
   static options checked(options o) {
     validate(o, {Profile::multiple_models_per_player, Profile::has_fake_opponents});
     return o;

@@ -1,5 +1,7 @@
 #include "mmr_strategy.hpp"
 
+#include "percentile.hpp"
+
 #include <algorithm>
 #include <cereal/archives/portable_binary.hpp>
 #include <cmath>
@@ -30,13 +32,8 @@ double mmr_strategy::position_in_slice(double mmr) const {
 mmr_strategy::range_update mmr_strategy::rebalance(std::span<const float> mmrs,
                                                     double p_low, double p_high) {
   if (mmrs.empty()) return {false, low_, high_};
-  std::vector<float> v(mmrs.begin(), mmrs.end());
-  auto at = [&](double p) {
-    const auto k = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1));
-    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
-    return static_cast<double>(v[k]);
-  };
-  double lo = at(p_low), hi = at(p_high);
+  const std::vector<float> v(mmrs.begin(), mmrs.end());
+  double lo = percentile(v, p_low), hi = percentile(v, p_high);
   if (!(hi > lo)) {  // all samples (nearly) equal: give the range some width
     const double pad = std::max(1.0, std::abs(lo) * 1e-3);
     lo -= pad;

@@ -120,13 +120,13 @@ void check_response(const generic_engine& e, const std::vector<generic_model>& b
     CHECK(res.players_tested == e.opts().matching_max_search);
 }
 
-}  // namespace
-
-TEST_CASE("with limits at least the cache size, the engine finds the oracle's best",
-          "[query][property]") {
-  for (std::uint64_t seed = 1; seed <= 150; ++seed) {
+// Runs 20 random queries on each of `scenarios` random engines, checking every
+// response against the oracle, then `extra` on it.
+template <class Extra>
+void run_property(std::uint64_t first_seed, int scenarios, bool exhaustive, Extra extra) {
+  for (std::uint64_t seed = first_seed; seed < first_seed + scenarios; ++seed) {
     INFO("seed " << seed);
-    const scenario s = random_scenario(seed, /*exhaustive=*/true);
+    const scenario s = random_scenario(seed, exhaustive);
     generic_engine e(s.opts, generic_profile(s.profile));
     rng r(seed * 7);
     fill(e, s, r);
@@ -136,33 +136,32 @@ TEST_CASE("with limits at least the cache size, the engine finds the oracle's be
       const oracle_result o = oracle(e, req);
       const auto res = e.find_match(req);
       check_response(e, before, req, res, o);
-      if (o.best) {
-        REQUIRE(res.type == match_type::success);
-        CHECK(res.quality == *o.best);
-      } else {
-        CHECK(res.type == (s.opts.enable_fake_opponents ? match_type::fake_opponent
-                                                        : match_type::none_found));
-      }
+      extra(e, res, o);
     }
   }
 }
 
-TEST_CASE("with search limits, answers are still valid candidates", "[query][property]") {
-  for (std::uint64_t seed = 1000; seed < 1150; ++seed) {
-    INFO("seed " << seed);
-    const scenario s = random_scenario(seed, /*exhaustive=*/false);
-    generic_engine e(s.opts, generic_profile(s.profile));
-    rng r(seed * 3);
-    fill(e, s, r);
-    for (int qn = 0; qn < 20; ++qn) {
-      const auto req = random_request(e, r);
-      const auto before = cached(e);
-      const oracle_result o = oracle(e, req);
-      const auto res = e.find_match(req);
-      check_response(e, before, req, res, o);
-      CHECK(res.players_tested <= s.opts.matching_max_search);
+}  // namespace
+
+TEST_CASE("with limits at least the cache size, the engine finds the oracle's best",
+          "[query][property]") {
+  run_property(1, 150, /*exhaustive=*/true, [](const generic_engine& e, const auto& res,
+                                               const oracle_result& o) {
+    if (o.best) {
+      REQUIRE(res.type == match_type::success);
+      CHECK(res.quality == *o.best);
+    } else {
+      CHECK(res.type == (e.opts().enable_fake_opponents ? match_type::fake_opponent
+                                                        : match_type::none_found));
     }
-  }
+  });
+}
+
+TEST_CASE("with search limits, answers are still valid candidates", "[query][property]") {
+  run_property(1000, 150, /*exhaustive=*/false,
+               [](const generic_engine& e, const auto& res, const oracle_result&) {
+                 CHECK(res.players_tested <= e.opts().matching_max_search);
+               });
 }
 
 TEST_CASE("the winner is removed after the offer only above the threshold", "[query]") {
