@@ -173,6 +173,27 @@ class engine {
     return update(row.id, std::span<const model_type>(row_models_));
   }
 
+  // Rows of one database scan, applied in one step on the owner's thread. Rows
+  // the reader could not decode arrive as a count.
+  void apply_scan(std::span<const player_row> rows, std::uint64_t unreadable_rows) {
+    ++stats_.scans;
+    stats_.rows_malformed += unreadable_rows;
+    for (const player_row& row : rows) apply_row(row);
+  }
+
+  // Players the next scan should fetch (SPEC §7): min + (max - min) * mean over
+  // buckets of (1 - density)^2; the max while there are no buckets.
+  std::uint32_t scan_fetch_count() const {
+    const double lo = opt_.database_scan_min_fetch, hi = opt_.database_scan_max_fetch;
+    if (pool_.size() == 0) return opt_.database_scan_max_fetch;
+    double sum = 0;
+    for (std::uint32_t b = 0; b < pool_.size(); ++b) {
+      const double sparse = 1.0 - pool_.at(b).slots.density();
+      sum += sparse * sparse;
+    }
+    return static_cast<std::uint32_t>(lo + (hi - lo) * sum / static_cast<double>(pool_.size()));
+  }
+
   // ---- Sizing (SPEC §8) ----------------------------------------------------
 
   void add_sample(const model_type& m) {
@@ -207,17 +228,32 @@ class engine {
       strategies_[s]->rebalance(samples_.extra_column(s));
     sizing_ = measure_sizing(now_unix_ms);
     rebuild(range.changed, r);
-    last_rebalance_ms_ = now_unix_ms;
-    ++stats_.rebalances;
-    stats_.players_lost_in_rebalance += r.players_lost;
-    r.performed = true;
     r.mmr_range_changed = range.changed;
-    r.mmr_low = mmr_.low();
-    r.mmr_high = mmr_.high();
-    r.buckets_after = pool_.size();
-    r.players_after = pool_.players();
-    r.capacity_after = pool_.capacity();
-    return r;
+    return finish_rebalance(now_unix_ms, r);
+  }
+
+  // Resizes the buckets to the current sizing model without new samples: after a
+  // restore whose player_cache_size differs from the persisted one (capacities
+  // are the model's shares of the cache size in force).
+  rebalance_report resize_to_sizing(std::int64_t now_unix_ms) {
+    rebalance_report r;
+    r.samples = samples_.size();
+    r.buckets_before = pool_.size();
+    r.players_before = pool_.players();
+    rebuild(/*relabel=*/false, r);
+    return finish_rebalance(now_unix_ms, r);
+  }
+
+  // Back to the state of a new engine (stats aside): no players, no samples,
+  // no sizing model, the initial MMR range, fresh strategies.
+  void reset() {
+    pool_.clear();
+    samples_.clear();
+    sizing_ = {};
+    mmr_.set_range(opt_.initial_mmr_low, opt_.initial_mmr_high);
+    strategies_ = profile_.make_strategies();
+    last_rebalance_ms_ = 0;
+    rebuild_filter();
   }
 
   // Drops every cached player; the sizing model, MMR range and samples stay.
@@ -380,6 +416,19 @@ class engine {
     t.extra_count = static_cast<std::uint32_t>(strategies_.size());
     for (std::uint32_t s = 0; s < t.extra_count; ++s) t.extra[s] = strategies_[s]->label_of(x);
     return t;
+  }
+
+  rebalance_report& finish_rebalance(std::int64_t now_unix_ms, rebalance_report& r) {
+    last_rebalance_ms_ = now_unix_ms;
+    ++stats_.rebalances;
+    stats_.players_lost_in_rebalance += r.players_lost;
+    r.performed = true;
+    r.mmr_low = mmr_.low();
+    r.mmr_high = mmr_.high();
+    r.buckets_after = pool_.size();
+    r.players_after = pool_.players();
+    r.capacity_after = pool_.capacity();
+    return r;
   }
 
   static options checked(options o) {

@@ -38,6 +38,11 @@ struct generic_model {
   constexpr player_id id() const { return (player_id{id_high} << 32) | id_low; }
 };
 static_assert(sizeof(generic_model) == 28);
+
+template <class Archive>
+void serialize(Archive& ar, generic_model& m) {
+  ar(m.id_low, m.id_high, m.mmr, m.attributes);
+}
 static_assert(std::is_trivially_copyable_v<generic_model>);
 
 struct generic_query {

@@ -25,8 +25,9 @@ struct engine_stats {
                 updates_removed = 0, updates_no_op = 0, updates_rejected = 0;
   std::uint64_t evictions = 0;            // players pushed out by inserts
   std::uint64_t removed_after_offer = 0;  // winners taken out (SPEC §6.6)
+  std::uint64_t scans = 0;                // database scans applied
   std::uint64_t rows_applied = 0;         // player rows through the model factory
-  std::uint64_t rows_malformed = 0;
+  std::uint64_t rows_malformed = 0;       // unreadable rows and rows the factory refused
   std::uint64_t samples_taken = 0;
   std::uint64_t rebalances = 0;
   std::uint64_t players_lost_in_rebalance = 0;

@@ -1,0 +1,45 @@
+// A matchmaker SQLite database: opened with WAL, a busy timeout and foreign keys
+// on, and migrated to this build's schema (schema/*.sql, compiled in). A file
+// whose schema is newer than this build is refused, never touched.
+#pragma once
+
+#include <SQLiteCpp/Database.h>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace mm {
+
+class store_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct database_options {
+  int busy_timeout_ms = 5000;
+  bool read_only = false;  // read-only connections never migrate
+};
+
+class database {
+ public:
+  // Throws store_error with the path and the reason when the file cannot be
+  // opened, is not a SQLite database, or has a newer schema.
+  explicit database(const std::string& path, database_options o = {});
+
+  SQLite::Database& sql() { return db_; }
+  const std::string& path() const { return path_; }
+  int schema_version() const { return version_; }
+  static int latest_schema_version();
+
+ private:
+  int read_version();
+  void migrate();
+
+  std::string path_;
+  SQLite::Database db_;
+  int version_ = 0;
+};
+
+std::int64_t unix_ms_now();
+
+}  // namespace mm

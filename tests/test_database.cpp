@@ -1,0 +1,122 @@
+#include <SQLiteCpp/Statement.h>
+
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <sstream>
+
+#include "csv_import.hpp"
+#include "database.hpp"
+#include "player_table.hpp"
+#include "temp_dir.hpp"
+
+using namespace mm;
+
+TEST_CASE("an empty file is migrated to the latest schema with WAL and foreign keys",
+          "[db]") {
+  test::temp_dir dir;
+  database db(dir.file("mm.db"));
+  CHECK(db.schema_version() == database::latest_schema_version());
+  CHECK(db.sql().tableExists("players"));
+  CHECK(db.sql().tableExists("matchmaker_state"));
+  CHECK(db.sql().tableExists("matchmaker_state_rejected"));
+  CHECK(db.sql().execAndGet("PRAGMA journal_mode").getString() == "wal");
+  CHECK(db.sql().execAndGet("PRAGMA foreign_keys").getInt() == 1);
+  CHECK(db.sql().execAndGet("PRAGMA busy_timeout").getInt() == 5000);
+  CHECK(db.sql().execAndGet("SELECT COUNT(*) FROM schema_migrations").getInt() ==
+        database::latest_schema_version());
+  // Opening again applies nothing twice.
+  database again(dir.file("mm.db"));
+  CHECK(again.schema_version() == database::latest_schema_version());
+}
+
+TEST_CASE("a database newer than the binary is refused, untouched", "[db]") {
+  test::temp_dir dir;
+  {
+    database db(dir.file("mm.db"));
+    db.sql().exec("INSERT INTO schema_migrations VALUES (999, '999_future.sql', 0)");
+  }
+  CHECK_THROWS_WITH(database(dir.file("mm.db")), Catch::Contains("newer than this build"));
+  CHECK_THROWS_AS(database(dir.file("mm.db")), store_error);
+}
+
+TEST_CASE("a file that is not a database gets a clear error", "[db]") {
+  test::temp_dir dir;
+  std::ofstream(dir.file("junk.db")) << std::string(4096, 'x');
+  CHECK_THROWS_WITH(database(dir.file("junk.db")), Catch::Contains("junk.db"));
+  CHECK_THROWS_AS(database(dir.file("missing/dir/mm.db")), store_error);
+}
+
+TEST_CASE("players are upserted and deleted in batches; bad rows are skipped", "[db][players]") {
+  test::temp_dir dir;
+  database db(dir.file("mm.db"));
+  std::vector<player_row> rows(3);
+  rows[0].id = 1;
+  rows[0].mmr = 1200;
+  rows[0].attributes = {1, 2, 3, 4};
+  rows[0].payload = std::string("\0\1binary", 8);
+  rows[1].id = 0;  // invalid
+  rows[2].id = 3;
+  rows[2].mmr = std::nan("");
+  auto report = upsert_players(db, rows);
+  CHECK(report.written == 1);
+  REQUIRE(report.rejected.size() == 2);
+  CHECK(report.rejected[0].index == 1);
+  CHECK(report.rejected[1].reason.find("MMR") != std::string::npos);
+  auto p = find_player(db, 1);
+  REQUIRE(p);
+  CHECK(p->mmr == 1200);
+  CHECK(p->attributes[3] == 4);
+  CHECK(p->payload == rows[0].payload);
+  CHECK(p->updated_at_unix_ms > 0);
+
+  rows[0].mmr = 1300;
+  upsert_players(db, std::span(rows).first(1));
+  CHECK(find_player(db, 1)->mmr == 1300);
+  CHECK(count_players(db) == 1);
+
+  player_row huge;
+  huge.id = 0x8000000000000000ull;
+  CHECK(upsert_players(db, std::span(&huge, 1)).rejected.size() == 1);
+
+  const player_id gone[] = {1, 2, 0};
+  CHECK(delete_players(db, gone) == 1);
+  CHECK(count_players(db) == 0);
+  CHECK_FALSE(find_player(db, 1).has_value());
+}
+
+TEST_CASE("CSV import: good rows land, bad rows are reported by line", "[db][csv]") {
+  test::temp_dir dir;
+  database db(dir.file("mm.db"));
+  std::istringstream csv(
+      "id,mmr,attr0,attr1,attr2,attr3,is_bot\n"  // line 1: header
+      "1,1500,0,7,3,2,0\n"
+      "\n"
+      "# a comment\n"
+      "2,1500.5\n"
+      "x,100\n"                // line 6: bad id
+      "4,abc,1\n"              // line 7: bad mmr
+      "5,100,1,2,3,4,5,6\n"    // line 8: too many fields
+      "6,100,1,2,3,4,maybe\n"  // line 9: bad is_bot
+      "7,100,-3,0,0,0,1\n"
+      "0,100\n"                // line 11: id 0
+      "9,nan\n"                // line 12: not finite
+      "10 , 99 , 5 \r\n");
+  std::vector<std::uint64_t> progress;
+  csv_import_options o;
+  o.batch_size = 2;
+  o.progress = [&](std::uint64_t lines) { progress.push_back(lines); };
+  const auto r = import_players_csv(db, csv, o);
+  CHECK(r.lines == 13);
+  CHECK(r.imported == 4);
+  CHECK(r.bad_rows == 6);
+  std::vector<std::size_t> lines;
+  for (auto& p : r.problems) lines.push_back(p.index);
+  CHECK(lines == std::vector<std::size_t>{6, 7, 8, 9, 11, 12});
+  CHECK(count_players(db) == 4);
+  CHECK(find_player(db, 7)->is_bot);
+  CHECK(find_player(db, 7)->attributes[0] == -3);
+  CHECK(find_player(db, 10)->attributes[0] == 5);
+  CHECK(find_player(db, 2)->mmr == 1500.5);
+  CHECK_FALSE(progress.empty());
+  CHECK(progress.back() == 13);
+}

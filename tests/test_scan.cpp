@@ -1,0 +1,136 @@
+#include <catch2/catch.hpp>
+#include <set>
+
+#include "player_scanner.hpp"
+#include "player_table.hpp"
+#include "synthetic_players.hpp"
+#include "temp_dir.hpp"
+#include "test_support.hpp"
+
+using namespace mm;
+
+namespace {
+// Players with gaps in their ids (every third id), so pointers land between rows.
+void fill_table(database& db, std::size_t n) {
+  rng r(1);
+  auto rows = make_players(synthetic_population{}, n, 1, r);
+  for (std::size_t i = 0; i < rows.size(); ++i) rows[i].id = 3 * (i + 1);
+  upsert_players(db, rows);
+}
+}  // namespace
+
+TEST_CASE("over enough scans every player is seen, wrapping at the end", "[scan]") {
+  test::temp_dir dir;
+  database db(dir.file("mm.db"));
+  fill_table(db, 1000);
+  player_scanner scanner(dir.file("mm.db"), "players", 7);
+  std::set<player_id> seen;
+  std::uint32_t wraps = 0;
+  int scans = 0;
+  while (seen.size() < 1000 && scans < 500) {
+    const auto res = scanner.scan(64, 16);
+    CHECK(res.rows.size() == 64);
+    CHECK(res.batches == 4);
+    CHECK(res.unreadable == 0);
+    wraps += res.wraps;
+    for (const auto& row : res.rows) {
+      CHECK(row.id % 3 == 0);
+      seen.insert(row.id);
+    }
+    ++scans;
+  }
+  CHECK(seen.size() == 1000);
+  CHECK(wraps > 0);
+  INFO("scans needed: " << scans);
+  CHECK(scans < 100);  // 4 pointers x 16 rows walk 1000 rows in ~16 scans
+  CHECK(scanner.pointers().size() == 4);
+}
+
+TEST_CASE("a batch larger than the table reads each row once", "[scan]") {
+  test::temp_dir dir;
+  database db(dir.file("mm.db"));
+  fill_table(db, 10);
+  player_scanner scanner(dir.file("mm.db"), "players", 3);
+  const auto res = scanner.scan(64, 64);
+  std::set<player_id> ids;
+  for (const auto& row : res.rows) ids.insert(row.id);
+  CHECK(res.rows.size() == 10);
+  CHECK(ids.size() == 10);
+  database empty_db(dir.file("empty.db"));
+  CHECK(player_scanner(dir.file("empty.db"), "players", 3).scan(64, 16).rows.empty());
+}
+
+TEST_CASE("the scan can read a game's own table through a view", "[scan]") {
+  test::temp_dir dir;
+  database db(dir.file("mm.db"));
+  db.sql().exec(
+      "CREATE TABLE game_users (user_id INTEGER PRIMARY KEY, rating REAL, region INTEGER, "
+      "banned INTEGER)");
+  db.sql().exec("INSERT INTO game_users VALUES (10, 1500, 2, 0), (11, 1600, 1, 0), (12, 'x', 1, 0)");
+  db.sql().exec(
+      "CREATE VIEW mm_players AS SELECT user_id AS id, rating AS mmr, region AS attr0, "
+      "0 AS attr1, 0 AS attr2, 0 AS attr3, NULL AS payload, banned AS is_bot FROM game_users");
+  player_scanner scanner(dir.file("mm.db"), "mm_players", 1);
+  const auto res = scanner.scan(10, 10);
+  REQUIRE(res.rows.size() == 2);
+  CHECK(res.rows[0].attributes[0] + res.rows[1].attributes[0] == 3);
+  CHECK(res.unreadable == 1);  // rating 'x'
+  REQUIRE(res.reports.size() == 1);
+  CHECK(res.reports[0].find("player 12: mmr is TEXT") != std::string::npos);
+
+  test::generic_engine e(test::small_options());
+  e.apply_scan(res.rows, res.unreadable);
+  CHECK(e.info().players == 2);
+  CHECK(e.stats().rows_malformed == 1);
+  CHECK(e.stats().scans == 1);
+  CHECK(e.sample_count() == 2);
+}
+
+TEST_CASE("unusable scan sources are refused clearly", "[scan]") {
+  test::temp_dir dir;
+  database db(dir.file("mm.db"));
+  db.sql().exec("CREATE TABLE other (id INTEGER PRIMARY KEY, mmr REAL)");
+  CHECK_THROWS_WITH(player_scanner(dir.file("mm.db"), "nope", 1), Catch::Contains("no such table"));
+  CHECK_THROWS_WITH(player_scanner(dir.file("mm.db"), "other", 1), Catch::Contains("attr0"));
+  CHECK_THROWS_WITH(player_scanner(dir.file("mm.db"), "players; DROP TABLE players", 1),
+                    Catch::Contains("not a plain table or view name"));
+  CHECK(valid_sql_identifier("mm_players2"));
+  CHECK_FALSE(valid_sql_identifier("2x"));
+}
+
+TEST_CASE("unreadable rows are counted and a bounded number reported", "[scan]") {
+  test::temp_dir dir;
+  database db(dir.file("mm.db"));
+  db.sql().exec("CREATE TABLE raw (id, mmr, attr0, attr1, attr2, attr3, payload, is_bot)");
+  for (int i = 1; i <= 30; ++i)
+    db.sql().exec("INSERT INTO raw VALUES (" + std::to_string(i) + ", 'bad', 0, 0, 0, 0, NULL, 0)");
+  db.sql().exec("INSERT INTO raw VALUES (31, 100, 0, 0, 0, 0, NULL, 0)");
+  db.sql().exec("INSERT INTO raw VALUES ('str', 100, 0, 0, 0, 0, NULL, 0)");
+  player_scanner scanner(dir.file("mm.db"), "raw", 1);
+  const auto res = scanner.scan(100, 100);
+  CHECK(res.rows.size() == 1);
+  CHECK(res.unreadable == 31);
+  CHECK(res.reports.size() == player_scanner::max_reports);
+}
+
+TEST_CASE("the fetch count follows bucket density", "[scan]") {
+  auto o = test::small_options(1000);
+  o.database_scan_min_fetch = 64;
+  o.database_scan_max_fetch = 1024;
+  o.mmr_bucket_count = 2;  // slices [0, 500) and [500, 1000]
+  o.bucket_initial_size = 100;
+  test::generic_engine e(o);
+  CHECK(e.scan_fetch_count() == 1024);  // no buckets yet
+  // Bucket A nearly empty (density 0), bucket B crowded (density 1).
+  e.update(1, test::model(1, 10));
+  for (player_id id = 2; e.info().buckets.size() < 2 || e.info().buckets[1].fill < 0.8; ++id)
+    e.update(id, test::model(id, 900));
+  double expected = 0;
+  for (const auto& b : e.info().buckets) {
+    const double d = std::clamp((b.fill - 0.2) / 0.6, 0.0, 1.0);
+    expected += (1 - d) * (1 - d);
+  }
+  expected = 64 + (1024 - 64) * expected / 2;
+  CHECK(e.scan_fetch_count() == static_cast<std::uint32_t>(expected));
+  CHECK(e.scan_fetch_count() == Approx(64 + 960 / 2).margin(2));
+}
