@@ -11,7 +11,8 @@ namespace mm {
 
 namespace {
 int open_flags(const database_options& o) {
-  return o.read_only ? SQLite::OPEN_READONLY : SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE;
+  return (o.read_only ? SQLite::OPEN_READONLY : SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE) |
+         (o.single_thread ? SQLite::OPEN_NOMUTEX : 0);
 }
 
 SQLite::Database open(const std::string& path, const database_options& o) {

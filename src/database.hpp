@@ -18,6 +18,9 @@ class store_error : public std::runtime_error {
 struct database_options {
   int busy_timeout_ms = 5000;
   bool read_only = false;  // read-only connections never migrate
+  // The connection is only ever used by one thread at a time: SQLite can skip
+  // its per-call mutex.
+  bool single_thread = false;
 };
 
 class database {

@@ -104,6 +104,7 @@ class engine {
       if (threshold_reached(opt_.player_remove_after_candidate_offer, b.fill())) {
         b.erase(res.best_candidate_id);
         ++stats_.removed_after_offer;
+        ++filter_stale_;
       }
       ++stats_.queries_success;
       return res;
@@ -512,16 +513,27 @@ class engine {
   }
 
   // Every insert goes through here, so the membership filter sees every id.
+  //
+  // Evicted and removed players stay in the filter ("stale"); an update for one
+  // of them probes every bucket. The filter is rebuilt from the cache once the
+  // stale ids reach 1/32 of the cache size: a rebuild reads every slot once
+  // (sequentially), about 32 slot reads per eviction, while a stale hit costs a
+  // random read in every bucket; with evicted players coming back, as they do
+  // in a scan, rarer rebuilds measured slower (docs/performance.md).
   update_result insert_into(std::uint32_t b, const model_type& m) {
-    if (present_.needs_rebuild()) rebuild_filter();
+    if (present_.needs_rebuild() || filter_stale_ > opt_.player_cache_size / 32 + 1024)
+      rebuild_filter();
     present_.add(Profile::id_of(m));
     const bucket_insert ins = pool_.at(b).slots.insert(m);
-    return {update_outcome::inserted, ins.what == bucket_insert::replaced ? 1u : 0u};
+    const bool evicted = ins.what == bucket_insert::replaced;
+    filter_stale_ += evicted;
+    return {update_outcome::inserted, evicted ? 1u : 0u};
   }
 
   void rebuild_filter() {
     present_.reset(std::max<std::uint64_t>(opt_.player_cache_size, 2 * pool_.players()));
     for_each_player([&](const model_type& m) { present_.add(Profile::id_of(m)); });
+    filter_stale_ = 0;
   }
 
 
@@ -562,6 +574,7 @@ class engine {
     if (id == invalid_player) return {update_outcome::rejected, 0, "player id 0 is invalid"};
     locate(id, nullptr, /*all=*/opt_.allow_multiple_entries_per_player);
     for (std::uint32_t b : held_) pool_.at(b).slots.erase(id);
+    if (!held_.empty()) ++filter_stale_;
     return {held_.empty() ? update_outcome::no_op : update_outcome::removed};
   }
 
@@ -667,6 +680,7 @@ class engine {
   std::vector<strategy_traits> traits_;
   pool_type pool_;
   membership_filter present_{opt_.player_cache_size};
+  std::uint64_t filter_stale_ = 0;  // evicted or removed ids still in the filter
   sample_fifo samples_;
   sizing_model sizing_;
   std::int64_t last_rebalance_ms_ = 0;

@@ -45,7 +45,8 @@ class player_scanner {
   const std::vector<std::int64_t>& pointers() const { return pointers_; }
 
  private:
-  void read(SQLite::Statement& q, scan_result& out, std::int64_t& last_id);
+  class statement;
+  void read(statement& q, scan_result& out, std::int64_t& last_id);
 
   database db_;
   std::string source_;

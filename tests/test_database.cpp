@@ -46,7 +46,7 @@ TEST_CASE("a file that is not a database gets a clear error", "[db]") {
   CHECK_THROWS_AS(database(dir.file("missing/dir/mm.db")), store_error);
 }
 
-TEST_CASE("players are upserted and deleted in batches; bad rows are skipped", "[db][players]") {
+TEST_CASE("players are upserted and deleted in batches, bad rows are skipped", "[db][players]") {
   test::temp_dir dir;
   database db(dir.file("mm.db"));
   std::vector<player_row> rows(3);
