@@ -124,10 +124,14 @@ int main(int argc, char** argv) {
   }
 
   // Reference: a plain sequential read of the same columns into the same rows,
-  // through SQLite's C API (the fastest way to read it).
+  // through SQLite's C API on a connection set up as the scanner's is (read
+  // only, no mutex, memory-mapped): the fastest way to read the table.
   {
+    mm::database reader(path, {5000, /*read_only=*/true, /*single_thread=*/true});
+    reader.sql().exec("PRAGMA mmap_size = 1073741824");
+    reader.sql().exec("PRAGMA cache_size = -65536");
     sqlite3_stmt* q = nullptr;
-    sqlite3_prepare_v2(db.sql().getHandle(),
+    sqlite3_prepare_v2(reader.sql().getHandle(),
                        "SELECT id, mmr, attr0, attr1, attr2, attr3, payload, is_bot FROM players",
                        -1, &q, nullptr);
     std::vector<mm::player_row> rows;
@@ -190,12 +194,21 @@ int main(int argc, char** argv) {
     emit("persistence", "snapshot_write_ms", (now_s() - t) * 1e3, "ms",
          params + ", \"players\": " + std::to_string(saved.players) +
              ", \"bytes\": " + std::to_string(saved.bytes));
+    // Into a new engine: this includes the kernel mapping the bucket memory of
+    // a 1,000,000-player cache (28 MB) as the restored players first touch it.
     engine_type fresh(cache_options(cache), mm::generic_profile(mm::demo_profile_config()));
-    const double t2 = now_s();
-    const auto r = mm::load_state(db, "bench", fresh, 2);
+    double t2 = now_s();
+    auto r = mm::load_state(db, "bench", fresh, 2);
     emit("persistence", "restore_16k_ms", (now_s() - t2) * 1e3, "ms",
          params + ", \"players\": " + std::to_string(r.players) +
              ", \"restored\": " + (r.restored ? "true" : "false"));
+    // Again into an engine of the same process (a supervisor's restart): the
+    // memory is already mapped, so this is the restore work itself.
+    fresh.reset();
+    t2 = now_s();
+    r = mm::load_state(db, "bench", fresh, 3);
+    emit("persistence", "restore_16k_mapped_memory_ms", (now_s() - t2) * 1e3, "ms",
+         params + ", \"players\": " + std::to_string(r.players));
   }
 
   // The lookup a team would write without a matchmaker: an indexed query per

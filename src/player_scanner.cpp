@@ -125,13 +125,27 @@ void player_scanner::read(statement& q, scan_result& out, std::int64_t& last_id)
 }
 
 scan_result player_scanner::scan(std::uint32_t fetch, std::uint32_t batch_size) {
-  const auto start = std::chrono::steady_clock::now();
   scan_result out;
-  if (fetch == 0 || batch_size == 0) return out;
+  scan_into(fetch, batch_size, out);
+  return out;
+}
+
+void player_scanner::scan_into(std::uint32_t fetch, std::uint32_t batch_size, scan_result& out) {
+  const auto start = std::chrono::steady_clock::now();
+  out.rows.clear();
+  out.unreadable = 0;
+  out.reports.clear();
+  out.batches = out.wraps = 0;
+  out.seconds = 0;
+  if (fetch == 0 || batch_size == 0) return;
   try {
-    SQLite::Statement bounds(db_.sql(), "SELECT MIN(id), MAX(id) FROM \"" + source_ + "\"");
+    // Two subqueries: SQLite answers a lone MIN or MAX from the index, but reads
+    // the whole table for MIN(id), MAX(id) together.
+    const std::string from_source = " FROM \"" + source_ + "\")";
+    SQLite::Statement bounds(db_.sql(), "SELECT (SELECT MIN(id)" + from_source +
+                                            ", (SELECT MAX(id)" + from_source);
     bounds.executeStep();
-    if (bounds.getColumn(0).isNull()) return out;  // empty table
+    if (bounds.getColumn(0).isNull()) return;  // empty table
     const std::int64_t lo = bounds.getColumn(0).getInt64(), hi = bounds.getColumn(1).getInt64();
     auto random_pointer = [&] {
       // Just below a random id, so the batch starts with that id's row.
@@ -174,7 +188,6 @@ scan_result player_scanner::scan(std::uint32_t fetch, std::uint32_t batch_size) 
     throw store_error("scan of '" + source_ + "' in '" + db_.path() + "' failed: " + e.what());
   }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return out;
 }
 
 }  // namespace mm

@@ -41,6 +41,10 @@ class player_scanner {
 
   // Reads about `fetch` rows in batches of `batch_size`.
   scan_result scan(std::uint32_t fetch, std::uint32_t batch_size);
+  // The same into `out`, reusing its storage: a result handed back by the
+  // engine's owner after applying it saves allocating (and faulting in) the
+  // next one.
+  void scan_into(std::uint32_t fetch, std::uint32_t batch_size, scan_result& out);
 
   const std::vector<std::int64_t>& pointers() const { return pointers_; }
 
