@@ -66,7 +66,8 @@ bool valid_sql_identifier(const std::string& name) {
 }
 
 player_scanner::player_scanner(const std::string& path, const std::string& source,
-                               std::uint64_t seed, int busy_timeout_ms)
+                               std::uint64_t seed, int busy_timeout_ms, std::uint32_t shard_count,
+                               std::uint32_t shard_index)
     : db_(path, database_options{busy_timeout_ms, /*read_only=*/true, /*single_thread=*/true}),
       source_(source),
       rng_(seed) {
@@ -74,6 +75,9 @@ player_scanner::player_scanner(const std::string& path, const std::string& sourc
   // instead of a pread per page, and keep a larger page cache.
   db_.sql().exec("PRAGMA mmap_size = 1073741824");
   db_.sql().exec("PRAGMA cache_size = -65536");
+  if (shard_count > 1)
+    shard_filter_ = " AND id % " + std::to_string(shard_count) + " = " +
+                    std::to_string(shard_index % shard_count);
   if (!valid_sql_identifier(source))
     throw store_error("scan source '" + source +
                       "' is not a plain table or view name (letters, digits, '_')");
@@ -159,10 +163,12 @@ void player_scanner::scan_into(std::uint32_t fetch, std::uint32_t batch_size, sc
       if (rng_.unit() < repoint_chance) p = random_pointer();
 
     statement from(db_.sql(), std::string("SELECT ") + columns + " FROM \"" + source_ +
-                                          "\" WHERE id > ? ORDER BY id LIMIT ?");
+                                          "\" WHERE id > ?" + shard_filter_ +
+                                   " ORDER BY id LIMIT ?");
     // After the end, from the start up to where this batch began: no row twice.
     statement wrap(db_.sql(), std::string("SELECT ") + columns + " FROM \"" + source_ +
-                                          "\" WHERE id <= ? ORDER BY id LIMIT ?");
+                                          "\" WHERE id <= ?" + shard_filter_ +
+                                   " ORDER BY id LIMIT ?");
     out.rows.reserve(fetch);
     std::uint32_t left = fetch;
     for (std::uint32_t b = 0; b < batches; ++b, ++out.batches) {

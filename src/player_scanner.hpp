@@ -36,8 +36,11 @@ class player_scanner {
   // `source` is the table or view to read (see docs/persistence.md): it must
   // have the columns id, mmr, attr0..attr3, payload and is_bot. Throws
   // store_error when the database or the source cannot be used.
+  // With shard_count > 1 only players with id mod shard_count == shard_index are
+  // read: the share of an instance in a set of shard_count instances.
   player_scanner(const std::string& path, const std::string& source, std::uint64_t seed,
-                 int busy_timeout_ms = 5000);
+                 int busy_timeout_ms = 5000, std::uint32_t shard_count = 1,
+                 std::uint32_t shard_index = 0);
 
   // Reads about `fetch` rows in batches of `batch_size`.
   scan_result scan(std::uint32_t fetch, std::uint32_t batch_size);
@@ -54,6 +57,7 @@ class player_scanner {
 
   database db_;
   std::string source_;
+  std::string shard_filter_;  // " AND id % N = k", or empty
   rng rng_;
   std::vector<std::int64_t> pointers_;  // last id read by each batch's pointer
 };

@@ -84,30 +84,43 @@ save_report save_state(database& db, const std::string& instance_id, const engin
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
 }
 
+// Decodes and applies a stored snapshot; the caller sets it aside when the
+// report says found but not restored. Never throws on a bad payload.
+template <class Profile>
+restore_report restore_stored(engine<Profile>& e, const stored_state& stored,
+                              std::int64_t now_unix_ms) {
+  using model = typename Profile::model_type;
+  auto decoded = decode_snapshot<model>(stored.payload, [](const model& m) {
+    return Profile::id_of(m) != invalid_player && std::isfinite(Profile::mmr_of(m));
+  });
+  if (auto* err = std::get_if<decode_error>(&decoded)) {
+    restore_report r;
+    r.found = true;
+    r.problem = err->reason;
+    return r;
+  }
+  return apply_snapshot(e, std::get<engine_snapshot<model>>(decoded), now_unix_ms);
+}
+
+inline void log_set_aside(const std::string& instance_id, const stored_state& stored,
+                          const std::string& problem) {
+  log(log_level::error, "matchmaker '" + instance_id + "': snapshot of " +
+                            std::to_string(stored.persisted_at_unix_ms) +
+                            " set aside in matchmaker_state_rejected (" + problem +
+                            "); starting empty, the scan will fill the cache");
+}
+
 // Reads and applies the instance's snapshot. Database errors propagate (the
 // caller decides whether to retry); a bad payload does not.
 template <class Profile>
 restore_report load_state(database& db, const std::string& instance_id, engine<Profile>& e,
                           std::int64_t now_unix_ms) {
-  using model = typename Profile::model_type;
   const auto stored = read_state(db, instance_id);
   if (!stored) return {};
-  auto decoded = decode_snapshot<model>(stored->payload, [](const model& m) {
-    return Profile::id_of(m) != invalid_player && std::isfinite(Profile::mmr_of(m));
-  });
-  restore_report r;
-  if (auto* err = std::get_if<decode_error>(&decoded)) {
-    r.found = true;
-    r.problem = err->reason;
-  } else {
-    r = apply_snapshot(e, std::get<engine_snapshot<model>>(decoded), now_unix_ms);
-  }
+  restore_report r = restore_stored(e, *stored, now_unix_ms);
   if (!r.restored) {
     set_aside_state(db, instance_id, r.problem, now_unix_ms);
-    log(log_level::error, "matchmaker '" + instance_id + "': snapshot of " +
-                              std::to_string(stored->persisted_at_unix_ms) +
-                              " set aside in matchmaker_state_rejected (" + r.problem +
-                              "); starting empty, the scan will fill the cache");
+    log_set_aside(instance_id, *stored, r.problem);
   }
   return r;
 }

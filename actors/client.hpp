@@ -1,0 +1,114 @@
+// The client side of an instance set (SPEC §10): what game actors talk to.
+// Player updates and enrolments go to instance `player_id mod N` (instances
+// own disjoint shards of the player ids); a query goes to a random instance
+// first and, on NoneFound, to the next, until one finds an opponent or all were
+// asked. A timeout or an instance that is down counts as "ask the next one":
+// the caller always gets one answer, never a hang.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "interface.hpp"
+#include "random.hpp"
+
+namespace mm::actors {
+
+template <class Profile>
+struct client_interface {
+  using model = typename Profile::model_type;
+  using query = typename Profile::query_type;
+  using type = caf::typed_actor<
+      // Find an opponent across the instances (see above).
+      typename caf::replies_to<find_atom, match_request<query>>::template with<match_reply<model>>,
+      // A player state update, routed to instance id mod N.
+      caf::reacts_to<update_atom, player_update<model>>,
+      // Enroll or remove a player, routed to instance id mod N.
+      caf::replies_to<enroll_atom, player_id, bool>::with<bool>>;
+};
+
+template <class Profile>
+struct client_state {
+  // Not an aggregate: CAF would otherwise build the state from the actor pointer.
+  client_state() = default;
+  std::vector<typename interfaces<Profile>::matchmaker> instances;
+  std::chrono::milliseconds timeout{250};
+  rng random{1};
+  std::uint64_t failed_requests = 0;  // timeouts and errors from instances
+  static inline const char* name = "mm.client";
+};
+
+template <class Profile>
+using client_pointer =
+    typename client_interface<Profile>::type::template stateful_pointer<client_state<Profile>>;
+
+template <class Profile>
+std::size_t shard_of(const client_state<Profile>& st, player_id id) {
+  return static_cast<std::size_t>(id % st.instances.size());
+}
+
+// Asks instance (start + k) mod N; on NoneFound or failure, the next one.
+template <class Profile>
+void find_from(client_pointer<Profile> self,
+               caf::typed_response_promise<match_reply<typename Profile::model_type>> rp,
+               std::shared_ptr<const match_request<typename Profile::query_type>> req,
+               std::size_t start, std::size_t k, bool someone_said_none) {
+  using reply = match_reply<typename Profile::model_type>;
+  const auto& all = self->state.instances;
+  const std::size_t n = all.size();
+  self->request(all[(start + k) % n], self->state.timeout, find_atom::value, *req)
+      .then(
+          [=](reply& r) mutable {
+            if (r.type == match_type::none_found && k + 1 < n) {
+              find_from<Profile>(self, rp, req, start, k + 1, true);
+              return;
+            }
+            rp.deliver(std::move(r));
+          },
+          [=](caf::error& e) mutable {
+            ++self->state.failed_requests;
+            if (k + 1 < n) {
+              find_from<Profile>(self, rp, req, start, k + 1, someone_said_none);
+            } else if (someone_said_none) {
+              rp.deliver(reply{});  // NoneFound: those that answered found none
+            } else {
+              rp.deliver(std::move(e));  // nobody answered
+            }
+          });
+}
+
+template <class Profile>
+typename client_interface<Profile>::type::behavior_type client_actor(
+    client_pointer<Profile> self, std::vector<typename interfaces<Profile>::matchmaker> instances,
+    std::chrono::milliseconds timeout, std::uint64_t seed) {
+  using model = typename Profile::model_type;
+  using query = typename Profile::query_type;
+  auto& st = self->state;
+  st.instances = std::move(instances);
+  st.timeout = timeout;
+  st.random.reseed(seed);
+  return {
+      [=](find_atom, const match_request<query>& req) -> caf::result<match_reply<model>> {
+        auto& s = self->state;
+        if (s.instances.empty())
+          return caf::make_error(caf::sec::invalid_argument, "no matchmaker instances");
+        auto rp = self->template make_response_promise<match_reply<model>>();
+        find_from<Profile>(self, rp, std::make_shared<const match_request<query>>(req),
+                  static_cast<std::size_t>(s.random.below(s.instances.size())), 0, false);
+        return rp;
+      },
+      [=](update_atom a, const player_update<model>& u) {
+        auto& s = self->state;
+        if (!s.instances.empty()) self->send(s.instances[shard_of(s, u.id)], a, u);
+      },
+      [=](enroll_atom a, player_id id, bool removal) -> caf::result<bool> {
+        auto& s = self->state;
+        if (s.instances.empty())
+          return caf::make_error(caf::sec::invalid_argument, "no matchmaker instances");
+        return self->delegate(s.instances[shard_of(s, id)], a, id, removal);
+      },
+  };
+}
+
+}  // namespace mm::actors

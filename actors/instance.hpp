@@ -1,0 +1,242 @@
+// A matchmaker instance: one actor owning one engine (nothing else touches it)
+// and one database worker. Self-re-arming timers drive the scan (SPEC §7), the
+// rebalance (§8) and the snapshot (§9); database work runs on the worker and
+// its results are applied here. At most one scan is in flight. A graceful exit
+// writes a final snapshot.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "db_worker.hpp"
+#include "engine.hpp"
+#include "interface.hpp"
+#include "log.hpp"
+#include "snapshot.hpp"
+
+namespace mm::actors {
+
+template <class Profile>
+struct instance_config {
+  std::string id;   // instance id: the key of its state row
+  options opts;
+  Profile profile;
+  db_worker_config database;
+  bool detached_worker = true;  // false on the deterministic test scheduler
+  // How long a scan may take before it is given up (and another may start).
+  std::chrono::milliseconds scan_timeout{60'000};
+};
+
+template <class Profile>
+struct instance_state {
+  // Not an aggregate: CAF would otherwise build the state from the actor pointer.
+  instance_state() = default;
+  std::unique_ptr<engine<Profile>> eng;
+  instance_config<Profile> config;
+  db_worker worker;
+  bool scan_in_flight = false;
+  bool restore_done = false;
+  std::uint64_t state_bytes = 0;
+  std::int64_t last_snapshot_unix_ms = 0;
+  std::uint64_t scan_errors = 0;
+  std::vector<std::string> scan_reports;
+  // Updates that arrive before the snapshot is restored wait here: the restore
+  // replaces the cache, and they must not be lost under it.
+  std::vector<player_update<typename Profile::model_type>> pending_updates;
+  static inline const char* name = "mm.instance";
+};
+
+inline std::int64_t wall_unix_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+template <class Profile>
+using instance_pointer =
+    typename interfaces<Profile>::instance::template stateful_pointer<instance_state<Profile>>;
+
+// Encodes a snapshot here (it reads the engine) and has the worker write it.
+template <class Profile>
+void write_snapshot(instance_pointer<Profile> self) {
+  auto& st = self->state;
+  stored_state s{wall_unix_ms(), snapshot_version, encode_snapshot(take_snapshot(*st.eng))};
+  const std::int64_t at = s.persisted_at_unix_ms;
+  self->request(st.worker, caf::infinite, save_atom::value, st.config.id, std::move(s))
+      .then(
+          [=](std::uint64_t bytes) {
+            self->state.state_bytes = bytes;
+            self->state.last_snapshot_unix_ms = at;
+          },
+          [=](caf::error& e) {
+            log(log_level::error, "matchmaker '" + self->state.config.id +
+                                      "': snapshot not written: " + self->system().render(e));
+          });
+}
+
+template <class Profile>
+void start_scan(instance_pointer<Profile> self) {
+  auto& st = self->state;
+  if (st.scan_in_flight) return;  // the previous scan is still running: skip this tick
+  st.scan_in_flight = true;
+  self->request(st.worker, st.config.scan_timeout, scan_atom::value, st.eng->scan_fetch_count(),
+                st.config.opts.database_scan_batch_size)
+      .then(
+          [=](scan_result& res) {
+            auto& s = self->state;
+            s.scan_in_flight = false;
+            s.eng->apply_scan(res.rows, res.unreadable);
+            if (!res.reports.empty()) s.scan_reports = std::move(res.reports);
+            // The first sizing comes as soon as there are enough samples, not
+            // only after the first rebalance interval.
+            if (s.eng->last_rebalance_unix_ms() == 0 && s.eng->enough_data()) {
+              s.eng->rebalance(wall_unix_ms());
+              write_snapshot<Profile>(self);
+            }
+          },
+          [=](caf::error& e) {
+            auto& s = self->state;
+            s.scan_in_flight = false;
+            ++s.scan_errors;
+            log(log_level::warning,
+                "matchmaker '" + s.config.id + "': scan failed: " + self->system().render(e));
+          });
+}
+
+template <class Profile>
+void finish_restore(instance_pointer<Profile> self) {
+  auto& s = self->state;
+  s.restore_done = true;
+  for (const auto& u : s.pending_updates)
+    s.eng->update(u.id, std::span<const typename Profile::model_type>(u.models));
+  s.pending_updates = {};
+}
+
+template <class Profile>
+void restore(instance_pointer<Profile> self) {
+  auto& st = self->state;
+  self->request(st.worker, caf::infinite, load_atom::value, st.config.id)
+      .then(
+          [=](bool found, stored_state& stored) {
+            auto& s = self->state;
+            if (!found) {
+              finish_restore<Profile>(self);
+              return;
+            }
+            const auto r = restore_stored(*s.eng, stored, wall_unix_ms());
+            if (r.restored) {
+              log(log_level::info, "matchmaker '" + s.config.id + "': restored " +
+                                       std::to_string(r.players) + " players from its snapshot");
+            } else {
+              self->request(s.worker, caf::infinite, set_aside_atom::value, s.config.id, r.problem,
+                            wall_unix_ms())
+                  .then([](bool) {}, [](caf::error&) {});
+              log_set_aside(s.config.id, stored, r.problem);
+            }
+            finish_restore<Profile>(self);
+          },
+          [=](caf::error& e) {
+            finish_restore<Profile>(self);
+            log(log_level::error, "matchmaker '" + self->state.config.id +
+                                      "': snapshot not read, starting empty: " +
+                                      self->system().render(e));
+          });
+}
+
+template <class Profile>
+typename interfaces<Profile>::instance::behavior_type instance_actor(
+    instance_pointer<Profile> self, instance_config<Profile> config) {
+  using model = typename Profile::model_type;
+  auto& st = self->state;
+  st.eng = std::make_unique<engine<Profile>>(config.opts, config.profile);
+  st.config = std::move(config);
+  const options& o = st.config.opts;
+  st.worker = st.config.detached_worker
+                  ? self->template spawn<caf::detached + caf::linked>(db_worker_actor,
+                                                                     st.config.database)
+                  : self->template spawn<caf::linked>(db_worker_actor, st.config.database);
+  restore<Profile>(self);
+  if (o.enable_database_scan) self->delayed_send(self, o.database_scan_first_delay, scan_tick_atom::value);
+  self->delayed_send(self, o.state_snapshot_interval, snapshot_tick_atom::value);
+  self->delayed_send(self, o.buckets_rebalance_interval, rebalance_tick_atom::value);
+  // A graceful stop writes a final snapshot; the worker, linked, stops after
+  // handling it (messages from one sender arrive in order).
+  self->set_exit_handler([=](const caf::exit_msg& msg) {
+    write_snapshot<Profile>(self);
+    self->quit(msg.reason);
+  });
+  return {
+      [=](find_atom, const match_request<typename Profile::query_type>& req) {
+        return match_reply<model>::from(self->state.eng->find_match(req));
+      },
+      [=](update_atom, const player_update<model>& u) {
+        auto& s = self->state;
+        if (!s.restore_done) s.pending_updates.push_back(u);
+        else s.eng->update(u.id, std::span<const model>(u.models));
+      },
+      [=](enroll_atom, player_id id, bool is_removal) -> caf::result<bool> {
+        auto& s = self->state;
+        if (is_removal) return s.eng->remove(id).outcome == update_outcome::removed;
+        auto rp = self->template make_response_promise<bool>();
+        self->request(s.worker, caf::infinite, fetch_atom::value, id)
+            .then(
+                [=](bool found, const player_row& row) mutable {
+                  if (!found) {
+                    rp.deliver(false);
+                    return;
+                  }
+                  std::vector<model> models;
+                  if (self->state.eng->profile().make_models(row, models) != row_verdict::eligible) {
+                    rp.deliver(false);
+                    return;
+                  }
+                  bool changed = false;
+                  for (const model& m : models)
+                    changed |= self->state.eng->enroll(m).outcome != update_outcome::rejected;
+                  rp.deliver(changed);
+                },
+                [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
+        return rp;
+      },
+      [=](info_atom) {
+        auto& s = self->state;
+        return instance_info{s.eng->info(), s.state_bytes, s.last_snapshot_unix_ms,
+                             s.scan_errors, s.scan_reports};
+      },
+      [=](player_atom, player_id id) { return self->state.eng->player(id); },
+      [=](inspect_atom, std::uint32_t bucket, std::uint32_t offset, std::uint32_t limit) {
+        return self->state.eng->inspect_bucket(bucket, offset, std::min<std::uint32_t>(limit, 10'000));
+      },
+      [=](top_atom, std::uint32_t n) {
+        return self->state.eng->top_by_mmr(std::min<std::uint32_t>(n, 10'000));
+      },
+      [=](rebalance_atom) {
+        auto report = self->state.eng->rebalance(wall_unix_ms());
+        if (report.performed) write_snapshot<Profile>(self);
+        return report;
+      },
+      [=](clear_atom) {
+        self->state.eng->clear();
+        write_snapshot<Profile>(self);
+        if (self->state.config.opts.enable_database_scan) start_scan<Profile>(self);
+        return true;
+      },
+      [=](scan_tick_atom) {
+        self->delayed_send(self, self->state.config.opts.database_scan_tick, scan_tick_atom::value);
+        start_scan<Profile>(self);
+      },
+      [=](snapshot_tick_atom) {
+        self->delayed_send(self, self->state.config.opts.state_snapshot_interval,
+                           snapshot_tick_atom::value);
+        write_snapshot<Profile>(self);
+      },
+      [=](rebalance_tick_atom) {
+        self->delayed_send(self, self->state.config.opts.buckets_rebalance_interval,
+                           rebalance_tick_atom::value);
+        if (self->state.eng->rebalance(wall_unix_ms()).performed) write_snapshot<Profile>(self);
+      },
+  };
+}
+
+}  // namespace mm::actors

@@ -1,0 +1,149 @@
+// Message types of the actor layer and their CAF `inspect` functions, so they
+// can cross the network (CAF 0.17: each must also be registered with
+// add_message_type; see register_message_types). The engine's own headers stay
+// free of CAF: the inspect functions for its types live here.
+#pragma once
+
+#include <caf/meta/type_name.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "generic_profile.hpp"
+#include "introspection.hpp"
+#include "player_row.hpp"
+#include "player_scanner.hpp"
+#include "state_table.hpp"
+#include "types.hpp"
+
+namespace mm {
+
+// The answer to a matchmaking request, in a shape that serializes (no
+// std::optional, no string_view).
+template <class Model>
+struct match_reply {
+  match_type type = match_type::none_found;
+  player_id best_candidate_id = invalid_player;
+  bool has_model = false;
+  Model model{};
+  float quality = 0;
+  std::uint32_t players_tested = 0;
+  std::string error;  // set for invalid_request
+
+  static match_reply from(const match_response<Model>& r) {
+    match_reply x;
+    x.type = r.type;
+    x.best_candidate_id = r.best_candidate_id;
+    x.has_model = r.model.has_value();
+    if (r.model) x.model = *r.model;
+    x.quality = r.quality;
+    x.players_tested = r.players_tested;
+    x.error = std::string(r.error);
+    return x;
+  }
+};
+
+// A player state update from the game: no models means "no longer a target".
+template <class Model>
+struct player_update {
+  player_id id = invalid_player;
+  std::vector<Model> models;
+};
+
+// What an instance reports about itself: the engine's view plus its own.
+struct instance_info {
+  engine_info engine;
+  std::uint64_t state_bytes = 0;            // size of the last snapshot written
+  std::int64_t last_snapshot_unix_ms = 0;   // 0: none yet
+  std::uint64_t scan_errors = 0;            // scans that failed (database errors)
+  std::vector<std::string> scan_reports;    // latest unreadable-row explanations
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, generic_model& x) {
+  return f(caf::meta::type_name("generic_model"), x.id_low, x.id_high, x.mmr, x.attributes);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, generic_query& x) {
+  return f(caf::meta::type_name("generic_query"), x.attacker, x.mmr, x.attributes);
+}
+
+template <class Inspector, class Query>
+typename Inspector::result_type inspect(Inspector& f, match_request<Query>& x) {
+  return f(caf::meta::type_name("match_request"), x.query, x.num_retries, x.excluded_player_ids);
+}
+
+template <class Inspector, class Model>
+typename Inspector::result_type inspect(Inspector& f, match_reply<Model>& x) {
+  return f(caf::meta::type_name("match_reply"), x.type, x.best_candidate_id, x.has_model, x.model,
+           x.quality, x.players_tested, x.error);
+}
+
+template <class Inspector, class Model>
+typename Inspector::result_type inspect(Inspector& f, player_update<Model>& x) {
+  return f(caf::meta::type_name("player_update"), x.id, x.models);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, bucket_info& x) {
+  return f(caf::meta::type_name("bucket_info"), x.index, x.labels, x.mmr_low, x.mmr_high, x.count,
+           x.capacity, x.fill);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, engine_stats& x) {
+  return f(caf::meta::type_name("engine_stats"), x.queries_success, x.queries_none_found,
+           x.queries_fake, x.queries_invalid, x.updates_inserted, x.updates_updated,
+           x.updates_bucket_changed, x.updates_removed, x.updates_no_op, x.updates_rejected,
+           x.evictions, x.removed_after_offer, x.scans, x.rows_applied, x.rows_malformed,
+           x.samples_taken, x.rebalances, x.players_lost_in_rebalance);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, engine_info& x) {
+  return f(caf::meta::type_name("engine_info"), x.name, x.players, x.capacity, x.overall_fill,
+           x.bucket_count, x.buckets, x.mmr_low, x.mmr_high, x.samples,
+           x.enough_data_for_rebalance, x.last_rebalance_unix_ms, x.memory_bytes, x.stats);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, instance_info& x) {
+  return f(caf::meta::type_name("instance_info"), x.engine, x.state_bytes,
+           x.last_snapshot_unix_ms, x.scan_errors, x.scan_reports);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, player_info& x) {
+  return f(caf::meta::type_name("player_info"), x.participating, x.mmr, x.percentile, x.buckets);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, rebalance_report& x) {
+  return f(caf::meta::type_name("rebalance_report"), x.performed, x.reason, x.mmr_range_changed,
+           x.mmr_low, x.mmr_high, x.samples, x.buckets_before, x.buckets_after,
+           x.buckets_resized, x.buckets_pruned, x.players_before, x.players_after,
+           x.players_lost, x.capacity_after);
+}
+
+// Local messages between an instance and its database worker.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, player_row& x) {
+  return f(caf::meta::type_name("player_row"), x.id, x.mmr, x.attributes, x.payload, x.is_bot,
+           x.updated_at_unix_ms);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, scan_result& x) {
+  return f(caf::meta::type_name("scan_result"), x.rows, x.unreadable, x.reports, x.batches,
+           x.wraps, x.seconds);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, stored_state& x) {
+  return f(caf::meta::type_name("stored_state"), x.persisted_at_unix_ms, x.payload_version,
+           x.payload);
+}
+
+}  // namespace mm

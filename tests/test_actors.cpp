@@ -1,0 +1,300 @@
+#include <catch2/catch.hpp>
+#include <set>
+
+#include "actor_fixture.hpp"
+#include "instance_set.hpp"
+#include "player_table.hpp"
+#include "synthetic_players.hpp"
+#include "temp_dir.hpp"
+#include "test_support.hpp"
+
+using namespace mm;
+using namespace mm::actors;
+using namespace std::chrono_literals;
+
+namespace {
+using iface = interfaces<generic_profile>;
+using model = generic_model;
+
+instance_config<generic_profile> config_for(const std::string& db_path, std::string id = "mm") {
+  instance_config<generic_profile> c;
+  c.id = std::move(id);
+  c.opts = test::small_options(10'000);
+  c.opts.database_cache_size = 10'000;  // snapshots keep every cached player
+  c.opts.bucket_initial_size = 4096;
+  c.opts.database_scan_first_delay = 10s;
+  c.opts.database_scan_tick = 30s;
+  c.opts.state_snapshot_interval = 1h;
+  c.opts.buckets_rebalance_interval = 4h;
+  c.opts.player_remove_after_candidate_offer = fill_threshold::never;
+  c.database.path = db_path;
+  c.detached_worker = false;
+  return c;
+}
+
+void fill_table(const std::string& path, std::size_t n) {
+  database db(path);
+  rng r(3);
+  upsert_players(db, make_players(synthetic_population{}, n, 1, r));
+}
+
+std::uint64_t scans(test::actor_fixture& f, const iface::matchmaker& h) {
+  auto [info, err] = f.ask<instance_info>(h, info_atom::value);
+  REQUIRE(info);
+  return info->engine.stats.scans;
+}
+
+match_request<generic_query> query_at(float mmr, player_id attacker = 999'999) {
+  match_request<generic_query> r;
+  r.query = test::query(attacker, mmr);
+  return r;
+}
+
+// A matchmaker that takes requests and never answers them.
+struct silent_state {
+  silent_state() = default;
+  std::vector<caf::typed_response_promise<match_reply<model>>> held;
+};
+iface::matchmaker::behavior_type silent_matchmaker(
+    iface::matchmaker::stateful_pointer<silent_state> self) {
+  auto never = [] { return caf::make_error(caf::sec::unexpected_message); };
+  return {
+      [=](find_atom, const match_request<generic_query>&) -> caf::result<match_reply<model>> {
+        auto rp = self->make_response_promise<match_reply<model>>();
+        self->state.held.push_back(rp);
+        return rp;
+      },
+      [](update_atom, const player_update<model>&) {},
+      [=](enroll_atom, player_id, bool) -> caf::result<bool> { return never(); },
+      [=](info_atom) -> caf::result<instance_info> { return never(); },
+      [=](player_atom, player_id) -> caf::result<player_info> { return never(); },
+      [=](inspect_atom, std::uint32_t, std::uint32_t,
+          std::uint32_t) -> caf::result<std::vector<model>> { return never(); },
+      [=](top_atom, std::uint32_t) -> caf::result<std::vector<model>> { return never(); },
+      [=](rebalance_atom) -> caf::result<rebalance_report> { return never(); },
+      [=](clear_atom) -> caf::result<bool> { return never(); },
+  };
+}
+}  // namespace
+
+TEST_CASE("the scan runs first after the delay, then every tick", "[actors]") {
+  test::temp_dir dir;
+  fill_table(dir.file("mm.db"), 2000);
+  test::actor_fixture f;
+  iface::matchmaker inst = f.sys().spawn(instance_actor<generic_profile>, config_for(dir.file("mm.db")));
+  f.run();
+  CHECK(scans(f, inst) == 0);
+  f.advance(9s);
+  CHECK(scans(f, inst) == 0);
+  f.advance(1s);
+  CHECK(scans(f, inst) == 1);
+  f.advance(29s);
+  CHECK(scans(f, inst) == 1);
+  f.advance(1s);
+  CHECK(scans(f, inst) == 2);
+  auto [info, err] = f.ask<instance_info>(inst, info_atom::value);
+  REQUIRE(info);
+  CHECK(info->engine.players > 0);
+  CHECK(info->engine.stats.rows_applied == 2 * 1024);  // no buckets yet: max fetch, twice
+  caf::anon_send_exit(inst, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("at most one scan is in flight", "[actors]") {
+  test::temp_dir dir;
+  fill_table(dir.file("mm.db"), 2000);
+  test::actor_fixture f;
+  iface::matchmaker inst = f.sys().spawn(instance_actor<generic_profile>, config_for(dir.file("mm.db")));
+  f.run();
+  // Ticks fire while the worker is held back: the second finds a scan running.
+  for (int tick = 0; tick < 3; ++tick) {
+    f.sched().clock().advance_time(tick == 0 ? 10s : 30s);
+    f.run_except("mm.db_worker");
+  }
+  f.run();  // the worker now answers the one request it got
+  CHECK(scans(f, inst) == 1);
+  f.advance(30s);
+  CHECK(scans(f, inst) == 2);
+  caf::anon_send_exit(inst, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("snapshots on the interval and at shutdown, restored at start", "[actors]") {
+  test::temp_dir dir;
+  const auto path = dir.file("mm.db");
+  fill_table(path, 3000);
+  {
+    test::actor_fixture f;
+    iface::matchmaker inst = f.sys().spawn(instance_actor<generic_profile>, config_for(path));
+    f.run();
+    f.advance(10s);  // first scan: enough samples, so the first rebalance and a snapshot
+    database db(path);
+    auto first = read_state(db, "mm");
+    REQUIRE(first);
+    f.advance(1h);  // the snapshot interval
+    auto second = read_state(db, "mm");
+    REQUIRE(second);
+    CHECK(second->persisted_at_unix_ms >= first->persisted_at_unix_ms);
+    auto [info, err] = f.ask<instance_info>(inst, info_atom::value);
+    REQUIRE(info);
+    CHECK(info->last_snapshot_unix_ms == second->persisted_at_unix_ms);
+    CHECK(info->state_bytes == second->payload.size());
+
+    // Players that arrive after the last snapshot are in the one written at shutdown.
+    for (player_id id = 100'000; id < 100'050; ++id)
+      caf::anon_send(inst, update_atom::value, player_update<model>{id, {test::model(id, 1500)}});
+    f.run();
+    caf::anon_send_exit(inst, caf::exit_reason::user_shutdown);
+    f.run();
+    auto last = read_state(db, "mm");
+    REQUIRE(last);
+    test::generic_engine reread(config_for(path).opts);
+    REQUIRE(restore_stored(reread, *last, 0).restored);
+    CHECK(reread.player(100'000).participating);
+  }
+  test::actor_fixture f;
+  iface::matchmaker inst = f.sys().spawn(instance_actor<generic_profile>, config_for(path));
+  f.run();
+  auto [info, err] = f.ask<instance_info>(inst, info_atom::value);
+  REQUIRE(info);
+  CHECK(info->engine.players > 0);  // warm before any scan
+  CHECK(info->engine.stats.scans == 0);
+  caf::anon_send_exit(inst, caf::exit_reason::user_shutdown);
+}
+
+namespace {
+// A game whose model factory crashes on one player: the instance dies with it.
+struct crashing_profile : generic_profile {
+  row_verdict make_models(const player_row& row, std::vector<generic_model>& out) const {
+    if (row.id == 666) throw std::runtime_error("model factory bug");
+    return generic_profile::make_models(row, out);
+  }
+  std::vector<std::unique_ptr<strategy<crashing_profile>>> make_strategies() const { return {}; }
+};
+}  // namespace
+
+TEST_CASE("a crashed instance restarts from its snapshot, backing off", "[actors]") {
+  using civ = interfaces<crashing_profile>;
+  test::temp_dir dir;
+  const auto path = dir.file("mm.db");
+  fill_table(path, 3000);
+  test::actor_fixture f;
+  instance_config<crashing_profile> c;
+  c.id = "mm";
+  c.opts = config_for(path).opts;
+  c.database.path = path;
+  c.detached_worker = false;
+  civ::matchmaker sup = f.sys().spawn(supervisor_actor<crashing_profile>, c, restart_backoff{});
+  f.run();
+  f.advance(10s);  // a scan fills the cache and writes a snapshot
+  auto [before, e0] = f.ask<instance_info>(sup, info_atom::value);
+  REQUIRE(before);
+  REQUIRE(before->engine.players > 0);
+
+  auto crash = [&] { f.ask<bool>(sup, enroll_atom::value, player_id{666}, false); };
+  crash();
+  auto [down, e1] = f.ask<instance_info>(sup, info_atom::value);
+  CHECK_FALSE(down);  // an error at once, never a hang
+  CHECK(e1);
+  f.advance(100ms);  // first backoff
+  auto [after, e2] = f.ask<instance_info>(sup, info_atom::value);
+  REQUIRE(after);
+  CHECK(after->engine.players > 0);  // restored from the snapshot
+  CHECK(after->engine.stats.scans == 0);
+
+  crash();  // again right away: the backoff doubles
+  f.advance(100ms);
+  CHECK_FALSE(f.ask<instance_info>(sup, info_atom::value).first);
+  f.advance(100ms);
+  CHECK(f.ask<instance_info>(sup, info_atom::value).first);
+  caf::anon_send_exit(sup, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("backoff doubles up to its maximum", "[actors]") {
+  restart_backoff b{100ms, 1000ms, 60s};
+  CHECK(backoff_delay(b, 1) == 100ms);
+  CHECK(backoff_delay(b, 2) == 200ms);
+  CHECK(backoff_delay(b, 4) == 800ms);
+  CHECK(backoff_delay(b, 5) == 1000ms);
+  CHECK(backoff_delay(b, 50) == 1000ms);
+}
+
+TEST_CASE("the client routes updates by id mod N and falls back across instances",
+          "[actors]") {
+  test::temp_dir dir;
+  test::actor_fixture f;
+  auto base = config_for(dir.file("mm.db"));
+  base.opts.enable_database_scan = false;
+  auto set = spawn_instance_set<generic_profile>(f.sys(), 3, base);
+  auto client = f.sys().spawn(client_actor<generic_profile>, set, 250ms, std::uint64_t{7});
+  f.run();
+  for (player_id id = 1; id <= 30; ++id)
+    caf::anon_send(client, update_atom::value, player_update<model>{id, {test::model(id, 100)}});
+  f.run();
+  for (std::uint32_t i = 0; i < 3; ++i)
+    for (player_id id = 1; id <= 30; ++id) {
+      auto [p, e] = f.ask<player_info>(set[i], player_atom::value, id);
+      REQUIRE(p);
+      CHECK(p->participating == (id % 3 == i));
+    }
+  // Only instance 1 holds a player near MMR 900: every query finds it, wherever
+  // it starts.
+  caf::anon_send(client, update_atom::value, player_update<model>{4, {test::model(4, 900)}});
+  f.run();
+  for (int q = 0; q < 12; ++q) {
+    auto [r, e] = f.ask<match_reply<model>>(client, find_atom::value, query_at(905));
+    REQUIRE(r);
+    CHECK(r->type == match_type::success);
+    CHECK(r->best_candidate_id == 4);
+  }
+  auto [none, e] = f.ask<match_reply<model>>(client, find_atom::value, query_at(5000));
+  REQUIRE(none);
+  CHECK(none->type == match_type::none_found);
+  for (auto& h : set) caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(client, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("a silent instance times out and a crashed one errors; others still answer",
+          "[actors]") {
+  test::temp_dir dir;
+  test::actor_fixture f;
+  auto c = config_for(dir.file("mm.db"));
+  c.opts.enable_database_scan = false;
+  iface::matchmaker good = f.sys().spawn(instance_actor<generic_profile>, c);
+  iface::matchmaker silent = f.sys().spawn(silent_matchmaker);
+  c.id = "other";
+  iface::matchmaker doomed = f.sys().spawn(instance_actor<generic_profile>, c);
+  f.run();
+  caf::anon_send(good, update_atom::value, player_update<model>{5, {test::model(5, 500)}});
+  caf::anon_send_exit(doomed, caf::exit_reason::kill);
+  f.run();
+  auto client = f.sys().spawn(client_actor<generic_profile>,
+                              std::vector<iface::matchmaker>{silent, doomed, good}, 250ms,
+                              std::uint64_t{3});
+  f.run();
+  for (int q = 0; q < 6; ++q) {
+    std::optional<match_reply<model>> reply;
+    f.sys().spawn([&](caf::event_based_actor* self) {
+      self->request(client, std::chrono::seconds(3600), find_atom::value, query_at(500))
+          .then([&](match_reply<model>& r) { reply = r; });
+    });
+    f.run();
+    if (!reply) f.advance(250ms);  // the silent one was asked first: its timeout fires
+    REQUIRE(reply);
+    CHECK(reply->type == match_type::success);
+    CHECK(reply->best_candidate_id == 5);
+  }
+  // Nobody able to answer: an error, not a hang.
+  auto lonely = f.sys().spawn(client_actor<generic_profile>,
+                              std::vector<iface::matchmaker>{silent}, 250ms, std::uint64_t{1});
+  caf::error failure;
+  f.sys().spawn([&](caf::event_based_actor* self) {
+    self->request(lonely, std::chrono::seconds(3600), find_atom::value, query_at(500))
+        .then([](match_reply<model>&) {}, [&](caf::error& e) { failure = e; });
+  });
+  f.run();
+  f.advance(250ms);
+  CHECK(failure);
+  for (const auto& h : {good, silent})
+    caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(client, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(lonely, caf::exit_reason::user_shutdown);
+}
