@@ -1,0 +1,117 @@
+// Two processes on 127.0.0.1: mm_node serves an instance set through CAF's
+// network layer; this test process finds opponents through it with the same
+// typed interface a local game actor uses.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <caf/all.hpp>
+#include <caf/io/all.hpp>
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <string>
+
+#include "client.hpp"
+#include "registration.hpp"
+#include "temp_dir.hpp"
+
+using namespace mm;
+using namespace mm::actors;
+
+namespace {
+// A child process whose stdout we read line by line.
+class child_process {
+ public:
+  explicit child_process(const std::vector<std::string>& argv) {
+    int out[2];
+    REQUIRE(pipe(out) == 0);
+    pid_ = fork();
+    REQUIRE(pid_ >= 0);
+    if (pid_ == 0) {
+      dup2(out[1], STDOUT_FILENO);
+      close(out[0]);
+      close(out[1]);
+      std::vector<char*> args;
+      for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+      args.push_back(nullptr);
+      execv(args[0], args.data());
+      _exit(127);
+    }
+    close(out[1]);
+    out_ = fdopen(out[0], "r");
+  }
+  ~child_process() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    if (out_) fclose(out_);
+  }
+  std::string read_line() {
+    char buf[256];
+    if (!fgets(buf, sizeof buf, out_)) return {};
+    return buf;
+  }
+  // SIGTERM, then the exit status.
+  int stop() {
+    kill(pid_, SIGTERM);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  FILE* out_ = nullptr;
+};
+}  // namespace
+
+TEST_CASE("a game process finds opponents in a matchmaker process over loopback", "[remote]") {
+  test::temp_dir dir;
+  child_process node({MM_NODE_BINARY, "--db", dir.file("node.db"), "--players", "20000",
+                      "--instances", "2", "--port", "0"});
+  const std::string line = node.read_line();
+  REQUIRE(line.rfind("listening on 127.0.0.1:", 0) == 0);
+  const auto port = static_cast<std::uint16_t>(std::stoi(line.substr(line.rfind(':') + 1)));
+
+  caf::actor_system_config cfg;
+  cfg.load<caf::io::middleman>();
+  cfg.set("logger.verbosity", caf::atom("quiet"));
+  add_message_types<generic_profile>(cfg, "generic");
+  caf::actor_system sys{cfg};
+  auto remote = sys.middleman().remote_actor<client_interface<generic_profile>::type>(
+      "127.0.0.1", port);
+  REQUIRE(remote);
+  caf::scoped_actor self{sys};
+
+  int successes = 0;
+  for (int i = 0; i < 20; ++i) {
+    match_request<generic_query> req;
+    req.query = generic_query{1'000'000 + static_cast<player_id>(i), 1500, {0, 1, 2, 3}};
+    self->request(*remote, std::chrono::seconds(10), find_atom::value, req)
+        .receive(
+            [&](const match_reply<generic_model>& r) {
+              if (r.type == match_type::success && r.has_model) {
+                ++successes;
+                CHECK(r.model.attributes[0] == 0);  // region is a hard rule
+                CHECK(std::abs(r.model.mmr - 1500) <= 100);
+              }
+            },
+            [&](caf::error& e) { FAIL(sys.render(e)); });
+  }
+  CHECK(successes == 20);
+
+  // An update sent over the network is applied by the instance that owns the id,
+  // before a query sent after it (messages from one sender stay in order).
+  self->send(*remote, update_atom::value,
+             player_update<generic_model>{77'777, {generic_model(77'777, 42'000, {3, 0, 0, 0})}});
+  match_request<generic_query> far;
+  far.query = generic_query{1, 42'000, {3, 1, 0, 0}};  // another guild (must differ)
+  self->request(*remote, std::chrono::seconds(10), find_atom::value, far)
+      .receive([&](const match_reply<generic_model>& r) { CHECK(r.best_candidate_id == 77'777); },
+               [&](caf::error& e) { FAIL(sys.render(e)); });
+  self->send_exit(*remote, caf::exit_reason::user_shutdown);  // drops our proxy only
+  CHECK(node.stop() == 0);
+  CHECK(node.read_line() == "stopped\n");
+}
