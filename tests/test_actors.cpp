@@ -252,7 +252,7 @@ TEST_CASE("the client routes updates by id mod N and falls back across instances
   caf::anon_send_exit(client, caf::exit_reason::user_shutdown);
 }
 
-TEST_CASE("a silent instance times out and a crashed one errors; others still answer",
+TEST_CASE("a silent instance times out and a crashed one errors, others still answer",
           "[actors]") {
   test::temp_dir dir;
   test::actor_fixture f;

@@ -1,0 +1,280 @@
+// Actor benchmark (issue 4): queries through CAF actors against 1,000,000
+// cached players, with load generators keeping many requests in flight. Paired
+// in the same run with the bare CAF round trip (the same messages answered by a
+// trivial handler), so the ratio says what the matchmaker costs on top of CAF.
+//
+//   mm_actor_bench [players] [seconds per measurement]
+#include <caf/all.hpp>
+#include <caf/io/all.hpp>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include "bench_util.hpp"
+#include "instance_set.hpp"
+#include "percentile.hpp"
+#include "registration.hpp"
+#include "snapshot.hpp"
+#include "synthetic_players.hpp"
+
+namespace {
+using namespace mm;
+using namespace mm::actors;
+using bench::emit;
+using bench::now_s;
+using reply_t = match_reply<generic_model>;
+using request_t = match_request<generic_query>;
+using tick_atom = caf::atom_constant<caf::atom("ldtick")>;
+using front = client_interface<generic_profile>::type;
+
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
+
+// What the load generators share: the latencies they measured.
+struct load_results {
+  std::mutex m;
+  std::vector<double> latencies_us;
+  std::uint64_t replies = 0, errors = 0;
+};
+
+// Closed loop: keeps `in_flight` requests outstanding until `until` (wall time).
+// Open loop (rate > 0): sends `rate` requests per second on a 1 ms tick.
+template <class Handle>
+void loader(caf::event_based_actor* self, Handle target, std::vector<request_t> reqs,
+            std::size_t in_flight, double rate, double until, load_results* out) {
+  struct local {
+    std::vector<double> lat;
+    std::size_t next = 0;
+    std::uint64_t replies = 0, errors = 0;
+    double carry = 0;
+  };
+  auto st = std::make_shared<local>();
+  auto flush = [=] {
+    std::lock_guard lock(out->m);
+    out->latencies_us.insert(out->latencies_us.end(), st->lat.begin(), st->lat.end());
+    out->replies += st->replies;
+    out->errors += st->errors;
+  };
+  auto fire = std::make_shared<std::function<void(bool)>>();
+  *fire = [=](bool again) {
+    const double sent = now_s();
+    const auto& r = reqs[st->next++ % reqs.size()];
+    self->request(target, std::chrono::seconds(10), find_atom::value, r)
+        .then(
+            [=](const reply_t&) {
+              st->lat.push_back((now_s() - sent) * 1e6);
+              ++st->replies;
+              if (again && now_s() < until) (*fire)(true);
+            },
+            [=](caf::error&) {
+              ++st->errors;
+              if (again && now_s() < until) (*fire)(true);
+            });
+  };
+  if (rate <= 0) {
+    for (std::size_t i = 0; i < in_flight; ++i) (*fire)(true);
+  } else {
+    self->send(self, tick_atom::value);
+  }
+  self->become([=](tick_atom) {
+    if (now_s() >= until) return;
+    st->carry += rate / 1000.0;
+    for (; st->carry >= 1; st->carry -= 1) (*fire)(false);
+    self->delayed_send(self, std::chrono::milliseconds(1), tick_atom::value);
+  });
+  // Flushed inside the actor, before its down message reaches drive().
+  self->set_exit_handler([=](const caf::exit_msg& m) {
+    flush();
+    self->quit(m.reason);
+  });
+}
+
+struct measurement {
+  double qps = 0, per_cpu_s = 0, p50 = 0, p99 = 0, p999 = 0;
+  std::uint64_t errors = 0;
+};
+
+template <class Handle>
+measurement drive(caf::actor_system& sys, Handle target, const std::vector<request_t>& reqs,
+                  std::size_t loaders, std::size_t in_flight, double rate, double seconds) {
+  load_results res;
+  const double t0 = now_s(), c0 = cpu_seconds();
+  const double until = t0 + seconds;
+  std::vector<caf::actor> spawned;
+  for (std::size_t i = 0; i < loaders; ++i) {
+    std::vector<request_t> mine(reqs.begin() + static_cast<std::ptrdiff_t>(i * reqs.size() / loaders),
+                                reqs.begin() + static_cast<std::ptrdiff_t>((i + 1) * reqs.size() / loaders));
+    spawned.push_back(sys.spawn(loader<Handle>, target, std::move(mine), in_flight,
+                                rate / static_cast<double>(loaders), until, &res));
+  }
+  // Loaders stop sending at `until`; wait for their last replies, then stop them.
+  caf::scoped_actor self{sys};
+  for (auto& l : spawned) self->monitor(l);
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds + 0.5));
+  for (auto& l : spawned) self->send_exit(l, caf::exit_reason::user_shutdown);
+  std::size_t down = 0;
+  self->receive_while([&] { return down < spawned.size(); })([&](const caf::down_msg&) { ++down; });
+  const double wall = now_s() - t0 - 0.5, cpu = cpu_seconds() - c0;
+  measurement m;
+  m.qps = static_cast<double>(res.replies) / seconds;
+  m.per_cpu_s = static_cast<double>(res.replies) / cpu;
+  (void)wall;
+  m.p50 = percentile(res.latencies_us, 0.5);
+  m.p99 = percentile(res.latencies_us, 0.99);
+  m.p999 = percentile(res.latencies_us, 0.999);
+  m.errors = res.errors;
+  return m;
+}
+
+// The reference: the same request and reply types answered at once.
+front::behavior_type echo_actor() {
+  return {
+      [](find_atom, const request_t& r) {
+        reply_t x;
+        x.type = match_type::success;
+        x.best_candidate_id = r.query.attacker + 1;
+        return x;
+      },
+      [](update_atom, const player_update<generic_model>&) {},
+      [](enroll_atom, player_id, bool) { return true; },
+  };
+}
+
+// Warm state for instance set `name` of n instances: each instance's shard of
+// the players, sized from samples, in its snapshot row.
+void prepare_snapshots(const std::string& db_path, const std::string& name, std::uint32_t n,
+                       const std::vector<player_row>& rows, const options& per_instance) {
+  database db(db_path);
+  for (std::uint32_t k = 0; k < n; ++k) {
+    engine<generic_profile> e(per_instance, generic_profile(demo_profile_config()));
+    std::vector<generic_model> models;
+    for (const auto& row : rows)
+      if (row.id % n == k) e.profile().make_models(row, models);
+    for (const auto& m : models) e.add_sample(m);
+    e.rebalance(1);
+    for (const auto& m : models) e.update(m.id(), m);
+    save_state(db, name + "-" + std::to_string(k), e, 1);
+  }
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::size_t players = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1'000'000;
+  const double seconds = argc > 2 ? std::strtod(argv[2], nullptr) : 3.0;
+  const std::size_t loaders = 4, in_flight = 64;
+  const std::string params = "\"players\": " + std::to_string(players) +
+                             ", \"loaders\": " + std::to_string(loaders) +
+                             ", \"in_flight_per_loader\": " + std::to_string(in_flight);
+
+  const auto dir = std::filesystem::temp_directory_path() / "mm-actor-bench";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string db_path = (dir / "bench.db").string();
+
+  rng r(3);
+  const auto rows = make_players(synthetic_population{}, players, 1, r);
+  std::vector<request_t> reqs(200'000);
+  for (std::size_t i = 0; i < reqs.size(); ++i)
+    reqs[i].query = make_query(synthetic_population{}, players + 1 + i, r);
+
+  caf::actor_system_config cfg;
+  cfg.load<caf::io::middleman>();
+  cfg.set("logger.verbosity", caf::atom("quiet"));
+  add_message_types<generic_profile>(cfg, "generic");
+  caf::actor_system sys{cfg};
+
+  const auto ref = drive(sys, front{sys.spawn(echo_actor)}, reqs, loaders, in_flight, 0, seconds);
+  emit("actors", "caf_roundtrip_per_s", ref.qps, "1/s", params);
+  emit("actors", "caf_roundtrip_per_cpu_s", ref.per_cpu_s, "1/s", params);
+
+  double n1_per_cpu = 0, n1_qps = 0;
+  for (std::uint32_t n : {1u, 2u}) {
+    options o;
+    o.player_cache_size = static_cast<std::uint32_t>(players / n);
+    o.database_cache_size = o.player_cache_size;
+    o.buckets_rebalance_sample_count = o.player_cache_size;
+    o.enable_database_scan = false;
+    o.random_seed = 9;
+    const std::string name = "n" + std::to_string(n);
+    prepare_snapshots(db_path, name, n, rows, o);
+
+    instance_config<generic_profile> base;
+    base.id = name;
+    base.opts = o;
+    base.profile = generic_profile(demo_profile_config());
+    base.database.path = db_path;
+    auto set = spawn_instance_set<generic_profile>(sys, n, base);
+    auto client = sys.spawn(client_actor<generic_profile>, set, std::chrono::milliseconds(1000),
+                            std::uint64_t{5});
+    caf::scoped_actor self{sys};
+    std::uint64_t cached = 0;
+    for (auto& h : set)  // the restore runs before any request is answered... wait for it
+      for (int attempt = 0; attempt < 600; ++attempt) {
+        std::uint64_t p = 0;
+        self->request(h, std::chrono::seconds(30), info_atom::value)
+            .receive([&](const instance_info& i) { p = i.engine.players; }, [](caf::error&) {});
+        if (p > 0) {
+          cached += p;
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    const std::string p = params + ", \"instances\": " + std::to_string(n) +
+                          ", \"path\": \"" + (n == 1 ? "supervisor" : "client") + "\"" +
+                          ", \"cached\": " + std::to_string(cached);
+    // One instance needs no routing: games hold its supervisor's handle. Two go
+    // through the client, which routes and falls back.
+    const front target = n == 1 ? front{set[0]} : front{client};
+    const auto m = drive(sys, target, reqs, loaders, in_flight, 0, seconds);
+    emit("actors", "actor_queries_per_s", m.qps, "1/s", p);
+    emit("actors", "actor_queries_per_cpu_s", m.per_cpu_s, "1/s", p);
+    emit("actors", "latency_p50_us", m.p50, "us", p);
+    emit("actors", "latency_p99_us", m.p99, "us", p);
+    emit("actors", "latency_p999_us", m.p999, "us", p);
+    // Half of the peak rate, offered open-loop by more generators in smaller
+    // bursts (each sends on a 1 ms tick), so the latency is the service's.
+    const auto half = drive(sys, target, reqs, 4 * loaders, in_flight, m.qps / 2, seconds);
+    emit("actors", "latency_p99_half_load_us", half.p99, "us",
+         p + ", \"offered_per_s\": " + std::to_string(static_cast<long long>(m.qps / 2)));
+    if (n == 1) {
+      n1_per_cpu = m.per_cpu_s;
+      n1_qps = m.qps;
+      emit("actors", "n1_vs_caf_roundtrip", m.qps / ref.qps, "ratio", p);
+    } else {
+      emit("actors", "n2_vs_n1_per_cpu_s", m.per_cpu_s / n1_per_cpu, "ratio", p);
+      emit("actors", "n2_vs_n1_per_s", m.qps / n1_qps, "ratio", p);
+    }
+
+    if (n == 2) {
+      // The same path through CAF's network layer on loopback: a second actor
+      // system in this process connects to the published client.
+      auto port = sys.middleman().publish(client, 0, "127.0.0.1");
+      caf::actor_system_config cfg2;
+      cfg2.load<caf::io::middleman>();
+      cfg2.set("logger.verbosity", caf::atom("quiet"));
+      add_message_types<generic_profile>(cfg2, "generic");
+      caf::actor_system remote_sys{cfg2};
+      auto remote = remote_sys.middleman().remote_actor<front>("127.0.0.1", *port);
+      if (remote) {
+        const auto rm = drive(remote_sys, *remote, reqs, loaders, in_flight, 0, seconds);
+        emit("actors", "remote_queries_per_s", rm.qps, "1/s", p);
+        emit("actors", "remote_latency_p99_us", rm.p99, "us", p);
+        emit("actors", "remote_latency_p50_us", rm.p50, "us", p);
+      }
+      sys.middleman().unpublish(client, *port);
+    }
+    self->send_exit(client, caf::exit_reason::user_shutdown);
+    for (auto& h : set) self->send_exit(h, caf::exit_reason::user_shutdown);
+  }
+  std::filesystem::remove_all(dir);
+  return 0;
+}
