@@ -17,15 +17,7 @@ namespace mm::actors {
 
 template <class Profile>
 struct client_interface {
-  using model = typename Profile::model_type;
-  using query = typename Profile::query_type;
-  using type = caf::typed_actor<
-      // Find an opponent across the instances (see above).
-      typename caf::replies_to<find_atom, match_request<query>>::template with<match_reply<model>>,
-      // A player state update, routed to instance id mod N.
-      caf::reacts_to<update_atom, player_update<model>>,
-      // Enroll or remove a player, routed to instance id mod N.
-      caf::replies_to<enroll_atom, player_id, bool>::with<bool>>;
+  using type = typename interfaces<Profile>::client;
 };
 
 template <class Profile>

@@ -42,13 +42,18 @@ struct interfaces {
   using model = typename Profile::model_type;
   using query = typename Profile::query_type;
 
-  using matchmaker = caf::typed_actor<
+  // What game actors need: the client speaks this much, routing over a set.
+  using client = caf::typed_actor<
       // Find an opponent: Success, NoneFound, FakeOpponent or InvalidRequest.
       typename caf::replies_to<find_atom, match_request<query>>::template with<match_reply<model>>,
       // Player state update, fire and forget; no models: no longer a target.
       caf::reacts_to<update_atom, player_update<model>>,
       // Enroll (false) or remove (true) a player by id; true when the cache changed.
-      caf::replies_to<enroll_atom, player_id, bool>::with<bool>,
+      caf::replies_to<enroll_atom, player_id, bool>::with<bool>>;
+
+  // One matchmaker (an instance, or its supervisor): the client's messages and
+  // the introspection and maintenance ones.
+  using matchmaker = typename client::template extend<
       // Name, players, fill, buckets, sizing and scan state, snapshot size.
       caf::replies_to<info_atom>::with<instance_info>,
       // Participation, MMR, percentile and buckets of one player.
