@@ -34,58 +34,72 @@ struct attacker_report {
 double expected_score(double a, double b) { return 1.0 / (1.0 + std::pow(10.0, (b - a) / 400.0)); }
 constexpr double k_factor = 32;
 
-// A player actor: attacks `attacks` times, one after the other, then reports.
-void attacker(caf::event_based_actor* self, client_t mm, generic_model me, std::uint32_t attacks,
-              caf::actor collector, std::uint64_t seed) {
-  auto report = std::make_shared<attacker_report>();
-  report->start_mmr = me.mmr;
-  auto state = std::make_shared<generic_model>(me);
-  auto dice = std::make_shared<rng>(seed);
-  auto attack = std::make_shared<std::function<void(std::uint32_t)>>();
-  *attack = [=](std::uint32_t left) {
-    if (left == 0) {
-      report->end_mmr = state->mmr;
-      self->send(collector, done_atom::value, report->success, report->fake, report->none,
-                 report->failed, report->gap_sum, report->start_mmr, report->end_mmr);
-      self->quit();
-      return;
-    }
-    match_request<generic_query> req;
-    req.query = generic_query{state->id(), state->mmr, state->attributes};
-    self->request(mm, std::chrono::seconds(5), find_atom::value, req)
-        .then(
-            [=](const match_reply<generic_model>& r) {
-              const bool real = r.type == match_type::success;
-              if (real || r.type == match_type::fake_opponent) {
-                // The fight: the attacker wins with its Elo expectation.
-                const double e = expected_score(state->mmr, r.model.mmr);
-                const double won = dice->unit() < e ? 1.0 : 0.0;
-                const auto delta = static_cast<float>(k_factor * (won - e));
-                report->gap_sum += std::abs(state->mmr - r.model.mmr);
-                state->mmr += delta;
-                // The new states go back to the matchmaker: the attacker's own,
-                // and the defender's (a bot has no state to push).
-                self->send(mm, update_atom::value, player_update<generic_model>{state->id(), {*state}});
-                if (real) {
-                  generic_model defender = r.model;
-                  defender.mmr -= delta;
-                  self->send(mm, update_atom::value,
-                             player_update<generic_model>{defender.id(), {defender}});
-                  ++report->success;
-                } else {
-                  ++report->fake;
-                }
-              } else {
-                ++report->none;
-              }
-              (*attack)(left - 1);
-            },
-            [=](caf::error&) {
-              ++report->failed;
-              (*attack)(left - 1);
-            });
+using attack_atom = caf::atom_constant<caf::atom("attack")>;
+
+struct attacker_state {
+  attacker_state() = default;  // not an aggregate: CAF would build it from the actor pointer
+  generic_model me;
+  attacker_report report;
+  rng dice;
+  static inline const char* name = "arena.attacker";
+};
+
+// A player actor: attacks `attacks` times, one after the other (each attack is
+// a message to itself, so nothing is held across attacks), then reports.
+caf::behavior attacker(caf::stateful_actor<attacker_state>* self, client_t mm, generic_model me,
+                       std::uint32_t attacks, caf::actor collector, std::uint64_t seed) {
+  self->state.me = me;
+  self->state.report.start_mmr = me.mmr;
+  self->state.dice.reseed(seed);
+  self->send(self, attack_atom::value, attacks);
+  return {
+      [=](attack_atom, std::uint32_t left) {
+        auto& st = self->state;
+        if (left == 0) {
+          const attacker_report& r = st.report;
+          self->send(collector, done_atom::value, r.success, r.fake, r.none, r.failed, r.gap_sum,
+                     r.start_mmr, st.me.mmr);
+          self->quit();
+          return;
+        }
+        match_request<generic_query> req;
+        req.query = generic_query{st.me.id(), st.me.mmr, st.me.attributes};
+        self->request(mm, std::chrono::seconds(5), find_atom::value, req)
+            .then(
+                [=](const match_reply<generic_model>& r) {
+                  auto& s = self->state;
+                  const bool real = r.type == match_type::success;
+                  if (real || r.type == match_type::fake_opponent) {
+                    // The fight: the attacker wins with its Elo expectation.
+                    const double e = expected_score(s.me.mmr, r.model.mmr);
+                    const double won = s.dice.unit() < e ? 1.0 : 0.0;
+                    const auto delta = static_cast<float>(k_factor * (won - e));
+                    s.report.gap_sum += std::abs(s.me.mmr - r.model.mmr);
+                    s.me.mmr += delta;
+                    // The new states go back to the matchmaker: the attacker's
+                    // own, and the defender's (a bot has no state to push).
+                    self->send(mm, update_atom::value,
+                               player_update<generic_model>{s.me.id(), {s.me}});
+                    if (real) {
+                      generic_model defender = r.model;
+                      defender.mmr -= delta;
+                      self->send(mm, update_atom::value,
+                                 player_update<generic_model>{defender.id(), {defender}});
+                      ++s.report.success;
+                    } else {
+                      ++s.report.fake;
+                    }
+                  } else {
+                    ++s.report.none;
+                  }
+                  self->send(self, attack_atom::value, left - 1);
+                },
+                [=](caf::error&) {
+                  ++self->state.report.failed;
+                  self->send(self, attack_atom::value, left - 1);
+                });
+      },
   };
-  (*attack)(attacks);
 }
 }  // namespace
 
