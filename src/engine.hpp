@@ -546,6 +546,8 @@ class engine {
     const player_id id = Profile::id_of(m);
     const label_tuple t = labels_of(m);
     const auto target = pool_.find(t);
+    // The target bucket is already known: only create one when there is none.
+    const auto destination = [&] { return target ? *target : bucket_for(t); };
     locate(id, &t, /*all=*/false);
     if (!held_.empty()) {
       if (target && held_[0] == *target) {
@@ -553,14 +555,14 @@ class engine {
         return {update_outcome::updated};
       }
       pool_.at(held_[0]).slots.erase(id);
-      update_result r = insert_into(bucket_for(t), m);
+      update_result r = insert_into(destination(), m);
       r.outcome = update_outcome::bucket_changed;
       return r;
     }
     if (!force_insert && target &&
         threshold_reached(opt_.player_ignore_update_insert, pool_.at(*target).slots.fill()))
       return {update_outcome::no_op};
-    return insert_into(bucket_for(t), m);
+    return insert_into(destination(), m);
   }
 
   update_result update_single(player_id id, std::span<const model_type> models) {
