@@ -41,6 +41,7 @@ struct instance_state {
   std::int64_t last_snapshot_unix_ms = 0;
   std::uint64_t scan_errors = 0;
   std::vector<std::string> scan_reports;
+  instance_info counters;  // the scan and snapshot figures of instance_info
   // Updates that arrive before the snapshot is restored wait here: the restore
   // replaces the cache, and they must not be lost under it.
   std::vector<player_update<typename Profile::model_type>> pending_updates;
@@ -61,13 +62,18 @@ using instance_pointer =
 template <class Profile>
 void write_snapshot(instance_pointer<Profile> self) {
   auto& st = self->state;
+  const auto started = std::chrono::steady_clock::now();
   stored_state s{wall_unix_ms(), snapshot_version, encode_snapshot(take_snapshot(*st.eng))};
   const std::int64_t at = s.persisted_at_unix_ms;
   self->request(st.worker, caf::infinite, save_atom::value, st.config.id, std::move(s))
       .then(
           [=](std::uint64_t bytes) {
+            auto& c = self->state.counters;
             self->state.state_bytes = bytes;
             self->state.last_snapshot_unix_ms = at;
+            c.last_snapshot_seconds =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+            ++c.snapshots_written;
           },
           [=](caf::error& e) {
             log(log_level::error, "matchmaker '" + self->state.config.id +
@@ -80,12 +86,20 @@ void start_scan(instance_pointer<Profile> self) {
   auto& st = self->state;
   if (st.scan_in_flight) return;  // the previous scan is still running: skip this tick
   st.scan_in_flight = true;
-  self->request(st.worker, st.config.scan_timeout, scan_atom::value, st.eng->scan_fetch_count(),
+  const std::uint32_t requested = st.eng->scan_fetch_count();
+  self->request(st.worker, st.config.scan_timeout, scan_atom::value, requested,
                 st.config.opts.database_scan_batch_size)
       .then(
           [=](scan_result& res) {
             auto& s = self->state;
             s.scan_in_flight = false;
+            auto& c = s.counters;
+            c.last_scan_seconds = res.seconds;
+            c.last_scan_requested = requested;
+            c.last_scan_found = static_cast<std::uint32_t>(res.rows.size() + res.unreadable);
+            c.scan_seconds_total += res.seconds;
+            c.scan_rows_requested_total += requested;
+            c.scan_rows_found_total += c.last_scan_found;
             s.eng->apply_scan(res.rows, res.unreadable);
             if (!res.reports.empty()) s.scan_reports = std::move(res.reports);
             // The first sizing comes as soon as there are enough samples, not
@@ -201,8 +215,13 @@ typename interfaces<Profile>::instance::behavior_type instance_actor(
       },
       [=](info_atom) {
         auto& s = self->state;
-        return instance_info{s.eng->info(), s.state_bytes, s.last_snapshot_unix_ms,
-                             s.scan_errors, s.scan_reports};
+        instance_info i = s.counters;
+        i.engine = s.eng->info();
+        i.state_bytes = s.state_bytes;
+        i.last_snapshot_unix_ms = s.last_snapshot_unix_ms;
+        i.scan_errors = s.scan_errors;
+        i.scan_reports = s.scan_reports;
+        return i;
       },
       [=](player_atom, player_id id) { return self->state.eng->player(id); },
       [=](inspect_atom, std::uint32_t bucket, std::uint32_t offset, std::uint32_t limit) {
@@ -221,6 +240,10 @@ typename interfaces<Profile>::instance::behavior_type instance_actor(
         write_snapshot<Profile>(self);
         if (self->state.config.opts.enable_database_scan) start_scan<Profile>(self);
         return true;
+      },
+      [=](explain_atom, const match_request<typename Profile::query_type>& req,
+          std::uint32_t max_retries) {
+        return self->state.eng->explain(req, std::min<std::uint32_t>(max_retries, 100));
       },
       [=](scan_tick_atom) {
         self->delayed_send(self, self->state.config.opts.database_scan_tick, scan_tick_atom::value);

@@ -25,6 +25,7 @@ using inspect_atom = caf::atom_constant<caf::atom("inspect")>;
 using top_atom = caf::atom_constant<caf::atom("top")>;
 using rebalance_atom = caf::atom_constant<caf::atom("rebalance")>;
 using clear_atom = caf::atom_constant<caf::atom("clear")>;
+using explain_atom = caf::atom_constant<caf::atom("explain")>;
 
 // Timers and internal traffic.
 using scan_tick_atom = caf::atom_constant<caf::atom("scantick")>;
@@ -66,7 +67,10 @@ struct interfaces {
       // Rebalance now (then snapshot).
       caf::replies_to<rebalance_atom>::with<rebalance_report>,
       // Drop every cached player (then snapshot; the scan refills).
-      caf::replies_to<clear_atom>::with<bool>>;
+      caf::replies_to<clear_atom>::with<bool>,
+      // "Why no match": the request tried with retries 0..N, changing nothing.
+      typename caf::replies_to<explain_atom, match_request<query>,
+                               std::uint32_t>::template with<query_explanation>>;
 
   // An instance: the matchmaker interface plus its own timers.
   using instance = typename matchmaker::template extend<

@@ -58,6 +58,15 @@ struct instance_info {
   std::int64_t last_snapshot_unix_ms = 0;   // 0: none yet
   std::uint64_t scan_errors = 0;            // scans that failed (database errors)
   std::vector<std::string> scan_reports;    // latest unreadable-row explanations
+  // The scans applied: rows asked for and rows found (a table smaller than the
+  // fetch count, or a shard with few players, finds fewer), and their time.
+  double last_scan_seconds = 0;
+  std::uint32_t last_scan_requested = 0, last_scan_found = 0;
+  double scan_seconds_total = 0;
+  std::uint64_t scan_rows_requested_total = 0, scan_rows_found_total = 0;
+  // Snapshots written: encoding here plus the worker's transaction.
+  double last_snapshot_seconds = 0;
+  std::uint64_t snapshots_written = 0;
 };
 
 template <class Inspector>
@@ -98,7 +107,8 @@ typename Inspector::result_type inspect(Inspector& f, engine_stats& x) {
            x.queries_fake, x.queries_invalid, x.updates_inserted, x.updates_updated,
            x.updates_bucket_changed, x.updates_removed, x.updates_no_op, x.updates_rejected,
            x.evictions, x.removed_after_offer, x.scans, x.rows_applied, x.rows_malformed,
-           x.samples_taken, x.rebalances, x.players_lost_in_rebalance);
+           x.samples_taken, x.rebalances, x.players_lost_in_rebalance, x.mmr_gap_counts,
+           x.mmr_gap_sum);
 }
 
 template <class Inspector>
@@ -111,7 +121,27 @@ typename Inspector::result_type inspect(Inspector& f, engine_info& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, instance_info& x) {
   return f(caf::meta::type_name("instance_info"), x.engine, x.state_bytes,
-           x.last_snapshot_unix_ms, x.scan_errors, x.scan_reports);
+           x.last_snapshot_unix_ms, x.scan_errors, x.scan_reports, x.last_scan_seconds,
+           x.last_scan_requested, x.last_scan_found, x.scan_seconds_total,
+           x.scan_rows_requested_total, x.scan_rows_found_total, x.last_snapshot_seconds,
+           x.snapshots_written);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, query_try& x) {
+  return f(caf::meta::type_name("query_try"), x.retries, x.type, x.best_candidate_id, x.quality,
+           x.mmr_gap, x.players_tested, x.possible);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, rejected_candidate& x) {
+  return f(caf::meta::type_name("rejected_candidate"), x.id, x.mmr, x.bucket, x.reason);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, query_explanation& x) {
+  return f(caf::meta::type_name("query_explanation"), x.error, x.tries, x.rejected,
+           x.players_cached, x.buckets_walked, x.buckets_never_walked, x.excluded_seen);
 }
 
 template <class Inspector>

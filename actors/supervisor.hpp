@@ -123,6 +123,11 @@ typename interfaces<Profile>::supervisor::behavior_type supervisor_actor(
         if (!self->state.instance) return down();
         return self->delegate(self->state.instance, a);
       },
+      [=](explain_atom a, const match_request<query>& r,
+          std::uint32_t max_retries) -> caf::result<query_explanation> {
+        if (!self->state.instance) return down();
+        return self->delegate(self->state.instance, a, r, max_retries);
+      },
       [=](restart_atom) {
         ++self->state.restarts;
         start_instance<Profile>(self);

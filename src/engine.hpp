@@ -99,6 +99,9 @@ class engine {
       res.type = match_type::success;
       res.best_candidate_id = Profile::id_of(*best);
       res.quality = best_quality;
+      const double gap = std::abs(attack_mmr - Profile::mmr_of(*best));
+      ++stats_.mmr_gap_counts[mmr_gap_slot(gap)];
+      stats_.mmr_gap_sum += gap;
       if (opt_.return_model_in_response) res.model = *best;
       auto& b = pool_.at(best_bucket).slots;
       if (threshold_reached(opt_.player_remove_after_candidate_offer, b.fill())) {
@@ -121,6 +124,87 @@ class engine {
     res.type = match_type::none_found;
     ++stats_.queries_none_found;
     return res;
+  }
+
+  // The "why no match" tool: the request tried with retries 0..max_retries
+  // until one succeeds, walking as find_match does but changing nothing (no
+  // removal after the offer, no statistics, no fake opponent). The rejected
+  // candidates of the last try come back nearest in MMR first, with the reason
+  // the match rule (or the request) gave.
+  query_explanation explain(const request_type& req, std::uint32_t max_retries = 9,
+                            std::size_t max_rejected = 10) {
+    query_explanation out;
+    const query_type& q = req.query;
+    const player_id attacker = Profile::attacker_of(q);
+    const double attack_mmr = Profile::mmr_of(q);
+    if (attacker == invalid_player) out.error = "attacker id 0 is invalid";
+    else if (!std::isfinite(attack_mmr)) out.error = "attack MMR is not finite";
+    else if (req.excluded_player_ids.size() > opt_.max_excluded_ids)
+      out.error = "too many excluded ids (see max_excluded_ids)";
+    if (!out.error.empty()) return out;
+
+    out.players_cached = pool_.players();
+    excluded_.assign(attacker, req.excluded_player_ids);
+    const label_tuple labels = labels_of(q);
+    for (std::uint32_t retries = 0; retries <= max_retries; ++retries) {
+      const bool last_chance = retries == max_retries;
+      bucket_order<pool_type> order(pool_, labels, mmr_.position_in_slice(attack_mmr) >= 0.5,
+                                    traits_, rng_, order_scratch_);
+      two_lane_walk<pool_type> walk(pool_, order, rng_);
+      query_try t;
+      t.retries = retries;
+      std::vector<bool> walked(pool_.size());
+      std::vector<rejected_candidate> rejected;
+      std::uint32_t excluded_seen = 0, bucket_index = 0;
+      const model_type* best = nullptr;
+      while (t.players_tested < opt_.matching_max_search &&
+             t.possible < opt_.matching_candidate_amount) {
+        const model_type* m = walk.template next<model_type>(bucket_index);
+        if (!m) break;
+        walked[bucket_index] = true;
+        const player_id id = Profile::id_of(*m);
+        if (excluded_.contains(id)) {
+          ++excluded_seen;
+          rejected.push_back({id, Profile::mmr_of(*m), bucket_index,
+                              id == attacker ? "the attacker itself" : "excluded by the request"});
+          continue;
+        }
+        ++t.players_tested;
+        const match_verdict v = profile_.match(q, *m, retries);
+        if (!v.possible) {
+          rejected.push_back({id, Profile::mmr_of(*m), bucket_index, rejection_reason(q, *m, retries)});
+          continue;
+        }
+        ++t.possible;
+        if (!best || v.quality > t.quality) {
+          best = m;
+          t.quality = v.quality;
+        }
+      }
+      if (best) {
+        t.type = match_type::success;
+        t.best_candidate_id = Profile::id_of(*best);
+        t.mmr_gap = std::abs(attack_mmr - Profile::mmr_of(*best));
+      }
+      out.tries.push_back(t);
+      if (best || last_chance) {
+        out.buckets_walked = static_cast<std::uint32_t>(std::count(walked.begin(), walked.end(), true));
+        out.excluded_seen = excluded_seen;
+        // Buckets a hard label keeps out of every order of this query.
+        bucket_order<pool_type> every(pool_, labels, false, traits_, rng_, order_scratch_);
+        std::uint32_t ordered = 0;
+        while (every.next()) ++ordered;
+        out.buckets_never_walked = pool_.size() - ordered;
+        const auto nearer = [&](const rejected_candidate& a, const rejected_candidate& b) {
+          return std::abs(a.mmr - attack_mmr) < std::abs(b.mmr - attack_mmr);
+        };
+        std::stable_sort(rejected.begin(), rejected.end(), nearer);
+        if (rejected.size() > max_rejected) rejected.resize(max_rejected);
+        out.rejected = std::move(rejected);
+        break;
+      }
+    }
+    return out;
   }
 
   // ---- Updates (SPEC §7) --------------------------------------------------
@@ -430,6 +514,12 @@ class engine {
     r.players_after = pool_.players();
     r.capacity_after = pool_.capacity();
     return r;
+  }
+
+  std::string rejection_reason(const query_type& q, const model_type& m,
+                               std::uint32_t retries) const {
+    if constexpr (explains_rejections<Profile>) return profile_.explain_rejection(q, m, retries);
+    else return "the match rule rejected it";
   }
 
   static options checked(options o) {

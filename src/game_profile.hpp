@@ -7,6 +7,7 @@
 #include <concepts>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "player_row.hpp"
@@ -36,6 +37,14 @@ concept game_profile = requires(const P& p, const typename P::model_type& m,
   { p.make_strategies() } -> std::same_as<std::vector<std::unique_ptr<strategy<P>>>>;
   { P::multiple_models_per_player } -> std::convertible_to<bool>;
   { P::has_fake_opponents } -> std::convertible_to<bool>;
+};
+
+// Optional: why the match rule rejects a candidate, in words, for the "why no
+// match" tool (engine::explain). Profiles without it get a generic reason.
+template <class P>
+concept explains_rejections = requires(const P& p, const typename P::model_type& m,
+                                       const typename P::query_type& q) {
+  { p.explain_rejection(q, m, std::uint32_t{}) } -> std::convertible_to<std::string>;
 };
 
 template <class P>

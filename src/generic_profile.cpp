@@ -73,6 +73,27 @@ generic_profile::generic_profile(generic_profile_config c) : c_(std::move(c)) {
   }
 }
 
+std::string generic_profile::explain_rejection(const query_type& q, const model_type& m,
+                                               std::uint32_t retries) const {
+  const float gap = std::abs(q.mmr - m.mmr);
+  if (gap > window(retries))
+    return "MMR gap " + std::to_string(static_cast<long long>(std::lround(gap))) +
+           " is wider than the window " +
+           std::to_string(static_cast<long long>(std::lround(window(retries)))) +
+           " at retry " + std::to_string(retries);
+  for (std::uint8_t i = 0; i < rule_count_; ++i) {
+    const compiled_rule& r = rules_[i];
+    const std::uint32_t mine = q.attributes[r.index], theirs = m.attributes[r.index];
+    const std::string& name = c_.attributes[r.index].name;
+    if (r.rule == attribute_rule::hard_equal && mine != theirs)
+      return "'" + name + "' differs (" + std::to_string(theirs) + ", the attacker's is " +
+             std::to_string(mine) + ") and must be equal";
+    if (r.rule == attribute_rule::must_differ && mine == theirs)
+      return "same '" + name + "' (" + std::to_string(mine) + ") and it must differ";
+  }
+  return {};
+}
+
 row_verdict generic_profile::make_models(const player_row& row,
                                          std::vector<model_type>& out) const {
   model_type m(row.id, static_cast<float>(row.mmr));

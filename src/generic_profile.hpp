@@ -138,6 +138,10 @@ class generic_profile {
     return match_verdict::with_quality(quality);
   }
 
+  // Why match() rejects m, in words ("" when it does not).
+  std::string explain_rejection(const query_type& q, const model_type& m,
+                                std::uint32_t retries) const;
+
   row_verdict make_models(const player_row& row, std::vector<model_type>& out) const;
 
   // A synthetic opponent at the attacker's own MMR with the attacker's

@@ -2,6 +2,7 @@
 // that actors and the admin API only forward them.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -18,6 +19,16 @@ struct bucket_info {
   double fill = 0;
 };
 
+// Upper bounds of the MMR-gap histogram of successful matches; one more count
+// past the last bound holds the wider gaps.
+inline constexpr std::array<double, 10> mmr_gap_bounds{5, 10, 25, 50, 100, 200, 400, 800, 1600, 3200};
+
+inline std::size_t mmr_gap_slot(double gap) {
+  std::size_t i = 0;
+  while (i < mmr_gap_bounds.size() && gap > mmr_gap_bounds[i]) ++i;
+  return i;
+}
+
 struct engine_stats {
   std::uint64_t queries_success = 0, queries_none_found = 0, queries_fake = 0,
                 queries_invalid = 0;
@@ -31,6 +42,10 @@ struct engine_stats {
   std::uint64_t samples_taken = 0;
   std::uint64_t rebalances = 0;
   std::uint64_t players_lost_in_rebalance = 0;
+  // |attack MMR - defense MMR| of every Success: counts per mmr_gap_bounds slot
+  // (not cumulative) and their sum.
+  std::vector<std::uint64_t> mmr_gap_counts = std::vector<std::uint64_t>(mmr_gap_bounds.size() + 1);
+  double mmr_gap_sum = 0;
 };
 
 struct engine_info {
@@ -53,6 +68,36 @@ struct player_info {
   double mmr = 0;
   double percentile = 0;  // share of cached players with an MMR <= this one
   std::vector<std::uint32_t> buckets;  // indices into engine_info::buckets
+};
+
+// The "why no match" tool: a query tried with retries 0, 1, ... without side
+// effects on the cache, and the reasons the nearest rejected candidates were
+// rejected on the last try.
+struct query_try {
+  std::uint32_t retries = 0;
+  match_type type = match_type::none_found;
+  player_id best_candidate_id = invalid_player;
+  float quality = 0;
+  double mmr_gap = 0;  // of the best candidate
+  std::uint32_t players_tested = 0;
+  std::uint32_t possible = 0;  // candidates the match rule accepted
+};
+
+struct rejected_candidate {
+  player_id id = invalid_player;
+  double mmr = 0;
+  std::uint32_t bucket = 0;
+  std::string reason;
+};
+
+struct query_explanation {
+  std::string error;  // set when the request itself is invalid
+  std::vector<query_try> tries;  // until the first Success, at most max_retries + 1
+  std::vector<rejected_candidate> rejected;  // nearest in MMR first
+  std::uint64_t players_cached = 0;
+  std::uint32_t buckets_walked = 0;        // on the last try
+  std::uint32_t buckets_never_walked = 0;  // excluded by a hard label
+  std::uint32_t excluded_seen = 0;         // excluded ids met on the last try
 };
 
 struct rebalance_report {

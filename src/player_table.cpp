@@ -69,13 +69,11 @@ std::uint64_t delete_players(database& db, std::span<const player_id> ids) {
   return deleted;
 }
 
-std::optional<player_row> find_player(database& db, player_id id) {
-  if (id == invalid_player || id > max_stored_player_id) return std::nullopt;
-  SQLite::Statement q(db.sql(),
-                      "SELECT id, mmr, attr0, attr1, attr2, attr3, payload, is_bot, updated_at "
-                      "FROM players WHERE id = ?");
-  q.bind(1, static_cast<int64_t>(id));
-  if (!q.executeStep()) return std::nullopt;
+namespace {
+constexpr const char* row_columns =
+    "SELECT id, mmr, attr0, attr1, attr2, attr3, payload, is_bot, updated_at FROM players ";
+
+player_row read_row(SQLite::Statement& q) {
   player_row r;
   r.id = static_cast<player_id>(q.getColumn(0).getInt64());
   r.mmr = q.getColumn(1).getDouble();
@@ -86,6 +84,25 @@ std::optional<player_row> find_player(database& db, player_id id) {
   r.is_bot = q.getColumn(7).getInt() != 0;
   r.updated_at_unix_ms = q.getColumn(8).getInt64();
   return r;
+}
+}  // namespace
+
+std::optional<player_row> find_player(database& db, player_id id) {
+  if (id == invalid_player || id > max_stored_player_id) return std::nullopt;
+  SQLite::Statement q(db.sql(), std::string(row_columns) + "WHERE id = ?");
+  q.bind(1, static_cast<int64_t>(id));
+  if (!q.executeStep()) return std::nullopt;
+  return read_row(q);
+}
+
+std::vector<player_row> players_after(database& db, player_id after, std::size_t limit) {
+  std::vector<player_row> out;
+  if (after >= max_stored_player_id) return out;
+  SQLite::Statement q(db.sql(), std::string(row_columns) + "WHERE id > ? ORDER BY id LIMIT ?");
+  q.bind(1, static_cast<int64_t>(after));
+  q.bind(2, static_cast<int64_t>(limit));
+  while (q.executeStep()) out.push_back(read_row(q));
+  return out;
 }
 
 std::uint64_t count_players(database& db) {

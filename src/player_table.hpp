@@ -41,4 +41,7 @@ std::uint64_t delete_players(database& db, std::span<const player_id> ids);
 std::optional<player_row> find_player(database& db, player_id id);
 std::uint64_t count_players(database& db);
 
+// Up to `limit` rows with ids above `after`, in id order: one page of an export.
+std::vector<player_row> players_after(database& db, player_id after, std::size_t limit);
+
 }  // namespace mm

@@ -120,3 +120,32 @@ TEST_CASE("CSV import: good rows land, bad rows are reported by line", "[db][csv
   CHECK_FALSE(progress.empty());
   CHECK(progress.back() == 13);
 }
+
+TEST_CASE("players_after pages through the table in id order", "[db][players]") {
+  test::temp_dir dir;
+  database db(dir.file("mm.db"));
+  std::vector<player_row> rows;
+  for (player_id id : {7u, 3u, 11u, 5u, 2u}) {
+    player_row r;
+    r.id = id;
+    r.mmr = static_cast<double>(id) * 10;
+    r.attributes = {static_cast<std::int64_t>(id), 0, 0, 1};
+    rows.push_back(r);
+  }
+  upsert_players(db, rows);
+  std::vector<player_id> seen;
+  player_id after = 0;
+  for (;;) {
+    const auto page = players_after(db, after, 2);
+    if (page.empty()) break;
+    CHECK(page.size() <= 2);
+    for (const auto& r : page) {
+      seen.push_back(r.id);
+      CHECK(r.mmr == r.id * 10.0);
+      CHECK(r.attributes[0] == static_cast<std::int64_t>(r.id));
+    }
+    after = page.back().id;
+  }
+  CHECK(seen == std::vector<player_id>{2, 3, 5, 7, 11});
+  CHECK(players_after(db, max_stored_player_id, 10).empty());
+}

@@ -1,4 +1,6 @@
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <numeric>
 
 #include "test_support.hpp"
 
@@ -109,4 +111,87 @@ TEST_CASE("clear empties the cache and keeps sizing", "[introspection]") {
   CHECK(e.last_rebalance_unix_ms() == 7);
   CHECK_FALSE(e.sizing().empty());
   CHECK(e.update(1, model(1, 100)).outcome == update_outcome::inserted);
+}
+
+TEST_CASE("the MMR-gap histogram counts every Success once, in its slot", "[introspection]") {
+  auto o = small_options(1000);
+  o.player_remove_after_candidate_offer = fill_threshold::never;
+  generic_engine e(o, generic_profile(generic_profile_config{{}, 1000, 0, 1000}));
+  e.update(1, model(1, 500));
+  std::uint64_t successes = 0;
+  double sum = 0;
+  std::vector<std::uint64_t> expected(mmr_gap_bounds.size() + 1);
+  for (float attack : {500.0f, 503.0f, 530.0f, 900.0f, 1400.0f}) {
+    const auto r = e.find_match({query(99, attack), 0, {}});
+    REQUIRE(r.type == match_type::success);
+    ++successes;
+    sum += std::abs(attack - 500.0);
+    ++expected[mmr_gap_slot(std::abs(attack - 500.0))];
+  }
+  const auto& s = e.stats();
+  CHECK(s.mmr_gap_counts == expected);
+  CHECK(s.mmr_gap_sum == Approx(sum));
+  CHECK(expected[0] == 2);                      // gaps 0 and 3 are <= 5
+  CHECK(expected[mmr_gap_slot(400)] == 1);      // 400 is on its bound
+  CHECK(std::accumulate(expected.begin(), expected.end(), std::uint64_t{0}) == successes);
+}
+
+TEST_CASE("explain tries retries until Success and says why candidates were rejected",
+          "[introspection]") {
+  generic_profile_config pc;
+  pc.attributes = {{"region", attribute_rule::hard_equal, 0, attribute_bucketing::none, 1},
+                   {"guild", attribute_rule::must_differ, 0, attribute_bucketing::none, 1}};
+  pc.mmr_window = 100;
+  pc.mmr_window_per_retry = 50;
+  pc.mmr_window_max = 1000;
+  auto o = small_options(1000);
+  o.mmr_bucket_count = 1;
+  generic_engine e(o, generic_profile(pc));
+  e.update(2, model(2, 1000, {1, 7}));  // same guild as the attacker
+  e.update(3, model(3, 1010, {2, 0}));  // another region
+  e.update(4, model(4, 1020, {1, 0}));  // excluded by the request
+  e.update(5, model(5, 1260, {1, 0}));  // possible from retry 4 (window 300)
+  const auto before = e.stats();
+  const auto x = e.explain({query(1, 1000, {1, 7}), 0, {4}});
+  REQUIRE(x.error.empty());
+  REQUIRE(x.tries.size() == 5);
+  for (std::size_t r = 0; r < 4; ++r) CHECK(x.tries[r].type == match_type::none_found);
+  CHECK(x.tries[4].type == match_type::success);
+  CHECK(x.tries[4].best_candidate_id == 5);
+  CHECK(x.tries[4].mmr_gap == Approx(260));
+  REQUIRE(x.rejected.size() == 3);
+  CHECK(x.rejected[0].id == 2);
+  CHECK(x.rejected[0].reason == "same 'guild' (7) and it must differ");
+  CHECK(x.rejected[1].id == 3);
+  CHECK(x.rejected[1].reason == "'region' differs (2, the attacker's is 1) and must be equal");
+  CHECK(x.rejected[2].id == 4);
+  CHECK(x.rejected[2].reason == "excluded by the request");
+  CHECK(x.players_cached == 4);
+  // Nothing changed: no statistics, the winner is still cached.
+  CHECK(e.stats().queries_success == before.queries_success);
+  CHECK(e.player(5).participating);
+
+  const auto none = e.explain({query(1, 5000, {1, 7}), 0, {}}, 2);
+  REQUIRE(none.tries.size() == 3);
+  CHECK(none.tries.back().type == match_type::none_found);
+  REQUIRE_FALSE(none.rejected.empty());
+  CHECK(none.rejected[0].id == 5);
+  CHECK(none.rejected[0].reason == "MMR gap 3740 is wider than the window 200 at retry 2");
+
+  CHECK(e.explain({query(0, 1000), 0, {}}).error == "attacker id 0 is invalid");
+  CHECK(e.explain({query(1, std::nanf("")), 0, {}}).error == "attack MMR is not finite");
+}
+
+TEST_CASE("explain counts the buckets a hard label keeps out", "[introspection]") {
+  generic_profile_config pc;
+  pc.attributes = {{"region", attribute_rule::hard_equal, 0, attribute_bucketing::distinct_hard, 1}};
+  generic_engine e(small_options(1000), generic_profile(pc));
+  e.update(2, model(2, 500, {1}));
+  e.update(3, model(3, 500, {2}));
+  e.update(4, model(4, 500, {3}));
+  const auto x = e.explain({query(1, 500, {1}), 0, {}});
+  REQUIRE(x.tries.size() == 1);
+  CHECK(x.tries[0].best_candidate_id == 2);
+  CHECK(x.buckets_walked == 1);
+  CHECK(x.buckets_never_walked == 2);
 }
