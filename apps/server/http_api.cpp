@@ -1,0 +1,399 @@
+#include "http_api.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "dashboard_files.hpp"
+#include "json_codec.hpp"
+#include "player_table.hpp"
+
+namespace mm::server {
+
+namespace {
+
+class http_error : public std::runtime_error {
+ public:
+  http_error(int code, const std::string& what) : std::runtime_error(what), status(code) {}
+  int status;
+};
+
+void send_json(httplib::Response& res, const json& j, int status = 200) {
+  res.status = status;
+  res.set_content(j.dump(), "application/json");
+}
+
+void send_error(httplib::Response& res, int status, const std::string& message) {
+  send_json(res, {{"error", message}}, status);
+}
+
+// The caller's role: admin for everyone when no token is configured (the
+// server is then bound to loopback only), else the role of the bearer token.
+role caller_role(const http_context& ctx, const httplib::Request& req) {
+  if (ctx.config.tokens.empty()) return role::admin;
+  const std::string h = req.get_header_value("Authorization");
+  const std::string prefix = "Bearer ";
+  if (h.rfind(prefix, 0) != 0) return role::none;
+  const std::string token = h.substr(prefix.size());
+  for (const auto& t : ctx.config.tokens) {
+    // Compare every byte, so the time does not tell how much of a guess matched.
+    if (t.token.size() != token.size()) continue;
+    unsigned char diff = 0;
+    for (std::size_t i = 0; i < token.size(); ++i)
+      diff |= static_cast<unsigned char>(t.token[i] ^ token[i]);
+    if (diff == 0) return t.granted;
+  }
+  return role::none;
+}
+
+using handler = std::function<void(const httplib::Request&, httplib::Response&)>;
+
+// Wraps a handler: checks the role, turns exceptions into JSON errors.
+httplib::Server::Handler guarded(http_context& ctx, role needed, handler h) {
+  return [&ctx, needed, h = std::move(h)](const httplib::Request& req, httplib::Response& res) {
+    const role r = caller_role(ctx, req);
+    if (r == role::none) {
+      ++ctx.counters.unauthorized;
+      res.set_header("WWW-Authenticate", "Bearer");
+      send_error(res, 401, "a valid token is needed: send 'Authorization: Bearer <token>'");
+      return;
+    }
+    if (r < needed) {
+      ++ctx.counters.unauthorized;
+      send_error(res, 403, "this needs the '" + std::string(to_string(needed)) +
+                               "' role; the token has '" + std::string(to_string(r)) + "'");
+      return;
+    }
+    try {
+      h(req, res);
+    } catch (const bad_request& e) {
+      send_error(res, 400, e.what());
+    } catch (const http_error& e) {
+      send_error(res, e.status, e.what());
+    } catch (const store_error& e) {
+      send_error(res, 503, std::string("database: ") + e.what());
+    } catch (const SQLite::Exception& e) {
+      send_error(res, 503, std::string("database: ") + e.what());
+    }
+  };
+}
+
+std::uint64_t param(const httplib::Request& req, const char* name, std::uint64_t fallback,
+                    std::uint64_t max) {
+  if (!req.has_param(name)) return fallback;
+  const std::string v = req.get_param_value(name);
+  std::uint64_t x = 0;
+  if (v.empty() || v.size() > 19 || !std::all_of(v.begin(), v.end(), ::isdigit))
+    throw bad_request(std::string("parameter '") + name + "' must be a non-negative integer");
+  x = std::stoull(v);
+  if (x > max)
+    throw bad_request(std::string("parameter '") + name + "' must be at most " + std::to_string(max));
+  return x;
+}
+
+std::uint64_t path_number(const std::string& s, const std::string& what) {
+  if (s.empty() || s.size() > 20 || !std::all_of(s.begin(), s.end(), ::isdigit))
+    throw bad_request(what + " must be a number, got '" + s + "'");
+  try {
+    return std::stoull(s);
+  } catch (const std::out_of_range&) {
+    throw bad_request(what + " is out of range");
+  }
+}
+
+// A matchmaker by index ("0") or name ("mm-0").
+std::size_t matchmaker_index(const http_context& ctx, const std::string& key) {
+  const auto& names = ctx.bridge.names();
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (names[i] == key) return i;
+  if (!key.empty() && key.size() < 6 && std::all_of(key.begin(), key.end(), ::isdigit)) {
+    const std::size_t i = std::stoul(key);
+    if (i < names.size()) return i;
+  }
+  throw http_error(404, "no matchmaker '" + key + "' (there are " + std::to_string(names.size()) +
+                            ": " + names.front() + " ... " + names.back() + ")");
+}
+
+template <class T>
+T answered(const http_context& ctx, std::size_t i, caf::expected<T> x) {
+  if (!x)
+    throw http_error(503, "matchmaker '" + ctx.bridge.names()[i] +
+                              "' did not answer: " + ctx.bridge.render(x.error()));
+  return std::move(*x);
+}
+
+json config_json(const http_context& ctx, role r) {
+  const auto& c = ctx.config;
+  json attrs = json::array();
+  for (const auto& a : c.profile.attributes)
+    attrs.push_back({{"name", a.name}, {"rule", to_string(a.rule)}, {"weight", a.weight},
+                     {"bucketing", to_string(a.bucketing)}, {"tier_width", a.tier_width}});
+  return {{"matchmakers", ctx.bridge.names()},
+          {"profile",
+           {{"attributes", attrs},
+            {"mmr_window", c.profile.mmr_window},
+            {"mmr_window_per_retry", c.profile.mmr_window_per_retry},
+            {"mmr_window_max", c.profile.mmr_window_max}}},
+          {"fake_opponents", c.opts.enable_fake_opponents},
+          {"matching_candidate_amount", c.opts.matching_candidate_amount},
+          {"matching_max_search", c.opts.matching_max_search},
+          {"max_body_bytes", c.http_max_body_bytes},
+          {"max_batch", c.http_max_batch},
+          {"auth", {{"tokens_configured", !c.tokens.empty()}, {"role", to_string(r)}}}};
+}
+
+std::vector<matchmaker_figures> all_figures(http_context& ctx) {
+  std::vector<matchmaker_figures> out;
+  for (std::size_t i = 0; i < ctx.bridge.size(); ++i) {
+    matchmaker_figures f{ctx.bridge.names()[i], std::nullopt};
+    if (auto x = ctx.bridge.info(i)) f.info = std::move(*x);
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+json maintenance(http_context& ctx, std::size_t i, const std::string& what) {
+  json j = {{"matchmaker", ctx.bridge.names()[i]}};
+  if (what == "rebalance") j["rebalance"] = rebalance_json(answered(ctx, i, ctx.bridge.rebalance(i)));
+  else j["reset"] = answered(ctx, i, ctx.bridge.clear(i));
+  return j;
+}
+
+json test_query(http_context& ctx, const query_body& q) {
+  json per = json::array();
+  json best = nullptr;
+  std::string why;
+  for (std::size_t i = 0; i < ctx.bridge.size(); ++i) {
+    const query_explanation x = answered(ctx, i, ctx.bridge.explain(i, q.request, q.max_retries));
+    if (!x.error.empty()) throw bad_request(x.error);
+    json e = explanation_json(x);
+    e["matchmaker"] = ctx.bridge.names()[i];
+    const query_try& last = x.tries.back();
+    if (last.type == match_type::success &&
+        (best.is_null() || last.retries < best["retries"].get<std::uint32_t>()))
+      best = {{"matchmaker", ctx.bridge.names()[i]}, {"retries", last.retries},
+              {"best_candidate_id", last.best_candidate_id}, {"mmr_gap", last.mmr_gap},
+              {"quality", last.quality}};
+    per.push_back(std::move(e));
+  }
+  json out = {{"found", !best.is_null()}, {"best", best}, {"matchmakers", per}};
+  if (best.is_null()) {
+    std::uint64_t cached = 0;
+    for (const auto& e : per) cached += e["players_cached"].get<std::uint64_t>();
+    out["summary"] = cached == 0 ? "no matchmaker holds any player yet (the scan fills the cache)"
+                                 : "no possible candidate with retries 0 to " +
+                                       std::to_string(q.max_retries) +
+                                       ": see each matchmaker's rejected candidates";
+  } else {
+    out["summary"] = "Success on " + best["matchmaker"].get<std::string>() + " at retry " +
+                     std::to_string(best["retries"].get<std::uint32_t>());
+  }
+  return out;
+}
+
+}  // namespace
+
+void install_routes(httplib::Server& svr, http_context& ctx) {
+  const auto& profile = ctx.config.profile;
+  svr.set_payload_max_length(ctx.config.http_max_body_bytes);
+  svr.set_logger([&ctx](const httplib::Request&, const httplib::Response& res) {
+    if (res.status >= 500) ++ctx.counters.server_error;
+    else if (res.status >= 400) ++ctx.counters.client_error;
+    else ++ctx.counters.ok;
+  });
+  svr.set_exception_handler(
+      [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+        std::string what = "internal error";
+        try {
+          std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+          what += std::string(": ") + e.what();
+        } catch (...) {
+        }
+        send_error(res, 500, what);
+      });
+  // httplib's own refusals (unknown path, 413 for a large body) get a JSON body too.
+  svr.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    if (res.status == 404) send_error(res, 404, "no such endpoint: " + req.method + " " + req.path);
+    else if (res.status == 413) send_error(res, 413, "the body is larger than http.max_body_bytes");
+    else send_error(res, res.status, "request refused");
+  });
+
+  for (const auto& f : dashboard_files()) {
+    const std::string path = f.path;
+    svr.Get(path == "/index.html" ? "/" : path, [&f](const httplib::Request&, httplib::Response& res) {
+      res.set_content(f.body, f.content_type);
+    });
+  }
+
+  svr.Get("/metrics", guarded(ctx, role::view, [&ctx](auto&, auto& res) {
+            res.set_content(render_metrics(all_figures(ctx), ctx.counters),
+                            "text/plain; version=0.0.4");
+          }));
+  svr.Get("/api/config", guarded(ctx, role::view, [&ctx](auto& req, auto& res) {
+            send_json(res, config_json(ctx, caller_role(ctx, req)));
+          }));
+  svr.Get("/api/matchmakers", guarded(ctx, role::view, [&ctx](auto&, auto& res) {
+            json list = json::array();
+            for (const auto& f : all_figures(ctx))
+              list.push_back(f.info ? info_json(f.name, *f.info, false)
+                                    : json{{"name", f.name}, {"error", "did not answer"}});
+            send_json(res, {{"matchmakers", list}});
+          }));
+  svr.Get(R"(/api/matchmakers/([^/]+))", guarded(ctx, role::view, [&ctx](auto& req, auto& res) {
+            const std::size_t i = matchmaker_index(ctx, req.matches[1]);
+            send_json(res, info_json(ctx.bridge.names()[i], answered(ctx, i, ctx.bridge.info(i)), true));
+          }));
+  svr.Get(R"(/api/matchmakers/([^/]+)/buckets/([^/]+))",
+          guarded(ctx, role::view, [&ctx, &profile](auto& req, auto& res) {
+            const std::size_t i = matchmaker_index(ctx, req.matches[1]);
+            const std::uint64_t b = path_number(req.matches[2], "the bucket index");
+            const auto offset = param(req, "offset", 0, 1'000'000'000);
+            const auto limit = param(req, "limit", 50, 1000);
+            const instance_info info = answered(ctx, i, ctx.bridge.info(i));
+            if (b >= info.engine.buckets.size())
+              throw http_error(404, "matchmaker '" + ctx.bridge.names()[i] + "' has no bucket " +
+                                        std::to_string(b) + " (it has " +
+                                        std::to_string(info.engine.buckets.size()) + ")");
+            const auto players = answered(
+                ctx, i,
+                ctx.bridge.inspect(i, static_cast<std::uint32_t>(b),
+                                   static_cast<std::uint32_t>(offset), static_cast<std::uint32_t>(limit)));
+            json list = json::array();
+            for (const auto& m : players) list.push_back(model_json(m, profile));
+            send_json(res, {{"matchmaker", ctx.bridge.names()[i]},
+                            {"bucket", bucket_json(info.engine.buckets[b])},
+                            {"offset", offset},
+                            {"limit", limit},
+                            {"players", list}});
+          }));
+  svr.Get("/api/top", guarded(ctx, role::view, [&ctx, &profile](auto& req, auto& res) {
+            const auto limit = static_cast<std::uint32_t>(param(req, "limit", 100, 1000));
+            std::vector<std::pair<generic_model, std::size_t>> all;
+            for (std::size_t i = 0; i < ctx.bridge.size(); ++i)
+              for (const auto& m : answered(ctx, i, ctx.bridge.top(i, limit))) all.emplace_back(m, i);
+            std::stable_sort(all.begin(), all.end(),
+                             [](auto& a, auto& b) { return a.first.mmr > b.first.mmr; });
+            json list = json::array();
+            std::set<player_id> seen;
+            for (const auto& [m, i] : all) {
+              if (list.size() == limit) break;
+              if (!seen.insert(m.id()).second) continue;
+              json j = model_json(m, profile);
+              j["matchmaker"] = ctx.bridge.names()[i];
+              list.push_back(std::move(j));
+            }
+            send_json(res, {{"players", list}});
+          }));
+  svr.Get(R"(/api/players/([^/]+))", guarded(ctx, role::view, [&ctx](auto& req, auto& res) {
+            const player_id id = path_number(req.matches[1], "the player id");
+            std::optional<player_row> row;
+            {
+              std::lock_guard lock(ctx.db_mutex);
+              row = find_player(ctx.db, id);
+            }
+            json per = json::array();
+            bool anywhere = false;
+            for (std::size_t i = 0; i < ctx.bridge.size(); ++i) {
+              const player_info p = answered(ctx, i, ctx.bridge.player(i, id));
+              anywhere |= p.participating;
+              json j = p.participating
+                           ? player_info_json(p, answered(ctx, i, ctx.bridge.info(i)).engine)
+                           : json{{"participating", false}};
+              j["matchmaker"] = ctx.bridge.names()[i];
+              per.push_back(std::move(j));
+            }
+            if (!row && !anywhere)
+              throw http_error(404, "player " + std::to_string(id) +
+                                        " is neither in the player table nor in any cache");
+            send_json(res, {{"id", id},
+                            {"stored", row ? row_json(*row) : json(nullptr)},
+                            {"matchmakers", per}});
+          }));
+  svr.Get("/api/players", guarded(ctx, role::view, [&ctx](auto& req, auto& res) {
+            const auto after = param(req, "after", 0, max_stored_player_id);
+            const auto limit = param(req, "limit", 1000, 10'000);
+            std::vector<player_row> rows;
+            {
+              std::lock_guard lock(ctx.db_mutex);
+              rows = players_after(ctx.db, after, limit);
+            }
+            json list = json::array();
+            for (const auto& r : rows) list.push_back(row_json(r));
+            send_json(res, {{"players", list},
+                            {"next_after", rows.size() == limit && !rows.empty()
+                                               ? json(rows.back().id)
+                                               : json(nullptr)}});
+          }));
+
+  svr.Post("/api/query", guarded(ctx, role::test, [&ctx, &profile](auto& req, auto& res) {
+             const query_body q = read_query(parse_body(req.body), profile, false);
+             auto reply = ctx.bridge.find(q.request);
+             if (!reply) throw http_error(503, "no matchmaker answered: " + ctx.bridge.render(reply.error()));
+             if (reply->type == match_type::invalid_request) throw bad_request(reply->error);
+             send_json(res, reply_json(*reply, profile));
+           }));
+  svr.Post("/api/test-query", guarded(ctx, role::test, [&ctx, &profile](auto& req, auto& res) {
+             send_json(res, test_query(ctx, read_query(parse_body(req.body), profile, true)));
+           }));
+
+  svr.Post(R"(/api/matchmakers/([^/]+)/(rebalance|reset))",
+           guarded(ctx, role::admin, [&ctx](auto& req, auto& res) {
+             send_json(res, maintenance(ctx, matchmaker_index(ctx, req.matches[1]), req.matches[2]));
+           }));
+  svr.Post(R"(/api/(rebalance|reset))", guarded(ctx, role::admin, [&ctx](auto& req, auto& res) {
+             json list = json::array();
+             for (std::size_t i = 0; i < ctx.bridge.size(); ++i)
+               list.push_back(maintenance(ctx, i, req.matches[1]));
+             send_json(res, {{"matchmakers", list}});
+           }));
+  svr.Post("/api/cache/add", guarded(ctx, role::admin, [&ctx](auto& req, auto& res) {
+             const player_id id = read_id_body(parse_body(req.body));
+             {
+               std::lock_guard lock(ctx.db_mutex);
+               if (!find_player(ctx.db, id))
+                 throw http_error(404, "player " + std::to_string(id) + " is not in the player table");
+             }
+             auto changed = ctx.bridge.enroll(id, false);
+             if (!changed) throw http_error(503, "the matchmaker did not answer: " + ctx.bridge.render(changed.error()));
+             send_json(res, {{"id", id}, {"changed", *changed}});
+           }));
+  svr.Post("/api/cache/remove", guarded(ctx, role::admin, [&ctx](auto& req, auto& res) {
+             const player_id id = read_id_body(parse_body(req.body));
+             auto changed = ctx.bridge.enroll(id, true);
+             if (!changed) throw http_error(503, "the matchmaker did not answer: " + ctx.bridge.render(changed.error()));
+             send_json(res, {{"id", id}, {"changed", *changed}});
+           }));
+  svr.Post("/api/players", guarded(ctx, role::admin, [&ctx, &profile](auto& req, auto& res) {
+             const json body = parse_body(req.body);
+             if (!body.is_object() || body.size() != 1 || !body.contains("players") ||
+                 !body["players"].is_array())
+               throw bad_request("the body must be {\"players\": [...]}");
+             const json& list = body["players"];
+             if (list.size() > ctx.config.http_max_batch)
+               throw bad_request("at most " + std::to_string(ctx.config.http_max_batch) +
+                                 " players per request (http.max_batch), got " +
+                                 std::to_string(list.size()));
+             std::vector<player_row> rows;
+             std::vector<std::size_t> positions;
+             json rejected = json::array();
+             for (std::size_t k = 0; k < list.size(); ++k) {
+               try {
+                 rows.push_back(read_row(list[k], profile, "players[" + std::to_string(k) + "]"));
+                 positions.push_back(k);
+               } catch (const bad_request& e) {
+                 rejected.push_back({{"index", k}, {"reason", e.what()}});
+               }
+             }
+             write_report report;
+             {
+               std::lock_guard lock(ctx.db_mutex);
+               report = upsert_players(ctx.db, rows);
+             }
+             for (const auto& p : report.rejected)
+               rejected.push_back({{"index", positions[p.index]}, {"id", p.id}, {"reason", p.reason}});
+             send_json(res, {{"written", report.written}, {"rejected", rejected}});
+           }));
+}
+
+}  // namespace mm::server

@@ -1,0 +1,29 @@
+// The admin HTTP API, the dashboard's files and /metrics on one httplib server.
+// Handlers run on httplib's threads and reach the matchmakers through the admin
+// bridge (blocking, with a timeout) and the player table through their own
+// connection. Every failure is a JSON {"error": "..."} with a 4xx or 5xx; no
+// request can stop the server.
+#pragma once
+
+#include <httplib.h>
+
+#include <mutex>
+
+#include "admin_bridge.hpp"
+#include "database.hpp"
+#include "metrics.hpp"
+#include "server_config.hpp"
+
+namespace mm::server {
+
+struct http_context {
+  const server_config& config;
+  actors::admin_bridge<generic_profile>& bridge;
+  database& db;  // the player table, for upserts, exports and lookups
+  std::mutex db_mutex;
+  http_counters counters;
+};
+
+void install_routes(httplib::Server& svr, http_context& ctx);
+
+}  // namespace mm::server

@@ -1,0 +1,54 @@
+// JSON shapes of the admin HTTP API (docs/operations.md lists them), and strict
+// readers for request bodies: a wrong type, a missing field or an unknown field
+// throws bad_request naming the field, which the API answers with a 400.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <stdexcept>
+#include <string>
+
+#include "generic_profile.hpp"
+#include "messages.hpp"
+#include "player_row.hpp"
+
+namespace mm::server {
+
+using json = nlohmann::json;
+
+class bad_request : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+// Cached players and queries name their attributes as the profile does.
+json model_json(const generic_model& m, const generic_profile_config& p);
+json reply_json(const match_reply<generic_model>& r, const generic_profile_config& p);
+json info_json(const std::string& name, const instance_info& i, bool with_buckets);
+json bucket_json(const bucket_info& b);
+json player_info_json(const player_info& p, const engine_info& e);
+json rebalance_json(const rebalance_report& r);
+json explanation_json(const query_explanation& x);
+// Stored rows carry the table's four attribute columns by position.
+json row_json(const player_row& r);
+
+// {"attacker_id", "mmr", "attributes"?: {name: value} or [values], "retries"?,
+//  "excluded_ids"?: [ids]}; "max_retries"? too when `allow_max_retries`.
+struct query_body {
+  match_request<generic_query> request;
+  std::uint32_t max_retries = 9;
+};
+query_body read_query(const json& body, const generic_profile_config& p, bool allow_max_retries);
+
+// {"id", "mmr", "attributes"?: [values] or {name: value}, "is_bot"?, "payload"?}
+player_row read_row(const json& body, const generic_profile_config& p, const std::string& where);
+
+// {"id": <player id>}
+player_id read_id_body(const json& body);
+
+// Parses a request body; malformed JSON is a bad_request with the parser's words.
+json parse_body(const std::string& text);
+
+std::uint64_t read_id(const json& v, const std::string& where);
+
+}  // namespace mm::server

@@ -1,0 +1,194 @@
+// matchmakerd: the matchmaker as a service. It opens (or creates) the SQLite
+// database, runs a supervised instance set, publishes it on the actor port for
+// game servers, and serves the admin HTTP API, the dashboard and /metrics.
+// SIGINT or SIGTERM: every instance writes its snapshot, then exit 0.
+#include <caf/all.hpp>
+#include <caf/io/all.hpp>
+
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
+#include "admin_bridge.hpp"
+#include "http_api.hpp"
+#include "instance_set.hpp"
+#include "log.hpp"
+#include "player_table.hpp"
+#include "registration.hpp"
+#include "synthetic_players.hpp"
+
+namespace {
+
+volatile std::sig_atomic_t stop_requested = 0;
+void on_signal(int) { stop_requested = 1; }
+
+using namespace mm;
+using profile = generic_profile;
+using iface = actors::interfaces<profile>;
+
+void say(const std::string& line) {
+  std::printf("%s\n", line.c_str());
+  std::fflush(stdout);
+}
+
+void fill_demo_table(database& db, std::int64_t players) {
+  if (players <= 0 || count_players(db) > 0) return;
+  say("matchmakerd: writing " + std::to_string(players) + " synthetic players into " + db.path());
+  rng r(2026);
+  const std::size_t chunk = 10'000;
+  for (std::int64_t done = 0; done < players; done += chunk) {
+    const auto n = static_cast<std::size_t>(std::min<std::int64_t>(chunk, players - done));
+    upsert_players(db, make_players(synthetic_population{}, n, static_cast<player_id>(done) + 1, r));
+  }
+}
+
+// The demo's own traffic: queries from random synthetic attackers through the
+// client, so the dashboard has requests to show.
+struct load_state {
+  load_state() = default;
+  rng r{7};
+  std::uint64_t max_id = 0;
+  static inline const char* name = "mm.demo_load";
+};
+using load_tick_atom = caf::atom_constant<caf::atom("loadtick")>;
+
+caf::behavior demo_load(caf::stateful_actor<load_state>* self, iface::client client,
+                        std::int64_t per_second, std::uint64_t players) {
+  self->state.max_id = std::max<std::uint64_t>(players, 1);
+  const auto per_tick = std::max<std::int64_t>(1, per_second / 10);
+  self->send(self, load_tick_atom::value);
+  return {[=](load_tick_atom) {
+    self->delayed_send(self, std::chrono::milliseconds(100), load_tick_atom::value);
+    for (std::int64_t i = 0; i < per_tick; ++i) {
+      auto& st = self->state;
+      const player_id attacker = 1 + st.r.below(st.max_id);
+      match_request<generic_query> req{make_query(synthetic_population{}, attacker, st.r),
+                                       static_cast<std::uint32_t>(st.r.below(4)), {}};
+      self->request(client, std::chrono::seconds(1), actors::find_atom::value, std::move(req))
+          .then([](const match_reply<generic_model>&) {}, [](caf::error&) {});
+    }
+  }};
+}
+
+int run(const server::server_config& c) {
+  if (c.tokens.empty())
+    log(log_level::warning,
+        "no access token configured: the API and the actor port are open to every process on "
+        "this machine, and bound to loopback only");
+  const std::filesystem::path db_path(c.database_path);
+  if (db_path.has_parent_path()) std::filesystem::create_directories(db_path.parent_path());
+  database db(c.database_path);
+  fill_demo_table(db, c.effective_demo_players());
+  say("matchmakerd: database " + c.database_path + " holds " + std::to_string(count_players(db)) +
+      " players");
+
+  caf::actor_system_config cfg;
+  cfg.load<caf::io::middleman>();
+  cfg.set("logger.verbosity", caf::atom("quiet"));
+  actors::add_message_types<profile>(cfg, "generic");
+  caf::actor_system sys{cfg};
+
+  actors::instance_config<profile> base;
+  base.id = "mm";
+  base.opts = c.opts;
+  base.profile = profile(c.profile);
+  base.database.path = c.database_path;
+  auto set = actors::spawn_instance_set<profile>(sys, c.instances, base);
+  std::vector<std::string> names;
+  for (std::uint32_t i = 0; i < c.instances; ++i) names.push_back(actors::member_config(base, c.instances, i).id);
+  const auto timeout = std::chrono::milliseconds(c.query_timeout_ms);
+  auto client = sys.spawn(actors::client_actor<profile>, set, timeout, std::uint64_t{1});
+  actors::admin_bridge<profile> bridge(sys, set, names, client, timeout);
+
+  caf::scoped_actor self{sys};
+  auto stop_actors = [&] {
+    std::vector<caf::actor_addr> watched;
+    for (auto& inst : set) {
+      self->monitor(inst);
+      self->send_exit(inst, caf::exit_reason::user_shutdown);
+    }
+    self->send_exit(client, caf::exit_reason::user_shutdown);
+    std::size_t down = 0;
+    self->receive_while([&] { return down < set.size(); })(
+        [&](const caf::down_msg&) { ++down; },
+        caf::after(std::chrono::seconds(30)) >> [&] {
+          log(log_level::error, "some matchmakers did not stop within 30 s");
+          down = set.size();
+        });
+  };
+
+  std::optional<std::uint16_t> actor_port;
+  if (c.actor_port >= 0) {
+    auto port = sys.middleman().publish(client, static_cast<std::uint16_t>(c.actor_port),
+                                        c.actor_host.c_str());
+    if (!port) {
+      std::fprintf(stderr, "matchmakerd: cannot publish the actor port on %s:%d: %s\n",
+                   c.actor_host.c_str(), c.actor_port, sys.render(port.error()).c_str());
+      stop_actors();
+      return 1;
+    }
+    actor_port = *port;
+    say("matchmakerd: actor port listening on " + c.actor_host + ":" + std::to_string(*port));
+  }
+
+  caf::actor load;
+  if (c.effective_demo_qps() > 0)
+    load = sys.spawn(demo_load, caf::actor_cast<iface::client>(client), c.effective_demo_qps(),
+                     count_players(db));
+
+  server::http_context ctx{c, bridge, db, {}, {}};
+  httplib::Server http;
+  server::install_routes(http, ctx);
+  int http_port = c.http_port;
+  if (c.http_port == 0) http_port = http.bind_to_any_port(c.http_host);
+  else if (!http.bind_to_port(c.http_host, c.http_port)) http_port = -1;
+  if (http_port <= 0) {
+    std::fprintf(stderr, "matchmakerd: cannot serve HTTP on %s:%u (in use, or not an address here)\n",
+                 c.http_host.c_str(), static_cast<unsigned>(c.http_port));
+    if (load) self->send_exit(load, caf::exit_reason::user_shutdown);
+    stop_actors();
+    return 1;
+  }
+  std::thread http_thread([&] { http.listen_after_bind(); });
+  say("matchmakerd: http listening on http://" + c.http_host + ":" + std::to_string(http_port) + "/");
+
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  while (!stop_requested) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+
+  say("matchmakerd: stopping (writing snapshots)");
+  http.stop();
+  http_thread.join();
+  if (load) self->send_exit(load, caf::exit_reason::user_shutdown);
+  if (actor_port) sys.middleman().unpublish(client, *actor_port);
+  stop_actors();
+  say("matchmakerd: stopped");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  server::command_line cl;
+  try {
+    cl = server::parse_command_line(argc, argv);
+  } catch (const config_error& e) {
+    std::fprintf(stderr, "matchmakerd: %s\n", e.what());
+    return 2;
+  }
+  if (cl.help) {
+    std::printf("%s", server::help_text().c_str());
+    return 0;
+  }
+  if (cl.print_config) {
+    std::printf("%s\n", server::describe(cl.config).c_str());
+    return 0;
+  }
+  try {
+    return run(cl.config);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "matchmakerd: %s\n", e.what());
+    return 1;
+  }
+}

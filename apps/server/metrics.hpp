@@ -1,0 +1,27 @@
+// Prometheus text exposition (format 0.0.4) of the matchmakers' figures, for
+// GET /metrics. Counters are the instances' own since their last start.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "messages.hpp"
+
+namespace mm::server {
+
+// HTTP responses by status class, counted by the API.
+struct http_counters {
+  std::atomic<std::uint64_t> ok{0}, client_error{0}, server_error{0}, unauthorized{0};
+};
+
+struct matchmaker_figures {
+  std::string name;
+  std::optional<instance_info> info;  // nullopt: did not answer (restarting)
+};
+
+std::string render_metrics(const std::vector<matchmaker_figures>& all, const http_counters& http);
+
+}  // namespace mm::server

@@ -1,0 +1,503 @@
+#include "server_config.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <arpa/inet.h>
+
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <sstream>
+
+namespace mm::server {
+
+using json = nlohmann::json;
+
+namespace {
+
+enum class kind { text, integer, number, boolean, duration, threshold, list };
+
+struct key_spec {
+  std::string name;
+  kind type;
+  std::string default_text;
+  std::string help;
+  std::function<void(server_config&, const json&)> set;
+};
+
+[[noreturn]] void bad(const std::string& key, const std::string& why) {
+  throw config_error("config key '" + key + "': " + why);
+}
+
+std::int64_t as_int(const std::string& key, const json& v, std::int64_t lo, std::int64_t hi) {
+  if (!v.is_number_integer()) bad(key, "expected an integer, got " + v.dump());
+  const std::int64_t x = v.get<std::int64_t>();
+  if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi))
+    bad(key, "must be at most " + std::to_string(hi));
+  if (x < lo || x > hi)
+    bad(key, "must be between " + std::to_string(lo) + " and " + std::to_string(hi));
+  return x;
+}
+
+template <class T>
+T as_uint(const std::string& key, const json& v, std::int64_t lo = 0) {
+  return static_cast<T>(as_int(key, v, lo,
+                               static_cast<std::int64_t>(std::min<std::uint64_t>(
+                                   std::numeric_limits<T>::max(),
+                                   std::numeric_limits<std::int64_t>::max()))));
+}
+
+double as_number(const std::string& key, const json& v) {
+  if (!v.is_number()) bad(key, "expected a number, got " + v.dump());
+  const double x = v.get<double>();
+  if (!std::isfinite(x)) bad(key, "must be finite");
+  return x;
+}
+
+bool as_bool(const std::string& key, const json& v) {
+  if (!v.is_boolean()) bad(key, "expected true or false, got " + v.dump());
+  return v.get<bool>();
+}
+
+std::string as_text(const std::string& key, const json& v) {
+  if (!v.is_string()) bad(key, "expected a string, got " + v.dump());
+  return v.get<std::string>();
+}
+
+// A number of seconds, or a string with a unit: "500ms", "30s", "10m", "4h".
+std::chrono::milliseconds as_duration(const std::string& key, const json& v) {
+  double ms = 0;
+  if (v.is_number()) {
+    ms = v.get<double>() * 1000;
+  } else if (v.is_string()) {
+    const std::string s = v.get<std::string>();
+    std::size_t used = 0;
+    double x = 0;
+    try {
+      x = std::stod(s, &used);
+    } catch (const std::exception&) {
+      bad(key, "expected a duration such as \"30s\", got \"" + s + "\"");
+    }
+    const std::string unit = s.substr(used);
+    if (unit == "ms") ms = x;
+    else if (unit == "s" || unit.empty()) ms = x * 1000;
+    else if (unit == "m") ms = x * 60'000;
+    else if (unit == "h") ms = x * 3'600'000;
+    else bad(key, "unknown unit \"" + unit + "\" (use ms, s, m or h)");
+  } else {
+    bad(key, "expected a duration such as \"30s\" or a number of seconds, got " + v.dump());
+  }
+  if (!std::isfinite(ms) || ms < 0 || ms > 1e12) bad(key, "must be between 0 and 1e9 s");
+  return std::chrono::milliseconds(static_cast<std::int64_t>(ms));
+}
+
+fill_threshold as_threshold(const std::string& key, const json& v) {
+  const auto t = v.is_string() ? parse_fill_threshold(v.get<std::string>()) : std::nullopt;
+  if (!t) bad(key, "expected always, low_population, high_population or never, got " + v.dump());
+  return *t;
+}
+
+std::string seconds_text(std::chrono::milliseconds d) {
+  if (d.count() % 3'600'000 == 0 && d.count() > 0) return std::to_string(d.count() / 3'600'000) + "h";
+  if (d.count() % 1000 == 0) return std::to_string(d.count() / 1000) + "s";
+  return std::to_string(d.count()) + "ms";
+}
+
+std::string number_text(double x) {
+  std::ostringstream s;
+  s << x;
+  return s.str();
+}
+
+std::vector<generic_attribute> as_attributes(const std::string& key, const json& v) {
+  if (!v.is_array()) bad(key, "expected a list of attributes");
+  if (v.size() > generic_attribute_count)
+    bad(key, "at most " + std::to_string(generic_attribute_count) + " attributes");
+  std::vector<generic_attribute> out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const json& a = v[i];
+    const std::string at = key + "[" + std::to_string(i) + "]";
+    if (!a.is_object()) bad(at, "expected an object");
+    generic_attribute g;
+    for (const auto& [k, x] : a.items()) {
+      const std::string field = at + "." + k;
+      if (k == "name") g.name = as_text(field, x);
+      else if (k == "rule") {
+        const auto r = x.is_string() ? parse_attribute_rule(x.get<std::string>()) : std::nullopt;
+        if (!r) bad(field, "expected none, hard_equal, must_differ, prefer_equal or prefer_different");
+        g.rule = *r;
+      } else if (k == "weight") g.weight = static_cast<float>(as_number(field, x));
+      else if (k == "bucketing") {
+        const auto b = x.is_string() ? parse_attribute_bucketing(x.get<std::string>()) : std::nullopt;
+        if (!b) bad(field, "expected none, distinct_hard, distinct_soft or ranged");
+        g.bucketing = *b;
+      } else if (k == "tier_width") g.tier_width = as_int(field, x, 1, 1'000'000'000);
+      else bad(field, "unknown field (name, rule, weight, bucketing, tier_width)");
+    }
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+std::vector<access_token> as_tokens(const std::string& key, const json& v) {
+  if (!v.is_array()) bad(key, "expected a list of {\"token\": ..., \"role\": ...}");
+  std::vector<access_token> out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::string at = key + "[" + std::to_string(i) + "]";
+    const json& t = v[i];
+    if (!t.is_object()) bad(at, "expected an object");
+    access_token a;
+    bool has_role = false;
+    for (const auto& [k, x] : t.items()) {
+      if (k == "token") a.token = as_text(at + ".token", x);
+      else if (k == "role") {
+        const std::string r = as_text(at + ".role", x);
+        if (r == "view") a.granted = role::view;
+        else if (r == "test") a.granted = role::test;
+        else if (r == "admin") a.granted = role::admin;
+        else bad(at + ".role", "expected view, test or admin");
+        has_role = true;
+      } else bad(at + "." + k, "unknown field (token, role)");
+    }
+    if (a.token.size() < 16) bad(at + ".token", "must be at least 16 characters");
+    if (!has_role) bad(at, "has no role");
+    for (const auto& o : out)
+      if (o.token == a.token) bad(at, "the same token is listed twice");
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+const std::vector<key_spec>& keys() {
+  using K = kind;
+  static const server_config d;
+  static const std::vector<key_spec> all = {
+      {"database.path", K::text, d.database_path,
+       "SQLite file (created and migrated if needed); the default is the demo database",
+       [](server_config& c, const json& v) { c.database_path = as_text("database.path", v); }},
+      {"demo.players", K::integer, "auto",
+       "synthetic players written into an EMPTY player table; auto: 50000 on the demo database, "
+       "0 on any other",
+       [](server_config& c, const json& v) { c.demo_players = as_int("demo.players", v, 0, 100'000'000); }},
+      {"demo.queries_per_second", K::integer, "auto",
+       "built-in query load through the client, so the dashboard moves; auto: 50 on the demo "
+       "database, 0 on any other",
+       [](server_config& c, const json& v) {
+         c.demo_queries_per_second = as_int("demo.queries_per_second", v, 0, 100'000);
+       }},
+      {"instances", K::integer, std::to_string(d.instances),
+       "matchmaker instances (instance i owns the players with id mod N = i)",
+       [](server_config& c, const json& v) { c.instances = as_uint<std::uint32_t>("instances", v, 1); }},
+      {"http.host", K::text, d.http_host,
+       "address of the admin HTTP API, dashboard and /metrics",
+       [](server_config& c, const json& v) { c.http_host = as_text("http.host", v); }},
+      {"http.port", K::integer, std::to_string(d.http_port), "HTTP port; 0: any free port",
+       [](server_config& c, const json& v) { c.http_port = as_uint<std::uint16_t>("http.port", v); }},
+      {"http.max_body_bytes", K::integer, std::to_string(d.http_max_body_bytes),
+       "larger request bodies get 413",
+       [](server_config& c, const json& v) {
+         c.http_max_body_bytes = as_uint<std::uint64_t>("http.max_body_bytes", v, 1024);
+       }},
+      {"http.max_batch", K::integer, std::to_string(d.http_max_batch),
+       "players per upsert request",
+       [](server_config& c, const json& v) {
+         c.http_max_batch = as_uint<std::uint32_t>("http.max_batch", v, 1);
+       }},
+      {"actor.host", K::text, d.actor_host,
+       "address the instance set is published on (CAF network layer) for game servers",
+       [](server_config& c, const json& v) { c.actor_host = as_text("actor.host", v); }},
+      {"actor.port", K::integer, std::to_string(d.actor_port),
+       "CAF port; 0: any free port; -1: not published",
+       [](server_config& c, const json& v) {
+         c.actor_port = static_cast<std::int32_t>(as_int("actor.port", v, -1, 65535));
+       }},
+      {"query_timeout_ms", K::integer, std::to_string(d.query_timeout_ms),
+       "how long the HTTP API waits for a matchmaker",
+       [](server_config& c, const json& v) {
+         c.query_timeout_ms = as_uint<std::uint32_t>("query_timeout_ms", v, 1);
+       }},
+      {"tokens", K::list, "[] (no auth: loopback only)",
+       "access tokens: [{\"token\": \"...\", \"role\": \"view\"|\"test\"|\"admin\"}] (file only)",
+       [](server_config& c, const json& v) { c.tokens = as_tokens("tokens", v); }},
+      {"profile.attributes", K::list, "the demo profile: region, guild, hero, league",
+       "up to 4 attributes: [{\"name\", \"rule\", \"weight\", \"bucketing\", \"tier_width\"}] "
+       "(file only)",
+       [](server_config& c, const json& v) { c.profile.attributes = as_attributes("profile.attributes", v); }},
+      {"profile.mmr_window", K::number, number_text(d.profile.mmr_window),
+       "largest MMR gap of a possible match at retry 0",
+       [](server_config& c, const json& v) {
+         c.profile.mmr_window = static_cast<float>(as_number("profile.mmr_window", v));
+       }},
+      {"profile.mmr_window_per_retry", K::number, number_text(d.profile.mmr_window_per_retry),
+       "the window widens by this much per retry",
+       [](server_config& c, const json& v) {
+         c.profile.mmr_window_per_retry = static_cast<float>(as_number("profile.mmr_window_per_retry", v));
+       }},
+      {"profile.mmr_window_max", K::number, number_text(d.profile.mmr_window_max),
+       "the window never widens past this",
+       [](server_config& c, const json& v) {
+         c.profile.mmr_window_max = static_cast<float>(as_number("profile.mmr_window_max", v));
+       }},
+#define MM_UINT_OPTION(field, min, text)                                                   \
+  {"matchmaker." #field, K::integer, std::to_string(d.opts.field), text,                  \
+   [](server_config& c, const json& v) {                                                   \
+     c.opts.field = as_uint<decltype(c.opts.field)>("matchmaker." #field, v, min);         \
+   }}
+#define MM_NUMBER_OPTION(field, text)                                                      \
+  {"matchmaker." #field, K::number, number_text(d.opts.field), text,                      \
+   [](server_config& c, const json& v) { c.opts.field = as_number("matchmaker." #field, v); }}
+#define MM_BOOL_OPTION(field, text)                                                        \
+  {"matchmaker." #field, K::boolean, d.opts.field ? "true" : "false", text,               \
+   [](server_config& c, const json& v) { c.opts.field = as_bool("matchmaker." #field, v); }}
+#define MM_DURATION_OPTION(field, text)                                                    \
+  {"matchmaker." #field, K::duration, seconds_text(d.opts.field), text,                   \
+   [](server_config& c, const json& v) {                                                   \
+     c.opts.field = std::chrono::duration_cast<decltype(c.opts.field)>(                    \
+         as_duration("matchmaker." #field, v));                                            \
+   }}
+#define MM_THRESHOLD_OPTION(field, text)                                                   \
+  {"matchmaker." #field, K::threshold, std::string(to_string(d.opts.field)), text,        \
+   [](server_config& c, const json& v) { c.opts.field = as_threshold("matchmaker." #field, v); }}
+      MM_UINT_OPTION(player_cache_size, 1, "players each instance caches"),
+      MM_UINT_OPTION(database_cache_size, 0, "players kept in a snapshot"),
+      MM_UINT_OPTION(mmr_bucket_count, 1, "equal MMR slices"),
+      MM_UINT_OPTION(bucket_min_size, 1, "smallest capacity a rebalance gives a bucket"),
+      MM_UINT_OPTION(bucket_initial_size, 1, "capacity of a bucket never sampled"),
+      MM_NUMBER_OPTION(initial_mmr_low, "MMR range before the first rebalance: low"),
+      MM_NUMBER_OPTION(initial_mmr_high, "MMR range before the first rebalance: high"),
+      MM_NUMBER_OPTION(mmr_range_low_percentile, "percentile of sampled MMRs bounding the range"),
+      MM_NUMBER_OPTION(mmr_range_high_percentile, "percentile of sampled MMRs bounding the range"),
+      MM_DURATION_OPTION(buckets_rebalance_interval, "rebalance cadence"),
+      MM_UINT_OPTION(buckets_rebalance_sample_count, 1, "size of the sample FIFO"),
+      MM_BOOL_OPTION(enable_database_scan, "scan the player table on a tick"),
+      MM_DURATION_OPTION(database_scan_tick, "scan cadence"),
+      MM_DURATION_OPTION(database_scan_first_delay, "first scan after start"),
+      MM_UINT_OPTION(database_scan_batch_size, 1, "rows per scan batch"),
+      MM_UINT_OPTION(database_scan_min_fetch, 1, "players per scan when the buckets are full"),
+      MM_UINT_OPTION(database_scan_max_fetch, 1, "players per scan when the buckets are empty"),
+      MM_BOOL_OPTION(scan_includes_bots, "keep rows flagged as bots"),
+      MM_UINT_OPTION(matching_candidate_amount, 1, "stop after this many possible candidates"),
+      MM_UINT_OPTION(matching_max_search, 1, "stop after this many players tested"),
+      MM_UINT_OPTION(max_excluded_ids, 0, "longer exclusion lists are refused"),
+      MM_BOOL_OPTION(enable_fake_opponents, "answer FakeOpponent when nothing is possible"),
+      MM_BOOL_OPTION(return_model_in_response, "put the candidate's model in the response"),
+      MM_THRESHOLD_OPTION(player_remove_after_candidate_offer,
+                          "take the winner out of the cache when its bucket is above this"),
+      MM_THRESHOLD_OPTION(player_ignore_update_insert,
+                          "skip inserting an unknown player when its bucket is above this"),
+      MM_DURATION_OPTION(state_snapshot_interval, "snapshot cadence"),
+      MM_UINT_OPTION(random_seed, 0, "seed of the engines' random choices; 0: from the system"),
+#undef MM_UINT_OPTION
+#undef MM_NUMBER_OPTION
+#undef MM_BOOL_OPTION
+#undef MM_DURATION_OPTION
+#undef MM_THRESHOLD_OPTION
+  };
+  return all;
+}
+
+const key_spec* find_key(const std::string& name) {
+  for (const auto& k : keys())
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
+// Applies a JSON object, nested by the dots of the key names.
+void apply_object(server_config& c, const json& obj, const std::string& prefix,
+                  const std::string& source) {
+  for (const auto& [k, v] : obj.items()) {
+    const std::string name = prefix.empty() ? k : prefix + "." + k;
+    if (const key_spec* spec = find_key(name)) {
+      spec->set(c, v);
+      continue;
+    }
+    bool is_group = false;
+    for (const auto& s : keys()) is_group |= s.name.rfind(name + ".", 0) == 0;
+    if (is_group && v.is_object()) apply_object(c, v, name, source);
+    else throw config_error(source + ": unknown config key '" + name + "' (see --help)");
+  }
+}
+
+void load_file(server_config& c, const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw config_error("cannot read the config file '" + path + "'");
+  json j;
+  try {
+    j = json::parse(in, nullptr, true, /*ignore_comments=*/true);
+  } catch (const json::parse_error& e) {
+    throw config_error("config file '" + path + "' is not valid JSON: " + e.what());
+  }
+  if (!j.is_object()) throw config_error("config file '" + path + "' must hold a JSON object");
+  apply_object(c, j, "", "config file '" + path + "'");
+}
+
+json flag_value(kind k, const std::string& raw) {
+  if (k == kind::text || k == kind::duration || k == kind::threshold) return json(raw);
+  json v = json::parse(raw, nullptr, /*allow_exceptions=*/false);
+  return v.is_discarded() ? json(raw) : v;
+}
+
+// With no configuration at all: a small cache that the scan fills within
+// seconds, so the demo shows a live matchmaker at once. Flags still override.
+void apply_demo_tuning(server_config& c) {
+  c.opts.player_cache_size = 20'000;
+  c.opts.database_cache_size = 4'000;
+  c.opts.database_scan_first_delay = std::chrono::milliseconds(0);
+  c.opts.database_scan_tick = std::chrono::milliseconds(2'000);
+  c.opts.database_scan_max_fetch = 8'192;
+  c.opts.state_snapshot_interval = std::chrono::seconds(60);
+}
+
+void check(const server_config& c) {
+  if (const auto problems = mm::check(c.opts, {false, true}); !problems.empty()) {
+    std::string all;
+    for (const auto& p : problems) all += (all.empty() ? "" : "; ") + p;
+    throw config_error("matchmaker options: " + all);
+  }
+  generic_profile{c.profile};  // throws config_error naming the attribute
+  if (c.instances > 256) throw config_error("config key 'instances': at most 256");
+  if (c.tokens.empty()) {
+    if (!is_loopback(c.http_host))
+      throw config_error("refusing to serve HTTP on '" + c.http_host +
+                         "' with no access token configured: add \"tokens\" to the config "
+                         "file, or bind http.host to 127.0.0.1");
+    if (c.actor_port >= 0 && !is_loopback(c.actor_host))
+      throw config_error("refusing to publish the actor port on '" + c.actor_host +
+                         "' with no access token configured: add \"tokens\" to the config "
+                         "file, or bind actor.host to 127.0.0.1");
+  }
+}
+
+}  // namespace
+
+std::string_view to_string(role r) {
+  switch (r) {
+    case role::none: return "none";
+    case role::view: return "view";
+    case role::test: return "test";
+    case role::admin: return "admin";
+  }
+  return "none";
+}
+
+bool is_loopback(const std::string& host) {
+  if (host == "localhost") return true;
+  in_addr a4{};
+  if (inet_pton(AF_INET, host.c_str(), &a4) == 1) return (ntohl(a4.s_addr) >> 24) == 127;
+  in6_addr a6{};
+  if (inet_pton(AF_INET6, host.c_str(), &a6) == 1) return IN6_IS_ADDR_LOOPBACK(&a6);
+  return false;
+}
+
+command_line parse_command_line(int argc, const char* const* argv) {
+  command_line out;
+  std::vector<std::pair<std::string, std::string>> flags;
+  std::string config_file;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      out.help = true;
+      continue;
+    }
+    if (a == "--print-config") {
+      out.print_config = true;
+      continue;
+    }
+    if (a.rfind("--", 0) != 0) throw config_error("unexpected argument '" + a + "' (see --help)");
+    a = a.substr(2);
+    std::string value;
+    if (const auto eq = a.find('='); eq != std::string::npos) {
+      value = a.substr(eq + 1);
+      a = a.substr(0, eq);
+    } else if (i + 1 < argc) {
+      value = argv[++i];
+    } else {
+      throw config_error("flag --" + a + " needs a value");
+    }
+    if (a == "config") config_file = value;
+    else flags.emplace_back(a, value);
+  }
+  if (out.help) return out;
+  if (!config_file.empty()) load_file(out.config, config_file);
+  bool own_database = false;
+  for (const auto& f : flags) own_database |= f.first == "database.path";
+  if (config_file.empty() && !own_database) apply_demo_tuning(out.config);
+  for (const auto& [name, raw] : flags) {
+    const key_spec* spec = find_key(name);
+    if (!spec) throw config_error("unknown flag --" + name + " (see --help)");
+    if (spec->type == kind::list)
+      throw config_error("--" + name + " can only be set in the config file");
+    spec->set(out.config, flag_value(spec->type, raw));
+  }
+  check(out.config);
+  return out;
+}
+
+std::string help_text() {
+  std::ostringstream s;
+  s << "matchmakerd: the matchmaker server (admin HTTP API, dashboard, /metrics, actor port)\n\n"
+       "usage: matchmakerd [--config FILE.json] [--KEY=VALUE ...] [--print-config] [--help]\n\n"
+       "With no configuration it serves the demo database with synthetic players on\n"
+       "http://127.0.0.1:8080/. Keys nest in the JSON file by their dots:\n"
+       "--http.port=9000 is {\"http\": {\"port\": 9000}}. Durations take ms, s, m or h.\n\n";
+  for (const auto& k : keys()) {
+    s << "  " << k.name << "\n      default: " << k.default_text << "\n      " << k.help << "\n";
+  }
+  return s.str();
+}
+
+std::string describe(const server_config& c) {
+  json j;
+  j["database"]["path"] = c.database_path;
+  j["demo"]["players"] = c.effective_demo_players();
+  j["demo"]["queries_per_second"] = c.effective_demo_qps();
+  j["instances"] = c.instances;
+  j["http"] = {{"host", c.http_host}, {"port", c.http_port},
+               {"max_body_bytes", c.http_max_body_bytes}, {"max_batch", c.http_max_batch}};
+  j["actor"] = {{"host", c.actor_host}, {"port", c.actor_port}};
+  j["query_timeout_ms"] = c.query_timeout_ms;
+  json tokens = json::array();
+  for (const auto& t : c.tokens) tokens.push_back({{"token", "(hidden)"}, {"role", to_string(t.granted)}});
+  j["tokens"] = tokens;
+  json attrs = json::array();
+  for (const auto& a : c.profile.attributes)
+    attrs.push_back({{"name", a.name}, {"rule", to_string(a.rule)}, {"weight", a.weight},
+                     {"bucketing", to_string(a.bucketing)}, {"tier_width", a.tier_width}});
+  j["profile"] = {{"attributes", attrs}, {"mmr_window", c.profile.mmr_window},
+                  {"mmr_window_per_retry", c.profile.mmr_window_per_retry},
+                  {"mmr_window_max", c.profile.mmr_window_max}};
+  const options& o = c.opts;
+  json m;
+  m["player_cache_size"] = o.player_cache_size;
+  m["database_cache_size"] = o.database_cache_size;
+  m["mmr_bucket_count"] = o.mmr_bucket_count;
+  m["bucket_min_size"] = o.bucket_min_size;
+  m["bucket_initial_size"] = o.bucket_initial_size;
+  m["initial_mmr_low"] = o.initial_mmr_low;
+  m["initial_mmr_high"] = o.initial_mmr_high;
+  m["mmr_range_low_percentile"] = o.mmr_range_low_percentile;
+  m["mmr_range_high_percentile"] = o.mmr_range_high_percentile;
+  m["buckets_rebalance_interval"] = seconds_text(o.buckets_rebalance_interval);
+  m["buckets_rebalance_sample_count"] = o.buckets_rebalance_sample_count;
+  m["enable_database_scan"] = o.enable_database_scan;
+  m["database_scan_tick"] = seconds_text(o.database_scan_tick);
+  m["database_scan_first_delay"] = seconds_text(o.database_scan_first_delay);
+  m["database_scan_batch_size"] = o.database_scan_batch_size;
+  m["database_scan_min_fetch"] = o.database_scan_min_fetch;
+  m["database_scan_max_fetch"] = o.database_scan_max_fetch;
+  m["scan_includes_bots"] = o.scan_includes_bots;
+  m["matching_candidate_amount"] = o.matching_candidate_amount;
+  m["matching_max_search"] = o.matching_max_search;
+  m["max_excluded_ids"] = o.max_excluded_ids;
+  m["enable_fake_opponents"] = o.enable_fake_opponents;
+  m["return_model_in_response"] = o.return_model_in_response;
+  m["player_remove_after_candidate_offer"] = to_string(o.player_remove_after_candidate_offer);
+  m["player_ignore_update_insert"] = to_string(o.player_ignore_update_insert);
+  m["state_snapshot_interval"] = seconds_text(o.state_snapshot_interval);
+  m["random_seed"] = o.random_seed;
+  j["matchmaker"] = m;
+  return j.dump(2);
+}
+
+}  // namespace mm::server

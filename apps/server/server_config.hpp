@@ -1,0 +1,76 @@
+// matchmakerd's configuration: a JSON file and command-line flags over the same
+// keys ("http.port" in a flag is {"http": {"port": ...}} in the file). Every key
+// has a default, so no configuration at all starts the demo server.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "generic_profile.hpp"
+#include "options.hpp"
+#include "synthetic_players.hpp"
+
+namespace mm::server {
+
+enum class role : std::uint8_t { none, view, test, admin };  // each includes the ones before
+
+struct access_token {
+  std::string token;
+  role granted = role::view;
+};
+
+inline constexpr const char* demo_database_path = "demo-data/matchmakerd.db";
+
+struct server_config {
+  std::string database_path = demo_database_path;
+  // Synthetic players written into an empty player table; -1: 50,000 on the
+  // demo database, none on any other (a real table is never filled with fakes).
+  std::int64_t demo_players = -1;
+  // Built-in load: queries per second through the client; -1: 50 on the demo
+  // database, none otherwise. It makes the demo's dashboard move.
+  std::int64_t demo_queries_per_second = -1;
+  std::uint32_t instances = 2;
+  std::string http_host = "127.0.0.1";
+  std::uint16_t http_port = 8080;  // 0: any free port (printed at start)
+  std::uint64_t http_max_body_bytes = 8u << 20;
+  std::uint32_t http_max_batch = 10'000;  // players per upsert request
+  std::string actor_host = "127.0.0.1";
+  std::int32_t actor_port = 4242;  // 0: any free port; -1: not published
+  std::uint32_t query_timeout_ms = 1000;
+  std::vector<access_token> tokens;
+  generic_profile_config profile = demo_profile_config();
+  options opts;
+
+  bool demo_database() const { return database_path == demo_database_path; }
+  std::int64_t effective_demo_players() const {
+    return demo_players >= 0 ? demo_players : demo_database() ? 50'000 : 0;
+  }
+  std::int64_t effective_demo_qps() const {
+    return demo_queries_per_second >= 0 ? demo_queries_per_second : demo_database() ? 50 : 0;
+  }
+};
+
+std::string_view to_string(role r);
+
+// What the command line asked for.
+struct command_line {
+  bool help = false;
+  bool print_config = false;
+  server_config config;
+};
+
+// Reads --config FILE (if given) and then the other flags over it, and checks
+// the result (options, profile, tokens, binding rules). Throws config_error
+// naming the key and the problem.
+command_line parse_command_line(int argc, const char* const* argv);
+
+// Every key with its default and meaning, for --help and the docs.
+std::string help_text();
+
+// The effective configuration as JSON (tokens hidden), for --print-config.
+std::string describe(const server_config& c);
+
+bool is_loopback(const std::string& host);
+
+}  // namespace mm::server
