@@ -1,16 +1,13 @@
 // Two processes on 127.0.0.1: mm_node serves an instance set through CAF's
 // network layer; this test process finds opponents through it with the same
 // typed interface a local game actor uses.
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <string>
 
+#include "child_process.hpp"
 #include "client.hpp"
 #include "registration.hpp"
 #include "temp_dir.hpp"
@@ -18,54 +15,7 @@
 using namespace mm;
 using namespace mm::actors;
 
-namespace {
-// A child process whose stdout we read line by line.
-class child_process {
- public:
-  explicit child_process(const std::vector<std::string>& argv) {
-    int out[2];
-    REQUIRE(pipe(out) == 0);
-    pid_ = fork();
-    REQUIRE(pid_ >= 0);
-    if (pid_ == 0) {
-      dup2(out[1], STDOUT_FILENO);
-      close(out[0]);
-      close(out[1]);
-      std::vector<char*> args;
-      for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-      args.push_back(nullptr);
-      execv(args[0], args.data());
-      _exit(127);
-    }
-    close(out[1]);
-    out_ = fdopen(out[0], "r");
-  }
-  ~child_process() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-    if (out_) fclose(out_);
-  }
-  std::string read_line() {
-    char buf[256];
-    if (!fgets(buf, sizeof buf, out_)) return {};
-    return buf;
-  }
-  // SIGTERM, then the exit status.
-  int stop() {
-    kill(pid_, SIGTERM);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
-
- private:
-  pid_t pid_ = -1;
-  FILE* out_ = nullptr;
-};
-}  // namespace
+using test::child_process;
 
 TEST_CASE("a game process finds opponents in a matchmaker process over loopback", "[remote]") {
   test::temp_dir dir;
@@ -113,5 +63,5 @@ TEST_CASE("a game process finds opponents in a matchmaker process over loopback"
                [&](caf::error& e) { FAIL(sys.render(e)); });
   self->send_exit(*remote, caf::exit_reason::user_shutdown);  // drops our proxy only
   CHECK(node.stop() == 0);
-  CHECK(node.read_line() == "stopped\n");
+  CHECK(node.read_line() == "stopped");
 }

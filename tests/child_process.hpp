@@ -1,0 +1,144 @@
+// A child process for the tests that run the real binaries: its stdout (and,
+// if asked, stderr) is read line by line; it runs in its own process group so
+// that everything it started is killed with it.
+#pragma once
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace mm::test {
+
+class child_process {
+ public:
+  explicit child_process(const std::vector<std::string>& argv, bool with_stderr = false) {
+    int out[2];
+    if (pipe(out) != 0) throw std::runtime_error("pipe failed");
+    pid_ = fork();
+    if (pid_ < 0) throw std::runtime_error("fork failed");
+    if (pid_ == 0) {
+      setpgid(0, 0);
+      prctl(PR_SET_PDEATHSIG, SIGKILL);  // a crashed test leaves no server behind
+      dup2(out[1], STDOUT_FILENO);
+      if (with_stderr) dup2(out[1], STDERR_FILENO);
+      close(out[0]);
+      close(out[1]);
+      std::vector<char*> args;
+      for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+      args.push_back(nullptr);
+      execv(args[0], args.data());
+      _exit(127);
+    }
+    setpgid(pid_, pid_);
+    close(out[1]);
+    fd_ = out[0];
+  }
+  ~child_process() {
+    if (pid_ > 0) {
+      kill(-pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    if (fd_ >= 0) close(fd_);
+  }
+  child_process(const child_process&) = delete;
+  child_process& operator=(const child_process&) = delete;
+
+  // The next line, without its newline; empty at the end of output or when
+  // nothing came within the timeout.
+  std::string read_line(std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      if (const auto nl = buffer_.find('\n'); nl != std::string::npos) {
+        std::string line = buffer_.substr(0, nl);
+        buffer_.erase(0, nl + 1);
+        return line;
+      }
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return {};
+      pollfd p{fd_, POLLIN, 0};
+      if (poll(&p, 1, static_cast<int>(left.count())) <= 0) return {};
+      char chunk[4096];
+      const ssize_t n = ::read(fd_, chunk, sizeof chunk);
+      if (n <= 0) {
+        std::string rest;
+        rest.swap(buffer_);
+        return rest;
+      }
+      buffer_.append(chunk, static_cast<std::size_t>(n));
+    }
+  }
+
+  // The first line containing `needle` (lines before it are dropped); empty
+  // when the output ended or the timeout passed first.
+  std::string wait_for_line(const std::string& needle,
+                            std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return {};
+      std::string line = read_line(left);
+      if (line.find(needle) != std::string::npos) return line;
+      if (line.empty() && !alive()) return {};
+    }
+  }
+
+  // Everything until the process ends, then its exit status.
+  int finish(std::string* output = nullptr) {
+    std::string all;
+    for (;;) {
+      std::string line = read_line();
+      if (line.empty() && !alive()) break;
+      all += line + "\n";
+    }
+    if (output) *output = all;
+    return wait();
+  }
+
+  // SIGTERM, then the exit status.
+  int stop() {
+    kill(pid_, SIGTERM);
+    return wait();
+  }
+
+  pid_t pid() const { return pid_; }
+
+ private:
+  bool alive() {
+    if (pid_ <= 0) return false;
+    int status = 0;
+    const pid_t r = waitpid(pid_, &status, WNOHANG);
+    if (r == pid_) {
+      exit_status_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+      pid_ = -1;
+      return false;
+    }
+    return true;
+  }
+  int wait() {
+    if (pid_ > 0) {
+      int status = 0;
+      waitpid(pid_, &status, 0);
+      exit_status_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+      kill(-pid_, SIGKILL);  // whatever it left behind
+      pid_ = -1;
+    }
+    return exit_status_;
+  }
+
+  pid_t pid_ = -1;
+  int fd_ = -1;
+  int exit_status_ = -1;
+  std::string buffer_;
+};
+
+}  // namespace mm::test

@@ -1,0 +1,129 @@
+// The real matchmakerd on a free loopback port, with a config file in a temp
+// dir, for the integration tests. HTTP helpers send the token of a role.
+#pragma once
+
+#include <httplib.h>
+
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "child_process.hpp"
+#include "temp_dir.hpp"
+
+namespace mm::test {
+
+using json = nlohmann::json;
+
+inline const std::string view_token = "view-token-0123456789";
+inline const std::string test_token = "test-token-0123456789";
+inline const std::string admin_token = "admin-token-0123456789";
+
+class live_server {
+ public:
+  // `patch` is merged into the base configuration (JSON merge patch).
+  explicit live_server(const json& patch = json::object(), std::uint32_t demo_players = 4000) {
+    config_ = {
+        {"database", {{"path", dir_.file("mm.db")}}},
+        {"demo", {{"players", demo_players}, {"queries_per_second", 0}}},
+        {"instances", 2},
+        {"http", {{"port", 0}, {"max_body_bytes", 65536}, {"max_batch", 100}}},
+        {"actor", {{"port", -1}}},
+        {"tokens",
+         {{{"token", view_token}, {"role", "view"}},
+          {{"token", test_token}, {"role", "test"}},
+          {{"token", admin_token}, {"role", "admin"}}}},
+        {"matchmaker",
+         {{"player_cache_size", 5000},
+          {"database_cache_size", 1000},
+          {"database_scan_first_delay", "0s"},
+          {"database_scan_tick", "200ms"},
+          {"database_scan_max_fetch", 4096},
+          {"max_excluded_ids", 1000},
+          {"random_seed", 1},
+          {"player_remove_after_candidate_offer", "never"}}}};
+    config_.merge_patch(patch);
+    start();
+  }
+
+  void start() {
+    std::ofstream(dir_.file("matchmakerd.json")) << config_.dump(2);
+    proc_ = std::make_unique<child_process>(
+        std::vector<std::string>{MATCHMAKERD_BINARY, "--config", dir_.file("matchmakerd.json")});
+    const std::string line = proc_->wait_for_line("http listening on http://127.0.0.1:");
+    REQUIRE(!line.empty());
+    port_ = static_cast<std::uint16_t>(std::stoi(line.substr(line.rfind(':') + 1)));
+  }
+
+  // Until every matchmaker holds players (the first scans ran).
+  void wait_until_filled() {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < deadline) {
+      auto r = get("/api/matchmakers", view_token);
+      if (r && r->status == 200) {
+        bool all = true;
+        const json list = json::parse(r->body)["matchmakers"];
+        for (const auto& m : list)
+          all &= m.contains("players") && m["players"].get<std::uint64_t>() > 0;
+        if (all) return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));  // polling a process
+    }
+    FAIL("the matchmakers did not fill within 60 s");
+  }
+
+  int stop() { return proc_->stop(); }
+  std::string read_line() { return proc_->read_line(std::chrono::seconds(30)); }
+
+  httplib::Result get(const std::string& path, const std::string& token = "") const {
+    return client().Get(path, headers(token));
+  }
+  httplib::Result post(const std::string& path, const std::string& body,
+                       const std::string& token = "") const {
+    return client().Post(path, headers(token), body, "application/json");
+  }
+  // The JSON of a request that must answer `status`.
+  json get_json(const std::string& path, const std::string& token, int status = 200) const {
+    return checked(get(path, token), status, "GET " + path);
+  }
+  json post_json(const std::string& path, const json& body, const std::string& token,
+                 int status = 200) const {
+    return checked(post(path, body.dump(), token), status, "POST " + path);
+  }
+
+  std::uint16_t port() const { return port_; }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  const temp_dir& dir() const { return dir_; }
+  const json& config() const { return config_; }
+
+ private:
+  httplib::Client client() const {
+    httplib::Client c("127.0.0.1", port_);
+    c.set_read_timeout(std::chrono::seconds(30));
+    return c;
+  }
+  static httplib::Headers headers(const std::string& token) {
+    httplib::Headers h;
+    if (!token.empty()) h.emplace("Authorization", "Bearer " + token);
+    return h;
+  }
+  static json checked(const httplib::Result& r, int status, const std::string& what) {
+    INFO(what);
+    REQUIRE(r);
+    INFO(r->body);
+    CHECK(r->status == status);
+    const json j = json::parse(r->body, nullptr, false);
+    REQUIRE_FALSE(j.is_discarded());
+    if (status >= 400) CHECK(j.contains("error"));
+    return j;
+  }
+
+  temp_dir dir_;
+  json config_;
+  std::unique_ptr<child_process> proc_;
+  std::uint16_t port_ = 0;
+};
+
+}  // namespace mm::test

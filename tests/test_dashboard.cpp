@@ -1,0 +1,197 @@
+// The dashboard in a real browser: Debian's headless Chromium, driven through
+// chromedriver's W3C WebDriver protocol (plain HTTP + JSON), against a live
+// matchmakerd. It checks that the page shows the server's live data and that
+// its forms work.
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <filesystem>
+
+#include "server_fixture.hpp"
+
+using namespace mm;
+using namespace mm::test;
+
+namespace {
+
+constexpr const char* chromium_path = "/usr/bin/chromium";
+constexpr const char* chromedriver_path = "/usr/bin/chromedriver";
+constexpr const char* element_key = "element-6066-11e4-a52e-4f735466cecf";
+
+std::uint16_t free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+// One WebDriver session on a chromedriver of our own.
+class browser {
+ public:
+  explicit browser(const temp_dir& dir) : port_(free_port()) {
+    driver_ = std::make_unique<child_process>(std::vector<std::string>{
+        chromedriver_path, "--port=" + std::to_string(port_)}, true);
+    REQUIRE_FALSE(driver_->wait_for_line("was started successfully", std::chrono::seconds(30)).empty());
+    const json caps = {
+        {"capabilities",
+         {{"alwaysMatch",
+           {{"browserName", "chrome"},
+            {"goog:chromeOptions",
+             {{"binary", chromium_path},
+              {"args",
+               {"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                "--disable-dev-shm-usage", "--window-size=1300,1500",
+                "--user-data-dir=" + dir.file("chromium-profile")}}}}}}}}};
+    const json s = call("POST", "/session", caps);
+    session_ = s["value"]["sessionId"].get<std::string>();
+  }
+  ~browser() {
+    if (!session_.empty()) client().Delete("/session/" + session_);
+  }
+
+  void open(const std::string& url) { call("POST", path("/url"), {{"url", url}}); }
+
+  json script(const std::string& js) {
+    return call("POST", path("/execute/sync"), {{"script", js}, {"args", json::array()}})["value"];
+  }
+
+  std::string element(const std::string& css) {
+    return call("POST", path("/element"), {{"using", "css selector"}, {"value", css}})["value"][element_key];
+  }
+  void type(const std::string& css, const std::string& text) {
+    const std::string e = element(css);
+    call("POST", path("/element/" + e + "/clear"), json::object());
+    call("POST", path("/element/" + e + "/value"), {{"text", text}});
+  }
+  void click(const std::string& css) { call("POST", path("/element/" + element(css) + "/click"), json::object()); }
+
+  // Evaluates `js` until it returns true (the page polls every 2 s).
+  bool wait_for(const std::string& js, std::chrono::seconds timeout = std::chrono::seconds(60)) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (script("return Boolean(" + js + ");") == true) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));  // polling the page
+    }
+    return false;
+  }
+
+  void screenshot(const std::string& file) {
+    const std::string b64 = call("GET", path("/screenshot"), nullptr)["value"];
+    static const std::string abc = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string bytes;
+    unsigned v = 0;
+    int bits = -8;
+    for (char c : b64) {
+      const auto p = abc.find(c);
+      if (p == std::string::npos) continue;
+      v = (v << 6) | static_cast<unsigned>(p);
+      bits += 6;
+      if (bits >= 0) {
+        bytes.push_back(static_cast<char>((v >> bits) & 0xff));
+        bits -= 8;
+      }
+    }
+    std::ofstream(file, std::ios::binary) << bytes;
+  }
+
+ private:
+  httplib::Client client() const {
+    httplib::Client c("127.0.0.1", port_);
+    c.set_read_timeout(std::chrono::seconds(60));
+    return c;
+  }
+  std::string path(const std::string& rest) const { return "/session/" + session_ + rest; }
+  json call(const std::string& method, const std::string& p, const json& body) {
+    auto r = method == "GET" ? client().Get(p) : client().Post(p, body.dump(), "application/json");
+    INFO(method << " " << p);
+    REQUIRE(r);
+    INFO(r->body);
+    REQUIRE(r->status == 200);
+    return json::parse(r->body);
+  }
+
+  std::uint16_t port_;
+  std::unique_ptr<child_process> driver_;
+  std::string session_;
+};
+
+}  // namespace
+
+TEST_CASE("the dashboard shows live data and its forms work in headless Chromium",
+          "[server][browser]") {
+  INFO("needs Debian's chromium and chromium-driver (./run test installs them)");
+  REQUIRE(std::filesystem::exists(chromium_path));
+  REQUIRE(std::filesystem::exists(chromedriver_path));
+  live_server s(json{{"demo", {{"queries_per_second", 100}}}});
+  s.wait_until_filled();
+  browser b(s.dir());
+  b.open(s.url() + "/");
+
+  // Without a token the API refuses and the page says so.
+  CHECK(b.wait_for("document.getElementById('status').textContent.includes('valid token')"));
+  b.type("#token", test_token);
+  b.script("document.getElementById('token').dispatchEvent(new Event('change'));");
+
+  // A card per matchmaker, with the players the API reports.
+  REQUIRE(b.wait_for("document.querySelectorAll('#cards .card[data-players]').length === 2"));
+  const json cards = b.script(
+      "return [...document.querySelectorAll('#cards .card')].map(c => "
+      "({name: c.dataset.name, players: Number(c.dataset.players)}));");
+  const json api = s.get_json("/api/matchmakers", view_token)["matchmakers"];
+  for (std::size_t i = 0; i < 2; ++i) {
+    CHECK(cards[i]["name"] == api[i]["name"]);
+    CHECK(cards[i]["players"].get<double>() > 0);
+    // The page polled a moment ago; the cache only grows while the scan fills it.
+    CHECK(cards[i]["players"].get<double>() <= api[i]["players"].get<double>());
+  }
+
+  // Charts: bucket fill across MMR and the MMR distribution have bars; the
+  // request chart shows the built-in load (100 queries/s) as a rate above 0.
+  CHECK(b.wait_for("document.querySelectorAll('#fill-chart rect.bar').length > 10"));
+  CHECK(b.wait_for("document.querySelectorAll('#mmr-chart rect.bar').length > 10"));
+  CHECK(b.script("return [...document.querySelectorAll('#mmr-chart rect.bar')]"
+                 ".reduce((s, r) => s + Number(r.dataset.value), 0);")
+            .get<double>() > 0);
+  CHECK(b.wait_for("Number(document.getElementById('rate-value').textContent.replace(/,/g, '')) > 0"));
+  CHECK(b.wait_for("document.querySelector('#mix [data-result=success]') !== null"));
+
+  // The test-query form: region 1, attack MMR 1500: Success, with the tries.
+  b.type("#test-form input[name=mmr]", "1500");
+  b.type("#test-form input[name=attr-region]", "1");
+  b.click("#test-submit");
+  REQUIRE(b.wait_for("document.getElementById('test-summary') !== null"));
+  const std::string summary = b.script("return document.getElementById('test-summary').textContent;");
+  CHECK(summary.find("Success on mm-") == 0);
+  CHECK(b.script("return document.querySelectorAll('#test-result table tbody tr').length;").get<int>() >= 2);
+
+  // An impossible query explains itself.
+  b.type("#test-form input[name=mmr]", "90000000");
+  b.type("#test-form input[name=max_retries]", "2");
+  b.click("#test-submit");
+  REQUIRE(b.wait_for("document.getElementById('test-summary') && "
+                     "document.getElementById('test-summary').textContent.includes('no possible candidate')"));
+  CHECK(b.wait_for("document.getElementById('test-result').textContent.includes('is wider than the window')"));
+
+  // The bucket inspector lists a bucket's players, highest MMR first.
+  REQUIRE(b.wait_for("document.querySelectorAll('#inspect-bucket option').length > 0"));
+  b.script("const s = document.getElementById('inspect-bucket');"
+           "s.value = [...s.options].sort((a, b) => Number(b.text.match(/\\((\\d+)\\//)[1]) - "
+           "Number(a.text.match(/\\((\\d+)\\//)[1]))[0].value;");
+  b.click("#inspect-submit");
+  REQUIRE(b.wait_for("document.querySelectorAll('#inspector-rows tr').length > 0"));
+  const json mmrs = b.script(
+      "return [...document.querySelectorAll('#inspector-rows tr')].map(r => "
+      "Number(r.children[1].textContent.replace(/,/g, '')));");
+  for (std::size_t i = 1; i < mmrs.size(); ++i) CHECK(mmrs[i - 1].get<double>() >= mmrs[i].get<double>());
+
+  b.screenshot(s.dir().file("dashboard.png"));
+  if (const char* keep = std::getenv("MM_DASHBOARD_SCREENSHOT"))
+    std::filesystem::copy_file(s.dir().file("dashboard.png"), keep,
+                               std::filesystem::copy_options::overwrite_existing);
+}

@@ -1,0 +1,446 @@
+// Integration tests of matchmakerd: the real binary on a free loopback port,
+// every endpoint, bad input, auth, metrics, shutdown, and mmctl against it.
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "database.hpp"
+#include "server_fixture.hpp"
+#include "state_table.hpp"
+
+using namespace mm;
+using namespace mm::test;
+
+namespace {
+
+// Runs a binary to its end: (exit status, stdout and stderr).
+std::pair<int, std::string> run_binary(const std::vector<std::string>& argv,
+                                       const std::vector<std::pair<std::string, std::string>>& env = {}) {
+  for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+  child_process p(argv, /*with_stderr=*/true);
+  for (const auto& [k, v] : env) unsetenv(k.c_str());
+  std::string out;
+  const int status = p.finish(&out);
+  return {status, out};
+}
+
+// The value of one sample line of the Prometheus text, or -1.
+double metric(const std::string& text, const std::string& series) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(series + " ", 0) == 0) return std::stod(line.substr(series.size() + 1));
+  return -1;
+}
+
+}  // namespace
+
+TEST_CASE("matchmakerd --help lists every key with its default", "[server]") {
+  const auto [status, out] = run_binary({MATCHMAKERD_BINARY, "--help"});
+  CHECK(status == 0);
+  for (const char* key :
+       {"database.path", "instances", "http.host", "http.port", "actor.host", "actor.port", "tokens",
+        "profile.attributes", "profile.mmr_window_per_retry", "matchmaker.player_cache_size",
+        "matchmaker.database_scan_tick", "matchmaker.enable_fake_opponents",
+        "matchmaker.player_remove_after_candidate_offer", "matchmaker.state_snapshot_interval"})
+    CHECK(out.find(std::string("  ") + key + "\n") != std::string::npos);
+  CHECK(out.find("default: 100000") != std::string::npos);  // player_cache_size
+  CHECK(out.find("default: 30s") != std::string::npos);     // database_scan_tick
+}
+
+TEST_CASE("matchmakerd reads the config file and flags over it", "[server]") {
+  temp_dir dir;
+  std::ofstream(dir.file("c.json")) << R"({
+    // comments are allowed
+    "database": {"path": "x.db"},
+    "instances": 3,
+    "profile": {"attributes": [{"name": "region", "rule": "hard_equal", "bucketing": "distinct_hard"},
+                               {"name": "clan", "rule": "must_differ"},
+                               {"name": "tier", "rule": "prefer_equal", "weight": 15,
+                                "bucketing": "ranged", "tier_width": 2}],
+                "mmr_window": 50, "mmr_window_per_retry": 25, "mmr_window_max": 400},
+    "matchmaker": {"enable_fake_opponents": true, "database_scan_tick": "5s",
+                   "buckets_rebalance_interval": "2h"}
+  })";
+  const auto [status, out] = run_binary(
+      {MATCHMAKERD_BINARY, "--config", dir.file("c.json"), "--http.port=9999", "--instances", "4",
+       "--matchmaker.matching_max_search=800", "--print-config"});
+  REQUIRE(status == 0);
+  const json c = json::parse(out);
+  CHECK(c["database"]["path"] == "x.db");
+  CHECK(c["instances"] == 4);  // the flag wins over the file
+  CHECK(c["http"]["port"] == 9999);
+  CHECK(c["demo"]["players"] == 0);  // never fakes in a database of the game's own
+  CHECK(c["profile"]["attributes"].size() == 3);
+  CHECK(c["profile"]["attributes"][2]["bucketing"] == "ranged");
+  CHECK(c["profile"]["mmr_window_max"] == 400);
+  CHECK(c["matchmaker"]["enable_fake_opponents"] == true);
+  CHECK(c["matchmaker"]["database_scan_tick"] == "5s");
+  CHECK(c["matchmaker"]["buckets_rebalance_interval"] == "2h");
+  CHECK(c["matchmaker"]["matching_max_search"] == 800);
+  CHECK(c["matchmaker"]["matching_candidate_amount"] == 10);  // a default
+}
+
+TEST_CASE("matchmakerd refuses a bad configuration with a clear message", "[server]") {
+  temp_dir dir;
+  const auto refused = [&](std::vector<std::string> args, const std::string& expected) {
+    args.insert(args.begin(), MATCHMAKERD_BINARY);
+    args.push_back("--print-config");
+    const auto [status, out] = run_binary(args);
+    INFO(out);
+    CHECK(status == 2);
+    CHECK(out.find(expected) != std::string::npos);
+  };
+  std::ofstream(dir.file("bad.json")) << "{\"instances\": 2,";
+  refused({"--config", dir.file("bad.json")}, "is not valid JSON");
+  std::ofstream(dir.file("unknown.json")) << R"({"http": {"prot": 1}})";
+  refused({"--config", dir.file("unknown.json")}, "unknown config key 'http.prot'");
+  refused({"--config", dir.file("missing.json")}, "cannot read the config file");
+  refused({"--instances=zero"}, "config key 'instances': expected an integer");
+  refused({"--http.port=70000"}, "config key 'http.port'");
+  refused({"--nonsense=1"}, "unknown flag --nonsense");
+  refused({"--matchmaker.database_scan_tick=3 weeks"}, "database_scan_tick");
+  refused({"--matchmaker.bucket_min_size=500"}, "bucket_min_size");
+  refused({"--matchmaker.enable_fake_opponents=true", "--matchmaker.return_model_in_response=false"},
+          "return_model_in_response");
+  refused({"--http.host=0.0.0.0"}, "refusing to serve HTTP on '0.0.0.0' with no access token");
+  refused({"--actor.host=0.0.0.0"}, "refusing to publish the actor port");
+  std::ofstream(dir.file("tok.json")) << R"({"tokens": [{"token": "short", "role": "admin"}]})";
+  refused({"--config", dir.file("tok.json")}, "at least 16 characters");
+  std::ofstream(dir.file("attr.json")) << R"({"profile": {"attributes": [{"name": "a", "rule": "maybe"}]}})";
+  refused({"--config", dir.file("attr.json")}, "profile.attributes[0].rule");
+}
+
+TEST_CASE("with tokens matchmakerd may bind beyond loopback", "[server]") {
+  temp_dir dir;
+  std::ofstream(dir.file("c.json")) << json{{"tokens", {{{"token", admin_token}, {"role", "admin"}}}},
+                                            {"http", {{"host", "0.0.0.0"}}}}
+                                           .dump();
+  const auto [status, out] = run_binary({MATCHMAKERD_BINARY, "--config", dir.file("c.json"), "--print-config"});
+  INFO(out);
+  CHECK(status == 0);
+}
+
+TEST_CASE("roles: view reads, test queries, admin changes; tokens are checked", "[server][auth]") {
+  live_server s;
+  // No token, a wrong token, a token of the wrong role.
+  CHECK(s.get_json("/api/matchmakers", "", 401)["error"].get<std::string>().find("Bearer") !=
+        std::string::npos);
+  s.get_json("/api/matchmakers", "view-token-012345678X", 401);
+  s.get_json("/metrics", "", 401);
+  const json q = {{"attacker_id", 1}, {"mmr", 1500}};
+  CHECK(s.post_json("/api/query", q, view_token, 403)["error"] ==
+        "this needs the 'test' role; the token has 'view'");
+  s.post_json("/api/reset", json::object(), test_token, 403);
+  s.post_json("/api/players", {{"players", json::array()}}, test_token, 403);
+  s.post_json("/api/cache/add", {{"id", 1}}, view_token, 403);
+  // What each role may do.
+  s.get_json("/api/matchmakers", view_token);
+  s.get_json("/api/matchmakers", admin_token);
+  s.post_json("/api/query", q, test_token);
+  s.post_json("/api/test-query", q, admin_token);
+  s.post_json("/api/rebalance", json::object(), admin_token);
+  // The dashboard's files are static and need no token (its API calls do).
+  auto page = s.get("/");
+  REQUIRE(page);
+  CHECK(page->status == 200);
+  CHECK(page->body.find("<title>matchmakerd</title>") != std::string::npos);
+  CHECK(s.get("/app.js")->status == 200);
+  CHECK(s.get("/style.css")->status == 200);
+  const std::string metrics = s.get("/metrics", view_token)->body;
+  CHECK(metric(metrics, "mm_http_unauthorized_total") >= 7);
+}
+
+TEST_CASE("every endpoint answers live data", "[server]") {
+  live_server s;
+  s.wait_until_filled();
+
+  const json config = s.get_json("/api/config", view_token);
+  CHECK(config["matchmakers"] == json({"mm-0", "mm-1"}));
+  CHECK(config["profile"]["attributes"].size() == 4);
+  CHECK(config["auth"]["role"] == "view");
+
+  const json list = s.get_json("/api/matchmakers", view_token)["matchmakers"];
+  REQUIRE(list.size() == 2);
+  for (const auto& m : list) {
+    CHECK(m["players"].get<std::uint64_t>() > 0);
+    CHECK(m["capacity"].get<std::uint64_t>() >= m["players"].get<std::uint64_t>());
+    CHECK(m["scanned_players"].get<std::uint64_t>() > 0);
+    CHECK_FALSE(m.contains("buckets"));
+  }
+  const json one = s.get_json("/api/matchmakers/mm-1", view_token);
+  CHECK(one["name"] == "mm-1");
+  REQUIRE(one["bucket_count"].get<std::size_t>() > 0);
+  CHECK(s.get_json("/api/matchmakers/1", view_token)["name"] == "mm-1");
+  REQUIRE(one["buckets"].size() == one["bucket_count"].get<std::size_t>());
+  std::uint64_t sum = 0;
+  std::size_t fullest = 0;
+  for (const auto& b : one["buckets"]) {
+    sum += b["count"].get<std::uint64_t>();
+    if (b["count"] > one["buckets"][fullest]["count"]) fullest = b["index"].get<std::size_t>();
+  }
+  CHECK(sum == one["players"].get<std::uint64_t>());
+
+  // A bucket page: MMR descending, within the bucket's count.
+  const json page = s.get_json("/api/matchmakers/mm-1/buckets/" + std::to_string(fullest) + "?limit=5",
+                               view_token);
+  REQUIRE(page["players"].size() == std::min<std::size_t>(5, one["buckets"][fullest]["count"]));
+  for (std::size_t i = 1; i < page["players"].size(); ++i)
+    CHECK(page["players"][i - 1]["mmr"] >= page["players"][i]["mmr"]);
+  CHECK(page["players"][0]["attributes"].contains("region"));
+
+  // Top 20 across matchmakers: MMR descending, no id twice.
+  const json top = s.get_json("/api/top?limit=20", view_token)["players"];
+  REQUIRE(top.size() == 20);
+  std::set<std::uint64_t> ids;
+  for (std::size_t i = 0; i < top.size(); ++i) {
+    ids.insert(top[i]["id"].get<std::uint64_t>());
+    if (i > 0) CHECK(top[i - 1]["mmr"] >= top[i]["mmr"]);
+  }
+  CHECK(ids.size() == 20);
+
+  // A cached player: its row and its place in the matchmaker that holds it.
+  const std::uint64_t id = page["players"][0]["id"];
+  const json p = s.get_json("/api/players/" + std::to_string(id), view_token);
+  CHECK(p["stored"]["id"] == id);
+  CHECK(p["matchmakers"][id % 2]["participating"] == true);
+  CHECK(p["matchmakers"][id % 2]["percentile"].get<double>() > 0);
+  CHECK(p["matchmakers"][id % 2]["buckets"][0]["index"] == fullest);
+  CHECK(p["matchmakers"][1 - id % 2]["participating"] == false);
+
+  // Table pages for export.
+  const json rows = s.get_json("/api/players?after=10&limit=5", view_token);
+  REQUIRE(rows["players"].size() == 5);
+  CHECK(rows["players"][0]["id"] == 11);
+  CHECK(rows["next_after"] == 15);
+  CHECK(s.get_json("/api/players?after=3999&limit=5", view_token)["next_after"].is_null());
+
+  // A real query, through the client.
+  const json reply = s.post_json("/api/query", {{"attacker_id", 999'999}, {"mmr", 1500},
+                                                {"attributes", {{"region", 1}, {"guild", 5}}}},
+                                 test_token);
+  CHECK(reply["result"] == "Success");
+  CHECK(reply["model"]["attributes"]["region"] == 1);
+  CHECK(reply["model"]["attributes"]["guild"] != 5);
+
+  // The test query: retries until Success and why the others were rejected.
+  const json t = s.post_json("/api/test-query", {{"attacker_id", 999'999}, {"mmr", 1500},
+                                                 {"attributes", {{"region", 1}}}},
+                             test_token);
+  CHECK(t["found"] == true);
+  CHECK(t["best"]["retries"] == 0);
+  const json far = s.post_json("/api/test-query", {{"attacker_id", 999'999}, {"mmr", 1e7},
+                                                   {"max_retries", 3}},
+                               test_token);
+  CHECK(far["found"] == false);
+  for (const auto& m : far["matchmakers"]) {
+    CHECK(m["tries"].size() == 4);
+    REQUIRE(m["rejected"].size() > 0);
+    CHECK(m["rejected"][0]["reason"].get<std::string>().find("is wider than the window 250 at retry 3") !=
+          std::string::npos);
+  }
+
+  // Rebalance and reset one matchmaker; the scan refills it.
+  const json rb = s.post_json("/api/matchmakers/mm-0/rebalance", json::object(), admin_token);
+  CHECK(rb["matchmaker"] == "mm-0");
+  CHECK(rb["rebalance"].contains("performed"));
+  CHECK(s.post_json("/api/matchmakers/mm-0/reset", json::object(), admin_token)["reset"] == true);
+  s.wait_until_filled();
+
+  // Remove a cached player from the cache, add it back from the table.
+  const std::uint64_t cached_id = s.get_json("/api/top?limit=1", view_token)["players"][0]["id"];
+  CHECK(s.post_json("/api/cache/remove", {{"id", cached_id}}, admin_token)["changed"] == true);
+  CHECK(s.get_json("/api/players/" + std::to_string(cached_id), view_token)["matchmakers"][cached_id % 2]
+                  ["participating"] == false);
+  CHECK(s.post_json("/api/cache/add", {{"id", cached_id}}, admin_token)["changed"] == true);
+  CHECK(s.get_json("/api/players/" + std::to_string(cached_id), view_token)["matchmakers"][cached_id % 2]
+                  ["participating"] == true);
+
+  // Upsert a batch into the player table: the bad row is reported by index.
+  const json written = s.post_json(
+      "/api/players",
+      {{"players",
+        {{{"id", 50'001}, {"mmr", 1234.5}, {"attributes", {{"region", 2}, {"guild", 7}}}},
+         {{"id", 50'002}, {"mmr", "high"}},
+         {{"id", 50'003}, {"mmr", 900}, {"attributes", {1, 2, 3, 4}}, {"is_bot", true}, {"payload", "x"}}}}},
+      admin_token);
+  CHECK(written["written"] == 2);
+  REQUIRE(written["rejected"].size() == 1);
+  CHECK(written["rejected"][0]["index"] == 1);
+  CHECK(written["rejected"][0]["reason"].get<std::string>().find("mmr must be a number") != std::string::npos);
+  const json stored = s.get_json("/api/players/50001", view_token)["stored"];
+  CHECK(stored["mmr"] == 1234.5);
+  CHECK(stored["attributes"] == json({2, 7, 0, 0}));
+  CHECK(s.get_json("/api/players/50003", view_token)["stored"]["is_bot"] == true);
+}
+
+TEST_CASE("bad requests get a 4xx with a clear message and the server keeps serving",
+          "[server][bad-input]") {
+  live_server s;
+  const auto error_of = [&](const std::string& path, const std::string& body, int status) {
+    auto r = s.post(path, body, admin_token);
+    REQUIRE(r);
+    INFO(r->body);
+    CHECK(r->status == status);
+    const json j = json::parse(r->body, nullptr, false);
+    REQUIRE(j.is_object());
+    return j.value("error", std::string());
+  };
+  CHECK(error_of("/api/query", "{\"attacker_id\": 1, ", 400).find("not valid JSON") != std::string::npos);
+  CHECK(error_of("/api/query", "[1, 2]", 400).find("must be a JSON object") != std::string::npos);
+  CHECK(error_of("/api/query", R"({"attacker_id": 1, "mmr": "high"})", 400) ==
+        "mmr must be a number, got \"high\"");
+  CHECK(error_of("/api/query", R"({"attacker_id": 0, "mmr": 1})", 400).find("attacker_id") != std::string::npos);
+  CHECK(error_of("/api/query", R"({"attacker_id": -4, "mmr": 1})", 400).find("attacker_id") != std::string::npos);
+  CHECK(error_of("/api/query", R"({"mmr": 1})", 400) == "the query: missing field 'attacker_id'");
+  CHECK(error_of("/api/query", R"({"attacker_id": 1, "mmr": 1, "colour": 3})", 400)
+            .find("unknown field 'colour'") != std::string::npos);
+  CHECK(error_of("/api/query", R"({"attacker_id": 1, "mmr": 1, "attributes": {"planet": 3}})", 400)
+            .find("unknown attribute 'planet'") != std::string::npos);
+  CHECK(error_of("/api/query", R"({"attacker_id": 1, "mmr": 1e39})", 400) == "mmr is out of range");
+  CHECK(error_of("/api/query", R"({"attacker_id": 1, "mmr": 1, "retries": 1.5})", 400).find("retries") !=
+        std::string::npos);
+  // An exclusion list beyond max_excluded_ids (1000 here) is refused by the engine.
+  json ids = json::array();
+  for (int i = 1; i <= 1001; ++i) ids.push_back(i);
+  CHECK(error_of("/api/query", json{{"attacker_id", 1}, {"mmr", 1}, {"excluded_ids", ids}}.dump(), 400)
+            .find("too many excluded ids") != std::string::npos);
+  CHECK(error_of("/api/test-query", json{{"attacker_id", 1}, {"mmr", 1}, {"excluded_ids", ids}}.dump(), 400)
+            .find("too many excluded ids") != std::string::npos);
+  CHECK(error_of("/api/test-query", R"({"attacker_id": 1, "mmr": 1, "max_retries": 1000})", 400) ==
+        "max_retries must be at most 100");
+  // A body over http.max_body_bytes (64 KiB here).
+  error_of("/api/players", std::string(70'000, ' '), 413);
+  // Batches, ids and paths.
+  json many = json::array();
+  for (int i = 1; i <= 101; ++i) many.push_back({{"id", i}, {"mmr", 1}});
+  CHECK(error_of("/api/players", json{{"players", many}}.dump(), 400).find("at most 100 players") !=
+        std::string::npos);
+  CHECK(error_of("/api/players", R"({"rows": []})", 400) == "the body must be {\"players\": [...]}");
+  CHECK(error_of("/api/cache/add", R"({"id": 777777})", 404) == "player 777777 is not in the player table");
+  CHECK(error_of("/api/cache/add", R"({"id": "7"})", 400).find("player id") != std::string::npos);
+  CHECK(error_of("/api/matchmakers/mm-9/reset", "{}", 404).find("no matchmaker 'mm-9'") != std::string::npos);
+  s.get_json("/api/matchmakers/7", view_token, 404);
+  s.get_json("/api/matchmakers/mm-0/buckets/100000", view_token, 404);
+  s.get_json("/api/matchmakers/mm-0/buckets/x", view_token, 400);
+  s.get_json("/api/matchmakers/mm-0/buckets/0?limit=5000", view_token, 400);
+  s.get_json("/api/matchmakers/mm-0/buckets/0?offset=-1", view_token, 400);
+  s.get_json("/api/players/123456789", view_token, 404);
+  s.get_json("/api/players/99999999999999999999999", view_token, 400);
+  s.get_json("/api/players?limit=abc", view_token, 400);
+  CHECK(s.get_json("/api/nothing", view_token, 404)["error"] == "no such endpoint: GET /api/nothing");
+  // Still serving.
+  CHECK(s.get_json("/api/matchmakers", view_token)["matchmakers"].size() == 2);
+  const std::string metrics = s.get("/metrics", view_token)->body;
+  CHECK(metric(metrics, "mm_http_responses_total{class=\"4xx\"}") >= 25);
+}
+
+TEST_CASE("/metrics exposes requests, gaps, updates, scans, buckets, cache and snapshots",
+          "[server][metrics]") {
+  live_server s;
+  s.wait_until_filled();
+  for (int i = 0; i < 20; ++i)
+    s.post_json("/api/query", {{"attacker_id", 1'000'000 + i}, {"mmr", 1500}}, test_token);
+  s.post_json("/api/rebalance", json::object(), admin_token);  // writes snapshots
+  auto r = s.get("/metrics", view_token);
+  REQUIRE(r);
+  CHECK(r->status == 200);
+  CHECK(r->get_header_value("Content-Type").find("text/plain; version=0.0.4") == 0);
+  const std::string m = r->body;
+  for (const char* family :
+       {"mm_up", "mm_requests_total", "mm_match_mmr_gap", "mm_player_updates_total",
+        "mm_scan_duration_seconds", "mm_scan_found_ratio", "mm_bucket_players", "mm_cache_capacity",
+        "mm_cache_players", "mm_cache_buckets", "mm_snapshot_duration_seconds", "mm_snapshot_bytes"})
+    CHECK(m.find(std::string("# TYPE ") + family + " ") != std::string::npos);
+  const double success = metric(m, "mm_requests_total{matchmaker=\"mm-0\",result=\"success\"}") +
+                         metric(m, "mm_requests_total{matchmaker=\"mm-1\",result=\"success\"}");
+  CHECK(success >= 20);
+  const double gaps = metric(m, "mm_match_mmr_gap_count{matchmaker=\"mm-0\"}") +
+                      metric(m, "mm_match_mmr_gap_count{matchmaker=\"mm-1\"}");
+  CHECK(gaps == success);
+  CHECK(metric(m, "mm_match_mmr_gap_bucket{matchmaker=\"mm-0\",le=\"+Inf\"}") ==
+        metric(m, "mm_match_mmr_gap_count{matchmaker=\"mm-0\"}"));
+  CHECK(metric(m, "mm_player_updates_total{matchmaker=\"mm-0\",operation=\"inserted\"}") > 0);
+  CHECK(metric(m, "mm_scans_total{matchmaker=\"mm-0\"}") > 0);
+  const double ratio = metric(m, "mm_scan_found_ratio{matchmaker=\"mm-0\"}");
+  CHECK(ratio > 0);
+  CHECK(ratio <= 1);
+  CHECK(metric(m, "mm_snapshot_bytes{matchmaker=\"mm-1\"}") > 0);
+  CHECK(metric(m, "mm_snapshots_total{matchmaker=\"mm-1\"}") >= 1);
+  // The cache figures agree with the API's.
+  const json info = s.get_json("/api/matchmakers", view_token)["matchmakers"][0];
+  CHECK(metric(m, "mm_cache_capacity{matchmaker=\"mm-0\"}") == info["capacity"].get<double>());
+  CHECK(metric(m, "mm_cache_buckets{matchmaker=\"mm-0\"}") == info["bucket_count"].get<double>());
+}
+
+TEST_CASE("SIGTERM writes every snapshot and exits 0, the next start is warm", "[server]") {
+  live_server s;
+  s.wait_until_filled();
+  const auto before = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  CHECK(s.stop() == 0);
+  database db(s.config()["database"]["path"].get<std::string>());
+  for (const char* id : {"mm-0", "mm-1"}) {
+    const auto st = read_state(db, id);
+    REQUIRE(st);
+    CHECK(st->persisted_at_unix_ms >= before);
+  }
+}
+
+TEST_CASE("mmctl: import with progress, export, info, test, inspect and errors", "[server][mmctl]") {
+  live_server s(json::object(), 0);
+  const std::vector<std::pair<std::string, std::string>> admin = {{"MMCTL_URL", s.url()},
+                                                                  {"MMCTL_TOKEN", admin_token}};
+  {
+    std::ofstream csv(s.dir().file("players.csv"));
+    csv << "id,mmr,attr0,attr1,attr2,attr3,is_bot\n";
+    for (int id = 1; id <= 2500; ++id) csv << id << ',' << 1000 + id % 700 << ",0," << id % 50 << ",1,2,0\n";
+    csv << "2501,not-a-number\n";
+  }
+  const auto [status, out] =
+      run_binary({MMCTL_BINARY, "import", s.dir().file("players.csv"), "--batch", "100"}, admin);
+  INFO(out);
+  CHECK(status == 1);  // one bad row
+  CHECK(out.find("line 2502: mmr 'not-a-number' is not a finite number") != std::string::npos);
+  CHECK(out.find("100.0%") != std::string::npos);
+  CHECK(out.find("\"written\": 2500") != std::string::npos);
+
+  const auto [exported, text] = run_binary({MMCTL_BINARY, "export", s.dir().file("out.csv")}, admin);
+  CHECK(exported == 0);
+  std::ifstream in(s.dir().file("out.csv"));
+  std::string header, line;
+  std::getline(in, header);
+  CHECK(header == "id,mmr,attr0,attr1,attr2,attr3,is_bot");
+  std::size_t lines = 0;
+  std::string last;
+  while (std::getline(in, line)) {
+    ++lines;
+    last = line;
+  }
+  CHECK(lines == 2500);
+  CHECK(last == "2500,1400,0,0,1,2,0");
+
+  s.wait_until_filled();
+  const auto [info_status, info] = run_binary({MMCTL_BINARY, "info"}, admin);
+  CHECK(info_status == 0);
+  CHECK(json::parse(info)["matchmakers"].size() == 2);
+  const auto [test_status, report] =
+      run_binary({MMCTL_BINARY, "test", "--attacker", "99999", "--mmr", "1300", "--attr", "region=0",
+                  "--attr", "guild=3"},
+                 admin);
+  INFO(report);
+  CHECK(test_status == 0);
+  CHECK(report.find("Success on mm-") != std::string::npos);
+  const auto [inspect_status, page] =
+      run_binary({MMCTL_BINARY, "inspect", "mm-0", "0", "--limit", "3"}, admin);
+  CHECK(inspect_status == 0);
+  CHECK(page.find("\"players\"") != std::string::npos);
+
+  // Errors: a refused token, a usage mistake, no server.
+  const auto [denied, why] = run_binary({MMCTL_BINARY, "--token", "wrong-token-0123456789", "info"},
+                                        {{"MMCTL_URL", s.url()}});
+  CHECK(denied == 1);
+  CHECK(why.find("HTTP 401") != std::string::npos);
+  CHECK(run_binary({MMCTL_BINARY, "frobnicate"}, admin).first == 2);
+  CHECK(run_binary({MMCTL_BINARY, "--url", "http://127.0.0.1:1", "info"}).first == 1);
+}
