@@ -110,6 +110,18 @@ TEST_CASE("matchmakerd refuses a bad configuration with a clear message", "[serv
   refused({"--config", dir.file("attr.json")}, "profile.attributes[0].rule");
 }
 
+TEST_CASE("the example configuration in examples/ is valid", "[server]") {
+  const auto [status, out] =
+      run_binary({MATCHMAKERD_BINARY, "--config", MM_SOURCE_DIR "/examples/matchmakerd.json", "--print-config"});
+  INFO(out);
+  REQUIRE(status == 0);
+  const json c = json::parse(out);
+  CHECK(c["tokens"].size() == 3);
+  CHECK(c["tokens"][0]["token"] == "(hidden)");
+  CHECK(c["profile"]["attributes"][3]["bucketing"] == "ranged");
+  CHECK(c["matchmaker"]["enable_fake_opponents"] == true);
+}
+
 TEST_CASE("with tokens matchmakerd may bind beyond loopback", "[server]") {
   temp_dir dir;
   std::ofstream(dir.file("c.json")) << json{{"tokens", {{{"token", admin_token}, {"role", "admin"}}}},
@@ -328,6 +340,17 @@ TEST_CASE("bad requests get a 4xx with a clear message and the server keeps serv
   s.get_json("/api/players/99999999999999999999999", view_token, 400);
   s.get_json("/api/players?limit=abc", view_token, 400);
   CHECK(s.get_json("/api/nothing", view_token, 404)["error"] == "no such endpoint: GET /api/nothing");
+  // A database another process holds locked: 503 after the busy timeout (5 s),
+  // the write goes through once the lock is gone.
+  {
+    database other(s.config()["database"]["path"].get<std::string>());
+    other.sql().exec("BEGIN EXCLUSIVE");
+    const std::string locked = error_of("/api/players", R"({"players": [{"id": 60001, "mmr": 1}]})", 503);
+    CHECK(locked.find("database") == 0);
+    CHECK(locked.find("locked") != std::string::npos);
+    other.sql().exec("COMMIT");
+  }
+  CHECK(s.post_json("/api/players", {{"players", {{{"id", 60001}, {"mmr", 1}}}}}, admin_token)["written"] == 1);
   // Still serving.
   CHECK(s.get_json("/api/matchmakers", view_token)["matchmakers"].size() == 2);
   const std::string metrics = s.get("/metrics", view_token)->body;

@@ -218,7 +218,7 @@ const std::vector<key_spec>& keys() {
          c.query_timeout_ms = as_uint<std::uint32_t>("query_timeout_ms", v, 1);
        }},
       {"tokens", K::list, "[] (no auth: loopback only)",
-       "access tokens: [{\"token\": \"...\", \"role\": \"view\"|\"test\"|\"admin\"}] (file only)",
+       "access tokens: [{\"token\": \"...\", \"role\": \"view\", \"test\" or \"admin\"}] (file only)",
        [](server_config& c, const json& v) { c.tokens = as_tokens("tokens", v); }},
       {"profile.attributes", K::list, "the demo profile: region, guild, hero, league",
        "up to 4 attributes: [{\"name\", \"rule\", \"weight\", \"bucketing\", \"tier_width\"}] "
@@ -440,7 +440,11 @@ std::string help_text() {
        "usage: matchmakerd [--config FILE.json] [--KEY=VALUE ...] [--print-config] [--help]\n\n"
        "With no configuration it serves the demo database with synthetic players on\n"
        "http://127.0.0.1:8080/. Keys nest in the JSON file by their dots:\n"
-       "--http.port=9000 is {\"http\": {\"port\": 9000}}. Durations take ms, s, m or h.\n\n";
+       "--http.port=9000 is {\"http\": {\"port\": 9000}}. Durations take ms, s, m or h.\n"
+       "With no config file and no --database.path the demo tuning applies on top of the\n"
+       "defaults below (flags still win): player_cache_size 20000, database_cache_size\n"
+       "4000, first scan at once then every 2s, database_scan_max_fetch 8192, a snapshot\n"
+       "every 60s.\n\n";
   for (const auto& k : keys()) {
     s << "  " << k.name << "\n      default: " << k.default_text << "\n      " << k.help << "\n";
   }
