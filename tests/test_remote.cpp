@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <string>
+#include <thread>
 
 #include "child_process.hpp"
 #include "client.hpp"
@@ -64,4 +65,43 @@ TEST_CASE("a game process finds opponents in a matchmaker process over loopback"
   self->send_exit(*remote, caf::exit_reason::user_shutdown);  // drops our proxy only
   CHECK(node.stop() == 0);
   CHECK(node.read_line() == "stopped");
+}
+
+TEST_CASE("a game process finds opponents through matchmakerd's actor port", "[remote][server]") {
+  test::temp_dir dir;
+  child_process server({MATCHMAKERD_BINARY, "--database.path", dir.file("mm.db"), "--demo.players",
+                        "5000", "--http.port", "0", "--actor.port", "0",
+                        "--matchmaker.database_scan_first_delay", "0s",
+                        "--matchmaker.database_scan_tick", "200ms"});
+  const std::string line = server.wait_for_line("actor port listening on 127.0.0.1:");
+  REQUIRE_FALSE(line.empty());
+  const auto port = static_cast<std::uint16_t>(std::stoi(line.substr(line.rfind(':') + 1)));
+
+  caf::actor_system_config cfg;
+  cfg.load<caf::io::middleman>();
+  cfg.set("logger.verbosity", caf::atom("quiet"));
+  add_message_types<generic_profile>(cfg, "generic");
+  caf::actor_system sys{cfg};
+  auto remote = sys.middleman().remote_actor<client_interface<generic_profile>::type>("127.0.0.1", port);
+  REQUIRE(remote);
+  caf::scoped_actor self{sys};
+  // The caches fill with the first scans; a query is answered either way.
+  bool found = false;
+  for (int attempt = 0; attempt < 200 && !found; ++attempt) {
+    match_request<generic_query> req;
+    req.query = generic_query{1'000'000, 1500, {2, 1, 0, 0}};
+    req.num_retries = 9;
+    self->request(*remote, std::chrono::seconds(10), find_atom::value, req)
+        .receive(
+            [&](const match_reply<generic_model>& r) {
+              found = r.type == match_type::success;
+              if (found) CHECK(r.model.attributes[0] == 2);
+            },
+            [&](caf::error& e) { FAIL(sys.render(e)); });
+    if (!found) std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the scan runs in another process
+  }
+  CHECK(found);
+  self->send_exit(*remote, caf::exit_reason::user_shutdown);  // drops our proxy only
+  CHECK(server.stop() == 0);
+  CHECK_FALSE(server.wait_for_line("matchmakerd: stopped", std::chrono::seconds(5)).empty());
 }

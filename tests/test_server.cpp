@@ -257,6 +257,12 @@ TEST_CASE("every endpoint answers live data", "[server]") {
   CHECK(rb["rebalance"].contains("performed"));
   CHECK(s.post_json("/api/matchmakers/mm-0/reset", json::object(), admin_token)["reset"] == true);
   s.wait_until_filled();
+  const json all = s.post_json("/api/reset", json::object(), admin_token)["matchmakers"];
+  REQUIRE(all.size() == 2);
+  CHECK(all[1]["matchmaker"] == "mm-1");
+  CHECK(all[1]["reset"] == true);
+  CHECK(s.post_json("/api/rebalance", json::object(), admin_token)["matchmakers"].size() == 2);
+  s.wait_until_filled();
 
   // Remove a cached player from the cache, add it back from the table.
   const std::uint64_t cached_id = s.get_json("/api/top?limit=1", view_token)["players"][0]["id"];
