@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "database.hpp"
+#include "player_table.hpp"
 #include "server_fixture.hpp"
 #include "state_table.hpp"
 
@@ -289,6 +290,18 @@ TEST_CASE("every endpoint answers live data", "[server]") {
   CHECK(stored["mmr"] == 1234.5);
   CHECK(stored["attributes"] == json({2, 7, 0, 0}));
   CHECK(s.get_json("/api/players/50003", view_token)["stored"]["is_bot"] == true);
+
+  // A payload the game wrote as raw bytes (not UTF-8) does not break the answer.
+  {
+    database game(s.config()["database"]["path"].get<std::string>());
+    player_row raw;
+    raw.id = 50'004;
+    raw.mmr = 1000;
+    raw.payload = std::string("\xff\xfe\x00ok", 5);
+    upsert_players(game, std::vector<player_row>{raw});
+  }
+  CHECK(s.get_json("/api/players/50004", view_token)["stored"]["payload"] ==
+        std::string("\uFFFD\uFFFD") + '\0' + "ok");
 }
 
 TEST_CASE("bad requests get a 4xx with a clear message and the server keeps serving",

@@ -19,7 +19,13 @@ class http_error : public std::runtime_error {
 
 void send_json(httplib::Response& res, const json& j, int status = 200) {
   res.status = status;
-  res.set_content(j.dump(), "application/json");
+  // Player payloads are opaque bytes: bytes that are not UTF-8 become U+FFFD
+  // instead of failing the whole answer.
+  res.set_content(j.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
+}
+
+bool all_digits(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return c >= '0' && c <= '9'; });
 }
 
 void send_error(httplib::Response& res, int status, const std::string& message) {
@@ -81,17 +87,16 @@ std::uint64_t param(const httplib::Request& req, const char* name, std::uint64_t
                     std::uint64_t max) {
   if (!req.has_param(name)) return fallback;
   const std::string v = req.get_param_value(name);
-  std::uint64_t x = 0;
-  if (v.empty() || v.size() > 19 || !std::all_of(v.begin(), v.end(), ::isdigit))
+  if (v.size() > 19 || !all_digits(v))
     throw bad_request(std::string("parameter '") + name + "' must be a non-negative integer");
-  x = std::stoull(v);
+  const std::uint64_t x = std::stoull(v);
   if (x > max)
     throw bad_request(std::string("parameter '") + name + "' must be at most " + std::to_string(max));
   return x;
 }
 
 std::uint64_t path_number(const std::string& s, const std::string& what) {
-  if (s.empty() || s.size() > 20 || !std::all_of(s.begin(), s.end(), ::isdigit))
+  if (s.size() > 20 || !all_digits(s))
     throw bad_request(what + " must be a number, got '" + s + "'");
   try {
     return std::stoull(s);
@@ -105,7 +110,7 @@ std::size_t matchmaker_index(const http_context& ctx, const std::string& key) {
   const auto& names = ctx.bridge.names();
   for (std::size_t i = 0; i < names.size(); ++i)
     if (names[i] == key) return i;
-  if (!key.empty() && key.size() < 6 && std::all_of(key.begin(), key.end(), ::isdigit)) {
+  if (key.size() < 6 && all_digits(key)) {
     const std::size_t i = std::stoul(key);
     if (i < names.size()) return i;
   }

@@ -72,6 +72,9 @@ caf::behavior demo_load(caf::stateful_actor<load_state>* self, iface::client cli
 }
 
 int run(const server::server_config& c) {
+  // From the start: a stop requested while starting is honoured once serving.
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
   if (c.tokens.empty())
     log(log_level::warning,
         "no access token configured: the API and the actor port are open to every process on "
@@ -153,8 +156,6 @@ int run(const server::server_config& c) {
   std::thread http_thread([&] { http.listen_after_bind(); });
   say("matchmakerd: http listening on http://" + c.http_host + ":" + std::to_string(http_port) + "/");
 
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
   while (!stop_requested) std::this_thread::sleep_for(std::chrono::milliseconds(50));
 
   say("matchmakerd: stopping (writing snapshots)");
