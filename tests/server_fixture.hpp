@@ -57,6 +57,12 @@ class live_server {
     port_ = static_cast<std::uint16_t>(std::stoi(line.substr(line.rfind(':') + 1)));
   }
 
+  // Starts again, with `patch` merged into the configuration.
+  void restart(const json& patch) {
+    config_.merge_patch(patch);
+    start();
+  }
+
   // Until every matchmaker holds players (the first scans ran).
   void wait_until_filled() {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);

@@ -1,0 +1,126 @@
+// The admin HTTP API under load, against a live matchmakerd on loopback with
+// the demo's 50,000 players. The reference, measured in the same run, is a
+// static file from the same server (HTTP and threading cost, no matchmaking),
+// so the ratio says what a query through the API adds.
+//
+//   mm_server_bench [seconds per phase = 3] [client threads = 2]
+#include <httplib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <vector>
+
+#include "bench_util.hpp"
+#include "child_process.hpp"
+#include "random.hpp"
+#include "temp_dir.hpp"
+
+namespace {
+
+using json = nlohmann::json;
+
+struct phase_result {
+  double per_second = 0;
+  double p50_us = 0, p99_us = 0;
+  std::uint64_t failures = 0;
+};
+
+// `threads` keep-alive clients send `request` for `seconds`.
+template <class Request>
+phase_result load(std::uint16_t port, double seconds, int threads, Request request) {
+  std::vector<std::vector<double>> latencies(threads);
+  std::atomic<std::uint64_t> failures{0};
+  const double end = mm::bench::now_s() + seconds;
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      httplib::Client c("127.0.0.1", port);
+      c.set_keep_alive(true);
+      mm::rng r(static_cast<std::uint64_t>(t) + 1);
+      while (mm::bench::now_s() < end) {
+        const double t0 = mm::bench::now_s();
+        const bool ok = request(c, r);
+        latencies[t].push_back((mm::bench::now_s() - t0) * 1e6);
+        if (!ok) ++failures;
+      }
+    });
+  for (auto& th : pool) th.join();
+  std::vector<double> all;
+  for (auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
+  std::sort(all.begin(), all.end());
+  phase_result out;
+  out.per_second = static_cast<double>(all.size()) / seconds;
+  if (!all.empty()) {
+    out.p50_us = all[all.size() / 2];
+    out.p99_us = all[all.size() * 99 / 100];
+  }
+  out.failures = failures;
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const double seconds = argc > 1 ? std::atof(argv[1]) : 3.0;
+  const int threads = argc > 2 ? std::atoi(argv[2]) : 2;
+  mm::test::temp_dir dir;
+  mm::test::child_process server({MATCHMAKERD_BINARY, "--database.path", dir.file("bench.db"),
+                                  "--demo.players", "50000", "--http.port", "0", "--actor.port", "-1",
+                                  "--matchmaker.database_scan_first_delay", "0s",
+                                  "--matchmaker.database_scan_tick", "500ms",
+                                  "--matchmaker.database_scan_max_fetch", "8192",
+                                  "--matchmaker.player_cache_size", "30000"});
+  const std::string line = server.wait_for_line("http listening on http://127.0.0.1:");
+  if (line.empty()) {
+    std::fprintf(stderr, "matchmakerd did not start\n");
+    return 1;
+  }
+  const auto port = static_cast<std::uint16_t>(std::stoi(line.substr(line.rfind(':') + 1)));
+  httplib::Client admin("127.0.0.1", port);
+  for (int i = 0; i < 400; ++i) {  // until the caches hold most of the players
+    auto r = admin.Get("/api/matchmakers");
+    std::uint64_t players = 0;
+    if (r && r->status == 200)
+      for (const auto& m : json::parse(r->body)["matchmakers"]) players += m.value("players", 0);
+    if (players > 40'000) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const std::string params = "\"threads\": " + std::to_string(threads) + ", \"instances\": 2";
+
+  const auto stat = load(port, seconds, threads, [](httplib::Client& c, mm::rng&) {
+    auto r = c.Get("/style.css");
+    return r && r->status == 200;
+  });
+  const auto query = load(port, seconds, threads, [](httplib::Client& c, mm::rng& r) {
+    const json body = {{"attacker_id", 1'000'000 + r.below(1'000'000)},
+                       {"mmr", 900 + r.below(1200)},
+                       {"attributes", {{"region", r.below(4)}, {"guild", r.below(2000)}}}};
+    auto res = c.Post("/api/query", body.dump(), "application/json");
+    return res && res->status == 200;
+  });
+  const auto test = load(port, seconds, threads, [](httplib::Client& c, mm::rng& r) {
+    const json body = {{"attacker_id", 1'000'000 + r.below(1'000'000)}, {"mmr", 900 + r.below(1200)}};
+    auto res = c.Post("/api/test-query", body.dump(), "application/json");
+    return res && res->status == 200;
+  });
+  const auto metrics = load(port, seconds, 1, [](httplib::Client& c, mm::rng&) {
+    auto r = c.Get("/metrics");
+    return r && r->status == 200;
+  });
+  const auto metrics_bytes = admin.Get("/metrics")->body.size();
+
+  using mm::bench::emit;
+  emit("server", "static_file_per_s", stat.per_second, "req/s", params);
+  emit("server", "api_query_per_s", query.per_second, "req/s", params);
+  emit("server", "api_query_vs_static_ratio", query.per_second / stat.per_second, "ratio", params);
+  emit("server", "api_query_p50_us", query.p50_us, "us", params);
+  emit("server", "api_query_p99_us", query.p99_us, "us", params);
+  emit("server", "api_test_query_per_s", test.per_second, "req/s", params);
+  emit("server", "metrics_scrape_ms", metrics.per_second > 0 ? 1000.0 / metrics.per_second : 0, "ms",
+       "\"bytes\": " + std::to_string(metrics_bytes));
+  emit("server", "failures", static_cast<double>(stat.failures + query.failures + test.failures +
+                                                 metrics.failures), "requests", params);
+  return server.stop() == 0 ? 0 : 1;
+}
