@@ -58,6 +58,7 @@ class api {
     client_.set_connection_timeout(std::chrono::seconds(5));
     client_.set_read_timeout(std::chrono::seconds(60));
     client_.set_keep_alive(true);
+    client_.set_tcp_nodelay(true);
   }
 
   json get(const std::string& path) { return check(client_.Get(path, headers()), "GET " + path); }

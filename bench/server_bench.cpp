@@ -38,6 +38,7 @@ phase_result load(std::uint16_t port, double seconds, int threads, Request reque
     pool.emplace_back([&, t] {
       httplib::Client c("127.0.0.1", port);
       c.set_keep_alive(true);
+      c.set_tcp_nodelay(true);
       mm::rng r(static_cast<std::uint64_t>(t) + 1);
       while (mm::bench::now_s() < end) {
         const double t0 = mm::bench::now_s();
