@@ -620,8 +620,12 @@ class engine {
     return {update_outcome::inserted, evicted ? 1u : 0u};
   }
 
+  // Sized from the cache size, not from the players held at the moment of the
+  // rebuild: the memory per player must not depend on when the last rebuild
+  // happened (2x the players held rounded a 1M cache's filter up to 4 MiB).
   void rebuild_filter() {
-    present_.reset(std::max<std::uint64_t>(opt_.player_cache_size, 2 * pool_.players()));
+    present_.reset(std::max<std::uint64_t>(opt_.player_cache_size,
+                                           pool_.players() + pool_.players() / 4));
     for_each_player([&](const model_type& m) { present_.add(Profile::id_of(m)); });
     filter_stale_ = 0;
   }
