@@ -83,8 +83,10 @@ int main(int argc, char** argv) {
   for (int i = 0; i < 400; ++i) {  // until the caches hold most of the players
     auto r = admin.Get("/api/matchmakers");
     std::uint64_t players = 0;
-    if (r && r->status == 200)
-      for (const auto& m : json::parse(r->body)["matchmakers"]) players += m.value("players", 0);
+    if (r && r->status == 200) {
+      const json list = json::parse(r->body)["matchmakers"];  // owned: not a temporary's member
+      for (const auto& m : list) players += m.value("players", 0);
+    }
     if (players > 40'000) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
