@@ -96,6 +96,8 @@ TEST_CASE("matchmakerd refuses a bad configuration with a clear message", "[serv
   std::ofstream(dir.file("unknown.json")) << R"({"http": {"prot": 1}})";
   refused({"--config", dir.file("unknown.json")}, "unknown config key 'http.prot'");
   refused({"--config", dir.file("missing.json")}, "cannot read the config file");
+  std::ofstream(dir.file("group.json")) << R"({"matchmaker": 5})";
+  refused({"--config", dir.file("group.json")}, "config key 'matchmaker' must be an object");
   refused({"--instances=zero"}, "config key 'instances': expected an integer");
   refused({"--http.port=70000"}, "config key 'http.port'");
   refused({"--nonsense=1"}, "unknown flag --nonsense");

@@ -314,8 +314,10 @@ void apply_object(server_config& c, const json& obj, const std::string& prefix,
     }
     bool is_group = false;
     for (const auto& s : keys()) is_group |= s.name.rfind(name + ".", 0) == 0;
-    if (is_group && v.is_object()) apply_object(c, v, name, source);
-    else throw config_error(source + ": unknown config key '" + name + "' (see --help)");
+    if (!is_group) throw config_error(source + ": unknown config key '" + name + "' (see --help)");
+    if (!v.is_object())
+      throw config_error(source + ": config key '" + name + "' must be an object of keys");
+    apply_object(c, v, name, source);
   }
 }
 
