@@ -105,8 +105,9 @@ int run(const server::server_config& c) {
   actors::admin_bridge<profile> bridge(sys, set, names, client, timeout);
 
   caf::scoped_actor self{sys};
+  // Each supervisor passes the stop to its instance, which writes its snapshot
+  // on the way out; the actor system's destructor waits for those last writes.
   auto stop_actors = [&] {
-    std::vector<caf::actor_addr> watched;
     for (auto& inst : set) {
       self->monitor(inst);
       self->send_exit(inst, caf::exit_reason::user_shutdown);
