@@ -128,13 +128,9 @@ T answered(const http_context& ctx, std::size_t i, caf::expected<T> x) {
 
 json config_json(const http_context& ctx, role r) {
   const auto& c = ctx.config;
-  json attrs = json::array();
-  for (const auto& a : c.profile.attributes)
-    attrs.push_back({{"name", a.name}, {"rule", to_string(a.rule)}, {"weight", a.weight},
-                     {"bucketing", to_string(a.bucketing)}, {"tier_width", a.tier_width}});
   return {{"matchmakers", ctx.bridge.names()},
           {"profile",
-           {{"attributes", attrs},
+           {{"attributes", attributes_json(c.profile.attributes)},
             {"mmr_window", c.profile.mmr_window},
             {"mmr_window_per_retry", c.profile.mmr_window_per_retry},
             {"mmr_window_max", c.profile.mmr_window_max}}},

@@ -84,6 +84,14 @@ json parse_body(const std::string& text) {
   }
 }
 
+json attributes_json(const std::vector<generic_attribute>& attributes) {
+  json out = json::array();
+  for (const auto& a : attributes)
+    out.push_back({{"name", a.name}, {"rule", to_string(a.rule)}, {"weight", a.weight},
+                   {"bucketing", to_string(a.bucketing)}, {"tier_width", a.tier_width}});
+  return out;
+}
+
 json model_json(const generic_model& m, const generic_profile_config& p) {
   json attrs = json::object();
   for (std::size_t i = 0; i < p.attributes.size(); ++i) attrs[p.attributes[i].name] = m.attributes[i];

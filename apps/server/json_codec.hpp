@@ -21,6 +21,9 @@ class bad_request : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
+// The profile's attributes as configured: [{"name", "rule", "weight", ...}].
+json attributes_json(const std::vector<generic_attribute>& attributes);
+
 // Cached players and queries name their attributes as the profile does.
 json model_json(const generic_model& m, const generic_profile_config& p);
 json reply_json(const match_reply<generic_model>& r, const generic_profile_config& p);

@@ -1,9 +1,10 @@
 #include "server_config.hpp"
 
-#include <nlohmann/json.hpp>
+#include "json_codec.hpp"
 
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <functional>
@@ -12,7 +13,6 @@
 
 namespace mm::server {
 
-using json = nlohmann::json;
 
 namespace {
 
@@ -24,6 +24,7 @@ struct key_spec {
   std::string default_text;
   std::string help;
   std::function<void(server_config&, const json&)> set;
+  std::function<json(const server_config&)> get;  // the effective value, for --print-config
 };
 
 [[noreturn]] void bad(const std::string& key, const std::string& why) {
@@ -169,96 +170,123 @@ std::vector<access_token> as_tokens(const std::string& key, const json& v) {
   return out;
 }
 
+json hidden_tokens(const std::vector<access_token>& tokens) {
+  json out = json::array();
+  for (const auto& t : tokens) out.push_back({{"token", "(hidden)"}, {"role", to_string(t.granted)}});
+  return out;
+}
+
 const std::vector<key_spec>& keys() {
   using K = kind;
   static const server_config d;
   static const std::vector<key_spec> all = {
       {"database.path", K::text, d.database_path,
        "SQLite file (created and migrated if needed); the default is the demo database",
-       [](server_config& c, const json& v) { c.database_path = as_text("database.path", v); }},
+       [](server_config& c, const json& v) { c.database_path = as_text("database.path", v); },
+       [](const server_config& c) -> json { return c.database_path; }},
       {"demo.players", K::integer, "auto",
        "synthetic players written into an EMPTY player table; auto: 50000 on the demo database, "
        "0 on any other",
-       [](server_config& c, const json& v) { c.demo_players = as_int("demo.players", v, 0, 100'000'000); }},
+       [](server_config& c, const json& v) { c.demo_players = as_int("demo.players", v, 0, 100'000'000); },
+       [](const server_config& c) -> json { return c.effective_demo_players(); }},
       {"demo.queries_per_second", K::integer, "auto",
        "built-in query load through the client, so the dashboard moves; auto: 50 on the demo "
        "database, 0 on any other",
        [](server_config& c, const json& v) {
          c.demo_queries_per_second = as_int("demo.queries_per_second", v, 0, 100'000);
-       }},
+       },
+       [](const server_config& c) -> json { return c.effective_demo_qps(); }},
       {"instances", K::integer, std::to_string(d.instances),
        "matchmaker instances (instance i owns the players with id mod N = i)",
-       [](server_config& c, const json& v) { c.instances = as_uint<std::uint32_t>("instances", v, 1); }},
+       [](server_config& c, const json& v) { c.instances = as_uint<std::uint32_t>("instances", v, 1); },
+       [](const server_config& c) -> json { return c.instances; }},
       {"http.host", K::text, d.http_host,
        "address of the admin HTTP API, dashboard and /metrics",
-       [](server_config& c, const json& v) { c.http_host = as_text("http.host", v); }},
+       [](server_config& c, const json& v) { c.http_host = as_text("http.host", v); },
+       [](const server_config& c) -> json { return c.http_host; }},
       {"http.port", K::integer, std::to_string(d.http_port), "HTTP port; 0: any free port",
-       [](server_config& c, const json& v) { c.http_port = as_uint<std::uint16_t>("http.port", v); }},
+       [](server_config& c, const json& v) { c.http_port = as_uint<std::uint16_t>("http.port", v); },
+       [](const server_config& c) -> json { return c.http_port; }},
       {"http.max_body_bytes", K::integer, std::to_string(d.http_max_body_bytes),
        "larger request bodies get 413",
        [](server_config& c, const json& v) {
          c.http_max_body_bytes = as_uint<std::uint64_t>("http.max_body_bytes", v, 1024);
-       }},
+       },
+       [](const server_config& c) -> json { return c.http_max_body_bytes; }},
       {"http.max_batch", K::integer, std::to_string(d.http_max_batch),
        "players per upsert request",
        [](server_config& c, const json& v) {
          c.http_max_batch = as_uint<std::uint32_t>("http.max_batch", v, 1);
-       }},
+       },
+       [](const server_config& c) -> json { return c.http_max_batch; }},
       {"actor.host", K::text, d.actor_host,
        "address the instance set is published on (CAF network layer) for game servers",
-       [](server_config& c, const json& v) { c.actor_host = as_text("actor.host", v); }},
+       [](server_config& c, const json& v) { c.actor_host = as_text("actor.host", v); },
+       [](const server_config& c) -> json { return c.actor_host; }},
       {"actor.port", K::integer, std::to_string(d.actor_port),
        "CAF port; 0: any free port; -1: not published",
        [](server_config& c, const json& v) {
          c.actor_port = static_cast<std::int32_t>(as_int("actor.port", v, -1, 65535));
-       }},
+       },
+       [](const server_config& c) -> json { return c.actor_port; }},
       {"query_timeout_ms", K::integer, std::to_string(d.query_timeout_ms),
        "how long the HTTP API waits for a matchmaker",
        [](server_config& c, const json& v) {
          c.query_timeout_ms = as_uint<std::uint32_t>("query_timeout_ms", v, 1);
-       }},
+       },
+       [](const server_config& c) -> json { return c.query_timeout_ms; }},
       {"tokens", K::list, "[] (no auth: loopback only)",
        "access tokens: [{\"token\": \"...\", \"role\": \"view\", \"test\" or \"admin\"}] (file only)",
-       [](server_config& c, const json& v) { c.tokens = as_tokens("tokens", v); }},
+       [](server_config& c, const json& v) { c.tokens = as_tokens("tokens", v); },
+       [](const server_config& c) -> json { return hidden_tokens(c.tokens); }},
       {"profile.attributes", K::list, "the demo profile: region, guild, hero, league",
        "up to 4 attributes: [{\"name\", \"rule\", \"weight\", \"bucketing\", \"tier_width\"}] "
        "(file only)",
-       [](server_config& c, const json& v) { c.profile.attributes = as_attributes("profile.attributes", v); }},
+       [](server_config& c, const json& v) { c.profile.attributes = as_attributes("profile.attributes", v); },
+       [](const server_config& c) -> json { return attributes_json(c.profile.attributes); }},
       {"profile.mmr_window", K::number, number_text(d.profile.mmr_window),
        "largest MMR gap of a possible match at retry 0",
        [](server_config& c, const json& v) {
          c.profile.mmr_window = static_cast<float>(as_number("profile.mmr_window", v));
-       }},
+       },
+       [](const server_config& c) -> json { return c.profile.mmr_window; }},
       {"profile.mmr_window_per_retry", K::number, number_text(d.profile.mmr_window_per_retry),
        "the window widens by this much per retry",
        [](server_config& c, const json& v) {
          c.profile.mmr_window_per_retry = static_cast<float>(as_number("profile.mmr_window_per_retry", v));
-       }},
+       },
+       [](const server_config& c) -> json { return c.profile.mmr_window_per_retry; }},
       {"profile.mmr_window_max", K::number, number_text(d.profile.mmr_window_max),
        "the window never widens past this",
        [](server_config& c, const json& v) {
          c.profile.mmr_window_max = static_cast<float>(as_number("profile.mmr_window_max", v));
-       }},
+       },
+       [](const server_config& c) -> json { return c.profile.mmr_window_max; }},
 #define MM_UINT_OPTION(field, min, text)                                                   \
   {"matchmaker." #field, K::integer, std::to_string(d.opts.field), text,                  \
    [](server_config& c, const json& v) {                                                   \
      c.opts.field = as_uint<decltype(c.opts.field)>("matchmaker." #field, v, min);         \
-   }}
+   },                                                                                      \
+   [](const server_config& c) -> json { return c.opts.field; }}
 #define MM_NUMBER_OPTION(field, text)                                                      \
   {"matchmaker." #field, K::number, number_text(d.opts.field), text,                      \
-   [](server_config& c, const json& v) { c.opts.field = as_number("matchmaker." #field, v); }}
+   [](server_config& c, const json& v) { c.opts.field = as_number("matchmaker." #field, v); }, \
+   [](const server_config& c) -> json { return c.opts.field; }}
 #define MM_BOOL_OPTION(field, text)                                                        \
   {"matchmaker." #field, K::boolean, d.opts.field ? "true" : "false", text,               \
-   [](server_config& c, const json& v) { c.opts.field = as_bool("matchmaker." #field, v); }}
+   [](server_config& c, const json& v) { c.opts.field = as_bool("matchmaker." #field, v); }, \
+   [](const server_config& c) -> json { return c.opts.field; }}
 #define MM_DURATION_OPTION(field, text)                                                    \
   {"matchmaker." #field, K::duration, seconds_text(d.opts.field), text,                   \
    [](server_config& c, const json& v) {                                                   \
      c.opts.field = std::chrono::duration_cast<decltype(c.opts.field)>(                    \
          as_duration("matchmaker." #field, v));                                            \
-   }}
+   },                                                                                      \
+   [](const server_config& c) -> json { return seconds_text(c.opts.field); }}
 #define MM_THRESHOLD_OPTION(field, text)                                                   \
   {"matchmaker." #field, K::threshold, std::string(to_string(d.opts.field)), text,        \
-   [](server_config& c, const json& v) { c.opts.field = as_threshold("matchmaker." #field, v); }}
+   [](server_config& c, const json& v) { c.opts.field = as_threshold("matchmaker." #field, v); }, \
+   [](const server_config& c) -> json { return to_string(c.opts.field); }}
       MM_UINT_OPTION(player_cache_size, 1, "players each instance caches"),
       MM_UINT_OPTION(database_cache_size, 0, "players kept in a snapshot"),
       MM_UINT_OPTION(mmr_bucket_count, 1, "equal MMR slices"),
@@ -454,55 +482,12 @@ std::string help_text() {
 }
 
 std::string describe(const server_config& c) {
-  json j;
-  j["database"]["path"] = c.database_path;
-  j["demo"]["players"] = c.effective_demo_players();
-  j["demo"]["queries_per_second"] = c.effective_demo_qps();
-  j["instances"] = c.instances;
-  j["http"] = {{"host", c.http_host}, {"port", c.http_port},
-               {"max_body_bytes", c.http_max_body_bytes}, {"max_batch", c.http_max_batch}};
-  j["actor"] = {{"host", c.actor_host}, {"port", c.actor_port}};
-  j["query_timeout_ms"] = c.query_timeout_ms;
-  json tokens = json::array();
-  for (const auto& t : c.tokens) tokens.push_back({{"token", "(hidden)"}, {"role", to_string(t.granted)}});
-  j["tokens"] = tokens;
-  json attrs = json::array();
-  for (const auto& a : c.profile.attributes)
-    attrs.push_back({{"name", a.name}, {"rule", to_string(a.rule)}, {"weight", a.weight},
-                     {"bucketing", to_string(a.bucketing)}, {"tier_width", a.tier_width}});
-  j["profile"] = {{"attributes", attrs}, {"mmr_window", c.profile.mmr_window},
-                  {"mmr_window_per_retry", c.profile.mmr_window_per_retry},
-                  {"mmr_window_max", c.profile.mmr_window_max}};
-  const options& o = c.opts;
-  json m;
-  m["player_cache_size"] = o.player_cache_size;
-  m["database_cache_size"] = o.database_cache_size;
-  m["mmr_bucket_count"] = o.mmr_bucket_count;
-  m["bucket_min_size"] = o.bucket_min_size;
-  m["bucket_initial_size"] = o.bucket_initial_size;
-  m["initial_mmr_low"] = o.initial_mmr_low;
-  m["initial_mmr_high"] = o.initial_mmr_high;
-  m["mmr_range_low_percentile"] = o.mmr_range_low_percentile;
-  m["mmr_range_high_percentile"] = o.mmr_range_high_percentile;
-  m["buckets_rebalance_interval"] = seconds_text(o.buckets_rebalance_interval);
-  m["buckets_rebalance_sample_count"] = o.buckets_rebalance_sample_count;
-  m["enable_database_scan"] = o.enable_database_scan;
-  m["database_scan_tick"] = seconds_text(o.database_scan_tick);
-  m["database_scan_first_delay"] = seconds_text(o.database_scan_first_delay);
-  m["database_scan_batch_size"] = o.database_scan_batch_size;
-  m["database_scan_min_fetch"] = o.database_scan_min_fetch;
-  m["database_scan_max_fetch"] = o.database_scan_max_fetch;
-  m["scan_includes_bots"] = o.scan_includes_bots;
-  m["matching_candidate_amount"] = o.matching_candidate_amount;
-  m["matching_max_search"] = o.matching_max_search;
-  m["max_excluded_ids"] = o.max_excluded_ids;
-  m["enable_fake_opponents"] = o.enable_fake_opponents;
-  m["return_model_in_response"] = o.return_model_in_response;
-  m["player_remove_after_candidate_offer"] = to_string(o.player_remove_after_candidate_offer);
-  m["player_ignore_update_insert"] = to_string(o.player_ignore_update_insert);
-  m["state_snapshot_interval"] = seconds_text(o.state_snapshot_interval);
-  m["random_seed"] = o.random_seed;
-  j["matchmaker"] = m;
+  json j = json::object();
+  for (const auto& k : keys()) {
+    std::string pointer = "/" + k.name;  // "http.port" is /http/port
+    std::replace(pointer.begin(), pointer.end(), '.', '/');
+    j[json::json_pointer(pointer)] = k.get(c);
+  }
   return j.dump(2);
 }
 
