@@ -24,7 +24,8 @@ std::string escaped(const std::string& s) {
 class writer {
  public:
   void family(const char* name, const char* type, const char* help) {
-    out_ << "# HELP " << name << ' ' << help << "\n# TYPE " << name << ' ' << type << '\n';
+    out_ << "# HELP " << name << ' ' << help << "\n# TYPE " << name << ' ' << type
+         << '\n';
   }
   template <class T>
   void sample(const std::string& name, const std::string& labels, T value) {
@@ -38,22 +39,33 @@ class writer {
   std::ostringstream out_;
 };
 
-std::string mm_label(const std::string& name) { return "matchmaker=\"" + escaped(name) + "\""; }
+std::string mm_label(const std::string& name) {
+  return "matchmaker=\"" + escaped(name) + "\"";
+}
 
 }  // namespace
 
-std::string render_metrics(const std::vector<matchmaker_figures>& all, const http_counters& http) {
+std::string render_metrics(const std::vector<matchmaker_figures>& all,
+                           const http_counters& http) {
   writer w;
   std::vector<std::pair<std::string, const instance_info*>> up;
   for (const auto& m : all)
     if (m.info) up.emplace_back(mm_label(m.name), &*m.info);
+  // A family with one sample per matchmaker that answered.
+  const auto each = [&](const char* name, const char* type, const char* help,
+                        auto value) {
+    w.family(name, type, help);
+    for (const auto& [l, i] : up) w.sample(name, l, value(*i));
+  };
 
-  w.family("mm_up", "gauge", "1 when the matchmaker answered this scrape, 0 while it restarts.");
+  w.family("mm_up", "gauge",
+           "1 when the matchmaker answered this scrape, 0 while it restarts.");
   for (const auto& m : all) w.sample("mm_up", mm_label(m.name), m.info ? 1 : 0);
 
-  w.family("mm_requests_total", "counter",
-           "Matchmaking requests answered by each matchmaker, by result (a query the client "
-           "passes on to another matchmaker counts in each).");
+  w.family(
+      "mm_requests_total", "counter",
+      "Matchmaking requests answered by each matchmaker, by result (a query the client "
+      "passes on to another matchmaker counts in each).");
   for (const auto& [l, i] : up) {
     const auto& s = i->engine.stats;
     w.sample("mm_requests_total", l + ",result=\"success\"", s.queries_success);
@@ -70,8 +82,10 @@ std::string render_metrics(const std::vector<matchmaker_figures>& all, const htt
     for (std::size_t b = 0; b < s.mmr_gap_counts.size(); ++b) {
       cumulative += s.mmr_gap_counts[b];
       std::ostringstream le;
-      if (b < mmr_gap_bounds.size()) le << mmr_gap_bounds[b];
-      else le << "+Inf";
+      if (b < mmr_gap_bounds.size())
+        le << mmr_gap_bounds[b];
+      else
+        le << "+Inf";
       w.sample("mm_match_mmr_gap_bucket", l + ",le=\"" + le.str() + "\"", cumulative);
     }
     w.sample("mm_match_mmr_gap_sum", l, s.mmr_gap_sum);
@@ -79,40 +93,49 @@ std::string render_metrics(const std::vector<matchmaker_figures>& all, const htt
   }
 
   w.family("mm_player_updates_total", "counter",
-           "Player updates, enrolls, removals and scanned rows applied to the cache, by what "
+           "Player updates, enrolls, removals and scanned rows applied to the cache, "
+           "by what "
            "they did.");
   for (const auto& [l, i] : up) {
     const auto& s = i->engine.stats;
-    w.sample("mm_player_updates_total", l + ",operation=\"inserted\"", s.updates_inserted);
-    w.sample("mm_player_updates_total", l + ",operation=\"removed\"", s.updates_removed);
-    w.sample("mm_player_updates_total", l + ",operation=\"bucket_changed\"", s.updates_bucket_changed);
-    w.sample("mm_player_updates_total", l + ",operation=\"updated\"", s.updates_updated);
+    w.sample("mm_player_updates_total", l + ",operation=\"inserted\"",
+             s.updates_inserted);
+    w.sample("mm_player_updates_total", l + ",operation=\"removed\"",
+             s.updates_removed);
+    w.sample("mm_player_updates_total", l + ",operation=\"bucket_changed\"",
+             s.updates_bucket_changed);
+    w.sample("mm_player_updates_total", l + ",operation=\"updated\"",
+             s.updates_updated);
     w.sample("mm_player_updates_total", l + ",operation=\"no_op\"", s.updates_no_op);
-    w.sample("mm_player_updates_total", l + ",operation=\"rejected\"", s.updates_rejected);
+    w.sample("mm_player_updates_total", l + ",operation=\"rejected\"",
+             s.updates_rejected);
   }
-  w.family("mm_evictions_total", "counter", "Players pushed out of a bucket slot by an insert.");
-  for (const auto& [l, i] : up) w.sample("mm_evictions_total", l, i->engine.stats.evictions);
+  each("mm_evictions_total", "counter",
+       "Players pushed out of a bucket slot by an insert.",
+       [](const instance_info& i) { return i.engine.stats.evictions; });
 
-  w.family("mm_scans_total", "counter", "Database scans applied.");
-  for (const auto& [l, i] : up) w.sample("mm_scans_total", l, i->engine.stats.scans);
-  w.family("mm_scan_duration_seconds", "gauge", "Duration of the last database scan.");
-  for (const auto& [l, i] : up) w.sample("mm_scan_duration_seconds", l, i->last_scan_seconds);
-  w.family("mm_scan_duration_seconds_total", "counter", "Time spent in database scans.");
-  for (const auto& [l, i] : up) w.sample("mm_scan_duration_seconds_total", l, i->scan_seconds_total);
-  w.family("mm_scan_found_ratio", "gauge",
-           "Rows the last scan found over rows it asked for (below 1: a small table or shard).");
-  for (const auto& [l, i] : up)
-    w.sample("mm_scan_found_ratio", l,
-             i->last_scan_requested ? static_cast<double>(i->last_scan_found) / i->last_scan_requested
-                                    : 0.0);
-  w.family("mm_scan_rows_requested_total", "counter", "Rows the scans asked for.");
-  for (const auto& [l, i] : up) w.sample("mm_scan_rows_requested_total", l, i->scan_rows_requested_total);
-  w.family("mm_scan_rows_found_total", "counter", "Rows the scans found.");
-  for (const auto& [l, i] : up) w.sample("mm_scan_rows_found_total", l, i->scan_rows_found_total);
-  w.family("mm_scan_malformed_rows_total", "counter", "Rows the scans could not use.");
-  for (const auto& [l, i] : up) w.sample("mm_scan_malformed_rows_total", l, i->engine.stats.rows_malformed);
-  w.family("mm_scan_errors_total", "counter", "Scans that failed (database errors).");
-  for (const auto& [l, i] : up) w.sample("mm_scan_errors_total", l, i->scan_errors);
+  each("mm_scans_total", "counter", "Database scans applied.",
+       [](const instance_info& i) { return i.engine.stats.scans; });
+  each("mm_scan_duration_seconds", "gauge", "Duration of the last database scan.",
+       [](const instance_info& i) { return i.last_scan_seconds; });
+  each("mm_scan_duration_seconds_total", "counter", "Time spent in database scans.",
+       [](const instance_info& i) { return i.scan_seconds_total; });
+  each("mm_scan_found_ratio", "gauge",
+       "Rows the last scan found over rows it asked for (below 1: a small table or "
+       "shard).",
+       [](const instance_info& i) {
+         return i.last_scan_requested
+                    ? static_cast<double>(i.last_scan_found) / i.last_scan_requested
+                    : 0.0;
+       });
+  each("mm_scan_rows_requested_total", "counter", "Rows the scans asked for.",
+       [](const instance_info& i) { return i.scan_rows_requested_total; });
+  each("mm_scan_rows_found_total", "counter", "Rows the scans found.",
+       [](const instance_info& i) { return i.scan_rows_found_total; });
+  each("mm_scan_malformed_rows_total", "counter", "Rows the scans could not use.",
+       [](const instance_info& i) { return i.engine.stats.rows_malformed; });
+  each("mm_scan_errors_total", "counter", "Scans that failed (database errors).",
+       [](const instance_info& i) { return i.scan_errors; });
 
   w.family("mm_bucket_players", "gauge", "Players in each bucket.");
   for (const auto& [l, i] : up)
@@ -120,40 +143,44 @@ std::string render_metrics(const std::vector<matchmaker_figures>& all, const htt
       std::string labels;
       for (const auto& x : b.labels) labels += (labels.empty() ? "" : "/") + x;
       w.sample("mm_bucket_players",
-               l + ",bucket=\"" + std::to_string(b.index) + "\",labels=\"" + escaped(labels) + "\"",
+               l + ",bucket=\"" + std::to_string(b.index) + "\",labels=\"" +
+                   escaped(labels) + "\"",
                b.count);
     }
   w.family("mm_bucket_capacity", "gauge", "Capacity of each bucket.");
   for (const auto& [l, i] : up)
     for (const auto& b : i->engine.buckets)
-      w.sample("mm_bucket_capacity", l + ",bucket=\"" + std::to_string(b.index) + "\"", b.capacity);
+      w.sample("mm_bucket_capacity", l + ",bucket=\"" + std::to_string(b.index) + "\"",
+               b.capacity);
 
-  w.family("mm_cache_capacity", "gauge", "Sum of the bucket capacities.");
-  for (const auto& [l, i] : up) w.sample("mm_cache_capacity", l, i->engine.capacity);
-  w.family("mm_cache_players", "gauge", "Players in the cache.");
-  for (const auto& [l, i] : up) w.sample("mm_cache_players", l, i->engine.players);
-  w.family("mm_cache_buckets", "gauge", "Buckets in the cache.");
-  for (const auto& [l, i] : up) w.sample("mm_cache_buckets", l, i->engine.bucket_count);
-  w.family("mm_cache_memory_bytes", "gauge", "Memory of the buckets and the sample FIFO.");
-  for (const auto& [l, i] : up) w.sample("mm_cache_memory_bytes", l, i->engine.memory_bytes);
-  w.family("mm_sizing_samples", "gauge", "Samples in the sizing FIFO.");
-  for (const auto& [l, i] : up) w.sample("mm_sizing_samples", l, i->engine.samples);
-  w.family("mm_rebalances_total", "counter", "Rebalances performed.");
-  for (const auto& [l, i] : up) w.sample("mm_rebalances_total", l, i->engine.stats.rebalances);
+  each("mm_cache_capacity", "gauge", "Sum of the bucket capacities.",
+       [](const instance_info& i) { return i.engine.capacity; });
+  each("mm_cache_players", "gauge", "Players in the cache.",
+       [](const instance_info& i) { return i.engine.players; });
+  each("mm_cache_buckets", "gauge", "Buckets in the cache.",
+       [](const instance_info& i) { return i.engine.bucket_count; });
+  each("mm_cache_memory_bytes", "gauge", "Memory of the buckets and the sample FIFO.",
+       [](const instance_info& i) { return i.engine.memory_bytes; });
+  each("mm_sizing_samples", "gauge", "Samples in the sizing FIFO.",
+       [](const instance_info& i) { return i.engine.samples; });
+  each("mm_rebalances_total", "counter", "Rebalances performed.",
+       [](const instance_info& i) { return i.engine.stats.rebalances; });
 
-  w.family("mm_snapshot_duration_seconds", "gauge",
-           "Duration of the last snapshot: encoding plus the database transaction.");
-  for (const auto& [l, i] : up) w.sample("mm_snapshot_duration_seconds", l, i->last_snapshot_seconds);
-  w.family("mm_snapshot_bytes", "gauge", "Size of the last snapshot written.");
-  for (const auto& [l, i] : up) w.sample("mm_snapshot_bytes", l, i->state_bytes);
-  w.family("mm_snapshots_total", "counter", "Snapshots written.");
-  for (const auto& [l, i] : up) w.sample("mm_snapshots_total", l, i->snapshots_written);
+  each("mm_snapshot_duration_seconds", "gauge",
+       "Duration of the last snapshot: encoding plus the database transaction.",
+       [](const instance_info& i) { return i.last_snapshot_seconds; });
+  each("mm_snapshot_bytes", "gauge", "Size of the last snapshot written.",
+       [](const instance_info& i) { return i.state_bytes; });
+  each("mm_snapshots_total", "counter", "Snapshots written.",
+       [](const instance_info& i) { return i.snapshots_written; });
 
-  w.family("mm_http_responses_total", "counter", "Admin API responses by status class.");
+  w.family("mm_http_responses_total", "counter",
+           "Admin API responses by status class.");
   w.sample("mm_http_responses_total", "class=\"2xx\"", http.ok.load());
   w.sample("mm_http_responses_total", "class=\"4xx\"", http.client_error.load());
   w.sample("mm_http_responses_total", "class=\"5xx\"", http.server_error.load());
-  w.family("mm_http_unauthorized_total", "counter", "Requests refused for a missing or weak token.");
+  w.family("mm_http_unauthorized_total", "counter",
+           "Requests refused for a missing or weak token.");
   w.sample("mm_http_unauthorized_total", "", http.unauthorized.load());
   return w.str();
 }
