@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "matchmakerd did not start\n");
     return 1;
   }
-  const auto port = static_cast<std::uint16_t>(std::stoi(line.substr(line.rfind(':') + 1)));
+  const auto port = mm::test::port_of(line);
   httplib::Client admin("127.0.0.1", port);
   for (int i = 0; i < 400; ++i) {  // until the caches hold most of the players
     auto r = admin.Get("/api/matchmakers");

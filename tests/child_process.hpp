@@ -17,6 +17,11 @@
 
 namespace mm::test {
 
+// The port of a "... listening on HOST:PORT" line (a trailing "/" is ignored).
+inline std::uint16_t port_of(const std::string& line) {
+  return static_cast<std::uint16_t>(std::stoi(line.substr(line.rfind(':') + 1)));
+}
+
 class child_process {
  public:
   explicit child_process(const std::vector<std::string>& argv, bool with_stderr = false) {

@@ -54,7 +54,7 @@ class live_server {
         std::vector<std::string>{MATCHMAKERD_BINARY, "--config", dir_.file("matchmakerd.json")});
     const std::string line = proc_->wait_for_line("http listening on http://127.0.0.1:");
     REQUIRE(!line.empty());
-    port_ = static_cast<std::uint16_t>(std::stoi(line.substr(line.rfind(':') + 1)));
+    port_ = port_of(line);
   }
 
   // Starts again, with `patch` merged into the configuration.
