@@ -41,19 +41,31 @@ std::size_t shard_of(const client_state<Profile>& st, player_id id) {
 }
 
 // Asks instance (start + k) mod N; on NoneFound or failure, the next one.
+// Only the last instance asked may answer with a fake opponent (when the
+// caller's request allows one): a bot must not beat a real opponent that a
+// later instance holds. `req` has fakes turned off; `fake_allowed` is the
+// caller's own wish.
 template <class Profile>
 void find_from(client_pointer<Profile> self,
                caf::typed_response_promise<match_reply<typename Profile::model_type>> rp,
                std::shared_ptr<const match_request<typename Profile::query_type>> req,
-               std::size_t start, std::size_t k, bool someone_said_none) {
+               bool fake_allowed, std::size_t start, std::size_t k, bool someone_said_none) {
   using reply = match_reply<typename Profile::model_type>;
   const auto& all = self->state.instances;
   const std::size_t n = all.size();
-  self->request(all[(start + k) % n], self->state.timeout, find_atom::value, *req)
-      .then(
+  auto ask = [&](const match_request<typename Profile::query_type>& r) {
+    return self->request(all[(start + k) % n], self->state.timeout, find_atom::value, r);
+  };
+  auto pending = [&] {
+    if (!(fake_allowed && k + 1 == n)) return ask(*req);
+    auto last = *req;
+    last.allow_fake_opponent = true;
+    return ask(last);
+  }();
+  pending.then(
           [=](reply& r) mutable {
             if (r.type == match_type::none_found && k + 1 < n) {
-              find_from<Profile>(self, rp, req, start, k + 1, true);
+              find_from<Profile>(self, rp, req, fake_allowed, start, k + 1, true);
               return;
             }
             rp.deliver(std::move(r));
@@ -61,7 +73,7 @@ void find_from(client_pointer<Profile> self,
           [=](caf::error& e) mutable {
             ++self->state.failed_requests;
             if (k + 1 < n) {
-              find_from<Profile>(self, rp, req, start, k + 1, someone_said_none);
+              find_from<Profile>(self, rp, req, fake_allowed, start, k + 1, someone_said_none);
             } else if (someone_said_none) {
               rp.deliver(reply{});  // NoneFound: those that answered found none
             } else {
@@ -86,8 +98,11 @@ typename client_interface<Profile>::type::behavior_type client_actor(
         if (s.instances.empty())
           return caf::make_error(caf::sec::invalid_argument, "no matchmaker instances");
         auto rp = self->template make_response_promise<match_reply<model>>();
-        find_from<Profile>(self, rp, std::make_shared<const match_request<query>>(req),
-                  static_cast<std::size_t>(s.random.below(s.instances.size())), 0, false);
+        auto without_fakes = std::make_shared<match_request<query>>(req);
+        without_fakes->allow_fake_opponent = false;
+        find_from<Profile>(self, rp, std::move(without_fakes), req.allow_fake_opponent,
+                           static_cast<std::size_t>(s.random.below(s.instances.size())), 0,
+                           false);
         return rp;
       },
       [=](update_atom a, const player_update<model>& u) {

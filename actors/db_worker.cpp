@@ -1,5 +1,7 @@
 #include "db_worker.hpp"
 
+#include <random>
+
 #include "player_table.hpp"
 #include "state_table.hpp"
 
@@ -31,7 +33,8 @@ db_worker::behavior_type db_worker_actor(db_worker::stateful_pointer<db_worker_s
         try {
           if (!st.scanner)
             st.scanner = std::make_unique<player_scanner>(
-                st.config.path, st.config.scan_source, st.config.seed, st.config.busy_timeout_ms,
+                st.config.path, st.config.scan_source,
+                st.config.seed ? st.config.seed : std::random_device{}(), st.config.busy_timeout_ms,
                 st.config.shard_count, st.config.shard_index);
           return st.scanner->scan(fetch, batch);
         } catch (const std::exception& e) {

@@ -17,7 +17,7 @@ namespace mm::actors {
 struct db_worker_config {
   std::string path;                    // the SQLite file
   std::string scan_source = "players"; // table or view the scan reads
-  std::uint64_t seed = 1;              // of the scan pointers
+  std::uint64_t seed = 0;              // of the scan pointers; 0: drawn from the system
   int busy_timeout_ms = 5000;
   std::uint32_t shard_count = 1;  // scan only ids with id mod shard_count ==
   std::uint32_t shard_index = 0;  // shard_index (the instance's share of a set)

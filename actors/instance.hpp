@@ -45,6 +45,11 @@ struct instance_state {
   // Updates that arrive before the snapshot is restored wait here: the restore
   // replaces the cache, and they must not be lost under it.
   std::vector<player_update<typename Profile::model_type>> pending_updates;
+  // The wall clock at start and the actor clock then: times written to
+  // snapshots move with the actor clock, so the deterministic test scheduler's
+  // virtual time drives the rebalance schedule as real time does in a server.
+  std::int64_t wall_at_start_unix_ms = 0;
+  caf::actor_clock::time_point clock_at_start;
   static inline const char* name = "mm.instance";
 };
 
@@ -58,12 +63,21 @@ template <class Profile>
 using instance_pointer =
     typename interfaces<Profile>::instance::template stateful_pointer<instance_state<Profile>>;
 
+template <class Profile>
+std::int64_t now_unix_ms(instance_pointer<Profile> self) {
+  const auto& st = self->state;
+  return st.wall_at_start_unix_ms +
+         std::chrono::duration_cast<std::chrono::milliseconds>(self->clock().now() -
+                                                               st.clock_at_start)
+             .count();
+}
+
 // Encodes a snapshot here (it reads the engine) and has the worker write it.
 template <class Profile>
 void write_snapshot(instance_pointer<Profile> self) {
   auto& st = self->state;
   const auto started = std::chrono::steady_clock::now();
-  stored_state s{wall_unix_ms(), snapshot_version, encode_snapshot(take_snapshot(*st.eng))};
+  stored_state s{now_unix_ms<Profile>(self), snapshot_version, encode_snapshot(take_snapshot(*st.eng))};
   const std::int64_t at = s.persisted_at_unix_ms;
   self->request(st.worker, caf::infinite, save_atom::value, st.config.id, std::move(s))
       .then(
@@ -79,6 +93,32 @@ void write_snapshot(instance_pointer<Profile> self) {
             log(log_level::error, "matchmaker '" + self->state.config.id +
                                       "': snapshot not written: " + self->system().render(e));
           });
+}
+
+// The first sizing comes as soon as there are enough samples, and the next ones
+// early while the samples grow tenfold (engine::rebalance_due_early), not only
+// every rebalance interval.
+template <class Profile>
+void rebalance_if_due_early(instance_pointer<Profile> self) {
+  auto& eng = *self->state.eng;
+  if (!eng.rebalance_due_early()) return;
+  if (eng.rebalance(now_unix_ms<Profile>(self)).performed) write_snapshot<Profile>(self);
+}
+
+// The rebalance tick is armed for the moment the interval since the last
+// rebalance ends, persisted across restarts: a service restarted more often
+// than the interval still rebalances on time.
+template <class Profile>
+void arm_rebalance_tick(instance_pointer<Profile> self) {
+  const auto interval = std::chrono::milliseconds(self->state.config.opts.buckets_rebalance_interval);
+  const std::int64_t last = self->state.eng->last_rebalance_unix_ms();
+  auto delay = interval;
+  if (last > 0) {
+    const auto since = std::chrono::milliseconds(now_unix_ms<Profile>(self) - last);
+    if (since >= interval) delay = std::chrono::milliseconds(0);
+    else if (since.count() >= 0) delay = interval - since;
+  }
+  self->delayed_send(self, delay, rebalance_tick_atom::value);
 }
 
 template <class Profile>
@@ -102,12 +142,7 @@ void start_scan(instance_pointer<Profile> self) {
             c.scan_rows_found_total += c.last_scan_found;
             s.eng->apply_scan(res.rows, res.unreadable);
             if (!res.reports.empty()) s.scan_reports = std::move(res.reports);
-            // The first sizing comes as soon as there are enough samples, not
-            // only after the first rebalance interval.
-            if (s.eng->last_rebalance_unix_ms() == 0 && s.eng->enough_data()) {
-              s.eng->rebalance(wall_unix_ms());
-              write_snapshot<Profile>(self);
-            }
+            rebalance_if_due_early<Profile>(self);
           },
           [=](caf::error& e) {
             auto& s = self->state;
@@ -125,6 +160,8 @@ void finish_restore(instance_pointer<Profile> self) {
   for (const auto& u : s.pending_updates)
     s.eng->update(u.id, std::span<const typename Profile::model_type>(u.models));
   s.pending_updates = {};
+  arm_rebalance_tick<Profile>(self);
+  rebalance_if_due_early<Profile>(self);
 }
 
 template <class Profile>
@@ -138,13 +175,18 @@ void restore(instance_pointer<Profile> self) {
               finish_restore<Profile>(self);
               return;
             }
-            const auto r = restore_stored(*s.eng, stored, wall_unix_ms());
+            const shard owned{s.config.database.shard_count, s.config.database.shard_index};
+            const auto r = restore_stored(*s.eng, stored, now_unix_ms<Profile>(self), owned);
             if (r.restored) {
-              log(log_level::info, "matchmaker '" + s.config.id + "': restored " +
-                                       std::to_string(r.players) + " players from its snapshot");
+              log(log_level::info,
+                  "matchmaker '" + s.config.id + "': restored " + std::to_string(r.players) +
+                      " players from its snapshot" +
+                      (r.other_shard ? " (left out " + std::to_string(r.other_shard) +
+                                           " that another instance owns now)"
+                                     : std::string()));
             } else {
               self->request(s.worker, caf::infinite, set_aside_atom::value, s.config.id, r.problem,
-                            wall_unix_ms())
+                            now_unix_ms<Profile>(self))
                   .then([](bool) {}, [](caf::error&) {});
               log_set_aside(s.config.id, stored, r.problem);
             }
@@ -163,6 +205,8 @@ typename interfaces<Profile>::instance::behavior_type instance_actor(
     instance_pointer<Profile> self, instance_config<Profile> config) {
   using model = typename Profile::model_type;
   auto& st = self->state;
+  st.wall_at_start_unix_ms = wall_unix_ms();
+  st.clock_at_start = self->clock().now();
   st.eng = std::make_unique<engine<Profile>>(config.opts, config.profile);
   st.config = std::move(config);
   const options& o = st.config.opts;
@@ -173,7 +217,7 @@ typename interfaces<Profile>::instance::behavior_type instance_actor(
   restore<Profile>(self);
   if (o.enable_database_scan) self->delayed_send(self, o.database_scan_first_delay, scan_tick_atom::value);
   self->delayed_send(self, o.state_snapshot_interval, snapshot_tick_atom::value);
-  self->delayed_send(self, o.buckets_rebalance_interval, rebalance_tick_atom::value);
+  // The rebalance tick is armed once the restore told when the last one was.
   // A graceful stop writes a final snapshot; the worker, linked, stops after
   // handling it (messages from one sender arrive in order).
   self->set_exit_handler([=](const caf::exit_msg& msg) {
@@ -186,8 +230,12 @@ typename interfaces<Profile>::instance::behavior_type instance_actor(
       },
       [=](update_atom, const player_update<model>& u) {
         auto& s = self->state;
-        if (!s.restore_done) s.pending_updates.push_back(u);
-        else s.eng->update(u.id, std::span<const model>(u.models));
+        if (!s.restore_done) {
+          s.pending_updates.push_back(u);
+          return;
+        }
+        s.eng->update(u.id, std::span<const model>(u.models));
+        rebalance_if_due_early<Profile>(self);
       },
       [=](enroll_atom, player_id id, bool is_removal) -> caf::result<bool> {
         auto& s = self->state;
@@ -205,10 +253,9 @@ typename interfaces<Profile>::instance::behavior_type instance_actor(
                     rp.deliver(false);
                     return;
                   }
-                  bool changed = false;
-                  for (const model& m : models)
-                    changed |= self->state.eng->enroll(m).outcome != update_outcome::rejected;
-                  rp.deliver(changed);
+                  const auto r = self->state.eng->enroll(std::span<const model>(models));
+                  rp.deliver(r.outcome != update_outcome::rejected &&
+                             r.outcome != update_outcome::no_op);
                 },
                 [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
         return rp;
@@ -231,7 +278,7 @@ typename interfaces<Profile>::instance::behavior_type instance_actor(
         return self->state.eng->top_by_mmr(std::min<std::uint32_t>(n, 10'000));
       },
       [=](rebalance_atom) {
-        auto report = self->state.eng->rebalance(wall_unix_ms());
+        auto report = self->state.eng->rebalance(now_unix_ms<Profile>(self));
         if (report.performed) write_snapshot<Profile>(self);
         return report;
       },
@@ -255,9 +302,17 @@ typename interfaces<Profile>::instance::behavior_type instance_actor(
         write_snapshot<Profile>(self);
       },
       [=](rebalance_tick_atom) {
-        self->delayed_send(self, self->state.config.opts.buckets_rebalance_interval,
-                           rebalance_tick_atom::value);
-        if (self->state.eng->rebalance(wall_unix_ms()).performed) write_snapshot<Profile>(self);
+        auto& s = self->state;
+        const std::int64_t now = now_unix_ms<Profile>(self), last = s.eng->last_rebalance_unix_ms();
+        const auto interval = std::chrono::milliseconds(s.config.opts.buckets_rebalance_interval);
+        if (last == 0 || now - last >= interval.count()) {
+          if (!s.eng->rebalance(now).performed) {  // not enough samples yet
+            self->delayed_send(self, interval, rebalance_tick_atom::value);
+            return;
+          }
+          write_snapshot<Profile>(self);
+        }
+        arm_rebalance_tick<Profile>(self);  // an early or asked-for one moved the next
       },
   };
 }

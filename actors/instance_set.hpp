@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "client.hpp"
+#include "stable_hash.hpp"
 #include "supervisor.hpp"
 
 namespace mm::actors {
@@ -17,8 +18,14 @@ instance_config<Profile> member_config(const instance_config<Profile>& base, std
   c.id = base.id + "-" + std::to_string(i);
   c.database.shard_count = n;
   c.database.shard_index = i;
-  c.database.seed = base.database.seed + i;
-  if (c.opts.random_seed != 0) c.opts.random_seed += i;
+  // The scan pointers' seed: from random_seed when that is set (runs repeat),
+  // else the worker draws one (every cold start walks other rows).
+  if (c.opts.random_seed != 0) {
+    c.opts.random_seed += i;
+    c.database.seed = mix64(c.opts.random_seed);
+  } else if (base.database.seed != 0) {
+    c.database.seed = base.database.seed + i;
+  }
   c.opts.name = c.id;
   return c;
 }

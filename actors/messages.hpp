@@ -81,7 +81,8 @@ typename Inspector::result_type inspect(Inspector& f, generic_query& x) {
 
 template <class Inspector, class Query>
 typename Inspector::result_type inspect(Inspector& f, match_request<Query>& x) {
-  return f(caf::meta::type_name("match_request"), x.query, x.num_retries, x.excluded_player_ids);
+  return f(caf::meta::type_name("match_request"), x.query, x.num_retries, x.excluded_player_ids,
+           x.allow_fake_opponent);
 }
 
 template <class Inspector, class Model>
@@ -106,7 +107,7 @@ typename Inspector::result_type inspect(Inspector& f, engine_stats& x) {
   return f(caf::meta::type_name("engine_stats"), x.queries_success, x.queries_none_found,
            x.queries_fake, x.queries_invalid, x.updates_inserted, x.updates_updated,
            x.updates_bucket_changed, x.updates_removed, x.updates_no_op, x.updates_rejected,
-           x.evictions, x.removed_after_offer, x.scans, x.rows_applied, x.rows_malformed,
+           x.evictions, x.inserts_refused_capacity, x.removed_after_offer, x.scans, x.rows_applied, x.rows_malformed,
            x.samples_taken, x.rebalances, x.players_lost_in_rebalance, x.mmr_gap_counts,
            x.mmr_gap_sum);
 }

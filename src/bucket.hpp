@@ -30,6 +30,9 @@ template <class Model, class IdOf>
 class bucket {
  public:
   bucket(std::uint32_t capacity, rng& r) : seed_(r()) { reset(capacity, r); }
+  // With a given slot seed: a bucket rebuilt from a snapshot puts every player
+  // back in the slot it had, so a restore loses nobody to collisions.
+  bucket(std::uint32_t capacity, std::uint64_t seed, rng& r) : seed_(seed) { reset(capacity, r); }
 
   std::uint32_t capacity() const { return static_cast<std::uint32_t>(slots_.size()); }
   std::uint32_t count() const { return count_; }

@@ -38,35 +38,29 @@ class bucket_pool {
     }
   }
 
+  // A new bucket for a tuple the pool does not hold yet (check with find()).
   // Entries live behind pointers, so creating a bucket never moves another one.
-  std::uint32_t get_or_create(const label_tuple& t, std::uint32_t capacity, rng& r) {
-    if (auto i = find(t)) return *i;
-    const auto i = static_cast<std::uint32_t>(entries_.size());
-    entries_.push_back(std::make_unique<entry>(entry{t, bucket_type(capacity, r)}));
-    index_add(i);
-    return i;
-  }
-
-  // Drops empty buckets; indices of the remaining ones change.
-  std::size_t prune_empty() {
-    const std::size_t before = entries_.size();
-    std::erase_if(entries_, [](const auto& e) { return e->slots.count() == 0; });
-    reindex();
-    return before - entries_.size();
+  template <class... SlotArgs>
+  std::uint32_t create(const label_tuple& t, SlotArgs&&... slot_args) {
+    adopt(std::make_unique<entry>(entry{t, bucket_type(std::forward<SlotArgs>(slot_args)...)}));
+    return static_cast<std::uint32_t>(entries_.size() - 1);
   }
 
   void clear() {
     entries_.clear();
+    capacity_ = 0;
     reindex();
   }
 
   // Takes every bucket out, leaving the pool empty (for a rebuild).
   std::vector<std::unique_ptr<entry>> release() {
     auto all = std::exchange(entries_, {});
+    capacity_ = 0;
     reindex();
     return all;
   }
   void adopt(std::unique_ptr<entry> e) {
+    capacity_ += e->slots.capacity();
     entries_.push_back(std::move(e));
     index_add(static_cast<std::uint32_t>(entries_.size() - 1));
   }
@@ -76,11 +70,9 @@ class bucket_pool {
     for (auto& e : entries_) n += e->slots.count();
     return n;
   }
-  std::uint64_t capacity() const {
-    std::uint64_t n = 0;
-    for (auto& e : entries_) n += e->slots.capacity();
-    return n;
-  }
+  // Sum of the bucket capacities (kept as buckets come and go: a bucket's
+  // capacity only changes while it is released).
+  std::uint64_t capacity() const { return capacity_; }
 
  private:
   // The index is an open-addressing table of (tuple hash, entry) kept at most half
@@ -116,6 +108,7 @@ class bucket_pool {
   std::vector<std::unique_ptr<entry>> entries_;
   std::vector<index_slot> index_;
   std::size_t mask_ = 0;
+  std::uint64_t capacity_ = 0;
 };
 
 // How one extra strategy compares labels, for the bucket order.

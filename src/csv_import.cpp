@@ -47,8 +47,17 @@ std::optional<player_row> parse_csv_player(std::string_view line, std::string& p
     return std::nullopt;
   }
   r.id = id;
-  if (!parse_number(f[1], r.mmr) || !std::isfinite(r.mmr)) {
-    problem = "mmr '" + std::string(f[1]) + "' is not a finite number";
+  if (!parse_number(f[1], r.mmr)) {
+    // from_chars leaves out_of_range values unparsed: say which it was.
+    const bool too_large = !f[1].empty() && std::from_chars(f[1].data(), f[1].data() + f[1].size(),
+                                                            r.mmr).ec == std::errc::result_out_of_range;
+    problem = "mmr '" + std::string(f[1]) + "' " +
+              (too_large ? std::string("is out of range: it must fit a 32-bit float")
+                         : std::string("is not a number"));
+    return std::nullopt;
+  }
+  if (auto why = mmr_problem(r.mmr)) {
+    problem = "mmr '" + std::string(f[1]) + "': " + *why;
     return std::nullopt;
   }
   for (std::size_t a = 2; a < f.size() && a < 6; ++a) {

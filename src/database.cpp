@@ -52,6 +52,18 @@ database::database(const std::string& path, database_options o)
   if (!o.read_only && version_ < latest_schema_version()) migrate();
 }
 
+std::optional<std::string> database::integrity_problem() {
+  try {
+    SQLite::Statement q(db_, "PRAGMA quick_check(1)");
+    if (!q.executeStep()) return "quick_check returned nothing";
+    const std::string verdict = q.getColumn(0).getString();
+    if (verdict == "ok") return std::nullopt;
+    return verdict;
+  } catch (const SQLite::Exception& e) {
+    return std::string(e.what());
+  }
+}
+
 int database::read_version() {
   if (!db_.tableExists("schema_migrations")) return 0;
   SQLite::Statement q(db_, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations");

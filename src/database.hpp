@@ -6,6 +6,7 @@
 #include <SQLiteCpp/Database.h>
 #include <cstdint>
 #include <stdexcept>
+#include <optional>
 #include <string>
 
 namespace mm {
@@ -33,6 +34,12 @@ class database {
   const std::string& path() const { return path_; }
   int schema_version() const { return version_; }
   static int latest_schema_version();
+
+  // SQLite's quick_check (every page and index entry read once, linear in the
+  // file's size): the first problem it reports, or nothing when the file is
+  // sound. A damaged file opens without error and fails later, so a server
+  // checks at start instead of serving an empty cache over it.
+  std::optional<std::string> integrity_problem();
 
  private:
   int read_version();

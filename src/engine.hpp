@@ -112,7 +112,10 @@ class engine {
       ++stats_.queries_success;
       return res;
     }
-    if (opt_.enable_fake_opponents) {
+    // Fake opponents only where the caller allows one: an instance set asks
+    // for it at the last instance of its fallback, so a real opponent held by
+    // any instance wins over a bot.
+    if (opt_.enable_fake_opponents && req.allow_fake_opponent) {
       if (auto fake = profile_.fake_opponent(q)) {
         res.type = match_type::fake_opponent;
         res.best_candidate_id = Profile::id_of(*fake);
@@ -126,8 +129,8 @@ class engine {
     return res;
   }
 
-  // The "why no match" tool: the request tried with retries 0..max_retries
-  // until one succeeds, walking as find_match does but changing nothing (no
+  // The "why no match" tool: the request tried with retries from its own
+  // num_retries up to max_retries until one succeeds, walking as find_match does but changing nothing (no
   // removal after the offer, no statistics, no fake opponent). The rejected
   // candidates of the last try come back nearest in MMR first, with the reason
   // the match rule (or the request) gave.
@@ -146,7 +149,8 @@ class engine {
     out.players_cached = pool_.players();
     excluded_.assign(attacker, req.excluded_player_ids);
     const label_tuple labels = labels_of(q);
-    for (std::uint32_t retries = 0; retries <= max_retries; ++retries) {
+    max_retries = std::max(max_retries, req.num_retries);
+    for (std::uint32_t retries = req.num_retries; retries <= max_retries; ++retries) {
       const bool last_chance = retries == max_retries;
       bucket_order<pool_type> order(pool_, labels, mmr_.position_in_slice(attack_mmr) >= 0.5,
                                     traits_, rng_, order_scratch_);
@@ -210,23 +214,43 @@ class engine {
   // ---- Updates (SPEC §7) --------------------------------------------------
 
   // Player state update. No models: the player is no longer a valid target (in
-  // multiple-entries mode this is ignored: removal there is explicit).
+  // multiple-entries mode this is ignored: removal there is explicit). An
+  // unknown player is inserted unless its bucket is above
+  // player_ignore_update_insert. The models are sizing samples as well, so an
+  // engine fed by updates alone is sized too.
   update_result update(player_id id, std::span<const model_type> models) {
-    update_result r = opt_.allow_multiple_entries_per_player ? update_multi(id, models)
-                                                             : update_single(id, models);
-    count(r);
-    return r;
+    return counted(apply_models(id, models, /*force_insert=*/false, /*sample=*/true));
   }
   update_result update(player_id id, const std::optional<model_type>& m) {
     return update(id, m ? std::span<const model_type>(&*m, 1) : std::span<const model_type>{});
   }
 
-  // Explicit enrolment: inserted whatever the insert threshold says.
-  update_result enroll(const model_type& m) {
-    update_result r = check_model(Profile::id_of(m), m);
-    if (r.outcome != update_outcome::rejected) r = place(m, /*force_insert=*/true);
-    count(r);
-    return r;
+  // Explicit enrolment of one player: its entries become `models` (one per
+  // bucket in multiple-entries mode), inserted whatever the insert threshold
+  // says. Not a sizing sample: an operator's choice says nothing of the
+  // player base.
+  update_result enroll(std::span<const model_type> models) {
+    if (models.empty()) return counted({update_outcome::rejected, 0, "no model to enroll"});
+    return counted(apply_models(Profile::id_of(models[0]), models, /*force_insert=*/true,
+                                /*sample=*/false));
+  }
+  update_result enroll(const model_type& m) { return enroll(std::span<const model_type>(&m, 1)); }
+
+  // One cached entry from a snapshot, put back as it was: into its own bucket
+  // (created with the layout of the snapshot when restore_layout() gave one),
+  // beside the player's other entries in multiple-entries mode. Not a sample.
+  update_result restore_entry(const model_type& m) {
+    const player_id id = Profile::id_of(m);
+    update_result r = check_model(id, m);
+    if (r.outcome == update_outcome::rejected) return counted(r);
+    if (!opt_.allow_multiple_entries_per_player) return counted(place(m, /*force_insert=*/true));
+    const label_tuple t = labels_of(m);
+    if (const auto b = pool_.find(t); b && pool_.at(*b).slots.contains(id)) {
+      pool_.at(*b).slots.insert(m);
+      return counted({update_outcome::updated});
+    }
+    const auto b = bucket_for(t);
+    return counted(b ? insert_into(*b, m) : refused_no_capacity());
   }
 
   // Explicit removal: every entry of the player leaves the cache.
@@ -253,9 +277,11 @@ class engine {
       if (Profile::id_of(m) != row.id || !std::isfinite(Profile::mmr_of(m)))
         return malformed_row("the model factory returned a model of another id or bad MMR");
     }
-    for (const model_type& m : row_models_) add_sample(m);
     if (row_models_.empty()) return remove(row.id);
-    return update(row.id, std::span<const model_type>(row_models_));
+    // The scan always inserts, whatever player_ignore_update_insert says: that
+    // threshold is for state updates of unknown players; replace-on-insert of
+    // scanned rows is how the sample of the player base stays fresh.
+    return counted(apply_models(row.id, row_models_, /*force_insert=*/true, /*sample=*/true));
   }
 
   // Rows of one database scan, applied in one step on the owner's thread. Rows
@@ -289,6 +315,17 @@ class engine {
   }
 
   bool enough_data() const { return samples_.enough_data(); }
+
+  // True when a rebalance should not wait for its interval: there are enough
+  // samples and either the buckets were never sized, or the samples have grown
+  // tenfold since the sizing in force was made (a first sizing from ~1,000
+  // samples is redone at ~10,000, then ~100,000...). Cheap: callers ask after
+  // every scan and update batch.
+  bool rebalance_due_early() const {
+    if (!samples_.enough_data()) return false;
+    if (last_rebalance_ms_ == 0 || sizing_.empty()) return true;
+    return samples_.size() >= 10 * std::max<std::uint64_t>(sizing_.sample_count, 1);
+  }
   std::size_t sample_count() const { return samples_.size(); }
   std::size_t sample_memory_bytes() const { return samples_.memory_bytes(); }
   const sizing_model& sizing() const { return sizing_; }
@@ -311,7 +348,7 @@ class engine {
                                       opt_.mmr_range_high_percentile);
     for (std::uint32_t s = 0; s < strategies_.size(); ++s)
       strategies_[s]->rebalance(samples_.extra_column(s));
-    sizing_ = measure_sizing(now_unix_ms);
+    set_sizing(measure_sizing(now_unix_ms));
     rebuild(range.changed, r);
     r.mmr_range_changed = range.changed;
     return finish_rebalance(now_unix_ms, r);
@@ -334,7 +371,7 @@ class engine {
   void reset() {
     pool_.clear();
     samples_.clear();
-    sizing_ = {};
+    set_sizing({});
     mmr_.set_range(opt_.initial_mmr_low, opt_.initial_mmr_high);
     strategies_ = profile_.make_strategies();
     last_rebalance_ms_ = 0;
@@ -344,6 +381,7 @@ class engine {
   // Drops every cached player; the sizing model, MMR range and samples stay.
   void clear() {
     pool_.clear();
+    planned_present_ = 0;
     rebuild_filter();
   }
 
@@ -467,8 +505,47 @@ class engine {
 
   void restore_sizing(sizing_model s, std::int64_t last_rebalance_unix_ms) {
     mmr_.set_range(s.mmr_low, s.mmr_high);
-    sizing_ = std::move(s);
+    set_sizing(std::move(s));
     last_rebalance_ms_ = last_rebalance_unix_ms;
+  }
+
+  // The buckets as they are (labels, capacity, slot seed), for a snapshot.
+  std::vector<bucket_layout> layout() const {
+    std::vector<bucket_layout> out;
+    out.reserve(pool_.size());
+    for (std::uint32_t b = 0; b < pool_.size(); ++b) {
+      const auto& e = pool_.at(b);
+      out.push_back({e.labels, e.slots.capacity(), e.slots.seed()});
+    }
+    return out;
+  }
+  // Creates the buckets of a snapshot's layout before its players come back,
+  // so every restored player finds the slot it had. Layouts beyond the
+  // capacity limit, of a size under the minimum, or repeated are skipped
+  // (their players then go to buckets created as usual).
+  void restore_layout(std::span<const bucket_layout> layouts) {
+    for (const bucket_layout& l : layouts) {
+      if (pool_.find(l.labels) || l.capacity < opt_.bucket_min_size ||
+          pool_.capacity() + l.capacity > capacity_limit())
+        continue;
+      pool_.create(l.labels, l.capacity, l.seed, rng_);
+    }
+    recount_planned();
+  }
+
+  // The most bucket capacity this engine ever holds, whatever the labels:
+  // player_cache_size plus a tenth. Rebalances plan at most player_cache_size;
+  // the tenth is room for buckets within 10% of their plan (not rehashed) and
+  // for tuples first seen between rebalances. A new tuple that finds no room
+  // is not cached until a rebalance gives it a share (counted in
+  // stats().inserts_refused_capacity).
+  std::uint64_t capacity_limit() const {
+    return std::uint64_t{opt_.player_cache_size} + opt_.player_cache_size / 10;
+  }
+  // The capacity a bucket of this tuple is created with, before the limit.
+  std::uint32_t planned_capacity(const label_tuple& t) const {
+    const std::uint32_t c = plan_.capacity_of(t);
+    return c ? c : opt_.bucket_initial_size;
   }
 
   // (strategy name, state bytes), the MMR strategy first under the name "mmr".
@@ -631,8 +708,56 @@ class engine {
   }
 
 
-  std::uint32_t bucket_for(const label_tuple& t) {
-    return pool_.get_or_create(t, sizing_.capacity_for(t, opt_), rng_);
+  // The bucket of a tuple, created when there is none; nothing when a new
+  // bucket would take the engine past capacity_limit(). A tuple the plan does
+  // not know leaves room for the planned buckets that do not exist yet (pruned
+  // while empty), so a sized tuple always gets its bucket back.
+  std::optional<std::uint32_t> bucket_for(const label_tuple& t) {
+    if (const auto b = pool_.find(t)) return b;
+    const std::uint32_t planned = plan_.capacity_of(t);
+    std::uint64_t free = capacity_limit();
+    free -= std::min(free, pool_.capacity());
+    if (!planned) free -= std::min(free, plan_.total() - planned_present_);
+    const auto capacity = static_cast<std::uint32_t>(
+        std::min<std::uint64_t>(planned ? planned : opt_.bucket_initial_size, free));
+    if (capacity < std::max(opt_.bucket_min_size, 1u)) return std::nullopt;
+    planned_present_ += planned;
+    return pool_.create(t, capacity, rng_);
+  }
+
+  // Planned capacity of the planned buckets that exist (see bucket_for).
+  void recount_planned() {
+    planned_present_ = 0;
+    for (std::uint32_t b = 0; b < pool_.size(); ++b)
+      planned_present_ += plan_.capacity_of(pool_.at(b).labels);
+  }
+
+  update_result refused_no_capacity() {
+    ++stats_.inserts_refused_capacity;
+    return {update_outcome::no_op};
+  }
+
+  void set_sizing(sizing_model s) {
+    sizing_ = std::move(s);
+    plan_ = capacity_plan(sizing_, opt_);
+    recount_planned();
+  }
+
+  // Every update, enrolment and scanned row: the models are checked, sampled
+  // when asked, and placed.
+  update_result apply_models(player_id id, std::span<const model_type> models, bool force_insert,
+                             bool sample) {
+    if (models.empty())
+      return opt_.allow_multiple_entries_per_player ? update_result{update_outcome::no_op}
+                                                    : remove_all(id);
+    for (const model_type& m : models) {
+      update_result r = check_model(id, m);
+      if (r.outcome == update_outcome::rejected) return r;
+    }
+    if (sample)
+      for (const model_type& m : models) add_sample(m);
+    return opt_.allow_multiple_entries_per_player ? update_multi(id, models, force_insert)
+                                                  : place(models[0], force_insert);
   }
 
   // Single-entry placement: update in place, move, or insert.
@@ -640,8 +765,6 @@ class engine {
     const player_id id = Profile::id_of(m);
     const label_tuple t = labels_of(m);
     const auto target = pool_.find(t);
-    // The target bucket is already known: only create one when there is none.
-    const auto destination = [&] { return target ? *target : bucket_for(t); };
     locate(id, &t, /*all=*/false);
     if (!held_.empty()) {
       if (target && held_[0] == *target) {
@@ -649,21 +772,22 @@ class engine {
         return {update_outcome::updated};
       }
       pool_.at(held_[0]).slots.erase(id);
-      update_result r = insert_into(destination(), m);
+      ++filter_stale_;
+      // The target bucket is already known: only create one when there is none.
+      const auto destination = target ? target : bucket_for(t);
+      if (!destination) {
+        refused_no_capacity();
+        return {update_outcome::removed};
+      }
+      update_result r = insert_into(*destination, m);
       r.outcome = update_outcome::bucket_changed;
       return r;
     }
     if (!force_insert && target &&
         threshold_reached(opt_.player_ignore_update_insert, pool_.at(*target).slots.fill()))
       return {update_outcome::no_op};
-    return insert_into(destination(), m);
-  }
-
-  update_result update_single(player_id id, std::span<const model_type> models) {
-    if (models.empty()) return remove_all(id);
-    update_result r = check_model(id, models[0]);
-    if (r.outcome == update_outcome::rejected) return r;
-    return place(models[0], /*force_insert=*/false);
+    const auto destination = target ? target : bucket_for(t);
+    return destination ? insert_into(*destination, m) : refused_no_capacity();
   }
 
   update_result remove_all(player_id id) {
@@ -676,12 +800,9 @@ class engine {
 
   // Multiple entries: at most one entry per bucket; the player's entries become
   // exactly the buckets of the new models (the first model wins a shared bucket).
-  update_result update_multi(player_id id, std::span<const model_type> models) {
-    if (models.empty()) return {update_outcome::no_op};  // documented: removal is explicit
-    for (const model_type& m : models) {
-      update_result r = check_model(id, m);
-      if (r.outcome == update_outcome::rejected) return r;
-    }
+  // An empty `models` never comes here (removal is explicit in this mode).
+  update_result update_multi(player_id id, std::span<const model_type> models,
+                             bool force_insert) {
     locate(id, nullptr, /*all=*/true);
     const bool was_cached = !held_.empty();
     targets_.clear();
@@ -707,10 +828,15 @@ class engine {
         pool_.at(*b).slots.insert(*m);
         continue;
       }
-      if (!was_cached && b &&
+      if (!force_insert && !was_cached && b &&
           threshold_reached(opt_.player_ignore_update_insert, pool_.at(*b).slots.fill()))
         continue;
-      r.evicted += insert_into(bucket_for(t), *m).evicted;
+      const auto destination = b ? b : bucket_for(t);
+      if (!destination) {
+        refused_no_capacity();
+        continue;
+      }
+      r.evicted += insert_into(*destination, *m).evicted;
       changed = true;
       if (!was_cached) r.outcome = update_outcome::inserted;
     }
@@ -741,15 +867,21 @@ class engine {
 
   // After the sizing model changed: buckets whose wanted capacity moved by 10% or
   // more are resized; when the MMR range moved, every player is relabelled into
-  // fresh buckets. Empty buckets are pruned either way.
+  // fresh buckets. Empty buckets are pruned either way. Planned buckets are
+  // kept first; a bucket the plan does not know stays only while it fits under
+  // capacity_limit(), otherwise its players go back through bucket_for.
   void rebuild(bool relabel, rebalance_report& r) {
     std::vector<model_type> displaced;
-    for (auto& e : pool_.release()) {
-      if (relabel) {
+    auto released = pool_.release();
+    std::stable_partition(released.begin(), released.end(),
+                          [&](const auto& e) { return plan_.capacity_of(e->labels) != 0; });
+    for (auto& e : released) {
+      const bool planned = plan_.capacity_of(e->labels) != 0;
+      if (relabel || (!planned && pool_.capacity() + e->slots.capacity() > capacity_limit())) {
         e->slots.for_each([&](const model_type& m) { displaced.push_back(m); });
         continue;
       }
-      const std::uint32_t want = sizing_.capacity_for(e->labels, opt_);
+      const std::uint32_t want = planned_capacity(e->labels);
       if (worth_resizing(e->slots.capacity(), want)) {
         r.players_lost += e->slots.resize(want, rng_);
         ++r.buckets_resized;
@@ -760,10 +892,15 @@ class engine {
       }
       pool_.adopt(std::move(e));
     }
+    recount_planned();
     // Insertion order decides who survives a collision: shuffle so no bucket or
     // slot position is favoured.
     std::shuffle(displaced.begin(), displaced.end(), rng_);
-    for (const model_type& m : displaced) r.players_lost += insert_into(bucket_for(labels_of(m)), m).evicted;
+    for (const model_type& m : displaced) {
+      const auto b = bucket_for(labels_of(m));
+      r.players_lost += b ? insert_into(*b, m).evicted : (refused_no_capacity(), 1u);
+    }
+    recount_planned();
     rebuild_filter();
     if (relabel) r.buckets_resized = pool_.size();
   }
@@ -779,6 +916,8 @@ class engine {
   std::uint64_t filter_stale_ = 0;  // evicted or removed ids still in the filter
   sample_fifo samples_;
   sizing_model sizing_;
+  capacity_plan plan_;  // derived from sizing_ (set_sizing keeps them together)
+  std::uint64_t planned_present_ = 0;  // see recount_planned()
   std::int64_t last_rebalance_ms_ = 0;
   engine_stats stats_;
 

@@ -35,6 +35,9 @@ struct engine_stats {
   std::uint64_t updates_inserted = 0, updates_updated = 0, updates_bucket_changed = 0,
                 updates_removed = 0, updates_no_op = 0, updates_rejected = 0;
   std::uint64_t evictions = 0;            // players pushed out by inserts
+  // Inserts of a tuple with no bucket when a new bucket would pass the
+  // capacity limit (engine::capacity_limit); a rebalance gives it room.
+  std::uint64_t inserts_refused_capacity = 0;
   std::uint64_t removed_after_offer = 0;  // winners taken out (SPEC §6.6)
   std::uint64_t scans = 0;                // database scans applied
   std::uint64_t rows_applied = 0;         // player rows through the model factory

@@ -26,6 +26,16 @@ struct label_tuple {
     return true;
   }
 
+  // A total order (MMR index, then the labels), for output that must not depend
+  // on hash order.
+  bool operator<(const label_tuple& o) const {
+    if (mmr_index != o.mmr_index) return mmr_index < o.mmr_index;
+    if (extra_count != o.extra_count) return extra_count < o.extra_count;
+    for (std::uint32_t i = 0; i < extra_count; ++i)
+      if (extra[i] != o.extra[i]) return extra[i] < o.extra[i];
+    return false;
+  }
+
   label_tuple with_mmr_index(std::uint32_t i) const {
     label_tuple t = *this;
     t.mmr_index = i;

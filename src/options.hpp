@@ -30,7 +30,7 @@ struct options {
   double mmr_range_high_percentile = 0.995;
 
   // Rebalancing
-  std::chrono::seconds buckets_rebalance_interval{4 * 3600};
+  std::chrono::milliseconds buckets_rebalance_interval{4 * 3600 * 1000};
   std::uint32_t buckets_rebalance_sample_count = 1'000'000;
 
   // Database scan
@@ -55,7 +55,7 @@ struct options {
   fill_threshold player_ignore_update_insert = fill_threshold::never;
 
   // Persistence
-  std::chrono::seconds state_snapshot_interval{3600};
+  std::chrono::milliseconds state_snapshot_interval{3600 * 1000};
 
   // Seed of the engine's random choices; 0 draws one from the system.
   std::uint64_t random_seed = 0;

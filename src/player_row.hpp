@@ -3,7 +3,10 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstdint>
+#include <limits>
+#include <optional>
 #include <string>
 
 #include "types.hpp"
@@ -20,6 +23,17 @@ struct player_row {
   bool is_bot = false;
   std::int64_t updated_at_unix_ms = 0;
 };
+
+// An MMR the product can hold: finite and within a 32-bit float (the cache
+// stores MMRs as floats). Every way in (HTTP, CSV, the player table's writer)
+// refuses the others with this one message, so a row that a scan could not
+// use is never written.
+inline std::optional<std::string> mmr_problem(double mmr) {
+  if (!std::isfinite(mmr)) return "MMR is not a finite number";
+  if (std::fabs(mmr) > std::numeric_limits<float>::max())
+    return "MMR is out of range: it must fit a 32-bit float (magnitude at most 3.4e38)";
+  return std::nullopt;
+}
 
 // What a model factory says of a row.
 enum class row_verdict : std::uint8_t {

@@ -10,8 +10,7 @@ namespace mm {
 std::optional<std::string> row_problem_of(const player_row& row) {
   if (row.id == invalid_player) return "player id 0 is invalid";
   if (row.id > max_stored_player_id) return "player id must be below 2^63";
-  if (!std::isfinite(row.mmr)) return "MMR is not a finite number";
-  return std::nullopt;
+  return mmr_problem(row.mmr);
 }
 
 write_report upsert_players(database& db, std::span<const player_row> rows) {

@@ -76,14 +76,62 @@ struct sizing_model {
 
   bool empty() const { return ratios.empty(); }
 
-  // Capacity a bucket of this tuple should have: max(bucket_min_size, ratio *
-  // player_cache_size); tuples never sampled get bucket_initial_size.
-  std::uint32_t capacity_for(const label_tuple& t, const options& o) const {
-    auto it = ratios.find(t);
-    if (it == ratios.end()) return o.bucket_initial_size;
-    const double want = it->second * o.player_cache_size;
-    return std::max(o.bucket_min_size, static_cast<std::uint32_t>(want));
+};
+
+// The capacity of every sized bucket, derived from a sizing model: a tuple's
+// share of the samples times player_cache_size, at least bucket_min_size, and
+// all of them together at most player_cache_size. When the minimum sizes push
+// the sum over, the part above the minimum is scaled down for every tuple; when
+// even the minimums do not fit, only the most sampled tuples get a planned
+// bucket (floor(player_cache_size / bucket_min_size) of them). Tuples without a
+// plan are sized bucket_initial_size when they first appear, within the
+// engine's overall capacity limit (engine::capacity_limit).
+class capacity_plan {
+ public:
+  capacity_plan() = default;
+  capacity_plan(const sizing_model& s, const options& o) {
+    if (s.ratios.empty()) return;
+    const double cache = o.player_cache_size, floor_size = o.bucket_min_size;
+    std::vector<std::pair<double, const label_tuple*>> by_share;
+    by_share.reserve(s.ratios.size());
+    for (const auto& [t, share] : s.ratios) by_share.emplace_back(share, &t);
+    // Largest share first; ties by tuple so the plan does not depend on hash order.
+    std::sort(by_share.begin(), by_share.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first > b.first : *a.second < *b.second;
+    });
+    const auto fit = static_cast<std::size_t>(cache / floor_size);
+    if (by_share.size() > fit) by_share.resize(fit);
+    double above_min = 0;
+    for (const auto& [share, t] : by_share) above_min += std::max(0.0, share * cache - floor_size);
+    const double room = cache - floor_size * static_cast<double>(by_share.size());
+    const double scale = above_min > room ? room / above_min : 1.0;
+    for (const auto& [share, t] : by_share) {
+      const double want = floor_size + std::max(0.0, share * cache - floor_size) * scale;
+      const auto c = static_cast<std::uint32_t>(want);
+      capacity_.emplace(*t, c);
+      total_ += c;
+    }
   }
+
+  // The planned capacity of a tuple's bucket, or 0 when it has none.
+  std::uint32_t capacity_of(const label_tuple& t) const {
+    auto it = capacity_.find(t);
+    return it == capacity_.end() ? 0 : it->second;
+  }
+  std::uint64_t total() const { return total_; }
+  std::size_t size() const { return capacity_.size(); }
+
+ private:
+  std::unordered_map<label_tuple, std::uint32_t, label_tuple_hash> capacity_;
+  std::uint64_t total_ = 0;
+};
+
+// One bucket as it stands: a snapshot keeps these so that a restore rebuilds
+// the same buckets with the same slot seeds.
+struct bucket_layout {
+  label_tuple labels;
+  std::uint32_t capacity = 0;
+  std::uint64_t seed = 0;
 };
 
 // True when moving from `current` to `wanted` is worth a resize (>= 10% change).

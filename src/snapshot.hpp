@@ -27,14 +27,25 @@ engine_snapshot<typename Profile::model_type> take_snapshot(const engine<Profile
   s.last_rebalance_unix_ms = e.last_rebalance_unix_ms();
   s.strategy_states = e.strategy_states();
   s.players = e.proportional_sample(e.opts().database_cache_size);
+  s.buckets = e.layout();
   return s;
 }
+
+// The players an instance owns in a set of `count` instances: id mod count ==
+// index. A restore keeps only those: a snapshot written when the set had
+// another size holds players that no scan or update of this instance would
+// ever refresh.
+struct shard {
+  std::uint32_t count = 1, index = 0;
+  bool owns(player_id id) const { return count <= 1 || id % count == index; }
+};
 
 struct restore_report {
   bool found = false;     // a snapshot row existed
   bool restored = false;  // and was applied
   std::string problem;    // why not, when found but not restored
-  std::uint64_t players = 0;  // cached after the restore (collisions may drop a few)
+  std::uint64_t players = 0;  // cached after the restore
+  std::uint64_t other_shard = 0;  // entries left out: another instance owns them
   bool resized = false;  // player_cache_size changed: buckets were resized
   std::vector<std::string> unknown_strategies;  // states no strategy claimed
 };
@@ -44,7 +55,7 @@ struct restore_report {
 template <class Profile>
 restore_report apply_snapshot(engine<Profile>& e,
                               const engine_snapshot<typename Profile::model_type>& s,
-                              std::int64_t now_unix_ms) {
+                              std::int64_t now_unix_ms, shard owned = {}) {
   restore_report r;
   r.found = true;
   e.reset();
@@ -57,7 +68,13 @@ restore_report apply_snapshot(engine<Profile>& e,
     r.problem = std::string("strategy state unusable: ") + ex.what();
     return r;
   }
-  for (const auto& m : s.players) e.enroll(m);
+  // The buckets first, with their slot seeds: every player then finds the slot
+  // it had, so nobody is lost to a collision.
+  e.restore_layout(s.buckets);
+  for (const auto& m : s.players) {
+    if (owned.owns(Profile::id_of(m))) e.restore_entry(m);
+    else ++r.other_shard;
+  }
   if (s.player_cache_size != e.opts().player_cache_size && !e.sizing().empty()) {
     e.resize_to_sizing(now_unix_ms);
     r.resized = true;
@@ -88,7 +105,7 @@ save_report save_state(database& db, const std::string& instance_id, const engin
 // report says found but not restored. Never throws on a bad payload.
 template <class Profile>
 restore_report restore_stored(engine<Profile>& e, const stored_state& stored,
-                              std::int64_t now_unix_ms) {
+                              std::int64_t now_unix_ms, shard owned = {}) {
   using model = typename Profile::model_type;
   auto decoded = decode_snapshot<model>(stored.payload, [](const model& m) {
     return Profile::id_of(m) != invalid_player && std::isfinite(Profile::mmr_of(m));
@@ -99,7 +116,7 @@ restore_report restore_stored(engine<Profile>& e, const stored_state& stored,
     r.problem = err->reason;
     return r;
   }
-  return apply_snapshot(e, std::get<engine_snapshot<model>>(decoded), now_unix_ms);
+  return apply_snapshot(e, std::get<engine_snapshot<model>>(decoded), now_unix_ms, owned);
 }
 
 inline void log_set_aside(const std::string& instance_id, const stored_state& stored,
@@ -114,10 +131,10 @@ inline void log_set_aside(const std::string& instance_id, const stored_state& st
 // caller decides whether to retry); a bad payload does not.
 template <class Profile>
 restore_report load_state(database& db, const std::string& instance_id, engine<Profile>& e,
-                          std::int64_t now_unix_ms) {
+                          std::int64_t now_unix_ms, shard owned = {}) {
   const auto stored = read_state(db, instance_id);
   if (!stored) return {};
-  restore_report r = restore_stored(e, *stored, now_unix_ms);
+  restore_report r = restore_stored(e, *stored, now_unix_ms, owned);
   if (!r.restored) {
     set_aside_state(db, instance_id, r.problem, now_unix_ms);
     log_set_aside(instance_id, *stored, r.problem);

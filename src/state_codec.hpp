@@ -29,7 +29,9 @@
 
 namespace mm {
 
-inline constexpr std::uint32_t snapshot_version = 1;
+// 1: sizing, cache size, last rebalance, strategy states, players.
+// 2: the same, then the bucket layout (labels, capacity, slot seed).
+inline constexpr std::uint32_t snapshot_version = 2;
 
 template <class Model>
 struct engine_snapshot {
@@ -38,6 +40,7 @@ struct engine_snapshot {
   std::int64_t last_rebalance_unix_ms = 0;
   std::vector<std::pair<std::string, std::string>> strategy_states;  // name -> bytes
   std::vector<Model> players;  // a proportional sample of the cache
+  std::vector<bucket_layout> buckets;  // empty in a version 1 snapshot
 };
 
 struct decode_error {
@@ -51,6 +54,11 @@ void serialize(Archive& ar, label_tuple& t) {
   for (std::uint32_t i = 0; i < t.extra_count; ++i) ar(t.extra[i]);
 }
 
+template <class Archive>
+void serialize(Archive& ar, bucket_layout& b) {
+  ar(b.labels, b.capacity, b.seed);
+}
+
 namespace detail {
 inline void put_u64(std::string& out, std::uint64_t v) {
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
@@ -61,6 +69,63 @@ inline std::uint64_t get_u64(std::string_view in, std::size_t at) {
   return v;
 }
 inline constexpr std::size_t header_size = 4 + 4 + 8 + 8;
+
+// Reads lengths from a payload without trusting them: a length is checked
+// against the bytes left before anything is allocated, so a crafted
+// "10 million players" in a small payload is an error, not a memory spike.
+// The encoding is cereal's own for vectors and strings.
+class bounded_reader {
+ public:
+  bounded_reader(cereal::PortableBinaryInputArchive& ar, std::istream& in, std::size_t size)
+      : ar_(ar), in_(in), size_(size) {}
+
+  // A vector whose elements take at least min_bytes each when encoded.
+  template <class T>
+  void vector(std::vector<T>& v, std::size_t min_bytes) {
+    v.resize(length(min_bytes));
+    for (T& x : v) ar_(x);
+  }
+  void string(std::string& s) {
+    s.resize(length(1));
+    if (!s.empty()) ar_(cereal::binary_data(s.data(), s.size()));
+  }
+  void string_pairs(std::vector<std::pair<std::string, std::string>>& v) {
+    v.resize(length(2 * sizeof(cereal::size_type)));
+    for (auto& [a, b] : v) {
+      string(a);
+      string(b);
+    }
+  }
+
+ private:
+  std::size_t length(std::size_t min_bytes) {
+    cereal::size_type n = 0;
+    ar_(cereal::make_size_tag(n));
+    const auto at = static_cast<std::size_t>(in_.tellg());
+    const std::size_t left = at <= size_ ? size_ - at : 0;
+    if (n > left / std::max<std::size_t>(min_bytes, 1))
+      throw std::runtime_error("a length of " + std::to_string(n) + " does not fit in the " +
+                               std::to_string(left) + " bytes left");
+    return static_cast<std::size_t>(n);
+  }
+
+  cereal::PortableBinaryInputArchive& ar_;
+  std::istream& in_;
+  std::size_t size_;
+};
+
+// The fewest bytes one encoded T can take (that of a value-initialised one:
+// variable-length parts are empty there).
+template <class T>
+std::size_t min_encoded_size() {
+  std::ostringstream out;
+  {
+    cereal::PortableBinaryOutputArchive ar(out);
+    T x{};
+    ar(x);
+  }
+  return out.str().size() - 1;  // less the archive's one-byte endianness header
+}
 }  // namespace detail
 
 template <class Model>
@@ -71,15 +136,12 @@ std::string encode_snapshot(const engine_snapshot<Model>& s) {
     // Sorted, so the same state always encodes to the same bytes.
     std::vector<std::pair<label_tuple, double>> ratios(s.sizing.ratios.begin(),
                                                        s.sizing.ratios.end());
-    std::sort(ratios.begin(), ratios.end(), [](const auto& a, const auto& b) {
-      const label_tuple &x = a.first, &y = b.first;
-      if (x.mmr_index != y.mmr_index) return x.mmr_index < y.mmr_index;
-      return std::lexicographical_compare(x.extra.begin(), x.extra.begin() + x.extra_count,
-                                          y.extra.begin(), y.extra.begin() + y.extra_count);
-    });
+    std::sort(ratios.begin(), ratios.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
     ar(s.sizing.mmr_low, s.sizing.mmr_high, s.sizing.player_cache_size, s.sizing.sample_count,
        s.sizing.computed_at_unix_ms, ratios);
     ar(s.player_cache_size, s.last_rebalance_unix_ms, s.strategy_states, s.players);
+    ar(s.buckets);
   }
   const std::string body = body_stream.str();
   std::string out = "MMSS";
@@ -114,10 +176,15 @@ std::variant<engine_snapshot<Model>, decode_error> decode_snapshot(std::string_v
   try {
     std::istringstream is{std::string(body)};
     cereal::PortableBinaryInputArchive ar(is);
+    detail::bounded_reader read(ar, is, body.size());
     std::vector<std::pair<label_tuple, double>> ratios;
     ar(s.sizing.mmr_low, s.sizing.mmr_high, s.sizing.player_cache_size, s.sizing.sample_count,
-       s.sizing.computed_at_unix_ms, ratios);
-    ar(s.player_cache_size, s.last_rebalance_unix_ms, s.strategy_states, s.players);
+       s.sizing.computed_at_unix_ms);
+    read.vector(ratios, 2 * sizeof(std::uint32_t) + sizeof(double));
+    ar(s.player_cache_size, s.last_rebalance_unix_ms);
+    read.string_pairs(s.strategy_states);
+    read.vector(s.players, detail::min_encoded_size<Model>());
+    if (version >= 2) read.vector(s.buckets, 2 * sizeof(std::uint32_t) + 4 + 8);
     s.sizing.ratios.insert(ratios.begin(), ratios.end());
     if (is.peek() != std::char_traits<char>::eof()) return decode_error{"trailing bytes"};
   } catch (const std::exception& e) {
@@ -133,6 +200,8 @@ std::variant<engine_snapshot<Model>, decode_error> decode_snapshot(std::string_v
     if (!(share >= 0 && share <= 1)) return decode_error{"sizing model has a share outside [0, 1]"};
   for (const Model& m : s.players)
     if (!valid_model(m)) return decode_error{"a cached player has id 0 or a non-finite MMR"};
+  for (const bucket_layout& b : s.buckets)
+    if (b.capacity == 0) return decode_error{"a bucket has capacity 0"};
   return s;
 }
 

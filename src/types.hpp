@@ -63,6 +63,10 @@ struct match_request {
   Query query{};
   std::uint32_t num_retries = 0;
   std::vector<player_id> excluded_player_ids;
+  // Whether a FakeOpponent may answer when no real opponent is found. An
+  // instance set's client clears it for every instance but the last one it
+  // asks, so a bot never beats a real opponent held by another instance.
+  bool allow_fake_opponent = true;
 };
 
 template <class Model>

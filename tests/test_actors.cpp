@@ -300,3 +300,139 @@ TEST_CASE("a silent instance times out and a crashed one errors, others still an
   caf::anon_send_exit(client, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(lonely, caf::exit_reason::user_shutdown);
 }
+
+TEST_CASE("with fake opponents on a real opponent on any instance beats a bot", "[actors]") {
+  test::temp_dir dir;
+  test::actor_fixture f;
+  auto base = config_for(dir.file("mm.db"));
+  base.opts.enable_database_scan = false;
+  base.opts.enable_fake_opponents = true;
+  auto set = spawn_instance_set<generic_profile>(f.sys(), 2, base);
+  auto client = f.sys().spawn(client_actor<generic_profile>, set, 250ms, std::uint64_t{11});
+  f.run();
+  // The one real defender lives on mm-0 (even id).
+  caf::anon_send(client, update_atom::value, player_update<model>{4, {test::model(4, 500)}});
+  f.run();
+  for (player_id attacker = 1001; attacker <= 1030; ++attacker) {
+    auto [r, e] = f.ask<match_reply<model>>(client, find_atom::value, query_at(505, attacker));
+    REQUIRE(r);
+    CHECK(r->type == match_type::success);
+    CHECK(r->best_candidate_id == 4);
+  }
+  auto totals = [&] {
+    std::pair<std::uint64_t, std::uint64_t> fakes_and_none{0, 0};
+    for (auto& h : set) {
+      auto [info, e] = f.ask<instance_info>(h, info_atom::value);
+      REQUIRE(info);
+      fakes_and_none.first += info->engine.stats.queries_fake;
+      fakes_and_none.second += info->engine.stats.queries_none_found;
+    }
+    return fakes_and_none;
+  };
+  const auto before = totals();
+  CHECK(before.first == 0);
+  // Nobody near: one fake, made once at the end of the fallback.
+  for (int q = 0; q < 10; ++q) {
+    auto [r, e] = f.ask<match_reply<model>>(client, find_atom::value, query_at(9000));
+    REQUIRE(r);
+    CHECK(r->type == match_type::fake_opponent);
+  }
+  const auto after = totals();
+  CHECK(after.first == 10);
+  CHECK(after.second - before.second == 10);  // the first instance of each fallback
+  // A request that allows no fake gets NoneFound from the whole set.
+  auto req = query_at(9000);
+  req.allow_fake_opponent = false;
+  auto [r, e] = f.ask<match_reply<model>>(client, find_atom::value, req);
+  REQUIRE(r);
+  CHECK(r->type == match_type::none_found);
+  for (auto& h : set) caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(client, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("the rebalance schedule goes on from the persisted last rebalance", "[actors]") {
+  test::temp_dir dir;
+  const auto path = dir.file("mm.db");
+  auto c = config_for(path);
+  c.opts.enable_database_scan = false;
+  {
+    // A snapshot whose last rebalance was 3 h ago (the interval is 4 h).
+    test::generic_engine e(c.opts, c.profile);
+    rng r(2);
+    for (const auto& row : make_players(synthetic_population{}, 3000, 1, r)) e.apply_row(row);
+    REQUIRE(e.rebalance(wall_unix_ms() - 3 * 3600 * 1000).performed);
+    database db(path);
+    save_state(db, c.id, e, wall_unix_ms());
+  }
+  test::actor_fixture f;
+  iface::matchmaker inst = f.sys().spawn(instance_actor<generic_profile>, c);
+  f.run();
+  auto last = [&] {
+    auto [info, err] = f.ask<instance_info>(inst, info_atom::value);
+    REQUIRE(info);
+    return info->engine.last_rebalance_unix_ms;
+  };
+  const auto restored = last();
+  REQUIRE(restored != 0);
+  // Updates bring enough samples for a rebalance (fewer than tenfold the
+  // snapshot's, so none comes early).
+  for (player_id id = 1; id <= 1500; ++id)
+    caf::anon_send(inst, update_atom::value,
+                   player_update<model>{id, {test::model(id, static_cast<float>(id % 900))}});
+  f.run();
+  CHECK(last() == restored);
+  f.advance(59min);
+  CHECK(last() == restored);  // not restarted from 4 h: due 1 h after the start
+  f.advance(2min);
+  CHECK(last() > restored);
+  caf::anon_send_exit(inst, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("with the scan off state updates alone size the buckets", "[actors]") {
+  test::temp_dir dir;
+  auto c = config_for(dir.file("mm.db"));
+  c.opts.enable_database_scan = false;
+  test::actor_fixture f;
+  iface::matchmaker inst = f.sys().spawn(instance_actor<generic_profile>, c);
+  f.run();
+  rng r(5);
+  for (player_id id = 1; id <= 1200; ++id)
+    caf::anon_send(inst, update_atom::value,
+                   player_update<model>{id, {test::model(id, 1000 + static_cast<float>(r.below(500)))}});
+  f.run();
+  auto [info, err] = f.ask<instance_info>(inst, info_atom::value);
+  REQUIRE(info);
+  CHECK(info->engine.stats.rebalances == 1);
+  CHECK(info->engine.mmr_low > 900);  // the range came from the updates' MMRs
+  CHECK(info->engine.mmr_high < 1600);
+  caf::anon_send_exit(inst, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("the scan's pointers are seeded from random_seed and at random without one",
+          "[actors]") {
+  test::temp_dir dir;
+  fill_table(dir.file("mm.db"), 20'000);
+  auto first_scan = [&](std::uint64_t random_seed, const std::string& id) {
+    auto c = config_for(dir.file("mm.db"), id);
+    c.opts.random_seed = random_seed;
+    c = member_config(c, 1, 0);
+    test::actor_fixture f;
+    iface::matchmaker inst = f.sys().spawn(instance_actor<generic_profile>, c);
+    f.run();
+    f.advance(10s);
+    std::set<player_id> ids;
+    for (std::uint32_t b = 0;; ++b) {
+      auto [page, err] = f.ask<std::vector<model>>(inst, inspect_atom::value, b, 0u, 10'000u);
+      if (!page || page->empty()) break;
+      for (const auto& m : *page) ids.insert(m.id());
+    }
+    caf::anon_send_exit(inst, caf::exit_reason::user_shutdown);
+    return ids;
+  };
+  const auto a = first_scan(5, "a"), b = first_scan(5, "b");
+  REQUIRE(a.size() > 500);
+  CHECK(a == b);  // a seed repeats the walk
+  const auto c = first_scan(0, "c"), d = first_scan(0, "d");
+  REQUIRE(c.size() > 500);
+  CHECK(c != d);  // no seed: every cold start walks other rows
+}

@@ -235,6 +235,20 @@ TEST_CASE("fake opponents answer when nothing is possible", "[query]") {
   CHECK(e.find_match(req).type == match_type::success);
 }
 
+TEST_CASE("a request that allows no fake opponent gets NoneFound instead", "[query]") {
+  auto o = small_options();
+  o.enable_fake_opponents = true;
+  generic_engine e(o);
+  e.update(3, model(3, 900));
+  match_request<generic_query> req;
+  req.query = query(1, 10);
+  req.allow_fake_opponent = false;  // what an instance set asks of all but its last instance
+  CHECK(e.find_match(req).type == match_type::none_found);
+  CHECK(e.stats().queries_fake == 0);
+  req.allow_fake_opponent = true;
+  CHECK(e.find_match(req).type == match_type::fake_opponent);
+}
+
 TEST_CASE("a million excluded ids are honoured", "[query]") {
   auto o = small_options(2000);
   o.player_remove_after_candidate_offer = fill_threshold::never;

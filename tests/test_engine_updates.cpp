@@ -33,6 +33,7 @@ TEST_CASE("random updates keep the cache equal to the latest state, at most", "[
     INFO("seed " << seed);
     auto o = small_options(static_cast<std::uint32_t>(20 + seed * 5));
     o.mmr_bucket_count = 5;
+    o.bucket_initial_size = o.player_cache_size / 16;  // 15 tuples fit in the cache
     generic_profile_config pc;
     pc.attributes = {{"region", attribute_rule::hard_equal, 0, attribute_bucketing::distinct_hard, 1}};
     generic_engine e(o, generic_profile(pc));
@@ -120,6 +121,46 @@ TEST_CASE("the insert threshold skips unknown players but not known ones or enro
   CHECK(e.player(2).participating);
 }
 
+TEST_CASE("the scan inserts into full buckets whatever the update-insert threshold says",
+          "[update][rows]") {
+  for (auto threshold : {fill_threshold::always, fill_threshold::low_population,
+                         fill_threshold::high_population}) {
+    auto o = small_options(100);
+    o.player_ignore_update_insert = threshold;
+    o.mmr_bucket_count = 1;
+    o.bucket_initial_size = 8;
+    generic_engine e(o);
+    for (player_id id = 1; id <= 8; ++id) e.enroll(model(id, 10));  // a bucket past 80%
+    CHECK(e.update(100, model(100, 10)).outcome == update_outcome::no_op);
+    CHECK_FALSE(e.player(100).participating);
+    // Scanned rows always go in: replace-on-insert keeps the sample fresh.
+    std::uint32_t inserted = 0;
+    for (player_id id = 200; id < 240; ++id) {
+      player_row row;
+      row.id = id;
+      row.mmr = 10;
+      if (e.apply_row(row).outcome == update_outcome::inserted) ++inserted;
+      CHECK(e.player(id).participating);
+    }
+    CHECK(inserted == 40);
+    CHECK(e.info().capacity == 8);  // replaced in place: the one bucket did not grow
+  }
+}
+
+TEST_CASE("state updates are sizing samples but enrolments and restores are not", "[update]") {
+  generic_engine e(small_options());
+  e.update(1, model(1, 10));
+  e.update(2, model(2, 20));
+  e.update(2, std::optional<generic_model>{});  // a removal carries no model
+  e.update(3, model(4, 20));                    // rejected: not sampled
+  CHECK(e.sample_count() == 2);
+  e.enroll(model(5, 10));
+  e.restore_entry(model(6, 10));
+  CHECK(e.sample_count() == 2);
+  CHECK(e.player(5).participating);
+  CHECK(e.player(6).participating);
+}
+
 TEST_CASE("model rows go through the factory, the samples and the cache", "[update][rows]") {
   auto o = small_options();
   generic_engine e(o);
@@ -169,6 +210,7 @@ static_assert(game_profile<team_profile>);
 TEST_CASE("multiple entries per player: one per bucket, removal explicit", "[update][multi]") {
   auto o = small_options(100);
   o.mmr_bucket_count = 10;  // slices of 100
+  o.bucket_initial_size = 10;
   o.allow_multiple_entries_per_player = true;
   engine<team_profile> e(o);
   player_row row;
@@ -201,9 +243,29 @@ TEST_CASE("multiple entries per player: one per bucket, removal explicit", "[upd
   CHECK_FALSE(e.player(4).participating);
 }
 
+TEST_CASE("multiple entries per player survive an enrolment and a restore", "[update][multi]") {
+  auto o = small_options(100);
+  o.mmr_bucket_count = 10;  // slices of 100
+  o.bucket_initial_size = 10;
+  o.allow_multiple_entries_per_player = true;
+  engine<team_profile> e(o);
+  const generic_model teams[] = {{4, 50, {}}, {4, 350, {}}, {4, 650, {}}};
+  CHECK(e.enroll(std::span<const generic_model>(teams)).outcome == update_outcome::inserted);
+  CHECK(e.player(4).buckets.size() == 3);
+  CHECK(e.enroll(std::span<const generic_model>(teams)).outcome == update_outcome::updated);
+  CHECK(e.player(4).buckets.size() == 3);
+
+  engine<team_profile> restored(o);
+  for (const auto& m : teams) restored.restore_entry(m);
+  CHECK(restored.player(4).buckets.size() == 3);
+  restored.restore_entry(teams[1]);  // the same entry twice stays one entry
+  CHECK(restored.info().players == 3);
+}
+
 TEST_CASE("the membership filter never hides a cached player under churn", "[update]") {
   auto o = small_options(64);
   o.mmr_bucket_count = 4;
+  o.bucket_initial_size = 16;
   generic_engine e(o);
   rng r(5);
   std::map<player_id, generic_model> truth;

@@ -1,6 +1,8 @@
 // Integration tests of matchmakerd: the real binary on a free loopback port,
 // every endpoint, bad input, auth, metrics, shutdown, and mmctl against it.
 #include <algorithm>
+#include <atomic>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -8,6 +10,7 @@
 #include "player_table.hpp"
 #include "server_fixture.hpp"
 #include "state_table.hpp"
+#include "synthetic_players.hpp"
 
 using namespace mm;
 using namespace mm::test;
@@ -329,7 +332,8 @@ TEST_CASE("bad requests get a 4xx with a clear message and the server keeps serv
             .find("unknown field 'colour'") != std::string::npos);
   CHECK(error_of("/api/query", R"({"attacker_id": 1, "mmr": 1, "attributes": {"planet": 3}})", 400)
             .find("unknown attribute 'planet'") != std::string::npos);
-  CHECK(error_of("/api/query", R"({"attacker_id": 1, "mmr": 1e39})", 400) == "mmr is out of range");
+  CHECK(error_of("/api/query", R"({"attacker_id": 1, "mmr": 1e39})", 400) ==
+        "mmr: MMR is out of range: it must fit a 32-bit float (magnitude at most 3.4e38)");
   CHECK(error_of("/api/query", R"({"attacker_id": 1, "mmr": 1, "retries": 1.5})", 400).find("retries") !=
         std::string::npos);
   // An exclusion list beyond max_excluded_ids (1000 here) is refused by the engine.
@@ -366,7 +370,19 @@ TEST_CASE("bad requests get a 4xx with a clear message and the server keeps serv
   {
     database other(s.config()["database"]["path"].get<std::string>());
     other.sql().exec("BEGIN EXCLUSIVE");
+    // While a write waits on the lock, reads are answered (their own connection).
+    std::atomic<bool> write_done{false};
+    int reads_during_write = 0;
+    std::thread reader([&] {
+      while (!write_done) {
+        auto r = s.get("/api/players/1", view_token);
+        if (!write_done && r && r->status == 200) ++reads_during_write;
+      }
+    });
     const std::string locked = error_of("/api/players", R"({"players": [{"id": 60001, "mmr": 1}]})", 503);
+    write_done = true;
+    reader.join();
+    CHECK(reads_during_write > 0);
     CHECK(locked.find("database") == 0);
     CHECK(locked.find("locked") != std::string::npos);
     other.sql().exec("COMMIT");
@@ -466,7 +482,7 @@ TEST_CASE("mmctl: import with progress, export, info, test, inspect and errors",
       run_binary({MMCTL_BINARY, "import", s.dir().file("players.csv"), "--batch", "100"}, admin);
   INFO(out);
   CHECK(status == 1);  // one bad row
-  CHECK(out.find("line 2502: mmr 'not-a-number' is not a finite number") != std::string::npos);
+  CHECK(out.find("line 2502: mmr 'not-a-number' is not a number") != std::string::npos);
   CHECK(out.find("100.0%") != std::string::npos);
   CHECK(out.find("\"written\": 2500") != std::string::npos);
 
@@ -508,4 +524,114 @@ TEST_CASE("mmctl: import with progress, export, info, test, inspect and errors",
   CHECK(why.find("HTTP 401") != std::string::npos);
   CHECK(run_binary({MMCTL_BINARY, "frobnicate"}, admin).first == 2);
   CHECK(run_binary({MMCTL_BINARY, "--url", "http://127.0.0.1:1", "info"}).first == 1);
+}
+
+TEST_CASE("hostile input: numbers past a double and deep nesting and another site's browser",
+          "[server][bad-input]") {
+  live_server s;
+  const auto error_of = [&](const std::string& path, const std::string& body, int status) {
+    auto r = s.post(path, body, admin_token);
+    REQUIRE(r);
+    INFO(r->body);
+    CHECK(r->status == status);
+    const json j = json::parse(r->body, nullptr, false);
+    REQUIRE(j.is_object());
+    return j.value("error", std::string());
+  };
+  // 1e309 overflows a double: a 400 naming the field, never a 500.
+  CHECK(error_of("/api/query", R"({"attacker_id": 1, "mmr": 1e309})", 400).find("mmr") == 0);
+  CHECK(error_of("/api/query", R"({"attacker_id": 1e309, "mmr": 1})", 400).find("attacker_id") == 0);
+  CHECK(error_of("/api/query", R"({"attacker_id": 1, "mmr": 1, "excluded_ids": [2, -1e999]})", 400)
+            .find("excluded_ids[1]") == 0);
+  CHECK(error_of("/api/test-query", R"({"attacker_id": 1, "mmr": -1E+400})", 400).find("mmr") == 0);
+  // A batch keeps its good rows and reports the bad ones by index.
+  auto batch = s.post("/api/players",
+                      R"({"players": [{"id": 70001, "mmr": 10}, {"id": 70002, "mmr": 1e309},
+                                      {"id": 70003, "mmr": 1e39}, {"id": 70004, "mmr": 20}]})",
+                      admin_token);
+  REQUIRE(batch);
+  REQUIRE(batch->status == 200);
+  const json written = json::parse(batch->body);
+  CHECK(written["written"] == 2);
+  REQUIRE(written["rejected"].size() == 2);
+  CHECK(written["rejected"][0]["index"] == 1);
+  CHECK(written["rejected"][1]["index"] == 2);
+  CHECK(written["rejected"][1]["reason"].get<std::string>().find("32-bit float") != std::string::npos);
+  s.get_json("/api/players/70004", view_token);
+  s.get_json("/api/players/70003", view_token, 404);  // refused at the door, never stored
+  // A number inside a string is text, not a number to rewrite.
+  CHECK(error_of("/api/query", R"({"attacker_id": 1, "mmr": "1e309"})", 400) ==
+        "mmr must be a number, got \"1e309\"");
+
+  // Nesting: bounded before anything recurses; the error does not echo it.
+  const std::string deep = std::string(30'000, '[') + std::string(30'000, ']');  // under the 64 KiB limit
+  const std::string nested = error_of("/api/query", R"({"attacker_id": 1, "mmr": )" + deep + "}", 400);
+  CHECK(nested.find("nests deeper than") != std::string::npos);
+  CHECK(nested.size() < 200);
+  const std::string shallow = std::string(20, '[') + std::string(20, ']');
+  const std::string typed = error_of("/api/query", R"({"attacker_id": 1, "mmr": )" + shallow + "}", 400);
+  CHECK(typed == "mmr must be a number, got a list");
+
+  // A page on another site cannot drive the API through a browser.
+  auto with = [&](const httplib::Headers& extra) {
+    httplib::Client c("127.0.0.1", s.port());
+    httplib::Headers h = extra;
+    h.emplace("Authorization", "Bearer " + admin_token);
+    auto r = c.Post("/api/reset", h, "{}", "application/json");
+    REQUIRE(r);
+    return r->status;
+  };
+  CHECK(with({{"Origin", "http://evil.example"}}) == 403);
+  CHECK(with({{"Origin", "null"}}) == 403);
+  CHECK(with({{"Sec-Fetch-Site", "cross-site"}}) == 403);
+  CHECK(with({{"Origin", "http://127.0.0.1:" + std::to_string(s.port())}}) == 200);  // the dashboard
+  CHECK(with({}) == 200);  // a program, not a browser
+  CHECK(s.get_json("/api/matchmakers", view_token)["matchmakers"].size() == 2);
+}
+
+TEST_CASE("with no token only this server's names are served (DNS rebinding)", "[server][bad-input]") {
+  live_server s(json{{"tokens", nullptr}});
+  httplib::Client c("127.0.0.1", s.port());
+  const std::string port = std::to_string(s.port());
+  auto status = [&](const std::string& host) {
+    auto r = c.Get("/api/matchmakers", {{"Host", host}});
+    REQUIRE(r);
+    return r->status;
+  };
+  CHECK(status("127.0.0.1:" + port) == 200);
+  CHECK(status("localhost:" + port) == 200);
+  CHECK(status("[::1]:" + port) == 200);
+  CHECK(status("rebound.evil.example:" + port) == 403);
+  auto r = c.Post("/api/reset", {{"Origin", "http://localhost:3000"}}, "{}", "application/json");
+  REQUIRE(r);
+  CHECK(r->status == 403);  // another local web app is another site too
+  auto page = c.Get("/", {{"Host", "rebound.evil.example:" + port}});
+  REQUIRE(page);
+  CHECK(page->status == 200);  // static files carry no data
+}
+
+TEST_CASE("a damaged database file stops matchmakerd at start with a clear message",
+          "[server][bad-input]") {
+  temp_dir dir;
+  const std::string path = dir.file("damaged.db");
+  {
+    database db(path);
+    rng r(1);
+    upsert_players(db, make_players(synthetic_population{}, 20'000, 1, r));
+    db.sql().exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  }
+  // Garbage over pages in the middle of the file, as a failing disk leaves them.
+  const auto size = std::filesystem::file_size(path);
+  REQUIRE(size > 200'000);
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(size / 2));
+    const std::string garbage(16 * 4096, '\x5a');
+    f.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
+  }
+  const auto [status, out] = run_binary(
+      {MATCHMAKERD_BINARY, "--database.path=" + path, "--http.port=0", "--actor.port=-1"});
+  CHECK(status == 1);
+  INFO(out);
+  CHECK((out.find("damaged") != std::string::npos || out.find("malformed") != std::string::npos));
 }

@@ -137,3 +137,114 @@ TEST_CASE("empty buckets are pruned by a rebalance, new ones get their sized cap
   for (const auto& b : info.buckets)
     if (b.count == 1 && b.mmr_low > 800) CHECK(b.capacity == Approx(100).margin(5));
 }
+
+TEST_CASE("the buckets are sized again early while the samples grow tenfold", "[sizing]") {
+  auto o = small_options();
+  o.buckets_rebalance_sample_count = 100'000;
+  generic_engine e(o);
+  auto sample = [&](int n) {
+    for (int i = 0; i < n; ++i) e.add_sample(model(1, static_cast<float>(i % 1000)));
+  };
+  sample(1000);
+  CHECK_FALSE(e.rebalance_due_early());  // needs more than 1,000
+  sample(1);
+  CHECK(e.rebalance_due_early());  // never sized: due at once
+  REQUIRE(e.rebalance(1).performed);
+  CHECK_FALSE(e.rebalance_due_early());
+  sample(10 * 1001 - 1001 - 1);
+  CHECK_FALSE(e.rebalance_due_early());
+  sample(1);
+  CHECK(e.rebalance_due_early());  // ten times the samples of the sizing in force
+  REQUIRE(e.rebalance(2).performed);
+  CHECK(e.sizing().sample_count == 10 * 1001);
+  CHECK_FALSE(e.rebalance_due_early());
+}
+
+// Labels without bound (a soft distinct attribute with a value per player, as a
+// game that buckets by guild might have): the capacity never passes the limit.
+TEST_CASE("total capacity stays within the limit whatever the labels", "[sizing]") {
+  generic_profile_config c;
+  c.attributes = {{"guild", attribute_rule::none, 0, attribute_bucketing::distinct_soft, 1}};
+  auto o = small_options(5000);
+  o.bucket_min_size = 20;
+  o.bucket_initial_size = 200;
+  o.mmr_bucket_count = 20;
+  o.buckets_rebalance_sample_count = 50'000;
+  generic_engine e(o, generic_profile(c));
+  REQUIRE(e.capacity_limit() == 5500);
+  rng r(17);
+  std::uint64_t most = 0;
+  for (int round = 0; round < 6; ++round) {
+    for (int i = 0; i < 20'000; ++i) {
+      const auto id = 1 + r.below(1'000'000);
+      // Skewed: half the players in 10 big guilds, the rest in guilds of a few.
+      const auto guild = r.below(2) ? r.below(10) : 10 + id;
+      e.update(id, model(id, static_cast<float>(1000 + r.below(1000)),
+                         {static_cast<std::uint32_t>(guild), 0, 0, 0}));
+      most = std::max(most, e.pool().capacity());
+    }
+    e.rebalance(round + 1);
+    most = std::max(most, e.pool().capacity());
+    CHECK(e.pool().capacity() <= e.capacity_limit());
+  }
+  CHECK(most <= e.capacity_limit());
+  CHECK(e.stats().inserts_refused_capacity > 0);
+  // The big guilds are sized and hold players; the plan fits the cache size.
+  CHECK(capacity_plan(e.sizing(), o).total() <= o.player_cache_size);
+  bool big_guild_cached = false;
+  e.for_each_player([&](const generic_model& m) { big_guild_cached |= m.attributes[0] == 3; });
+  CHECK(big_guild_cached);
+}
+
+TEST_CASE("the capacity plan: shares of the cache over minimum sizes and never over the cache",
+          "[sizing]") {
+  options o;
+  o.player_cache_size = 1000;
+  o.bucket_min_size = 20;
+  sizing_model s;
+  auto tuple = [](std::uint32_t i) {
+    label_tuple t;
+    t.mmr_index = i;
+    return t;
+  };
+  s.ratios = {{tuple(0), 0.5}, {tuple(1), 0.3}, {tuple(2), 0.2}};
+  capacity_plan plain(s, o);
+  CHECK(plain.capacity_of(tuple(0)) == 500);
+  CHECK(plain.capacity_of(tuple(2)) == 200);
+  CHECK(plain.capacity_of(tuple(3)) == 0);  // not sampled: no plan
+
+  // Minimum sizes push the sum over: the part above the minimum shrinks.
+  s.ratios.clear();
+  s.ratios[tuple(0)] = 0.6;
+  for (std::uint32_t i = 1; i <= 40; ++i) s.ratios[tuple(i)] = 0.01;
+  capacity_plan squeezed(s, o);
+  CHECK(squeezed.total() <= 1000);
+  CHECK(squeezed.capacity_of(tuple(7)) == 20);
+  CHECK(squeezed.capacity_of(tuple(0)) > 150);
+
+  // Not even the minimums fit: the most sampled tuples get a bucket.
+  s.ratios.clear();
+  for (std::uint32_t i = 0; i < 100; ++i) s.ratios[tuple(i)] = (i < 10 ? 0.05 : 0.5 / 90);
+  capacity_plan crowded(s, o);
+  CHECK(crowded.size() == 50);
+  CHECK(crowded.total() <= 1000);
+  for (std::uint32_t i = 0; i < 10; ++i) CHECK(crowded.capacity_of(tuple(i)) >= 20);
+}
+
+TEST_CASE("a rebalance accounts for every player: after = before - lost", "[sizing]") {
+  auto o = small_options(20'000);
+  o.mmr_bucket_count = 20;
+  generic_engine e(o, generic_profile(demo_profile_config()));
+  rng r(21);
+  const auto rows = make_players(synthetic_population{}, 30'000, 1, r);
+  for (const auto& row : rows) e.apply_row(row);
+  for (int i = 0; i < 3; ++i) {
+    const auto before = e.info().players;
+    const auto rep = e.rebalance(i + 1);
+    REQUIRE(rep.performed);
+    CHECK(rep.players_before == before);
+    CHECK(rep.players_after == before - rep.players_lost);
+    CHECK(e.info().players == rep.players_after);
+    for (std::size_t k = 0; k < rows.size(); k += 3) e.apply_row(rows[(k + i) % rows.size()]);
+  }
+}

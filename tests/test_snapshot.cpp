@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <set>
+#include <sstream>
 
 #include "snapshot.hpp"
 #include "synthetic_players.hpp"
@@ -98,8 +100,8 @@ TEST_CASE("save and restore: a warm restart", "[snapshot]") {
   CHECK(r.found);
   CHECK(r.restored);
   CHECK_FALSE(r.resized);
-  // The sample lands in buckets sized for the whole cache: few collide.
-  CHECK(r.players >= saved.players * 85 / 100);
+  // The buckets come back with their slot seeds: nobody is lost to a collision.
+  CHECK(r.players == saved.players);
   CHECK(fresh.info().players == r.players);
   CHECK(fresh.mmr().low() == e.mmr().low());
   CHECK(fresh.mmr().high() == e.mmr().high());
@@ -113,6 +115,79 @@ TEST_CASE("save and restore: a warm restart", "[snapshot]") {
     CHECK(before[m.id()].mmr == m.mmr);
   }
   CHECK_FALSE(load_state(db, "other", fresh, 100).found);
+}
+
+TEST_CASE("a warm restart of a full cache keeps every player", "[snapshot]") {
+  temp_dir dir;
+  database db(dir.file("mm.db"));
+  // The snapshot holds the whole cache, buckets filled as a scan leaves them.
+  auto e = filled_engine(8000, 8000);
+  const auto held = e.info().players;
+  REQUIRE(held > 4000);
+  save_state(db, "mm-0", e, 5);
+  generic_engine fresh(e.opts(), generic_profile(demo_profile_config()));
+  const auto r = load_state(db, "mm-0", fresh, 6);
+  REQUIRE(r.restored);
+  CHECK(r.players == held);
+  CHECK(fresh.info().capacity == e.info().capacity);
+  std::set<player_id> before, after;
+  for (const auto& m : cached(e)) before.insert(m.id());
+  for (const auto& m : cached(fresh)) after.insert(m.id());
+  CHECK(before == after);
+}
+
+TEST_CASE("a restore leaves out the players another instance owns", "[snapshot]") {
+  temp_dir dir;
+  database db(dir.file("mm.db"));
+  auto e = filled_engine(5000, 5000);  // written by a single instance
+  save_state(db, "mm-1", e, 5);
+  generic_engine fresh(e.opts(), generic_profile(demo_profile_config()));
+  const auto r = load_state(db, "mm-1", fresh, 6, shard{3, 1});  // now one of 3
+  REQUIRE(r.restored);
+  CHECK(r.other_shard > 0);
+  CHECK(r.players + r.other_shard == e.info().players);
+  for (const auto& m : cached(fresh)) CHECK(m.id() % 3 == 1);
+}
+
+TEST_CASE("a version 1 snapshot (no bucket layout) is still restored", "[snapshot]") {
+  auto e = filled_engine(2000, 2000);
+  auto snap = take_snapshot(e);
+  snap.buckets.clear();
+  std::string bytes = encode_snapshot(snap);
+  // Version 1 is version 2 without the layout's length (eight zero bytes).
+  std::string body = bytes.substr(detail::header_size, bytes.size() - detail::header_size - 8);
+  std::string v1 = "MMSS";
+  v1 += std::string("\x01\x00\x00\x00", 4);
+  detail::put_u64(v1, body.size());
+  detail::put_u64(v1, fnv1a64(body));
+  v1 += body;
+  generic_engine fresh(e.opts(), generic_profile(demo_profile_config()));
+  const auto r = restore_stored(fresh, stored_state{1, 1, v1}, 2);
+  REQUIRE(r.restored);
+  CHECK(r.players > e.info().players / 2);
+}
+
+TEST_CASE("a snapshot that claims more entries than its bytes hold is refused before allocating",
+          "[snapshot]") {
+  std::ostringstream out;
+  {
+    cereal::PortableBinaryOutputArchive ar(out);
+    ar(0.0, 1000.0, std::uint32_t{100}, std::uint64_t{0}, std::int64_t{0});
+    ar(cereal::make_size_tag(cereal::size_type{0}));  // ratios
+    ar(std::uint32_t{100}, std::int64_t{0});
+    ar(cereal::make_size_tag(cereal::size_type{0}));           // strategy states
+    ar(cereal::make_size_tag(cereal::size_type{10'000'000}));  // "ten million players"
+    ar(std::uint64_t{1}, std::uint64_t{2});
+  }
+  const std::string body = out.str();
+  std::string bytes = "MMSS";
+  bytes += std::string("\x02\x00\x00\x00", 4);
+  detail::put_u64(bytes, body.size());
+  detail::put_u64(bytes, fnv1a64(body));
+  bytes += body;
+  auto decoded = decode_snapshot<generic_model>(bytes, valid);
+  REQUIRE(std::holds_alternative<decode_error>(decoded));
+  CHECK_THAT(std::get<decode_error>(decoded).reason, Catch::Contains("does not fit"));
 }
 
 TEST_CASE("a changed player_cache_size resizes the buckets after the restore", "[snapshot]") {
@@ -131,11 +206,11 @@ TEST_CASE("a changed player_cache_size resizes the buckets after the restore", "
   double ratio_sum = 0;
   int counted = 0;
   for (const auto& b : bigger.info().buckets) {
-    const auto want = bigger.sizing().capacity_for(bigger.pool().at(b.index).labels, o);
+    const auto want = bigger.planned_capacity(bigger.pool().at(b.index).labels);
     CHECK(b.capacity == want);
     if (want > 100) {
       ratio_sum += static_cast<double>(b.capacity) /
-                   bigger.sizing().capacity_for(bigger.pool().at(b.index).labels, e.opts());
+                   capacity_plan(bigger.sizing(), e.opts()).capacity_of(bigger.pool().at(b.index).labels);
       ++counted;
     }
   }

@@ -113,7 +113,8 @@ TEST_CASE("bucket order: exact, nearer neighbour, then by distance, hard exclude
   const strategy_traits traits[] = {{label_kind::distinct, true}, {label_kind::ranged, false}};
   for (std::uint32_t m = 0; m < 6; ++m)
     for (label_value region : {0u, 1u})
-      for (label_value tier : {0u, 1u, 3u}) pool.get_or_create(tuple(m, region, tier), 4, r);
+      for (label_value tier : {0u, 1u, 3u})
+        if (!pool.find(tuple(m, region, tier))) pool.create(tuple(m, region, tier), 4u, r);
 
   std::vector<std::pair<std::uint64_t, std::uint32_t>> scratch;
   std::set<std::uint32_t> third_choices;  // what comes after the sure ones

@@ -1,7 +1,10 @@
 #include "http_api.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <optional>
 #include <set>
+#include <string_view>
 
 #include "dashboard_files.hpp"
 #include "json_codec.hpp"
@@ -51,11 +54,73 @@ role caller_role(const http_context& ctx, const httplib::Request& req) {
   return role::none;
 }
 
+// The name in a "host[:port]" or "[v6]:port" authority, lower-cased.
+std::string name_of(std::string_view authority) {
+  std::string_view name = authority;
+  if (!name.empty() && name.front() == '[') {
+    name = name.substr(0, name.find(']') + 1);
+  } else if (const auto colon = name.rfind(':'); colon != std::string_view::npos) {
+    name = name.substr(0, colon);
+  }
+  std::string out(name);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+std::string clipped(const std::string& s) { return s.size() <= 64 ? s : s.substr(0, 64) + "..."; }
+
+// A browser must not be turned against this API by another site. A page on
+// another site can make a browser send requests here (CSRF); a name of the
+// attacker's that resolves to this machine makes the browser treat our answers
+// as theirs (DNS rebinding). So:
+//  - Host must be a name of this server (http.host, a loopback name, or
+//    http.allowed_hosts) when no token protects the API, or when
+//    http.allowed_hosts is set;
+//  - an Origin, when a browser sends one, must be this very server (the same
+//    host and port as Host) or one of http.allowed_hosts;
+//  - a browser's Sec-Fetch-Site: cross-site is refused.
+// Clients that are not browsers (games, mmctl, curl) send no Origin.
+std::optional<std::string> foreign_request(const http_context& ctx, const httplib::Request& req) {
+  const auto& allowed = ctx.config.http_allowed_hosts;
+  const auto listed = [&](const std::string& name) {
+    return std::find(allowed.begin(), allowed.end(), name) != allowed.end();
+  };
+  const std::string host = req.get_header_value("Host");
+  if (ctx.config.tokens.empty() || !allowed.empty()) {
+    const std::string name = name_of(host);
+    const std::string bare = name.size() > 2 && name.front() == '[' ? name.substr(1, name.size() - 2) : name;
+    if (!(is_loopback(bare) || name == ctx.config.http_host || listed(name)))
+      return "Host '" + clipped(host) +
+             "' is not a name of this server (http.host, loopback, or http.allowed_hosts)";
+  }
+  if (req.has_header("Origin")) {
+    const std::string origin = req.get_header_value("Origin");
+    std::string_view rest = origin;
+    bool web = false;
+    for (std::string_view scheme : {"http://", "https://"})
+      if (rest.substr(0, scheme.size()) == scheme) {
+        rest.remove_prefix(scheme.size());
+        web = true;
+      }
+    if (!web || (rest != host && !listed(name_of(rest))))
+      return "requests from the web page at '" + clipped(origin) + "' are refused (another site)";
+  }
+  if (req.get_header_value("Sec-Fetch-Site") == "cross-site")
+    return "a browser's cross-site request is refused";
+  return std::nullopt;
+}
+
 using handler = std::function<void(const httplib::Request&, httplib::Response&)>;
 
 // Wraps a handler: checks the role, turns exceptions into JSON errors.
 httplib::Server::Handler guarded(http_context& ctx, role needed, handler h) {
   return [&ctx, needed, h = std::move(h)](const httplib::Request& req, httplib::Response& res) {
+    if (auto why = foreign_request(ctx, req)) {
+      ++ctx.counters.unauthorized;
+      send_error(res, 403, *why);
+      return;
+    }
     const role r = caller_role(ctx, req);
     if (r == role::none) {
       ++ctx.counters.unauthorized;
@@ -181,7 +246,8 @@ json test_query(http_context& ctx, const query_body& q) {
     std::uint64_t cached = 0;
     for (const auto& e : per) cached += e["players_cached"].get<std::uint64_t>();
     out["summary"] = cached == 0 ? "no matchmaker holds any player yet (the scan fills the cache)"
-                                 : "no possible candidate with retries 0 to " +
+                                 : "no possible candidate with retries " +
+                                       std::to_string(q.request.num_retries) + " to " +
                                        std::to_string(q.max_retries) +
                                        ": see each matchmaker's rejected candidates";
   } else {
@@ -293,8 +359,8 @@ void install_routes(httplib::Server& svr, http_context& ctx) {
             const player_id id = path_number(req.matches[1], "the player id");
             std::optional<player_row> row;
             {
-              std::lock_guard lock(ctx.db_mutex);
-              row = find_player(ctx.db, id);
+              std::lock_guard lock(ctx.read_db_mutex);
+              row = find_player(ctx.read_db, id);
             }
             json per = json::array();
             bool anywhere = false;
@@ -319,8 +385,8 @@ void install_routes(httplib::Server& svr, http_context& ctx) {
             const auto limit = param(req, "limit", 1000, 10'000);
             std::vector<player_row> rows;
             {
-              std::lock_guard lock(ctx.db_mutex);
-              rows = players_after(ctx.db, after, limit);
+              std::lock_guard lock(ctx.read_db_mutex);
+              rows = players_after(ctx.read_db, after, limit);
             }
             json list = json::array();
             for (const auto& r : rows) list.push_back(row_json(r));
@@ -354,8 +420,8 @@ void install_routes(httplib::Server& svr, http_context& ctx) {
   svr.Post("/api/cache/add", guarded(ctx, role::admin, [&ctx](auto& req, auto& res) {
              const player_id id = read_id_body(parse_body(req.body));
              {
-               std::lock_guard lock(ctx.db_mutex);
-               if (!find_player(ctx.db, id))
+               std::lock_guard lock(ctx.read_db_mutex);
+               if (!find_player(ctx.read_db, id))
                  throw http_error(404, "player " + std::to_string(id) + " is not in the player table");
              }
              auto changed = ctx.bridge.enroll(id, false);

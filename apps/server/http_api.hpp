@@ -19,8 +19,13 @@ namespace mm::server {
 struct http_context {
   const server_config& config;
   actors::admin_bridge<generic_profile>& bridge;
-  database& db;  // the player table, for upserts, exports and lookups
+  database& db;  // the player table's writer: upserts
   std::mutex db_mutex;
+  // A second connection for lookups and exports, so a write waiting on a
+  // locked database (up to the busy timeout) does not hold reads back: in WAL
+  // mode a reader never waits for a writer.
+  database& read_db;
+  std::mutex read_db_mutex;
   http_counters counters;
 };
 

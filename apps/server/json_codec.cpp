@@ -1,7 +1,10 @@
 #include "json_codec.hpp"
 
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
+#include <string_view>
 
 namespace mm::server {
 
@@ -27,16 +30,33 @@ const json& required(const json& body, const char* field, const std::string& whe
   return *it;
 }
 
+// A number too large for a double (1e309) reaches the readers as a string
+// with this prefix (see parse_body), so they can name the field.
+constexpr std::string_view out_of_range_marker = "\x01number out of range: ";
+
+bool out_of_range(const json& v) {
+  return v.is_string() && v.get_ref<const std::string&>().rfind(out_of_range_marker, 0) == 0;
+}
+
 double read_number(const json& v, const std::string& where) {
-  if (!v.is_number()) throw bad_request(where + " must be a number, got " + v.dump());
+  if (out_of_range(v)) throw bad_request(where + " is out of range: it does not fit a double");
+  if (!v.is_number()) throw bad_request(where + " must be a number, got " + describe(v));
   const double x = v.get<double>();
   if (!std::isfinite(x)) throw bad_request(where + " must be finite");
   return x;
 }
 
+// Every MMR that comes in: the same rule and words as the player table's.
+double read_mmr(const json& v, const std::string& where) {
+  if (out_of_range(v)) throw bad_request(where + ": " + *mmr_problem(HUGE_VAL));
+  const double x = read_number(v, where);
+  if (auto why = mmr_problem(x)) throw bad_request(where + ": " + *why);
+  return x;
+}
+
 std::uint32_t read_u32(const json& v, const std::string& where) {
   if (!v.is_number_unsigned() || v.get<std::uint64_t>() > std::numeric_limits<std::uint32_t>::max())
-    throw bad_request(where + " must be an integer from 0 to 4294967295, got " + v.dump());
+    throw bad_request(where + " must be an integer from 0 to 4294967295, got " + describe(v));
   return v.get<std::uint32_t>();
 }
 
@@ -70,16 +90,73 @@ std::string result_name(match_type t) { return std::string(to_string(t)); }
 
 }  // namespace
 
+std::string describe(const json& v) {
+  switch (v.type()) {
+    case json::value_t::object: return "an object";
+    case json::value_t::array: return "a list";
+    case json::value_t::string: {
+      if (out_of_range(v)) return "a number out of range";
+      const auto& s = v.get_ref<const std::string&>();
+      if (s.size() > 32) return "a string of " + std::to_string(s.size()) + " bytes";
+      return json(s).dump(-1, ' ', true, json::error_handler_t::replace);
+    }
+    default: return v.dump();  // a number, true, false or null: short
+  }
+}
+
 std::uint64_t read_id(const json& v, const std::string& where) {
   if (!v.is_number_unsigned() || v.get<std::uint64_t>() == 0)
-    throw bad_request(where + " must be a player id (an integer > 0), got " + v.dump());
+    throw bad_request(where + " must be a player id (an integer > 0), got " + describe(v));
   return v.get<std::uint64_t>();
 }
 
+// Before the parser sees the text: nesting is bounded (the parser itself is
+// iterative, but every consumer of a deep tree recurses), and a number that
+// overflows a double becomes a marked string instead of failing the whole
+// body, so one bad field in a batch costs that row only.
 json parse_body(const std::string& text) {
+  std::string rewritten;  // only when a number had to be replaced
+  std::size_t copied = 0, depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_json_depth)
+        throw bad_request("the body nests deeper than " + std::to_string(max_json_depth) +
+                          " levels");
+    } else if (c == ']' || c == '}') {
+      if (depth > 0) --depth;
+    } else if (c == '-' || (c >= '0' && c <= '9')) {
+      std::size_t end = i;
+      while (end < text.size() &&
+             std::string_view("+-.eE0123456789").find(text[end]) != std::string_view::npos)
+        ++end;
+      const std::string_view token(text.data() + i, end - i);
+      // Only an exponent or more than 308 digits can overflow a double.
+      if (token.find_first_of("eE") != std::string_view::npos || token.size() > 308) {
+        const std::string number(token);
+        errno = 0;
+        const double x = std::strtod(number.c_str(), nullptr);
+        if (std::isinf(x)) {
+          rewritten.append(text, copied, i - copied);
+          rewritten += "\"\\u0001number out of range: " + number.substr(0, 24) + "\"";
+          copied = end;
+        }
+      }
+      i = end - 1;
+    }
+  }
+  if (copied > 0) rewritten.append(text, copied, std::string::npos);
   try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
+    return json::parse(copied > 0 ? rewritten : text);
+  } catch (const json::exception& e) {
     throw bad_request(std::string("the body is not valid JSON: ") + e.what());
   }
 }
@@ -139,6 +216,9 @@ json info_json(const std::string& name, const instance_info& i, bool with_bucket
               {"none_found", s.queries_none_found},
               {"fake_opponent", s.queries_fake},
               {"invalid_request", s.queries_invalid}}},
+            {"removed_after_offer", s.removed_after_offer},
+            {"evictions", s.evictions},
+            {"inserts_refused_capacity", s.inserts_refused_capacity},
             {"updates",
              {{"inserted", s.updates_inserted},
               {"updated", s.updates_updated},
@@ -200,16 +280,21 @@ json row_json(const player_row& r) {
 }
 
 query_body read_query(const json& body, const generic_profile_config& p, bool allow_max_retries) {
+  // One rule for both: "retries" is the caller's retry count (the match rule
+  // widens with it); "max_retries" is the test query's last try, so a real
+  // query refuses it rather than ignore it.
   if (allow_max_retries)
     only_fields(body, {"attacker_id", "mmr", "attributes", "retries", "excluded_ids", "max_retries"},
                 "the query");
+  else if (body.is_object() && body.contains("max_retries"))
+    throw bad_request("the query: 'max_retries' belongs to /api/test-query; a query tries once "
+                      "at 'retries'");
   else
     only_fields(body, {"attacker_id", "mmr", "attributes", "retries", "excluded_ids"}, "the query");
   query_body out;
   auto& q = out.request.query;
   q.attacker = read_id(required(body, "attacker_id", "the query"), "attacker_id");
-  q.mmr = static_cast<float>(read_number(required(body, "mmr", "the query"), "mmr"));
-  if (!std::isfinite(q.mmr)) throw bad_request("mmr is out of range");
+  q.mmr = static_cast<float>(read_mmr(required(body, "mmr", "the query"), "mmr"));
   if (auto it = body.find("attributes"); it != body.end())
     read_attributes(*it, p, q.attributes, "attributes");
   if (auto it = body.find("retries"); it != body.end())
@@ -218,6 +303,10 @@ query_body read_query(const json& body, const generic_profile_config& p, bool al
     out.max_retries = read_u32(*it, "max_retries");
     if (out.max_retries > 100) throw bad_request("max_retries must be at most 100");
   }
+  if (allow_max_retries && out.request.num_retries > out.max_retries)
+    throw bad_request("retries (" + std::to_string(out.request.num_retries) +
+                      ", the first try) must not exceed max_retries (" +
+                      std::to_string(out.max_retries) + ", the last)");
   if (auto it = body.find("excluded_ids"); it != body.end()) {
     if (!it->is_array()) throw bad_request("excluded_ids must be a list of player ids");
     out.request.excluded_player_ids.reserve(it->size());
@@ -232,7 +321,7 @@ player_row read_row(const json& body, const generic_profile_config& p, const std
   only_fields(body, {"id", "mmr", "attributes", "is_bot", "payload"}, where);
   player_row r;
   r.id = read_id(required(body, "id", where), where + ".id");
-  r.mmr = read_number(required(body, "mmr", where), where + ".mmr");
+  r.mmr = read_mmr(required(body, "mmr", where), where + ".mmr");
   if (auto it = body.find("attributes"); it != body.end()) {
     std::array<std::uint32_t, row_attribute_count> a{};
     read_attributes(*it, p, a, where + ".attributes");

@@ -49,8 +49,15 @@ player_row read_row(const json& body, const generic_profile_config& p, const std
 // {"id": <player id>}
 player_id read_id_body(const json& body);
 
-// Parses a request body; malformed JSON is a bad_request with the parser's words.
+// Parses a request body; malformed JSON is a bad_request with the parser's
+// words, and so is nesting deeper than max_json_depth. A number that overflows
+// a double does not fail the parse: the reader of its field refuses it.
+inline constexpr std::size_t max_json_depth = 32;
 json parse_body(const std::string& text);
+
+// A value in words for an error message: its type, or its text when short.
+// Never the whole of a large or deep value.
+std::string describe(const json& v);
 
 std::uint64_t read_id(const json& v, const std::string& where);
 

@@ -82,6 +82,9 @@ int run(const server::server_config& c) {
   const std::filesystem::path db_path(c.database_path);
   if (db_path.has_parent_path()) std::filesystem::create_directories(db_path.parent_path());
   database db(c.database_path);
+  if (auto problem = db.integrity_problem())
+    throw store_error("database '" + c.database_path + "' is damaged (" + *problem +
+                      "): restore it from a backup, or move it aside to start on a new file");
   fill_demo_table(db, c.effective_demo_players());
   say("matchmakerd: database " + c.database_path + " holds " + std::to_string(count_players(db)) +
       " players");
@@ -141,7 +144,8 @@ int run(const server::server_config& c) {
     load = sys.spawn(demo_load, caf::actor_cast<iface::client>(client), c.effective_demo_qps(),
                      count_players(db));
 
-  server::http_context ctx{c, bridge, db, {}, {}};
+  database read_db(c.database_path);
+  server::http_context ctx{c, bridge, db, {}, read_db, {}, {}};
   httplib::Server http;
   server::install_routes(http, ctx);
   int http_port = c.http_port;

@@ -113,6 +113,14 @@ std::string render_metrics(const std::vector<matchmaker_figures>& all,
   each("mm_evictions_total", "counter",
        "Players pushed out of a bucket slot by an insert.",
        [](const instance_info& i) { return i.engine.stats.evictions; });
+  each("mm_removed_after_offer_total", "counter",
+       "Winners taken out of the cache after an offer "
+       "(matchmaker.player_remove_after_candidate_offer).",
+       [](const instance_info& i) { return i.engine.stats.removed_after_offer; });
+  each("mm_inserts_refused_capacity_total", "counter",
+       "Players not cached because a new bucket would pass the capacity limit "
+       "(player_cache_size + 10%) before the next rebalance.",
+       [](const instance_info& i) { return i.engine.stats.inserts_refused_capacity; });
 
   each("mm_scans_total", "counter", "Database scans applied.",
        [](const instance_info& i) { return i.engine.stats.scans; });

@@ -32,7 +32,7 @@ struct key_spec {
 }
 
 std::int64_t as_int(const std::string& key, const json& v, std::int64_t lo, std::int64_t hi) {
-  if (!v.is_number_integer()) bad(key, "expected an integer, got " + v.dump());
+  if (!v.is_number_integer()) bad(key, "expected an integer, got " + describe(v));
   const std::int64_t x = v.get<std::int64_t>();
   if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi))
     bad(key, "must be at most " + std::to_string(hi));
@@ -50,19 +50,19 @@ T as_uint(const std::string& key, const json& v, std::int64_t lo = 0) {
 }
 
 double as_number(const std::string& key, const json& v) {
-  if (!v.is_number()) bad(key, "expected a number, got " + v.dump());
+  if (!v.is_number()) bad(key, "expected a number, got " + describe(v));
   const double x = v.get<double>();
   if (!std::isfinite(x)) bad(key, "must be finite");
   return x;
 }
 
 bool as_bool(const std::string& key, const json& v) {
-  if (!v.is_boolean()) bad(key, "expected true or false, got " + v.dump());
+  if (!v.is_boolean()) bad(key, "expected true or false, got " + describe(v));
   return v.get<bool>();
 }
 
 std::string as_text(const std::string& key, const json& v) {
-  if (!v.is_string()) bad(key, "expected a string, got " + v.dump());
+  if (!v.is_string()) bad(key, "expected a string, got " + describe(v));
   return v.get<std::string>();
 }
 
@@ -87,15 +87,17 @@ std::chrono::milliseconds as_duration(const std::string& key, const json& v) {
     else if (unit == "h") ms = x * 3'600'000;
     else bad(key, "unknown unit \"" + unit + "\" (use ms, s, m or h)");
   } else {
-    bad(key, "expected a duration such as \"30s\" or a number of seconds, got " + v.dump());
+    bad(key, "expected a duration such as \"30s\" or a number of seconds, got " + describe(v));
   }
   if (!std::isfinite(ms) || ms < 0 || ms > 1e12) bad(key, "must be between 0 and 1e9 s");
+  // Kept in whole milliseconds: a finer value would be cut without a word.
+  if (ms != std::floor(ms)) bad(key, "must be a whole number of milliseconds");
   return std::chrono::milliseconds(static_cast<std::int64_t>(ms));
 }
 
 fill_threshold as_threshold(const std::string& key, const json& v) {
   const auto t = v.is_string() ? parse_fill_threshold(v.get<std::string>()) : std::nullopt;
-  if (!t) bad(key, "expected always, low_population, high_population or never, got " + v.dump());
+  if (!t) bad(key, "expected always, low_population, high_population or never, got " + describe(v));
   return *t;
 }
 
@@ -151,7 +153,11 @@ std::vector<access_token> as_tokens(const std::string& key, const json& v) {
     access_token a;
     bool has_role = false;
     for (const auto& [k, x] : t.items()) {
-      if (k == "token") a.token = as_text(at + ".token", x);
+      if (k == "token") {
+        // A secret: never echoed, whatever its type.
+        if (!x.is_string()) bad(at + ".token", "expected a string (the value is not shown)");
+        a.token = x.get<std::string>();
+      }
       else if (k == "role") {
         const std::string r = as_text(at + ".role", x);
         if (r == "view") a.granted = role::view;
@@ -219,6 +225,17 @@ const std::vector<key_spec>& keys() {
          c.http_max_batch = as_uint<std::uint32_t>("http.max_batch", v, 1);
        },
        [](const server_config& c) -> json { return c.http_max_batch; }},
+      {"http.allowed_hosts", K::list, "[]",
+       "other names (no port) browsers may use for this server, e.g. a proxy's; requests "
+       "whose Host or Origin names another site get 403",
+       [](server_config& c, const json& v) {
+         if (!v.is_array()) bad("http.allowed_hosts", "expected a list of host names");
+         c.http_allowed_hosts.clear();
+         for (std::size_t i = 0; i < v.size(); ++i)
+           c.http_allowed_hosts.push_back(
+               as_text("http.allowed_hosts[" + std::to_string(i) + "]", v[i]));
+       },
+       [](const server_config& c) -> json { return c.http_allowed_hosts; }},
       {"actor.host", K::text, d.actor_host,
        "address the instance set is published on (CAF network layer) for game servers",
        [](server_config& c, const json& v) { c.actor_host = as_text("actor.host", v); },
