@@ -20,7 +20,7 @@ class admin_bridge {
   using model = typename Profile::model_type;
   using query = typename Profile::query_type;
   using matchmaker = typename interfaces<Profile>::matchmaker;
-  using client = typename interfaces<Profile>::client;
+  using client = typename interfaces<Profile>::routing_client;
 
   admin_bridge(caf::actor_system& sys, std::vector<matchmaker> set, std::vector<std::string> names,
                client c, std::chrono::milliseconds timeout)
@@ -58,6 +58,8 @@ class admin_bridge {
   caf::expected<bool> enroll(player_id id, bool is_removal) {
     return ask<bool>(client_, enroll_atom::value, id, is_removal);
   }
+  // The client's own counts: the game's view of its queries.
+  caf::expected<client_stats> stats() { return ask<client_stats>(client_, stats_atom::value); }
 
   std::string render(const caf::error& e) const { return sys_.render(e); }
 

@@ -17,7 +17,10 @@ namespace mm::actors {
 
 template <class Profile>
 struct client_interface {
+  // What a game holds: the same for the client and for one matchmaker.
   using type = typename interfaces<Profile>::client;
+  // The client actor itself: that plus its own counts (stats_atom).
+  using routing_type = typename interfaces<Profile>::routing_client;
 };
 
 template <class Profile>
@@ -27,17 +30,26 @@ struct client_state {
   std::vector<typename interfaces<Profile>::matchmaker> instances;
   std::chrono::milliseconds timeout{250};
   rng random{1};
-  std::uint64_t failed_requests = 0;  // timeouts and errors from instances
+  client_stats stats;
   static inline const char* name = "mm.client";
 };
 
 template <class Profile>
 using client_pointer =
-    typename client_interface<Profile>::type::template stateful_pointer<client_state<Profile>>;
+    typename client_interface<Profile>::routing_type::template stateful_pointer<client_state<Profile>>;
 
 template <class Profile>
 std::size_t shard_of(const client_state<Profile>& st, player_id id) {
   return static_cast<std::size_t>(id % st.instances.size());
+}
+
+inline void count_answer(client_stats& s, match_type t) {
+  switch (t) {
+    case match_type::success: ++s.success; break;
+    case match_type::none_found: ++s.none_found; break;
+    case match_type::fake_opponent: ++s.fake_opponent; break;
+    case match_type::invalid_request: ++s.invalid_request; break;
+  }
 }
 
 // Asks instance (start + k) mod N; on NoneFound or failure, the next one.
@@ -68,22 +80,26 @@ void find_from(client_pointer<Profile> self,
               find_from<Profile>(self, rp, req, fake_allowed, start, k + 1, true);
               return;
             }
+            count_answer(self->state.stats, r.type);
             rp.deliver(std::move(r));
           },
           [=](caf::error& e) mutable {
-            ++self->state.failed_requests;
+            auto& stats = self->state.stats;
+            ++stats.failed_requests;
             if (k + 1 < n) {
               find_from<Profile>(self, rp, req, fake_allowed, start, k + 1, someone_said_none);
             } else if (someone_said_none) {
+              count_answer(stats, match_type::none_found);
               rp.deliver(reply{});  // NoneFound: those that answered found none
             } else {
+              ++stats.unanswered;
               rp.deliver(std::move(e));  // nobody answered
             }
           });
 }
 
 template <class Profile>
-typename client_interface<Profile>::type::behavior_type client_actor(
+typename client_interface<Profile>::routing_type::behavior_type client_actor(
     client_pointer<Profile> self, std::vector<typename interfaces<Profile>::matchmaker> instances,
     std::chrono::milliseconds timeout, std::uint64_t seed) {
   using model = typename Profile::model_type;
@@ -97,6 +113,7 @@ typename client_interface<Profile>::type::behavior_type client_actor(
         auto& s = self->state;
         if (s.instances.empty())
           return caf::make_error(caf::sec::invalid_argument, "no matchmaker instances");
+        ++s.stats.queries;
         auto rp = self->template make_response_promise<match_reply<model>>();
         auto without_fakes = std::make_shared<match_request<query>>(req);
         without_fakes->allow_fake_opponent = false;
@@ -107,6 +124,7 @@ typename client_interface<Profile>::type::behavior_type client_actor(
       },
       [=](update_atom a, const player_update<model>& u) {
         auto& s = self->state;
+        ++s.stats.updates;
         if (!s.instances.empty()) self->send(s.instances[shard_of(s, u.id)], a, u);
       },
       [=](enroll_atom a, player_id id, bool removal) -> caf::result<bool> {
@@ -115,6 +133,7 @@ typename client_interface<Profile>::type::behavior_type client_actor(
           return caf::make_error(caf::sec::invalid_argument, "no matchmaker instances");
         return self->delegate(s.instances[shard_of(s, id)], a, id, removal);
       },
+      [=](stats_atom) { return self->state.stats; },
   };
 }
 

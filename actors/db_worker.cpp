@@ -22,25 +22,35 @@ auto with_db(db_worker::stateful_pointer<db_worker_state> self, F f) -> decltype
     return caf::make_error(caf::sec::runtime_error, std::string(e.what()));
   }
 }
+
+// Runs f against the scanner (opened on first use); a failure becomes an error
+// reply and drops the scanner, so the next request opens it afresh.
+template <class F>
+caf::result<scan_result> with_scanner(db_worker::stateful_pointer<db_worker_state> self, F f) {
+  auto& st = self->state;
+  try {
+    if (!st.scanner)
+      st.scanner = std::make_unique<player_scanner>(st.config.path, st.config.scan_source, st.seed,
+                                                    st.config.busy_timeout_ms,
+                                                    st.config.shard_count, st.config.shard_index);
+    return f(*st.scanner);
+  } catch (const std::exception& e) {
+    st.scanner.reset();
+    return caf::make_error(caf::sec::runtime_error, std::string(e.what()));
+  }
+}
 }  // namespace
 
 db_worker::behavior_type db_worker_actor(db_worker::stateful_pointer<db_worker_state> self,
                                          db_worker_config config) {
   self->state.config = std::move(config);
+  self->state.seed = self->state.config.seed ? self->state.config.seed : std::random_device{}();
   return {
       [=](scan_atom, std::uint32_t fetch, std::uint32_t batch) -> caf::result<scan_result> {
-        auto& st = self->state;
-        try {
-          if (!st.scanner)
-            st.scanner = std::make_unique<player_scanner>(
-                st.config.path, st.config.scan_source,
-                st.config.seed ? st.config.seed : std::random_device{}(), st.config.busy_timeout_ms,
-                st.config.shard_count, st.config.shard_index);
-          return st.scanner->scan(fetch, batch);
-        } catch (const std::exception& e) {
-          st.scanner.reset();
-          return caf::make_error(caf::sec::runtime_error, std::string(e.what()));
-        }
+        return with_scanner(self, [&](player_scanner& s) { return s.scan(fetch, batch); });
+      },
+      [=](sample_atom, std::uint32_t wanted) -> caf::result<scan_result> {
+        return with_scanner(self, [&](player_scanner& s) { return s.sample(wanted, self->state.seed); });
       },
       [=](save_atom, const std::string& id, const stored_state& s) -> caf::result<std::uint64_t> {
         return with_db(self, [&](database& db) -> caf::result<std::uint64_t> {

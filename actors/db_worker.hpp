@@ -27,6 +27,7 @@ struct db_worker_state {
   // Not an aggregate: CAF would otherwise build the state from the actor pointer.
   db_worker_state() = default;
   db_worker_config config;
+  std::uint64_t seed = 0;                   // of the scan pointers and the sample (never 0)
   std::unique_ptr<database> db;             // opened on first use, reopened after errors
   std::unique_ptr<player_scanner> scanner;  // likewise
   static inline const char* name = "mm.db_worker";

@@ -153,6 +153,33 @@ void start_scan(instance_pointer<Profile> self) {
           });
 }
 
+// A cold start (no sizing model) reads a sample spread over the whole table
+// before the first scan and sizes the buckets from it (player_scanner::sample).
+template <class Profile>
+void take_sizing_sample(instance_pointer<Profile> self) {
+  auto& st = self->state;
+  const options& o = st.config.opts;
+  if (!o.enable_database_scan || o.sizing_sample_rows == 0 || !st.eng->sizing().empty()) return;
+  const std::uint32_t wanted = std::min(o.sizing_sample_rows, o.buckets_rebalance_sample_count);
+  self->request(st.worker, st.config.scan_timeout, sample_atom::value, wanted)
+      .then(
+          [=](scan_result& res) {
+            auto& s = self->state;
+            s.eng->apply_rows(res.rows, res.unreadable);
+            if (!res.reports.empty()) s.scan_reports = std::move(res.reports);
+            log(log_level::info, "matchmaker '" + s.config.id + "': sizing sample of " +
+                                     std::to_string(res.rows.size()) + " rows in " +
+                                     std::to_string(res.seconds) + " s");
+            rebalance_if_due_early<Profile>(self);
+          },
+          [=](caf::error& e) {
+            ++self->state.scan_errors;
+            log(log_level::warning, "matchmaker '" + self->state.config.id +
+                                        "': sizing sample failed (the scans will size): " +
+                                        self->system().render(e));
+          });
+}
+
 template <class Profile>
 void finish_restore(instance_pointer<Profile> self) {
   auto& s = self->state;
@@ -162,6 +189,7 @@ void finish_restore(instance_pointer<Profile> self) {
   s.pending_updates = {};
   arm_rebalance_tick<Profile>(self);
   rebalance_if_due_early<Profile>(self);
+  take_sizing_sample<Profile>(self);
 }
 
 template <class Profile>

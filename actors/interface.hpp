@@ -26,6 +26,7 @@ using top_atom = caf::atom_constant<caf::atom("top")>;
 using rebalance_atom = caf::atom_constant<caf::atom("rebalance")>;
 using clear_atom = caf::atom_constant<caf::atom("clear")>;
 using explain_atom = caf::atom_constant<caf::atom("explain")>;
+using stats_atom = caf::atom_constant<caf::atom("stats")>;
 
 // Timers and internal traffic.
 using scan_tick_atom = caf::atom_constant<caf::atom("scantick")>;
@@ -37,6 +38,7 @@ using save_atom = caf::atom_constant<caf::atom("save")>;
 using load_atom = caf::atom_constant<caf::atom("load")>;
 using set_aside_atom = caf::atom_constant<caf::atom("setaside")>;
 using fetch_atom = caf::atom_constant<caf::atom("fetch")>;
+using sample_atom = caf::atom_constant<caf::atom("sample")>;
 
 template <class Profile>
 struct interfaces {
@@ -51,6 +53,12 @@ struct interfaces {
       caf::reacts_to<update_atom, player_update<model>>,
       // Enroll (false) or remove (true) a player by id; true when the cache changed.
       caf::replies_to<enroll_atom, player_id, bool>::with<bool>>;
+
+  // The routing client over an instance set: the client's messages and its
+  // own counts (the game's view of its queries).
+  using routing_client = typename client::template extend<
+      // Queries by result as the game saw them, failed instance requests, updates.
+      caf::replies_to<stats_atom>::with<client_stats>>;
 
   // One matchmaker (an instance, or its supervisor): the client's messages and
   // the introspection and maintenance ones.
@@ -98,6 +106,8 @@ using db_worker = caf::typed_actor<
     // Move an instance's snapshot to matchmaker_state_rejected with a reason.
     caf::replies_to<set_aside_atom, std::string, std::string, std::int64_t>::with<bool>,
     // Read one player row: (found, row).
-    caf::replies_to<fetch_atom, player_id>::with<bool, player_row>>;
+    caf::replies_to<fetch_atom, player_id>::with<bool, player_row>,
+    // About N rows spread over the whole table (the sizing sample of a cold start).
+    caf::replies_to<sample_atom, std::uint32_t>::with<scan_result>>;
 
 }  // namespace mm::actors

@@ -67,6 +67,20 @@ struct instance_info {
   // Snapshots written: encoding here plus the worker's transaction.
   double last_snapshot_seconds = 0;
   std::uint64_t snapshots_written = 0;
+  // Filled in by the supervisor in front of the instance (0 from a bare one):
+  // restarts after a crash, and updates that arrived while it was down.
+  std::uint32_t restarts = 0;
+  std::uint64_t updates_dropped = 0;
+};
+
+// What the routing client saw: the game's own view of its queries (one count
+// per query, wherever it was answered) and the instances that failed it.
+struct client_stats {
+  std::uint64_t queries = 0;
+  std::uint64_t success = 0, none_found = 0, fake_opponent = 0, invalid_request = 0;
+  std::uint64_t unanswered = 0;       // no instance answered at all: an error to the caller
+  std::uint64_t failed_requests = 0;  // instance timeouts and errors, each try counted
+  std::uint64_t updates = 0;
 };
 
 template <class Inspector>
@@ -116,7 +130,8 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, engine_info& x) {
   return f(caf::meta::type_name("engine_info"), x.name, x.players, x.capacity, x.overall_fill,
            x.bucket_count, x.buckets, x.mmr_low, x.mmr_high, x.samples,
-           x.enough_data_for_rebalance, x.last_rebalance_unix_ms, x.memory_bytes, x.stats);
+           x.enough_data_for_rebalance, x.last_rebalance_unix_ms, x.memory_bytes, x.stats,
+           x.row_reports);
 }
 
 template <class Inspector>
@@ -125,7 +140,13 @@ typename Inspector::result_type inspect(Inspector& f, instance_info& x) {
            x.last_snapshot_unix_ms, x.scan_errors, x.scan_reports, x.last_scan_seconds,
            x.last_scan_requested, x.last_scan_found, x.scan_seconds_total,
            x.scan_rows_requested_total, x.scan_rows_found_total, x.last_snapshot_seconds,
-           x.snapshots_written);
+           x.snapshots_written, x.restarts, x.updates_dropped);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, client_stats& x) {
+  return f(caf::meta::type_name("client_stats"), x.queries, x.success, x.none_found,
+           x.fake_opponent, x.invalid_request, x.unanswered, x.failed_requests, x.updates);
 }
 
 template <class Inspector>

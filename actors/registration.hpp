@@ -18,6 +18,7 @@ void add_message_types(caf::actor_system_config& cfg, const std::string& profile
   cfg.add_message_type<player_update<model>>(p + "player_update");
   cfg.add_message_type<std::vector<model>>(p + "models");
   cfg.add_message_type<instance_info>("mm.instance_info");
+  cfg.add_message_type<client_stats>("mm.client_stats");
   cfg.add_message_type<player_info>("mm.player_info");
   cfg.add_message_type<rebalance_report>("mm.rebalance_report");
   cfg.add_message_type<query_explanation>("mm.query_explanation");

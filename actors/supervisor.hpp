@@ -100,7 +100,17 @@ typename interfaces<Profile>::supervisor::behavior_type supervisor_actor(
       },
       [=](info_atom a) -> caf::result<instance_info> {
         if (!self->state.instance) return down();
-        return self->delegate(self->state.instance, a);
+        // The instance's figures plus the supervisor's own.
+        auto rp = self->template make_response_promise<instance_info>();
+        self->request(self->state.instance, caf::infinite, a)
+            .then(
+                [=](instance_info& i) mutable {
+                  i.restarts = self->state.restarts;
+                  i.updates_dropped = self->state.updates_dropped;
+                  rp.deliver(std::move(i));
+                },
+                [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
+        return rp;
       },
       [=](player_atom a, player_id id) -> caf::result<player_info> {
         if (!self->state.instance) return down();

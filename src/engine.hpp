@@ -269,7 +269,11 @@ class engine {
     if (row.is_bot && !opt_.scan_includes_bots) return counted({update_outcome::no_op});
     row_models_.clear();
     switch (profile_.make_models(row, row_models_)) {
-      case row_verdict::malformed: return malformed_row("the model factory rejected the row");
+      case row_verdict::malformed: {
+        if constexpr (explains_malformed_rows<Profile>)
+          report_row(row.id, profile_.explain_malformed(row));
+        return malformed_row("the model factory rejected the row");
+      }
       case row_verdict::not_eligible: return remove(row.id);
       case row_verdict::eligible: break;
     }
@@ -288,6 +292,10 @@ class engine {
   // the reader could not decode arrive as a count.
   void apply_scan(std::span<const player_row> rows, std::uint64_t unreadable_rows) {
     ++stats_.scans;
+    apply_rows(rows, unreadable_rows);
+  }
+  // Rows read some other way (the sizing sample of a cold start).
+  void apply_rows(std::span<const player_row> rows, std::uint64_t unreadable_rows) {
     stats_.rows_malformed += unreadable_rows;
     for (const player_row& row : rows) apply_row(row);
   }
@@ -415,6 +423,7 @@ class engine {
     i.memory_bytes =
         samples_.memory_bytes() + present_.memory_bytes() + i.capacity * sizeof(model_type);
     i.stats = stats_;
+    i.row_reports.assign(row_reports_.begin(), row_reports_.end());
     return i;
   }
 
@@ -615,6 +624,13 @@ class engine {
     ++stats_.queries_invalid;
     return res;
   }
+
+  // Keeps the latest few explanations of unusable rows for introspection.
+  void report_row(player_id id, std::string why) {
+    if (row_reports_.size() == max_row_reports) row_reports_.erase(row_reports_.begin());
+    row_reports_.push_back("player " + std::to_string(id) + ": " + std::move(why));
+  }
+  static constexpr std::size_t max_row_reports = 10;
 
   update_result malformed_row(std::string_view why) {
     ++stats_.rows_malformed;
@@ -927,6 +943,7 @@ class engine {
   std::vector<std::uint32_t> held_;
   std::vector<std::pair<label_tuple, const model_type*>> targets_;
   std::vector<model_type> row_models_;
+  std::vector<std::string> row_reports_;
 };
 
 }  // namespace mm

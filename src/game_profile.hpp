@@ -47,6 +47,14 @@ concept explains_rejections = requires(const P& p, const typename P::model_type&
   { p.explain_rejection(q, m, std::uint32_t{}) } -> std::convertible_to<std::string>;
 };
 
+// Optional: why make_models() called a row malformed, in words, so that the
+// matchmaker can report it (engine_info::row_reports). Profiles without it get
+// a generic reason.
+template <class P>
+concept explains_malformed_rows = requires(const P& p, const player_row& row) {
+  { p.explain_malformed(row) } -> std::convertible_to<std::string>;
+};
+
 template <class P>
 struct id_of_model {
   player_id operator()(const typename P::model_type& m) const { return P::id_of(m); }

@@ -107,6 +107,17 @@ row_verdict generic_profile::make_models(const player_row& row,
   return row_verdict::eligible;
 }
 
+std::string generic_profile::explain_malformed(const player_row& row) const {
+  if (!std::isfinite(static_cast<float>(row.mmr))) return "MMR does not fit a 32-bit float";
+  for (std::size_t i = 0; i < generic_attribute_count; ++i) {
+    const std::int64_t v = row.attributes[i];
+    if (v < 0 || v > std::numeric_limits<std::uint32_t>::max())
+      return "attr" + std::to_string(i) + " is " + std::to_string(v) +
+             " (the generic model holds 0 to 4294967295)";
+  }
+  return "the model factory rejected the row";
+}
+
 std::vector<std::unique_ptr<strategy<generic_profile>>> generic_profile::make_strategies()
     const {
   std::vector<std::unique_ptr<strategy<generic_profile>>> out;

@@ -143,6 +143,8 @@ class generic_profile {
                                 std::uint32_t retries) const;
 
   row_verdict make_models(const player_row& row, std::vector<model_type>& out) const;
+  // Why make_models() calls the row malformed.
+  std::string explain_malformed(const player_row& row) const;
 
   // A synthetic opponent at the attacker's own MMR with the attacker's
   // attributes. It carries id 0: no stored player is behind it.

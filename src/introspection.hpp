@@ -64,6 +64,8 @@ struct engine_info {
   std::int64_t last_rebalance_unix_ms = 0;  // 0: never
   std::uint64_t memory_bytes = 0;           // buckets + samples
   engine_stats stats;
+  // The latest rows the engine could not use, explained (at most 10).
+  std::vector<std::string> row_reports;
 };
 
 struct player_info {

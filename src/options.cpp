@@ -33,6 +33,8 @@ std::vector<std::string> check(const options& o, const profile_capabilities& cap
     e.push_back("bucket_initial_size must not exceed player_cache_size");
   if (o.database_cache_size > o.player_cache_size)
     e.push_back("database_cache_size must not exceed player_cache_size");
+  if (o.sizing_sample_rows > 10'000'000)
+    e.push_back("sizing_sample_rows must be at most 10000000");
   if (o.database_scan_min_fetch > o.database_scan_max_fetch)
     e.push_back("database_scan_min_fetch must not exceed database_scan_max_fetch");
   if (o.matching_candidate_amount > o.matching_max_search)

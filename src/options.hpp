@@ -41,6 +41,11 @@ struct options {
   std::uint32_t database_scan_min_fetch = 64;
   std::uint32_t database_scan_max_fetch = 1024;
   bool scan_includes_bots = false;
+  // Rows of the sizing sample a cold start takes before its first scan (an
+  // instance with no sizing model): spread over the whole table whatever the
+  // id order, so the first sizing is not made from a few runs of consecutive
+  // ids. 0: none (the first sizing then comes from the scans).
+  std::uint32_t sizing_sample_rows = 20'000;
 
   // Queries
   std::uint32_t matching_candidate_amount = 10;

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <limits>
 
+#include "stable_hash.hpp"
+
 namespace mm {
 
 namespace {
@@ -56,6 +58,15 @@ class player_scanner::statement {
   sqlite3_stmt* stmt_ = nullptr;
 };
 
+namespace {
+// mm_sample_hash(id, seed): 31 bits of a stable mix of both, never negative.
+void sample_hash(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  const auto id = static_cast<std::uint64_t>(sqlite3_value_int64(argv[0]));
+  const auto seed = static_cast<std::uint64_t>(sqlite3_value_int64(argv[1]));
+  sqlite3_result_int64(ctx, static_cast<std::int64_t>(mix64(id ^ mix64(seed)) >> 33));
+}
+}  // namespace
+
 bool valid_sql_identifier(const std::string& name) {
   if (name.empty() || name.size() > 128) return false;
   if (name[0] >= '0' && name[0] <= '9') return false;
@@ -75,6 +86,10 @@ player_scanner::player_scanner(const std::string& path, const std::string& sourc
   // instead of a pread per page, and keep a larger page cache.
   db_.sql().exec("PRAGMA mmap_size = 1073741824");
   db_.sql().exec("PRAGMA cache_size = -65536");
+  if (sqlite3_create_function_v2(db_.sql().getHandle(), "mm_sample_hash", 2,
+                                 SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr, sample_hash, nullptr,
+                                 nullptr, nullptr) != SQLITE_OK)
+    throw store_error("cannot register mm_sample_hash on '" + path + "'");
   if (shard_count > 1)
     shard_filter_ = " AND id % " + std::to_string(shard_count) + " = " +
                     std::to_string(shard_index % shard_count);
@@ -126,6 +141,40 @@ void player_scanner::read(statement& q, scan_result& out, std::int64_t& last_id)
     r.payload = q.bytes(6);
     r.is_bot = q.int64(7) != 0;
   }
+}
+
+scan_result player_scanner::sample(std::uint32_t wanted, std::uint64_t seed) {
+  const auto start = std::chrono::steady_clock::now();
+  scan_result out;
+  if (wanted == 0) return out;
+  try {
+    const std::string from = " FROM \"" + source_ + "\" WHERE 1" + shard_filter_;
+    SQLite::Statement count(db_.sql(), "SELECT COUNT(*)" + from);
+    count.executeStep();
+    const auto rows = static_cast<std::uint64_t>(count.getColumn(0).getInt64());
+    if (rows == 0) return out;
+    // Out of 2^31 hash values: every row when the table is no larger than asked.
+    const std::int64_t below =
+        rows <= wanted ? (std::int64_t{1} << 31)
+                       : static_cast<std::int64_t>(static_cast<double>(wanted) / rows * 2147483648.0);
+    statement q(db_.sql(), std::string("SELECT ") + columns + from +
+                               " AND mm_sample_hash(id, ?) < ? ORDER BY id");
+    q.bind(1, static_cast<std::int64_t>(seed));
+    q.bind(2, below);
+    out.rows.reserve(std::min<std::uint64_t>(rows, wanted + wanted / 4 + 64));
+    std::int64_t last_id = 0;
+    read(q, out, last_id);
+    out.batches = 1;
+    // In random order: a consumer that keeps only the latest rows (the sample
+    // FIFO, when it is smaller) must not keep only the highest ids.
+    rng order(seed ^ 0x5bd1e995u);
+    for (std::size_t i = out.rows.size(); i > 1; --i)
+      std::swap(out.rows[i - 1], out.rows[order.below(i)]);
+  } catch (const std::exception& e) {
+    throw store_error("sample of '" + source_ + "' in '" + db_.path() + "' failed: " + e.what());
+  }
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return out;
 }
 
 scan_result player_scanner::scan(std::uint32_t fetch, std::uint32_t batch_size) {

@@ -49,6 +49,15 @@ class player_scanner {
   // next one.
   void scan_into(std::uint32_t fetch, std::uint32_t batch_size, scan_result& out);
 
+  // A sample of about `wanted` rows spread over the whole table (or this
+  // shard) whatever the order of the ids: a row is taken when a hash of its id
+  // and `seed` falls under wanted / rows, so every row has the same chance and
+  // neighbours are independent. The scan's runs of consecutive ids are not:
+  // where ids follow signup time and veterans are stronger, a few runs misjudge
+  // the MMR distribution. This reads the whole table once (linear in its size),
+  // so it sizes a cold start, not every tick. The rows come in random order.
+  scan_result sample(std::uint32_t wanted, std::uint64_t seed);
+
   const std::vector<std::int64_t>& pointers() const { return pointers_; }
 
  private:

@@ -60,6 +60,7 @@ class child_process {
   // nothing came within the timeout.
   std::string read_line(std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
+    timed_out_ = false;
     for (;;) {
       if (const auto nl = buffer_.find('\n'); nl != std::string::npos) {
         std::string line = buffer_.substr(0, nl);
@@ -68,12 +69,15 @@ class child_process {
       }
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
           deadline - std::chrono::steady_clock::now());
+      timed_out_ = true;
       if (left.count() <= 0) return {};
       pollfd p{fd_, POLLIN, 0};
       if (poll(&p, 1, static_cast<int>(left.count())) <= 0) return {};
+      timed_out_ = false;
       char chunk[4096];
       const ssize_t n = ::read(fd_, chunk, sizeof chunk);
       if (n <= 0) {
+        eof_ = true;
         std::string rest;
         rest.swap(buffer_);
         return rest;
@@ -98,11 +102,13 @@ class child_process {
   }
 
   // Everything until the process ends, then its exit status.
+  // Reads to the end of the output: an empty line in it is not the end (the
+  // process may have exited with its output still in the pipe).
   int finish(std::string* output = nullptr) {
     std::string all;
-    for (;;) {
+    while (!eof_) {
       std::string line = read_line();
-      if (line.empty() && !alive()) break;
+      if (line.empty() && (eof_ || (timed_out_ && !alive()))) break;
       all += line + "\n";
     }
     if (output) *output = all;
@@ -144,6 +150,8 @@ class child_process {
   int fd_ = -1;
   int exit_status_ = -1;
   std::string buffer_;
+  bool eof_ = false;        // the output pipe was closed
+  bool timed_out_ = false;  // the last read_line() returned for want of output
 };
 
 }  // namespace mm::test

@@ -27,6 +27,7 @@ instance_config<generic_profile> config_for(const std::string& db_path, std::str
   c.opts.state_snapshot_interval = 1h;
   c.opts.buckets_rebalance_interval = 4h;
   c.opts.player_remove_after_candidate_offer = fill_threshold::never;
+  c.opts.sizing_sample_rows = 0;  // these tests count the scans' rows; one test turns it on
   c.database.path = db_path;
   c.detached_worker = false;
   return c;
@@ -196,11 +197,15 @@ TEST_CASE("a crashed instance restarts from its snapshot, backing off", "[actors
   auto [down, e1] = f.ask<instance_info>(sup, info_atom::value);
   CHECK_FALSE(down);  // an error at once, never a hang
   CHECK(e1);
+  caf::anon_send(sup, update_atom::value, player_update<model>{5, {test::model(5, 100)}});
+  f.run();
   f.advance(100ms);  // first backoff
   auto [after, e2] = f.ask<instance_info>(sup, info_atom::value);
   REQUIRE(after);
   CHECK(after->engine.players > 0);  // restored from the snapshot
   CHECK(after->engine.stats.scans == 0);
+  CHECK(after->restarts == 1);         // the supervisor's own figures are reported
+  CHECK(after->updates_dropped == 1);  // the update sent while it was down
 
   crash();  // again right away: the backoff doubles
   f.advance(100ms);
@@ -340,6 +345,14 @@ TEST_CASE("with fake opponents on a real opponent on any instance beats a bot", 
   const auto after = totals();
   CHECK(after.first == 10);
   CHECK(after.second - before.second == 10);  // the first instance of each fallback
+  // The client counts each query once, as the game saw it.
+  auto [stats, serr] = f.ask<client_stats>(client, stats_atom::value);
+  REQUIRE(stats);
+  CHECK(stats->queries == 40);
+  CHECK(stats->success == 30);
+  CHECK(stats->fake_opponent == 10);
+  CHECK(stats->none_found == 0);
+  CHECK(stats->updates == 1);
   // A request that allows no fake gets NoneFound from the whole set.
   auto req = query_at(9000);
   req.allow_fake_opponent = false;
@@ -435,4 +448,62 @@ TEST_CASE("the scan's pointers are seeded from random_seed and at random without
   const auto c = first_scan(0, "c"), d = first_scan(0, "d");
   REQUIRE(c.size() > 500);
   CHECK(c != d);  // no seed: every cold start walks other rows
+}
+
+// Ids sparse and clustered (signup waves), MMR growing with the id (veterans
+// are stronger) and a long upper tail: a few runs of consecutive ids tell
+// little of the whole. The first sizing must still see the real top.
+TEST_CASE("a cold start sizes from a sample spread over the whole table", "[actors][sizing]") {
+  test::temp_dir dir;
+  const auto path = dir.file("mm.db");
+  std::vector<player_row> rows;
+  {
+    rng r(9);
+    player_id id = 1000;
+    while (rows.size() < 100'000) {
+      id += 1 + r.below(5'000'000);            // a gap between signup waves
+      const auto wave = 200 + r.below(3000);   // a wave of consecutive ids
+      for (std::uint64_t k = 0; k < wave && rows.size() < 100'000; ++k) {
+        player_row row;
+        row.id = id++;
+        const double rank = static_cast<double>(rows.size()) / 100'000;
+        // Reversed: the lowest ids are the veterans, strongest, with a tail.
+        row.mmr = 1000 + 1200 * (1 - rank) + 600 * std::pow(1 - rank, 8) + r.below(50);
+        rows.push_back(row);
+      }
+    }
+    database db(path);
+    upsert_players(db, rows);
+  }
+  std::vector<double> mmrs;
+  for (const auto& row : rows) mmrs.push_back(row.mmr);
+  std::sort(mmrs.begin(), mmrs.end());
+  const auto rank_of = [&](double x) {
+    return static_cast<double>(std::upper_bound(mmrs.begin(), mmrs.end(), x) - mmrs.begin()) /
+           static_cast<double>(mmrs.size());
+  };
+
+  auto c = config_for(path);
+  c.opts.sizing_sample_rows = 20'000;
+  c.opts.buckets_rebalance_sample_count = 200'000;
+  c.opts.player_cache_size = 20'000;
+  c.opts.bucket_initial_size = 200;
+  c.opts.mmr_bucket_count = 50;
+  test::actor_fixture f;
+  iface::matchmaker inst = f.sys().spawn(instance_actor<generic_profile>, c);
+  f.run();  // restore (none), then the sample and the first sizing
+  auto [info, err] = f.ask<instance_info>(inst, info_atom::value);
+  REQUIRE(info);
+  CHECK(info->engine.stats.rebalances == 1);
+  CHECK(info->engine.stats.scans == 0);  // sized before the first scan
+  CHECK(info->engine.samples > 15'000);
+  // The range's ends sit at the 0.5% and 99.5% points of the real table.
+  CHECK(rank_of(info->engine.mmr_high) == Approx(0.995).margin(0.003));
+  CHECK(rank_of(info->engine.mmr_low) == Approx(0.005).margin(0.003));
+  f.advance(10s);  // the first scan adds its runs; no resizing from them yet
+  auto [later, err2] = f.ask<instance_info>(inst, info_atom::value);
+  REQUIRE(later);
+  CHECK(later->engine.stats.scans == 1);
+  CHECK(later->engine.stats.rebalances == 1);
+  caf::anon_send_exit(inst, caf::exit_reason::user_shutdown);
 }

@@ -289,3 +289,89 @@ TEST_CASE("queries see both sides of a bucket border", "[query]") {
     CHECK(res.best_candidate_id <= 20);
   }
 }
+
+namespace {
+// Every candidate equally good, and the order the engine asked about them.
+struct recording_profile : generic_profile {
+  static inline std::vector<player_id>* asked = nullptr;
+  static inline bool decline_fakes = false;
+  match_verdict match(const generic_query&, const generic_model& m, std::uint32_t) const {
+    if (asked) asked->push_back(m.id());
+    return match_verdict::with_quality(1.0f);
+  }
+  std::optional<generic_model> fake_opponent(const generic_query& q) const {
+    if (decline_fakes) return std::nullopt;
+    return generic_profile::fake_opponent(q);
+  }
+  std::vector<std::unique_ptr<strategy<recording_profile>>> make_strategies() const { return {}; }
+};
+static_assert(game_profile<recording_profile>);
+}  // namespace
+
+TEST_CASE("the walk stops after matching_candidate_amount possible candidates", "[query]") {
+  for (std::uint32_t amount : {1u, 3u, 10u}) {
+    auto o = small_options();
+    o.matching_candidate_amount = amount;
+    o.player_remove_after_candidate_offer = fill_threshold::never;
+    engine<recording_profile> e(o);
+    for (player_id id = 1; id <= 200; ++id) e.update(id, model(id, 500));
+    std::vector<player_id> asked;
+    recording_profile::asked = &asked;
+    const auto res = e.find_match({query(9999, 500), 0, {}});
+    recording_profile::asked = nullptr;
+    CHECK(res.type == match_type::success);
+    CHECK(res.players_tested == amount);
+    CHECK(asked.size() == amount);
+  }
+}
+
+TEST_CASE("among equally good candidates the first one seen wins", "[query]") {
+  auto o = small_options();
+  o.player_remove_after_candidate_offer = fill_threshold::never;
+  engine<recording_profile> e(o);
+  for (player_id id = 1; id <= 200; ++id) e.update(id, model(id, 500));
+  std::set<player_id> winners;
+  for (int q = 0; q < 50; ++q) {
+    std::vector<player_id> asked;
+    recording_profile::asked = &asked;
+    const auto res = e.find_match({query(9999, 500), 0, {}});
+    recording_profile::asked = nullptr;
+    REQUIRE_FALSE(asked.empty());
+    CHECK(res.best_candidate_id == asked.front());
+    winners.insert(res.best_candidate_id);
+  }
+  CHECK(winners.size() > 20);  // and the first seen is random, not always the same one
+}
+
+TEST_CASE("by default the winner leaves the cache only when its bucket is 80% full",
+          "[query]") {
+  auto o = small_options();
+  o.mmr_bucket_count = 1;
+  o.bucket_initial_size = 10;
+  REQUIRE(o.player_remove_after_candidate_offer == fill_threshold::high_population);
+  generic_engine sparse(o);
+  sparse.enroll(model(1, 500));
+  const auto kept = sparse.find_match({query(9999, 500), 0, {}});
+  REQUIRE(kept.type == match_type::success);
+  CHECK(sparse.player(1).participating);  // 10% full: stays
+  CHECK(sparse.stats().removed_after_offer == 0);
+
+  generic_engine full(o);
+  for (player_id id = 1; id <= 200 && full.info().players < 9; ++id) full.enroll(model(id, 500));
+  REQUIRE(full.info().players == 9);  // 90% full
+  const auto taken = full.find_match({query(9999, 500), 0, {}});
+  REQUIRE(taken.type == match_type::success);
+  CHECK_FALSE(full.player(taken.best_candidate_id).participating);
+  CHECK(full.stats().removed_after_offer == 1);
+}
+
+TEST_CASE("a fake-opponent factory that declines gives NoneFound", "[query]") {
+  auto o = small_options();
+  o.enable_fake_opponents = true;
+  engine<recording_profile> e(o);
+  recording_profile::decline_fakes = true;
+  const auto declined = e.find_match({query(9999, 500), 0, {}});  // an empty cache
+  recording_profile::decline_fakes = false;
+  CHECK(declined.type == match_type::none_found);
+  CHECK(e.find_match({query(9999, 500), 0, {}}).type == match_type::fake_opponent);
+}

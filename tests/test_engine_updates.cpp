@@ -187,6 +187,10 @@ TEST_CASE("model rows go through the factory, the samples and the cache", "[upda
   zero.id = 0;
   CHECK(e.apply_row(zero).outcome == update_outcome::rejected);
   CHECK(e.stats().rows_malformed == 3);
+  // The factory's reason reaches the introspection.
+  const auto reports = e.info().row_reports;
+  REQUIRE_FALSE(reports.empty());
+  CHECK(reports.front() == "player 9: attr2 is -1 (the generic model holds 0 to 4294967295)");
   CHECK(e.player(9).participating);  // the good row stayed
 
   o.scan_includes_bots = true;

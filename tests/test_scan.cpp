@@ -134,3 +134,23 @@ TEST_CASE("the fetch count follows bucket density", "[scan]") {
   CHECK(e.scan_fetch_count() == static_cast<std::uint32_t>(expected));
   CHECK(e.scan_fetch_count() == Approx(64 + 960 / 2).margin(2));
 }
+
+TEST_CASE("each scan pointer jumps to a random id about 1% of the scans", "[scan]") {
+  test::temp_dir dir;
+  database db(dir.file("mm.db"));
+  fill_table(db, 10'000);  // ids 3, 6, 9, ...
+  player_scanner scanner(dir.file("mm.db"), "players", 11);
+  scanner.scan(1, 1);
+  int jumps = 0;
+  const int scans = 4000;
+  for (int s = 0; s < scans; ++s) {
+    const std::int64_t before = scanner.pointers().at(0);
+    const auto res = scanner.scan(1, 1);
+    REQUIRE(res.rows.size() == 1);
+    const auto expected = static_cast<player_id>(before >= 30'000 ? 3 : before - before % 3 + 3);
+    if (res.rows[0].id != expected) ++jumps;
+  }
+  // Binomial(4000, 1%): 40 expected; 15..70 holds with overwhelming odds.
+  CHECK(jumps >= 15);
+  CHECK(jumps <= 70);
+}

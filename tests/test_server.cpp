@@ -409,11 +409,18 @@ TEST_CASE("/metrics exposes requests, gaps, updates, scans, buckets, cache and s
   for (const char* family :
        {"mm_up", "mm_requests_total", "mm_match_mmr_gap", "mm_player_updates_total",
         "mm_scan_duration_seconds", "mm_scan_found_ratio", "mm_bucket_players", "mm_cache_capacity",
-        "mm_cache_players", "mm_cache_buckets", "mm_snapshot_duration_seconds", "mm_snapshot_bytes"})
+        "mm_cache_players", "mm_cache_buckets", "mm_snapshot_duration_seconds", "mm_snapshot_bytes",
+        "mm_removed_after_offer_total", "mm_inserts_refused_capacity_total",
+        "mm_instance_restarts_total", "mm_updates_dropped_total", "mm_client_queries_total",
+        "mm_client_failed_requests_total"})
     CHECK(m.find(std::string("# TYPE ") + family + " ") != std::string::npos);
   const double success = metric(m, "mm_requests_total{matchmaker=\"mm-0\",result=\"success\"}") +
                          metric(m, "mm_requests_total{matchmaker=\"mm-1\",result=\"success\"}");
   CHECK(success >= 20);
+  // The client's view counts each of the 20 queries once.
+  const double client_total = metric(m, "mm_client_queries_total{result=\"success\"}") +
+                              metric(m, "mm_client_queries_total{result=\"none_found\"}");
+  CHECK(client_total == 20);
   const double gaps = metric(m, "mm_match_mmr_gap_count{matchmaker=\"mm-0\"}") +
                       metric(m, "mm_match_mmr_gap_count{matchmaker=\"mm-1\"}");
   CHECK(gaps == success);

@@ -297,7 +297,11 @@ void install_routes(httplib::Server& svr, http_context& ctx) {
   }
 
   svr.Get("/metrics", guarded(ctx, role::view, [&ctx](auto&, auto& res) {
-            res.set_content(render_metrics(all_figures(ctx), ctx.counters),
+            auto client = ctx.bridge.stats();
+            res.set_content(render_metrics(all_figures(ctx),
+                                           client ? std::optional<client_stats>(*client)
+                                                  : std::nullopt,
+                                           ctx.counters),
                             "text/plain; version=0.0.4");
           }));
   svr.Get("/api/config", guarded(ctx, role::view, [&ctx](auto& req, auto& res) {

@@ -46,7 +46,7 @@ std::string mm_label(const std::string& name) {
 }  // namespace
 
 std::string render_metrics(const std::vector<matchmaker_figures>& all,
-                           const http_counters& http) {
+                           const std::optional<client_stats>& client, const http_counters& http) {
   writer w;
   std::vector<std::pair<std::string, const instance_info*>> up;
   for (const auto& m : all)
@@ -181,6 +181,31 @@ std::string render_metrics(const std::vector<matchmaker_figures>& all,
        [](const instance_info& i) { return i.state_bytes; });
   each("mm_snapshots_total", "counter", "Snapshots written.",
        [](const instance_info& i) { return i.snapshots_written; });
+  each("mm_instance_restarts_total", "counter",
+       "Restarts of the matchmaker after a crash (by its supervisor, from its snapshot).",
+       [](const instance_info& i) { return i.restarts; });
+  each("mm_updates_dropped_total", "counter",
+       "Player updates that arrived while the matchmaker was down (the scan brings them "
+       "back).",
+       [](const instance_info& i) { return i.updates_dropped; });
+
+  if (client) {
+    const client_stats& c = *client;
+    w.family("mm_client_queries_total", "counter",
+             "Queries as the game saw them through the routing client: one per query, by "
+             "result, wherever it was answered; unanswered: no matchmaker answered.");
+    for (const auto& [result, n] :
+         {std::pair<const char*, std::uint64_t>{"success", c.success}, {"none_found", c.none_found},
+          {"fake_opponent", c.fake_opponent}, {"invalid_request", c.invalid_request},
+          {"unanswered", c.unanswered}})
+      w.sample("mm_client_queries_total", std::string("result=\"") + result + "\"", n);
+    w.family("mm_client_failed_requests_total", "counter",
+             "Requests from the client to a matchmaker that timed out or failed (the client "
+             "then asks the next one).");
+    w.sample("mm_client_failed_requests_total", "", c.failed_requests);
+    w.family("mm_client_updates_total", "counter", "Player updates routed by the client.");
+    w.sample("mm_client_updates_total", "", c.updates);
+  }
 
   w.family("mm_http_responses_total", "counter",
            "Admin API responses by status class.");

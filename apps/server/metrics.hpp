@@ -22,6 +22,8 @@ struct matchmaker_figures {
   std::optional<instance_info> info;  // nullopt: did not answer (restarting)
 };
 
-std::string render_metrics(const std::vector<matchmaker_figures>& all, const http_counters& http);
+// `client`: the routing client's counts (nullopt when it did not answer).
+std::string render_metrics(const std::vector<matchmaker_figures>& all,
+                           const std::optional<client_stats>& client, const http_counters& http);
 
 }  // namespace mm::server

@@ -322,6 +322,8 @@ const std::vector<key_spec>& keys() {
       MM_UINT_OPTION(database_scan_min_fetch, 1, "players per scan when the buckets are full"),
       MM_UINT_OPTION(database_scan_max_fetch, 1, "players per scan when the buckets are empty"),
       MM_BOOL_OPTION(scan_includes_bots, "keep rows flagged as bots"),
+      MM_UINT_OPTION(sizing_sample_rows, 0,
+                     "rows a cold start samples over the whole table to size its buckets; 0: none"),
       MM_UINT_OPTION(matching_candidate_amount, 1, "stop after this many possible candidates"),
       MM_UINT_OPTION(matching_max_search, 1, "stop after this many players tested"),
       MM_UINT_OPTION(max_excluded_ids, 0, "longer exclusion lists are refused"),
