@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <numeric>
+#include <unordered_map>
 #include <vector>
 
 #include "bench_util.hpp"
@@ -33,6 +34,83 @@ oracle_answer oracle(const engine_type& e, const mm::match_request<mm::generic_q
   });
   if (!a.qualities.empty()) a.best = *std::max_element(a.qualities.begin(), a.qualities.end());
   return a;
+}
+// Gini coefficient of non-negative counts: 0 when all are equal, towards 1
+// when a few take everything.
+double gini(std::vector<double> x) {
+  if (x.empty()) return 0;
+  std::sort(x.begin(), x.end());
+  double weighted = 0, total = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    weighted += static_cast<double>(i + 1) * x[i];
+    total += x[i];
+  }
+  const double n = static_cast<double>(x.size());
+  return total > 0 ? 2 * weighted / (n * total) - (n + 1) / n : 0;
+}
+
+// Offer fairness: how often each cached defender is offered, by the engine and
+// by a uniform choice among the players the match rule accepts for the same
+// attacker (the fairest answer that the data allows), on the same cache.
+void fairness(const mm::synthetic_population& pop, const mm::generic_profile& profile,
+              std::size_t players, std::size_t queries) {
+  using mm::bench::emit;
+  mm::rng r(77);
+  mm::options o;
+  o.player_cache_size = static_cast<std::uint32_t>(players);
+  o.player_remove_after_candidate_offer = mm::fill_threshold::never;  // the same cache throughout
+  o.random_seed = 5;
+  engine_type e(o, profile);
+  const auto rows = mm::make_players(pop, 2 * players, 1, r);  // a cache holds a sample
+  for (const auto& row : rows) e.apply_row(row);
+  e.rebalance(0);
+  for (const auto& row : rows) e.apply_row(row);
+
+  // The cached players by region, in MMR order, for the eligible sets.
+  std::vector<mm::generic_model> cached;
+  e.for_each_player([&](const mm::generic_model& m) { cached.push_back(m); });
+  std::sort(cached.begin(), cached.end(), [](const auto& a, const auto& b) {
+    return a.attributes[0] != b.attributes[0] ? a.attributes[0] < b.attributes[0] : a.mmr < b.mmr;
+  });
+  std::unordered_map<mm::player_id, std::size_t> slot;
+  for (std::size_t i = 0; i < cached.size(); ++i) slot[cached[i].id()] = i;
+  std::vector<double> by_engine(cached.size()), by_uniform(cached.size());
+  std::vector<std::size_t> eligible;
+  std::size_t answered = 0;
+  for (std::size_t q = 0; q < queries; ++q) {
+    mm::match_request<mm::generic_query> req;
+    req.query = mm::make_query(pop, 10 * players + q, r);
+    const auto res = e.find_match(req);
+    // Every player the rule accepts lies within the window in the same region.
+    const float window = profile.config().mmr_window;
+    const auto lo = std::lower_bound(cached.begin(), cached.end(), req.query, [&](const auto& m, const auto& x) {
+      return m.attributes[0] != x.attributes[0] ? m.attributes[0] < x.attributes[0]
+                                                : m.mmr < x.mmr - window;
+    });
+    eligible.clear();
+    for (auto it = lo; it != cached.end() && it->attributes[0] == req.query.attributes[0] &&
+                       it->mmr <= req.query.mmr + window;
+         ++it)
+      if (profile.match(req.query, *it, 0).possible)
+        eligible.push_back(static_cast<std::size_t>(it - cached.begin()));
+    if (res.type != mm::match_type::success || eligible.empty()) continue;
+    ++answered;
+    by_engine[slot.at(res.best_candidate_id)] += 1;
+    by_uniform[eligible[r.below(eligible.size())]] += 1;
+  }
+  const auto max_over_mean = [&](const std::vector<double>& x) {
+    const double mean = static_cast<double>(answered) / static_cast<double>(x.size());
+    return *std::max_element(x.begin(), x.end()) / mean;
+  };
+  const std::string params = "\"cache\": " + std::to_string(cached.size()) +
+                             ", \"queries\": " + std::to_string(queries) +
+                             ", \"answered\": " + std::to_string(answered);
+  const double g_engine = gini(by_engine), g_uniform = gini(by_uniform);
+  emit("engine", "offer_gini", g_engine, "gini", params);
+  emit("engine", "offer_gini_uniform", g_uniform, "gini", params);
+  emit("engine", "offer_gini_vs_uniform", g_engine / g_uniform, "ratio", params);
+  emit("engine", "offer_max_over_mean", max_over_mean(by_engine), "ratio", params);
+  emit("engine", "offer_max_over_mean_uniform", max_over_mean(by_uniform), "ratio", params);
 }
 }  // namespace
 
@@ -212,6 +290,8 @@ int main(int argc, char** argv) {
   big_res = e.find_match(big);
   emit("engine", "query_excluding_whole_cache_ms", (now_s() - t) * 1e3, "ms",
        params + ", \"result\": \"" + std::string(mm::to_string(big_res.type)) + "\"");
+
+  fairness(pop, profile, 100'000, 1'000'000);
 
   // Updates: a known player whose MMR moved a little, and unknown players (the
   // common case for a sampled cache), which must probe every bucket.

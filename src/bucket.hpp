@@ -135,6 +135,7 @@ class bucket {
       return nullptr;
     }
     bool done() const { return left_ == 0; }
+    std::uint32_t slots_left() const { return left_; }
 
    private:
     std::uint32_t step(std::uint32_t p) const {

@@ -191,9 +191,16 @@ class bucket_order {
   bool rest_built_ = false;
 };
 
-// Two lanes walk the bucket order at once, alternating one player from each; a
-// lane whose bucket runs out takes the next bucket of the order. A query near a
-// bucket border therefore sees both sides from its first candidates on.
+// Two lanes walk the bucket order at once; a lane whose bucket runs out takes
+// the next bucket of the order. A query near a bucket border therefore sees
+// both sides from its first candidates on.
+//
+// Each step takes the next player of one lane, chosen with a chance
+// proportional to the players that lane's bucket has left (its slots left times
+// its fill): the two random walks merge into about one random walk over both
+// buckets, so the first players seen are a near-uniform sample of the two. Strict alternation would not be fair: beside a bucket of
+// 2,000 players, each of a 12-player bucket's players would be seen about 80
+// times as often as each of the others.
 template <class Pool>
 class two_lane_walk {
   using walk_type = typename Pool::bucket_type::walk;
@@ -209,24 +216,22 @@ class two_lane_walk {
   // buckets of the order were walked.
   template <class Model>
   const Model* next(std::uint32_t& bucket_index) {
-    for (int attempt = 0; attempt < 2; ++attempt) {
-      lane& l = lanes_[turn_];
-      turn_ ^= 1;
-      while (l.active) {
-        if (const Model* m = l.walk.next()) {
-          bucket_index = l.bucket_index;
-          return m;
-        }
-        refill(l);
+    for (;;) {
+      lane* l = pick();
+      if (!l) return nullptr;
+      if (const Model* m = l->walk.next()) {
+        bucket_index = l->bucket_index;
+        return m;
       }
+      refill(*l);  // its bucket ran out: the next bucket of the order
     }
-    return nullptr;
   }
 
  private:
   struct lane {
     walk_type walk;
     std::uint32_t bucket_index = 0;
+    double fill = 0;  // of its bucket when the walk began
     bool active = false;
   };
 
@@ -236,13 +241,26 @@ class two_lane_walk {
     if (!l.active) return;
     l.bucket_index = *i;
     l.walk = pool_.at(*i).slots.random_walk(rng_);
+    l.fill = pool_.at(*i).slots.fill();
+  }
+
+  // The lane of the next step, by the players each has left (see above). A
+  // lane whose walk is over takes its next bucket first.
+  lane* pick() {
+    for (lane& l : lanes_)
+      while (l.active && l.walk.done()) refill(l);
+    lane& a = lanes_[0];
+    lane& b = lanes_[1];
+    if (!a.active) return b.active ? &b : nullptr;
+    if (!b.active) return &a;
+    const double left_a = a.walk.slots_left() * a.fill, left_b = b.walk.slots_left() * b.fill;
+    return rng_.unit() * (left_a + left_b) < left_a ? &a : &b;
   }
 
   const Pool& pool_;
   bucket_order<Pool>& order_;
   rng& rng_;
   lane lanes_[2];
-  int turn_ = 0;
 };
 
 }  // namespace mm

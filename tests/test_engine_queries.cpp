@@ -270,8 +270,9 @@ TEST_CASE("a million excluded ids are honoured", "[query]") {
 
 TEST_CASE("queries see both sides of a bucket border", "[query]") {
   // A query just above a border: its own slice holds only farther players, the
-  // slice below holds the nearest ones. Testing two players, the two-lane walk
-  // must already have seen one from below.
+  // slice below as many nearer ones. Testing two players, the merged walk takes
+  // each from either side by its share (half and half here), so three queries
+  // in four have seen one from below, where the best one is.
   auto o = small_options(1000);
   o.mmr_bucket_count = 10;  // slices of 100 over [0, 1000]
   o.matching_candidate_amount = 2;
@@ -280,14 +281,20 @@ TEST_CASE("queries see both sides of a bucket border", "[query]") {
   generic_engine e(o);
   for (player_id id = 1; id <= 20; ++id) e.update(id, model(id, 499.5f));
   for (player_id id = 21; id <= 40; ++id) e.update(id, model(id, 505));
-  for (int i = 0; i < 50; ++i) {
+  const auto below = e.info().buckets[0].count, above = e.info().buckets[1].count;
+  int saw_below = 0;
+  const int queries = 400;
+  for (int i = 0; i < queries; ++i) {
     match_request<generic_query> req;
     req.query = query(100, 500.5f);
     auto res = e.find_match(req);
     REQUIRE(res.type == match_type::success);
     CHECK(res.players_tested == 2);
-    CHECK(res.best_candidate_id <= 20);
+    saw_below += res.best_candidate_id <= 20;  // the nearer side wins whenever it was seen
   }
+  const double share_above = static_cast<double>(above) / (below + above);
+  const double expected = 1 - share_above * share_above;  // about 3/4
+  CHECK(static_cast<double>(saw_below) / queries == Approx(expected).margin(0.1));
 }
 
 namespace {
@@ -374,4 +381,30 @@ TEST_CASE("a fake-opponent factory that declines gives NoneFound", "[query]") {
   recording_profile::decline_fakes = false;
   CHECK(declined.type == match_type::none_found);
   CHECK(e.find_match({query(9999, 500), 0, {}}).type == match_type::fake_opponent);
+}
+
+// A 12-player bucket beside a 2,000-player one, every candidate as good: the
+// first player seen (the winner on a tie) comes from the small bucket about as
+// often as a uniform choice over both would pick one of its players, not half
+// the time as strict lane alternation would give.
+TEST_CASE("the two lanes merge in proportion to the players each bucket holds", "[query]") {
+  auto o = small_options(10'000);
+  o.bucket_initial_size = 4096;
+  o.player_remove_after_candidate_offer = fill_threshold::never;
+  engine<recording_profile> e(o);  // MMR slices of 100 over [0, 1000]
+  for (player_id id = 1; id <= 12; ++id) e.enroll(model(id, 150));
+  for (player_id id = 1000; id < 3000; ++id) e.enroll(model(id, 250));
+  const double small = static_cast<double>(e.info().buckets[0].count);
+  const double large = static_cast<double>(e.info().buckets[1].count);
+  REQUIRE(e.info().bucket_count == 2);
+  int from_small = 0;
+  const int queries = 4000;
+  for (int q = 0; q < queries; ++q) {
+    const auto res = e.find_match({query(9999, 150), 0, {}});
+    REQUIRE(res.type == match_type::success);
+    from_small += res.best_candidate_id < 1000;
+  }
+  const double uniform = small / (small + large);  // about 0.6%
+  CHECK(from_small > 0);
+  CHECK(static_cast<double>(from_small) / queries < 3 * uniform);
 }

@@ -211,12 +211,16 @@ struct team_profile : generic_profile {
 };
 static_assert(game_profile<team_profile>);
 
-TEST_CASE("multiple entries per player: one per bucket, removal explicit", "[update][multi]") {
+static options team_options() {
   auto o = small_options(100);
   o.mmr_bucket_count = 10;  // slices of 100
   o.bucket_initial_size = 10;
   o.allow_multiple_entries_per_player = true;
-  engine<team_profile> e(o);
+  return o;
+}
+
+TEST_CASE("multiple entries per player: one per bucket, removal explicit", "[update][multi]") {
+  engine<team_profile> e(team_options());
   player_row row;
   row.id = 4;
   row.mmr = 50;
@@ -248,18 +252,14 @@ TEST_CASE("multiple entries per player: one per bucket, removal explicit", "[upd
 }
 
 TEST_CASE("multiple entries per player survive an enrolment and a restore", "[update][multi]") {
-  auto o = small_options(100);
-  o.mmr_bucket_count = 10;  // slices of 100
-  o.bucket_initial_size = 10;
-  o.allow_multiple_entries_per_player = true;
-  engine<team_profile> e(o);
+  engine<team_profile> e(team_options());
   const generic_model teams[] = {{4, 50, {}}, {4, 350, {}}, {4, 650, {}}};
   CHECK(e.enroll(std::span<const generic_model>(teams)).outcome == update_outcome::inserted);
   CHECK(e.player(4).buckets.size() == 3);
   CHECK(e.enroll(std::span<const generic_model>(teams)).outcome == update_outcome::updated);
   CHECK(e.player(4).buckets.size() == 3);
 
-  engine<team_profile> restored(o);
+  engine<team_profile> restored(team_options());
   for (const auto& m : teams) restored.restore_entry(m);
   CHECK(restored.player(4).buckets.size() == 3);
   restored.restore_entry(teams[1]);  // the same entry twice stays one entry

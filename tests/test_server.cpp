@@ -1,5 +1,11 @@
 // Integration tests of matchmakerd: the real binary on a free loopback port,
 // every endpoint, bad input, auth, metrics, shutdown, and mmctl against it.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
@@ -34,6 +40,18 @@ double metric(const std::string& text, const std::string& series) {
   for (std::string line; std::getline(in, line);)
     if (line.rfind(series + " ", 0) == 0) return std::stod(line.substr(series.size() + 1));
   return -1;
+}
+
+// The error message of a POST as admin that must answer `status` with JSON.
+std::string post_error(const live_server& s, const std::string& path, const std::string& body,
+                       int status) {
+  auto r = s.post(path, body, admin_token);
+  REQUIRE(r);
+  INFO(r->body);
+  CHECK(r->status == status);
+  const json j = json::parse(r->body, nullptr, false);
+  REQUIRE(j.is_object());
+  return j.value("error", std::string());
 }
 
 }  // namespace
@@ -313,13 +331,7 @@ TEST_CASE("bad requests get a 4xx with a clear message and the server keeps serv
           "[server][bad-input]") {
   live_server s;
   const auto error_of = [&](const std::string& path, const std::string& body, int status) {
-    auto r = s.post(path, body, admin_token);
-    REQUIRE(r);
-    INFO(r->body);
-    CHECK(r->status == status);
-    const json j = json::parse(r->body, nullptr, false);
-    REQUIRE(j.is_object());
-    return j.value("error", std::string());
+    return post_error(s, path, body, status);
   };
   CHECK(error_of("/api/query", "{\"attacker_id\": 1, ", 400).find("not valid JSON") != std::string::npos);
   CHECK(error_of("/api/query", "[1, 2]", 400).find("must be a JSON object") != std::string::npos);
@@ -537,13 +549,7 @@ TEST_CASE("hostile input: numbers past a double and deep nesting and another sit
           "[server][bad-input]") {
   live_server s;
   const auto error_of = [&](const std::string& path, const std::string& body, int status) {
-    auto r = s.post(path, body, admin_token);
-    REQUIRE(r);
-    INFO(r->body);
-    CHECK(r->status == status);
-    const json j = json::parse(r->body, nullptr, false);
-    REQUIRE(j.is_object());
-    return j.value("error", std::string());
+    return post_error(s, path, body, status);
   };
   // 1e309 overflows a double: a 400 naming the field, never a 500.
   CHECK(error_of("/api/query", R"({"attacker_id": 1, "mmr": 1e309})", 400).find("mmr") == 0);
@@ -641,4 +647,71 @@ TEST_CASE("a damaged database file stops matchmakerd at start with a clear messa
   CHECK(status == 1);
   INFO(out);
   CHECK((out.find("damaged") != std::string::npos || out.find("malformed") != std::string::npos));
+}
+
+namespace {
+// Sends raw bytes on a new loopback connection and returns what the server
+// answers within `wait` (the connection is left open: a body announced and
+// never sent must not be needed for the answer).
+std::string raw_exchange(std::uint16_t port, const std::string& bytes,
+                         std::chrono::milliseconds wait = std::chrono::seconds(3)) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size()));
+  std::string got;
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  while (got.find("\r\n\r\n") == std::string::npos || got.find('}') == std::string::npos) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    pollfd p{fd, POLLIN, 0};
+    if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
+    char buf[4096];
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    got.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return got;
+}
+}  // namespace
+
+TEST_CASE("the caller is checked before a body is read and every body has a length",
+          "[server][bad-input]") {
+  live_server s;
+  const std::string head = "POST /api/players HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+  // A body announced and never sent: no token gets 401 at once, from the headers.
+  const std::string anonymous = raw_exchange(s.port(), head + "Content-Length: 60000\r\n\r\n");
+  CHECK(anonymous.rfind("HTTP/1.1 401", 0) == 0);
+  // A weaker role: 403, likewise before the body.
+  const std::string viewer = raw_exchange(
+      s.port(), head + "Authorization: Bearer " + view_token + "\r\nContent-Length: 60000\r\n\r\n");
+  CHECK(viewer.rfind("HTTP/1.1 403", 0) == 0);
+  // Chunked bodies: refused before a byte of them is read, whoever sends them.
+  const std::string chunked = raw_exchange(
+      s.port(), head + "Authorization: Bearer " + admin_token +
+                    "\r\nTransfer-Encoding: chunked\r\n\r\n100000\r\n");
+  CHECK(chunked.rfind("HTTP/1.1 411", 0) == 0);
+  CHECK(chunked.find("Content-Length") != std::string::npos);
+  CHECK(raw_exchange(s.port(), head + "Transfer-Encoding: chunked\r\n\r\n100000\r\n")
+            .rfind("HTTP/1.1 401", 0) == 0);
+  // A POST with no body at all (curl -X POST) is an empty body.
+  const std::string bare = raw_exchange(
+      s.port(), "POST /api/rebalance HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " +
+                    admin_token + "\r\n\r\n");
+  CHECK(bare.rfind("HTTP/1.1 200", 0) == 0);
+  CHECK(bare.find("\"matchmakers\"") != std::string::npos);
+  // A form-encoded body over httplib's own 8 KiB limit is told what to send.
+  httplib::Client c("127.0.0.1", s.port());
+  auto form = c.Post("/api/players", {{"Authorization", "Bearer " + admin_token}},
+                     std::string(9000, 'a'), "application/x-www-form-urlencoded");
+  REQUIRE(form);
+  CHECK(form->status == 413);
+  CHECK(form->body.find("form-encoded") != std::string::npos);
+  // Still serving.
+  CHECK(s.get_json("/api/matchmakers", view_token)["matchmakers"].size() == 2);
 }

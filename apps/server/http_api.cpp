@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <memory>
 #include <optional>
+#include <regex>
 #include <set>
 #include <string_view>
 
@@ -113,27 +115,35 @@ std::optional<std::string> foreign_request(const http_context& ctx, const httpli
 
 using handler = std::function<void(const httplib::Request&, httplib::Response&)>;
 
-// Wraps a handler: checks the role, turns exceptions into JSON errors.
-httplib::Server::Handler guarded(http_context& ctx, role needed, handler h) {
-  return [&ctx, needed, h = std::move(h)](const httplib::Request& req, httplib::Response& res) {
-    if (auto why = foreign_request(ctx, req)) {
-      ++ctx.counters.unauthorized;
-      send_error(res, 403, *why);
-      return;
-    }
-    const role r = caller_role(ctx, req);
-    if (r == role::none) {
-      ++ctx.counters.unauthorized;
-      res.set_header("WWW-Authenticate", "Bearer");
-      send_error(res, 401, "a valid token is needed: send 'Authorization: Bearer <token>'");
-      return;
-    }
-    if (r < needed) {
-      ++ctx.counters.unauthorized;
-      send_error(res, 403, "this needs the '" + std::string(to_string(needed)) +
-                               "' role; the token has '" + std::string(to_string(r)) + "'");
-      return;
-    }
+// Whether the caller may use a route that needs `needed`: another site's
+// browser, a missing or unknown token (401) and a weaker role (403) are
+// answered here. Runs before httplib reads the request's body.
+bool admitted(http_context& ctx, const httplib::Request& req, role needed, httplib::Response& res) {
+  if (auto why = foreign_request(ctx, req)) {
+    ++ctx.counters.unauthorized;
+    send_error(res, 403, *why);
+    return false;
+  }
+  const role r = caller_role(ctx, req);
+  if (r == role::none) {
+    ++ctx.counters.unauthorized;
+    res.set_header("WWW-Authenticate", "Bearer");
+    send_error(res, 401, "a valid token is needed: send 'Authorization: Bearer <token>'");
+    return false;
+  }
+  if (r < needed) {
+    ++ctx.counters.unauthorized;
+    send_error(res, 403, "this needs the '" + std::string(to_string(needed)) +
+                             "' role; the token has '" + std::string(to_string(r)) + "'");
+    return false;
+  }
+  return true;
+}
+
+// Wraps a handler: turns exceptions into JSON errors. (Who may call it was
+// settled before the body was read: see api_routes.)
+httplib::Server::Handler guarded(handler h) {
+  return [h = std::move(h)](const httplib::Request& req, httplib::Response& res) {
     try {
       h(req, res);
     } catch (const bad_request& e) {
@@ -147,6 +157,75 @@ httplib::Server::Handler guarded(http_context& ctx, role needed, handler h) {
     }
   };
 }
+
+// Every API route with the role it needs, registered with httplib and kept in a
+// table that the pre-routing hook reads: httplib reads a request's whole body
+// before it calls the route's handler, so the caller is checked from the
+// headers first, and a body is only read for a caller who may send it.
+struct api_route {
+  std::string method;
+  std::regex pattern;
+  role needed;
+  httplib::Server::Handler handler;
+};
+
+class api_routes {
+ public:
+  api_routes(httplib::Server& svr, http_context& ctx)
+      : svr_(svr), ctx_(ctx), table_(std::make_shared<std::vector<api_route>>()) {}
+
+  void get(const std::string& pattern, role needed, handler h) {
+    svr_.Get(pattern, add("GET", pattern, needed, std::move(h)));
+  }
+  void post(const std::string& pattern, role needed, handler h) {
+    svr_.Post(pattern, add("POST", pattern, needed, std::move(h)));
+  }
+
+  // Before the body: the route's caller check; a chunked body is refused (every
+  // body has a length, checked against http.max_body_bytes before it is read);
+  // a POST with no body at all (what `curl -X POST` sends) is an empty body.
+  void install_pre_routing() {
+    svr_.set_pre_routing_handler([&ctx = ctx_, table = table_](const httplib::Request& req,
+                                                               httplib::Response& res) {
+      using result = httplib::Server::HandlerResponse;
+      std::smatch m;
+      const auto route = std::find_if(table->begin(), table->end(), [&](const api_route& r) {
+        return r.method == req.method && std::regex_match(req.path, m, r.pattern);
+      });
+      if (route == table->end()) return result::Unhandled;  // static files, 404s
+      if (!admitted(ctx, req, route->needed, res)) {
+        res.set_header("Connection", "close");  // its body, if any, is never read
+        return result::Handled;
+      }
+      if (req.method != "POST") return result::Unhandled;
+      if (req.has_header("Transfer-Encoding")) {
+        send_error(res, 411, "send the body with a Content-Length (chunked bodies are not "
+                             "accepted; at most http.max_body_bytes)");
+        res.set_header("Connection", "close");
+        return result::Handled;
+      }
+      if (!req.has_header("Content-Length")) {
+        httplib::Request empty = req;
+        empty.body.clear();
+        std::regex_match(empty.path, empty.matches, route->pattern);
+        route->handler(empty, res);
+        return result::Handled;
+      }
+      return result::Unhandled;
+    });
+  }
+
+ private:
+  httplib::Server::Handler add(const char* method, const std::string& pattern, role needed,
+                               handler h) {
+    table_->push_back({method, std::regex(pattern), needed, guarded(std::move(h))});
+    return table_->back().handler;
+  }
+
+  httplib::Server& svr_;
+  http_context& ctx_;
+  std::shared_ptr<std::vector<api_route>> table_;
+};
 
 std::uint64_t param(const httplib::Request& req, const char* name, std::uint64_t fallback,
                     std::uint64_t max) {
@@ -285,9 +364,16 @@ void install_routes(httplib::Server& svr, http_context& ctx) {
   svr.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
     if (res.status == 404) send_error(res, 404, "no such endpoint: " + req.method + " " + req.path);
+    else if (res.status == 413 &&
+             req.get_header_value("Content-Type").rfind("application/x-www-form-urlencoded", 0) == 0)
+      send_error(res, 413, "form-encoded bodies are limited to 8 KiB by the HTTP library: send "
+                           "JSON (Content-Type: application/json)");
     else if (res.status == 413) send_error(res, 413, "the body is larger than http.max_body_bytes");
     else send_error(res, res.status, "request refused");
   });
+
+  api_routes api(svr, ctx);
+  api.install_pre_routing();
 
   for (const auto& f : dashboard_files()) {
     const std::string path = f.path;
@@ -296,30 +382,30 @@ void install_routes(httplib::Server& svr, http_context& ctx) {
     });
   }
 
-  svr.Get("/metrics", guarded(ctx, role::view, [&ctx](auto&, auto& res) {
+  api.get("/metrics", role::view, [&ctx](auto&, auto& res) {
             auto client = ctx.bridge.stats();
             res.set_content(render_metrics(all_figures(ctx),
                                            client ? std::optional<client_stats>(*client)
                                                   : std::nullopt,
                                            ctx.counters),
                             "text/plain; version=0.0.4");
-          }));
-  svr.Get("/api/config", guarded(ctx, role::view, [&ctx](auto& req, auto& res) {
+          });
+  api.get("/api/config", role::view, [&ctx](auto& req, auto& res) {
             send_json(res, config_json(ctx, caller_role(ctx, req)));
-          }));
-  svr.Get("/api/matchmakers", guarded(ctx, role::view, [&ctx](auto&, auto& res) {
+          });
+  api.get("/api/matchmakers", role::view, [&ctx](auto&, auto& res) {
             json list = json::array();
             for (const auto& f : all_figures(ctx))
               list.push_back(f.info ? info_json(f.name, *f.info, false)
                                     : json{{"name", f.name}, {"error", "did not answer"}});
             send_json(res, {{"matchmakers", list}});
-          }));
-  svr.Get(R"(/api/matchmakers/([^/]+))", guarded(ctx, role::view, [&ctx](auto& req, auto& res) {
+          });
+  api.get(R"(/api/matchmakers/([^/]+))", role::view, [&ctx](auto& req, auto& res) {
             const std::size_t i = matchmaker_index(ctx, req.matches[1]);
             send_json(res, info_json(ctx.bridge.names()[i], answered(ctx, i, ctx.bridge.info(i)), true));
-          }));
-  svr.Get(R"(/api/matchmakers/([^/]+)/buckets/([^/]+))",
-          guarded(ctx, role::view, [&ctx, &profile](auto& req, auto& res) {
+          });
+  api.get(R"(/api/matchmakers/([^/]+)/buckets/([^/]+))", role::view,
+          [&ctx, &profile](auto& req, auto& res) {
             const std::size_t i = matchmaker_index(ctx, req.matches[1]);
             const std::uint64_t b = path_number(req.matches[2], "the bucket index");
             const auto offset = param(req, "offset", 0, 1'000'000'000);
@@ -340,8 +426,8 @@ void install_routes(httplib::Server& svr, http_context& ctx) {
                             {"offset", offset},
                             {"limit", limit},
                             {"players", list}});
-          }));
-  svr.Get("/api/top", guarded(ctx, role::view, [&ctx, &profile](auto& req, auto& res) {
+          });
+  api.get("/api/top", role::view, [&ctx, &profile](auto& req, auto& res) {
             const auto limit = static_cast<std::uint32_t>(param(req, "limit", 100, 1000));
             std::vector<std::pair<generic_model, std::size_t>> all;
             for (std::size_t i = 0; i < ctx.bridge.size(); ++i)
@@ -358,8 +444,8 @@ void install_routes(httplib::Server& svr, http_context& ctx) {
               list.push_back(std::move(j));
             }
             send_json(res, {{"players", list}});
-          }));
-  svr.Get(R"(/api/players/([^/]+))", guarded(ctx, role::view, [&ctx](auto& req, auto& res) {
+          });
+  api.get(R"(/api/players/([^/]+))", role::view, [&ctx](auto& req, auto& res) {
             const player_id id = path_number(req.matches[1], "the player id");
             std::optional<player_row> row;
             {
@@ -383,8 +469,8 @@ void install_routes(httplib::Server& svr, http_context& ctx) {
             send_json(res, {{"id", id},
                             {"stored", row ? row_json(*row) : json(nullptr)},
                             {"matchmakers", per}});
-          }));
-  svr.Get("/api/players", guarded(ctx, role::view, [&ctx](auto& req, auto& res) {
+          });
+  api.get("/api/players", role::view, [&ctx](auto& req, auto& res) {
             const auto after = param(req, "after", 0, max_stored_player_id);
             const auto limit = param(req, "limit", 1000, 10'000);
             std::vector<player_row> rows;
@@ -398,30 +484,30 @@ void install_routes(httplib::Server& svr, http_context& ctx) {
                             {"next_after", rows.size() == limit && !rows.empty()
                                                ? json(rows.back().id)
                                                : json(nullptr)}});
-          }));
+          });
 
-  svr.Post("/api/query", guarded(ctx, role::test, [&ctx, &profile](auto& req, auto& res) {
+  api.post("/api/query", role::test, [&ctx, &profile](auto& req, auto& res) {
              const query_body q = read_query(parse_body(req.body), profile, false);
              auto reply = ctx.bridge.find(q.request);
              if (!reply) throw http_error(503, "no matchmaker answered: " + ctx.bridge.render(reply.error()));
              if (reply->type == match_type::invalid_request) throw bad_request(reply->error);
              send_json(res, reply_json(*reply, profile));
-           }));
-  svr.Post("/api/test-query", guarded(ctx, role::test, [&ctx, &profile](auto& req, auto& res) {
+           });
+  api.post("/api/test-query", role::test, [&ctx, &profile](auto& req, auto& res) {
              send_json(res, test_query(ctx, read_query(parse_body(req.body), profile, true)));
-           }));
+           });
 
-  svr.Post(R"(/api/matchmakers/([^/]+)/(rebalance|reset))",
-           guarded(ctx, role::admin, [&ctx](auto& req, auto& res) {
+  api.post(R"(/api/matchmakers/([^/]+)/(rebalance|reset))", role::admin,
+           [&ctx](auto& req, auto& res) {
              send_json(res, maintenance(ctx, matchmaker_index(ctx, req.matches[1]), req.matches[2]));
-           }));
-  svr.Post(R"(/api/(rebalance|reset))", guarded(ctx, role::admin, [&ctx](auto& req, auto& res) {
+           });
+  api.post(R"(/api/(rebalance|reset))", role::admin, [&ctx](auto& req, auto& res) {
              json list = json::array();
              for (std::size_t i = 0; i < ctx.bridge.size(); ++i)
                list.push_back(maintenance(ctx, i, req.matches[1]));
              send_json(res, {{"matchmakers", list}});
-           }));
-  svr.Post("/api/cache/add", guarded(ctx, role::admin, [&ctx](auto& req, auto& res) {
+           });
+  api.post("/api/cache/add", role::admin, [&ctx](auto& req, auto& res) {
              const player_id id = read_id_body(parse_body(req.body));
              {
                std::lock_guard lock(ctx.read_db_mutex);
@@ -431,14 +517,14 @@ void install_routes(httplib::Server& svr, http_context& ctx) {
              auto changed = ctx.bridge.enroll(id, false);
              if (!changed) throw http_error(503, "the matchmaker did not answer: " + ctx.bridge.render(changed.error()));
              send_json(res, {{"id", id}, {"changed", *changed}});
-           }));
-  svr.Post("/api/cache/remove", guarded(ctx, role::admin, [&ctx](auto& req, auto& res) {
+           });
+  api.post("/api/cache/remove", role::admin, [&ctx](auto& req, auto& res) {
              const player_id id = read_id_body(parse_body(req.body));
              auto changed = ctx.bridge.enroll(id, true);
              if (!changed) throw http_error(503, "the matchmaker did not answer: " + ctx.bridge.render(changed.error()));
              send_json(res, {{"id", id}, {"changed", *changed}});
-           }));
-  svr.Post("/api/players", guarded(ctx, role::admin, [&ctx, &profile](auto& req, auto& res) {
+           });
+  api.post("/api/players", role::admin, [&ctx, &profile](auto& req, auto& res) {
              const json body = parse_body(req.body);
              if (!body.is_object() || body.size() != 1 || !body.contains("players") ||
                  !body["players"].is_array())
@@ -467,7 +553,7 @@ void install_routes(httplib::Server& svr, http_context& ctx) {
              for (const auto& p : report.rejected)
                rejected.push_back({{"index", positions[p.index]}, {"id", p.id}, {"reason", p.reason}});
              send_json(res, {{"written", report.written}, {"rejected", rejected}});
-           }));
+           });
 }
 
 }  // namespace mm::server
