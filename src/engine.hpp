@@ -788,10 +788,10 @@ class engine {
         return {update_outcome::updated};
       }
       pool_.at(held_[0]).slots.erase(id);
-      ++filter_stale_;
       // The target bucket is already known: only create one when there is none.
       const auto destination = target ? target : bucket_for(t);
       if (!destination) {
+        ++filter_stale_;  // no longer cached, still in the membership filter
         refused_no_capacity();
         return {update_outcome::removed};
       }

@@ -132,6 +132,23 @@ TEST_CASE("matchmakerd refuses a bad configuration with a clear message", "[serv
   refused({"--config", dir.file("tok.json")}, "at least 16 characters");
   std::ofstream(dir.file("attr.json")) << R"({"profile": {"attributes": [{"name": "a", "rule": "maybe"}]}})";
   refused({"--config", dir.file("attr.json")}, "profile.attributes[0].rule");
+  // A token of the wrong type is refused without being echoed.
+  std::ofstream(dir.file("numtok.json"))
+      << R"({"tokens": [{"token": 8765432109876, "role": "admin"}]})";
+  const auto [status, out] =
+      run_binary({MATCHMAKERD_BINARY, "--config", dir.file("numtok.json"), "--print-config"});
+  CHECK(status == 2);
+  CHECK(out.find("tokens[0].token") != std::string::npos);
+  CHECK(out.find("8765432109876") == std::string::npos);
+  // Durations are whole milliseconds: sub-second values are kept, finer ones refused.
+  refused({"--matchmaker.database_scan_tick=0.5ms"}, "whole number of milliseconds");
+  const auto [ok, printed] = run_binary({MATCHMAKERD_BINARY, "--matchmaker.state_snapshot_interval=1500ms",
+                                         "--matchmaker.buckets_rebalance_interval=300ms",
+                                         "--print-config"});
+  REQUIRE(ok == 0);
+  const json c = json::parse(printed);
+  CHECK(c["matchmaker"]["state_snapshot_interval"] == "1500ms");
+  CHECK(c["matchmaker"]["buckets_rebalance_interval"] == "300ms");
 }
 
 TEST_CASE("the example configuration in examples/ is valid", "[server]") {
