@@ -48,7 +48,9 @@ double read_number(const json& v, const std::string& where) {
 
 // Every MMR that comes in: the same rule and words as the player table's.
 double read_mmr(const json& v, const std::string& where) {
-  if (out_of_range(v)) throw bad_request(where + ": " + *mmr_problem(HUGE_VAL));
+  // Past a double is past a float too: the same words as for 1e39.
+  if (out_of_range(v))
+    throw bad_request(where + ": " + *mmr_problem(std::numeric_limits<double>::max()));
   const double x = read_number(v, where);
   if (auto why = mmr_problem(x)) throw bad_request(where + ": " + *why);
   return x;
