@@ -5,6 +5,9 @@
 //
 //   mm_server_bench [seconds per phase = 3] [client threads = 2]
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -61,6 +64,41 @@ phase_result load(std::uint16_t port, double seconds, int threads, Request reque
   return out;
 }
 
+// Loopback connections held open: `idle` that never send a byte, and `slow`
+// that send half a request head and a byte now and then (touch()).
+class flood {
+ public:
+  flood(std::uint16_t port, int idle, int slow) {
+    for (int i = 0; i < idle + slow; ++i) {
+      const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in addr{};
+      addr.sin_family = AF_INET;
+      addr.sin_port = htons(port);
+      addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+        if (fd >= 0) ::close(fd);
+        continue;
+      }
+      if (i >= idle) {
+        slow_.push_back(fd);
+        ::send(fd, "GET / HTTP/1.1\r\nHo", 19, MSG_NOSIGNAL);
+      } else {
+        idle_.push_back(fd);
+      }
+    }
+  }
+  ~flood() {
+    for (int fd : idle_) ::close(fd);
+    for (int fd : slow_) ::close(fd);
+  }
+  void touch() {
+    for (int fd : slow_) ::send(fd, "o", 1, MSG_NOSIGNAL);
+  }
+
+ private:
+  std::vector<int> idle_, slow_;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -114,6 +152,26 @@ int main(int argc, char** argv) {
   });
   const auto metrics_bytes = admin.Get("/metrics")->body.size();
 
+  // The same static files and queries while 2,000 idle connections and 16 slow
+  // senders are held open (the connections a thread-per-connection server
+  // would give its threads to).
+  flood crowd(port, 2000, 16);
+  const double t0 = mm::bench::now_s();
+  httplib::Client fresh("127.0.0.1", port);
+  const bool first_ok = [&] { auto r = fresh.Get("/api/config"); return r && r->status == 200; }();
+  const double first_ms = (mm::bench::now_s() - t0) * 1e3;
+  crowd.touch();
+  const auto stat_flood = load(port, seconds, threads, [](httplib::Client& c, mm::rng&) {
+    auto r = c.Get("/style.css");
+    return r && r->status == 200;
+  });
+  crowd.touch();
+  const auto query_flood = load(port, seconds, threads, [](httplib::Client& c, mm::rng& r) {
+    const json body = {{"attacker_id", 1'000'000 + r.below(1'000'000)}, {"mmr", 900 + r.below(1200)}};
+    auto res = c.Post("/api/query", body.dump(), "application/json");
+    return res && res->status == 200;
+  });
+
   using mm::bench::emit;
   emit("server", "static_file_per_s", stat.per_second, "req/s", params);
   emit("server", "api_query_per_s", query.per_second, "req/s", params);
@@ -123,7 +181,15 @@ int main(int argc, char** argv) {
   emit("server", "api_test_query_per_s", test.per_second, "req/s", params);
   emit("server", "metrics_scrape_ms", metrics.per_second > 0 ? 1000.0 / metrics.per_second : 0, "ms",
        "\"bytes\": " + std::to_string(metrics_bytes));
+  const std::string flood_params = params + ", \"idle_connections\": 2000, \"slow_senders\": 16";
+  emit("server", "flood_first_answer_ms", first_ms, "ms", flood_params);
+  emit("server", "static_file_under_flood_per_s", stat_flood.per_second, "req/s", flood_params);
+  emit("server", "static_flood_vs_quiet_ratio", stat_flood.per_second / stat.per_second, "ratio",
+       flood_params);
+  emit("server", "api_query_under_flood_p99_us", query_flood.p99_us, "us", flood_params);
   emit("server", "failures", static_cast<double>(stat.failures + query.failures + test.failures +
-                                                 metrics.failures), "requests", params);
+                                                 metrics.failures + stat_flood.failures +
+                                                 query_flood.failures + (first_ok ? 0 : 1)),
+       "requests", params);
   return server.stop() == 0 ? 0 : 1;
 }

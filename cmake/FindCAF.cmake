@@ -1,9 +1,11 @@
 # Finds the C++ Actor Framework 0.17 as Debian ships it (libcaf-dev), which has no
 # CMake package of its own. Defines CAF_FOUND, CAF_VERSION and the imported
-# targets CAF::core and CAF::io.
+# targets CAF::core, CAF::io and CAF::openssl (TLS for the network layer; it
+# links OpenSSL itself).
 find_path(CAF_INCLUDE_DIR NAMES caf/all.hpp)
 find_library(CAF_CORE_LIBRARY NAMES caf_core)
 find_library(CAF_IO_LIBRARY NAMES caf_io)
+find_library(CAF_OPENSSL_LIBRARY NAMES caf_openssl)
 
 if(CAF_INCLUDE_DIR AND EXISTS "${CAF_INCLUDE_DIR}/caf/config.hpp")
   file(STRINGS "${CAF_INCLUDE_DIR}/caf/config.hpp" _caf_version_line
@@ -17,7 +19,7 @@ endif()
 
 include(FindPackageHandleStandardArgs)
 find_package_handle_standard_args(CAF
-  REQUIRED_VARS CAF_INCLUDE_DIR CAF_CORE_LIBRARY CAF_IO_LIBRARY
+  REQUIRED_VARS CAF_INCLUDE_DIR CAF_CORE_LIBRARY CAF_IO_LIBRARY CAF_OPENSSL_LIBRARY
   VERSION_VAR CAF_VERSION)
 
 if(CAF_FOUND)
@@ -35,5 +37,11 @@ if(CAF_FOUND)
       IMPORTED_LOCATION "${CAF_IO_LIBRARY}"
       INTERFACE_LINK_LIBRARIES CAF::core)
   endif()
+  if(NOT TARGET CAF::openssl)
+    add_library(CAF::openssl UNKNOWN IMPORTED)
+    set_target_properties(CAF::openssl PROPERTIES
+      IMPORTED_LOCATION "${CAF_OPENSSL_LIBRARY}"
+      INTERFACE_LINK_LIBRARIES CAF::io)
+  endif()
 endif()
-mark_as_advanced(CAF_INCLUDE_DIR CAF_CORE_LIBRARY CAF_IO_LIBRARY)
+mark_as_advanced(CAF_INCLUDE_DIR CAF_CORE_LIBRARY CAF_IO_LIBRARY CAF_OPENSSL_LIBRARY)

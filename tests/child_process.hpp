@@ -121,6 +121,14 @@ class child_process {
     return wait();
   }
 
+  // SIGKILL (no chance to clean up), then the exit status.
+  int kill_hard() {
+    kill(pid_, SIGKILL);
+    return wait();
+  }
+
+  bool running() { return alive(); }
+
   pid_t pid() const { return pid_; }
 
  private:

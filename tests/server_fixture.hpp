@@ -52,9 +52,15 @@ class live_server {
     std::ofstream(dir_.file("matchmakerd.json")) << config_.dump(2);
     proc_ = std::make_unique<child_process>(
         std::vector<std::string>{MATCHMAKERD_BINARY, "--config", dir_.file("matchmakerd.json")});
-    const std::string line = proc_->wait_for_line("http listening on http://127.0.0.1:");
-    REQUIRE(!line.empty());
-    port_ = port_of(line);
+    // The actor port's line (when published) comes before the HTTP line.
+    for (std::string line = proc_->read_line(); !line.empty(); line = proc_->read_line()) {
+      if (line.find("actor port listening on 127.0.0.1:") != std::string::npos) actor_port_ = port_of(line);
+      if (line.find("http listening on http://127.0.0.1:") != std::string::npos) {
+        port_ = port_of(line);
+        break;
+      }
+    }
+    REQUIRE(port_ != 0);
   }
 
   // Starts again, with `patch` merged into the configuration.
@@ -81,6 +87,9 @@ class live_server {
   }
 
   int stop() { return proc_->stop(); }
+  int kill_hard() { return proc_->kill_hard(); }
+  bool running() { return proc_->running(); }
+  pid_t pid() const { return proc_->pid(); }
   std::string read_line() { return proc_->read_line(std::chrono::seconds(30)); }
 
   httplib::Result get(const std::string& path, const std::string& token = "") const {
@@ -100,6 +109,7 @@ class live_server {
   }
 
   std::uint16_t port() const { return port_; }
+  std::uint16_t actor_port() const { return actor_port_; }  // 0: not published
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   const temp_dir& dir() const { return dir_; }
   const json& config() const { return config_; }
@@ -130,6 +140,7 @@ class live_server {
   json config_;
   std::unique_ptr<child_process> proc_;
   std::uint16_t port_ = 0;
+  std::uint16_t actor_port_ = 0;
 };
 
 }  // namespace mm::test

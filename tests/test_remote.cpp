@@ -5,6 +5,7 @@
 #include <caf/io/all.hpp>
 #include <catch2/catch.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <thread>
@@ -12,6 +13,7 @@
 #include "child_process.hpp"
 #include "client.hpp"
 #include "registration.hpp"
+#include "remote.hpp"
 #include "temp_dir.hpp"
 
 using namespace mm;
@@ -23,18 +25,82 @@ namespace {
 // This test process as a game server: an actor system with CAF's network
 // layer, connected to a published matchmaker client.
 struct game_process {
+  using handle = client_interface<generic_profile>::type;
   caf::actor_system_config cfg;
   std::unique_ptr<caf::actor_system> sys;
-  client_interface<generic_profile>::type remote;
+  handle remote;
 
-  explicit game_process(std::uint16_t port) {
-    cfg.load<caf::io::middleman>();
+  explicit game_process(std::uint16_t port, const actor_tls& tls = {}) {
+    auto r = connect(port, tls);
+    REQUIRE(r);
+    remote = *r;
+  }
+  // No REQUIRE: for the connections that must fail.
+  struct unconnected {};
+  explicit game_process(unconnected) {}
+
+  caf::expected<handle> connect(std::uint16_t port, const actor_tls& tls) {
+    use_network(cfg, tls);
     cfg.set("logger.verbosity", caf::atom("quiet"));
     add_message_types<generic_profile>(cfg, "generic");
     sys = std::make_unique<caf::actor_system>(cfg);
-    auto r = sys->middleman().remote_actor<client_interface<generic_profile>::type>("127.0.0.1", port);
-    REQUIRE(r);
-    remote = *r;
+    return connect_actor<handle>(*sys, "127.0.0.1", port, tls.enabled());
+  }
+};
+
+// Queries through `game` until one is a Success (the other process's scan
+// fills its caches meanwhile); false when none is within ~10 s.
+bool finds_an_opponent(game_process& game) {
+  caf::scoped_actor self{*game.sys};
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    match_request<generic_query> req;
+    req.query = generic_query{1'000'000, 1500, {2, 1, 0, 0}};
+    req.num_retries = 9;
+    bool found = false;
+    self->request(game.remote, std::chrono::seconds(10), find_atom::value, req)
+        .receive(
+            [&](const match_reply<generic_model>& r) {
+              found = r.type == match_type::success;
+              if (found) CHECK(r.model.attributes[0] == 2);
+            },
+            [&](caf::error& e) { FAIL(game.sys->render(e)); });
+    if (found) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the scan runs in another process
+  }
+  return false;
+}
+
+// A deployment's CA with certificates it signed, and a stranger's CA with one
+// of its own, made with the openssl command.
+struct certificates {
+  test::temp_dir dir;
+  std::string path(const std::string& name) const { return dir.file(name); }
+
+  certificates() {
+    make_ca("ca");
+    make_ca("rogue-ca");
+    sign("server", "ca");
+    sign("game", "ca");
+    sign("stranger", "rogue-ca");
+  }
+  actor_tls node(const std::string& name, const std::string& ca = "ca") const {
+    return {path(name + ".pem"), path(name + ".key"), path(ca + ".pem")};
+  }
+
+ private:
+  void run(const std::string& command) const {
+    INFO(command);
+    REQUIRE(std::system((command + " >/dev/null 2>&1").c_str()) == 0);
+  }
+  void make_ca(const std::string& name) const {
+    run("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=" +
+        name + " -keyout " + path(name + ".key") + " -out " + path(name + ".pem"));
+  }
+  void sign(const std::string& name, const std::string& ca) const {
+    run("openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN=" + name +
+        " -keyout " + path(name + ".key") + " -out " + path(name + ".csr"));
+    run("openssl x509 -req -days 2 -in " + path(name + ".csr") + " -CA " + path(ca + ".pem") +
+        " -CAkey " + path(ca + ".key") + " -CAcreateserial -out " + path(name + ".pem"));
   }
 };
 }  // namespace
@@ -89,25 +155,66 @@ TEST_CASE("a game process finds opponents through matchmakerd's actor port", "[r
   const std::string line = server.wait_for_line("actor port listening on 127.0.0.1:");
   REQUIRE_FALSE(line.empty());
   game_process game(test::port_of(line));
-  auto& sys = *game.sys;
-  caf::scoped_actor self{sys};
-  // The caches fill with the first scans; a query is answered either way.
-  bool found = false;
-  for (int attempt = 0; attempt < 200 && !found; ++attempt) {
-    match_request<generic_query> req;
-    req.query = generic_query{1'000'000, 1500, {2, 1, 0, 0}};
-    req.num_retries = 9;
-    self->request(game.remote, std::chrono::seconds(10), find_atom::value, req)
-        .receive(
-            [&](const match_reply<generic_model>& r) {
-              found = r.type == match_type::success;
-              if (found) CHECK(r.model.attributes[0] == 2);
-            },
-            [&](caf::error& e) { FAIL(sys.render(e)); });
-    if (!found) std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the scan runs in another process
-  }
-  CHECK(found);
+  CHECK(finds_an_opponent(game));
+  caf::scoped_actor self{*game.sys};
   self->send_exit(game.remote, caf::exit_reason::user_shutdown);  // drops our proxy only
   CHECK(server.stop() == 0);
   CHECK_FALSE(server.wait_for_line("matchmakerd: stopped", std::chrono::seconds(5)).empty());
+}
+
+TEST_CASE("the actor port with mutual TLS serves only certificates of the deployment's CA",
+          "[remote][server][tls]") {
+  certificates certs;
+  test::temp_dir dir;
+  const actor_tls server_tls = certs.node("server");
+  child_process server({MATCHMAKERD_BINARY, "--database.path", dir.file("mm.db"), "--demo.players",
+                        "5000", "--http.port", "0", "--actor.port", "0",
+                        "--actor.tls.certificate", server_tls.certificate, "--actor.tls.key",
+                        server_tls.key, "--actor.tls.ca", server_tls.ca,
+                        "--matchmaker.database_scan_first_delay", "0s",
+                        "--matchmaker.database_scan_tick", "200ms"});
+  const std::string line = server.wait_for_line("actor port listening on 127.0.0.1:");
+  REQUIRE_FALSE(line.empty());
+  CHECK(line.find("(mutual TLS)") != std::string::npos);
+  const auto port = test::port_of(line);
+
+  // Refused: no TLS at all, and a certificate of another CA. Neither gets a handle.
+  game_process plain{game_process::unconnected{}};
+  CHECK_FALSE(plain.connect(port, {}));
+  game_process stranger{game_process::unconnected{}};
+  CHECK_FALSE(stranger.connect(port, certs.node("stranger", "ca")));
+  // The deployment's game node is served.
+  game_process game(port, certs.node("game"));
+  CHECK(finds_an_opponent(game));
+  caf::scoped_actor self{*game.sys};
+  self->send_exit(game.remote, caf::exit_reason::user_shutdown);  // drops our proxy only
+  CHECK(server.stop() == 0);
+}
+
+TEST_CASE("the actor port off loopback needs mutual TLS and good certificate files", "[server][tls]") {
+  certificates certs;
+  test::temp_dir dir;
+  const auto refused = [&](std::vector<std::string> extra) {
+    std::vector<std::string> argv = {MATCHMAKERD_BINARY, "--database.path", dir.file("mm.db"),
+                                     "--http.port", "0", "--actor.port", "0"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    child_process p(argv, true);
+    std::string out;
+    const int status = p.finish(&out);
+    CHECK(status == 2);
+    return out;
+  };
+  const actor_tls s = certs.node("server");
+  CHECK(refused({"--actor.host", "0.0.0.0"}).find("without mutual TLS") != std::string::npos);
+  CHECK(refused({"--actor.tls.certificate", s.certificate}).find("needs all three files") !=
+        std::string::npos);
+  CHECK(refused({"--actor.tls.certificate", s.certificate, "--actor.tls.key", certs.path("game.key"),
+                 "--actor.tls.ca", s.ca})
+            .find("does not belong to the certificate") != std::string::npos);
+  CHECK(refused({"--actor.tls.certificate", s.certificate, "--actor.tls.key", s.key, "--actor.tls.ca",
+                 certs.path("rogue-ca.pem")})
+            .find("does not verify against") != std::string::npos);
+  CHECK(refused({"--actor.tls.certificate", certs.path("nothing.pem"), "--actor.tls.key", s.key,
+                 "--actor.tls.ca", s.ca})
+            .find("cannot read") != std::string::npos);
 }

@@ -14,6 +14,7 @@
 
 #include "database.hpp"
 #include "player_table.hpp"
+#include "raw_http.hpp"
 #include "server_fixture.hpp"
 #include "state_table.hpp"
 #include "synthetic_players.hpp"
@@ -667,37 +668,6 @@ TEST_CASE("a damaged database file stops matchmakerd at start with a clear messa
   CHECK((out.find("damaged") != std::string::npos || out.find("malformed") != std::string::npos));
 }
 
-namespace {
-// Sends raw bytes on a new loopback connection and returns what the server
-// answers within `wait` (the connection is left open: a body announced and
-// never sent must not be needed for the answer).
-std::string raw_exchange(std::uint16_t port, const std::string& bytes,
-                         std::chrono::milliseconds wait = std::chrono::seconds(3)) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-  REQUIRE(::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size()));
-  std::string got;
-  const auto deadline = std::chrono::steady_clock::now() + wait;
-  while (got.find("\r\n\r\n") == std::string::npos || got.find('}') == std::string::npos) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    pollfd p{fd, POLLIN, 0};
-    if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
-    char buf[4096];
-    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) break;
-    got.append(buf, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  return got;
-}
-}  // namespace
-
 TEST_CASE("the caller is checked before a body is read and every body has a length",
           "[server][bad-input]") {
   live_server s;
@@ -723,13 +693,21 @@ TEST_CASE("the caller is checked before a body is read and every body has a leng
                     admin_token + "\r\n\r\n");
   CHECK(bare.rfind("HTTP/1.1 200", 0) == 0);
   CHECK(bare.find("\"matchmakers\"") != std::string::npos);
-  // A form-encoded body over httplib's own 8 KiB limit is told what to send.
+  // A form-encoded body is a body like any other: not JSON, so a 400.
   httplib::Client c("127.0.0.1", s.port());
   auto form = c.Post("/api/players", {{"Authorization", "Bearer " + admin_token}},
                      std::string(9000, 'a'), "application/x-www-form-urlencoded");
   REQUIRE(form);
-  CHECK(form->status == 413);
-  CHECK(form->body.find("form-encoded") != std::string::npos);
+  CHECK(form->status == 400);
+  CHECK(form->body.find("not valid JSON") != std::string::npos);
+  // A body over http.max_body_bytes: 413 from its Content-Length, before it is read.
+  const std::string big = raw_exchange(
+      s.port(), head + "Authorization: Bearer " + admin_token + "\r\nContent-Length: 99999999\r\n\r\n");
+  CHECK(big.rfind("HTTP/1.1 413", 0) == 0);
+  // A known path with another method: 405 naming the ones it takes.
+  const std::string put = raw_exchange(s.port(), "PUT /api/config HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  CHECK(put.rfind("HTTP/1.1 405", 0) == 0);
+  CHECK(put.find("Allow: GET") != std::string::npos);
   // Still serving.
   CHECK(s.get_json("/api/matchmakers", view_token)["matchmakers"].size() == 2);
 }

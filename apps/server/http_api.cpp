@@ -22,7 +22,7 @@ class http_error : public std::runtime_error {
   int status;
 };
 
-void send_json(httplib::Response& res, const json& j, int status = 200) {
+void send_json(http_response& res, const json& j, int status = 200) {
   res.status = status;
   // Player payloads are opaque bytes: bytes that are not UTF-8 become U+FFFD
   // instead of failing the whole answer.
@@ -33,15 +33,21 @@ bool all_digits(const std::string& s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return c >= '0' && c <= '9'; });
 }
 
-void send_error(httplib::Response& res, int status, const std::string& message) {
+http_response error_response(int status, const std::string& message) {
+  http_response res;
   send_json(res, {{"error", message}}, status);
+  return res;
+}
+
+void send_error(http_response& res, int status, const std::string& message) {
+  res = error_response(status, message);
 }
 
 // The caller's role: admin for everyone when no token is configured (the
 // server is then bound to loopback only), else the role of the bearer token.
-role caller_role(const http_context& ctx, const httplib::Request& req) {
+role caller_role(const http_context& ctx, const http_request& req) {
   if (ctx.config.tokens.empty()) return role::admin;
-  const std::string h = req.get_header_value("Authorization");
+  const std::string h = req.header("Authorization");
   const std::string prefix = "Bearer ";
   if (h.rfind(prefix, 0) != 0) return role::none;
   const std::string token = h.substr(prefix.size());
@@ -83,12 +89,12 @@ std::string clipped(const std::string& s) { return s.size() <= 64 ? s : s.substr
 //    host and port as Host) or one of http.allowed_hosts;
 //  - a browser's Sec-Fetch-Site: cross-site is refused.
 // Clients that are not browsers (games, mmctl, curl) send no Origin.
-std::optional<std::string> foreign_request(const http_context& ctx, const httplib::Request& req) {
+std::optional<std::string> foreign_request(const http_context& ctx, const http_request& req) {
   const auto& allowed = ctx.config.http_allowed_hosts;
   const auto listed = [&](const std::string& name) {
     return std::find(allowed.begin(), allowed.end(), name) != allowed.end();
   };
-  const std::string host = req.get_header_value("Host");
+  const std::string host = req.header("Host");
   if (ctx.config.tokens.empty() || !allowed.empty()) {
     const std::string name = name_of(host);
     const std::string bare = name.size() > 2 && name.front() == '[' ? name.substr(1, name.size() - 2) : name;
@@ -97,7 +103,7 @@ std::optional<std::string> foreign_request(const http_context& ctx, const httpli
              "' is not a name of this server (http.host, loopback, or http.allowed_hosts)";
   }
   if (req.has_header("Origin")) {
-    const std::string origin = req.get_header_value("Origin");
+    const std::string origin = req.header("Origin");
     std::string_view rest = origin;
     bool web = false;
     for (std::string_view scheme : {"http://", "https://"})
@@ -108,129 +114,120 @@ std::optional<std::string> foreign_request(const http_context& ctx, const httpli
     if (!web || (rest != host && !listed(name_of(rest))))
       return "requests from the web page at '" + clipped(origin) + "' are refused (another site)";
   }
-  if (req.get_header_value("Sec-Fetch-Site") == "cross-site")
+  if (req.header("Sec-Fetch-Site") == "cross-site")
     return "a browser's cross-site request is refused";
   return std::nullopt;
 }
 
-using handler = std::function<void(const httplib::Request&, httplib::Response&)>;
+using handler = std::function<void(const http_request&, http_response&)>;
 
 // Whether the caller may use a route that needs `needed`: another site's
 // browser, a missing or unknown token (401) and a weaker role (403) are
-// answered here. Runs before httplib reads the request's body.
-bool admitted(http_context& ctx, const httplib::Request& req, role needed, httplib::Response& res) {
+// answered here, from the head, before the body is read.
+std::optional<http_response> refusal(http_context& ctx, const http_request& req, role needed) {
   if (auto why = foreign_request(ctx, req)) {
     ++ctx.counters.unauthorized;
-    send_error(res, 403, *why);
-    return false;
+    return error_response(403, *why);
   }
   const role r = caller_role(ctx, req);
   if (r == role::none) {
     ++ctx.counters.unauthorized;
+    http_response res = error_response(401, "a valid token is needed: send 'Authorization: Bearer <token>'");
     res.set_header("WWW-Authenticate", "Bearer");
-    send_error(res, 401, "a valid token is needed: send 'Authorization: Bearer <token>'");
-    return false;
+    return res;
   }
   if (r < needed) {
     ++ctx.counters.unauthorized;
-    send_error(res, 403, "this needs the '" + std::string(to_string(needed)) +
-                             "' role; the token has '" + std::string(to_string(r)) + "'");
-    return false;
+    return error_response(403, "this needs the '" + std::string(to_string(needed)) +
+                                   "' role; the token has '" + std::string(to_string(r)) + "'");
   }
-  return true;
+  return std::nullopt;
 }
 
-// Wraps a handler: turns exceptions into JSON errors. (Who may call it was
-// settled before the body was read: see api_routes.)
-httplib::Server::Handler guarded(handler h) {
-  return [h = std::move(h)](const httplib::Request& req, httplib::Response& res) {
-    try {
-      h(req, res);
-    } catch (const bad_request& e) {
-      send_error(res, 400, e.what());
-    } catch (const http_error& e) {
-      send_error(res, e.status, e.what());
-    } catch (const store_error& e) {
-      send_error(res, 503, std::string("database: ") + e.what());
-    } catch (const SQLite::Exception& e) {
-      send_error(res, 503, std::string("database: ") + e.what());
-    }
-  };
+// Runs a route's handler and turns its exceptions into JSON errors.
+http_response guarded(const handler& h, const http_request& req) {
+  http_response res;
+  try {
+    h(req, res);
+  } catch (const bad_request& e) {
+    send_error(res, 400, e.what());
+  } catch (const http_error& e) {
+    send_error(res, e.status, e.what());
+  } catch (const store_error& e) {
+    send_error(res, 503, std::string("database: ") + e.what());
+  } catch (const SQLite::Exception& e) {
+    send_error(res, 503, std::string("database: ") + e.what());
+  }
+  return res;
 }
 
-// Every API route with the role it needs, registered with httplib and kept in a
-// table that the pre-routing hook reads: httplib reads a request's whole body
-// before it calls the route's handler, so the caller is checked from the
-// headers first, and a body is only read for a caller who may send it.
+// Every route: method, path pattern, the role it needs (none for the
+// dashboard's files) and its handler. The server calls `admit` with a request's
+// head: the route is found and the caller checked there, so a body is only
+// read for a caller who may send it; `handle` then runs the route.
 struct api_route {
   std::string method;
   std::regex pattern;
-  role needed;
-  httplib::Server::Handler handler;
+  std::optional<role> needed;
+  handler run;
 };
 
 class api_routes {
  public:
-  api_routes(httplib::Server& svr, http_context& ctx)
-      : svr_(svr), ctx_(ctx), table_(std::make_shared<std::vector<api_route>>()) {}
+  explicit api_routes(http_context& ctx) : ctx_(ctx) {}
 
-  void get(const std::string& pattern, role needed, handler h) {
-    svr_.Get(pattern, add("GET", pattern, needed, std::move(h)));
-  }
-  void post(const std::string& pattern, role needed, handler h) {
-    svr_.Post(pattern, add("POST", pattern, needed, std::move(h)));
+  void get(const std::string& pattern, role needed, handler h) { add("GET", pattern, needed, std::move(h)); }
+  void post(const std::string& pattern, role needed, handler h) { add("POST", pattern, needed, std::move(h)); }
+  void file(const std::string& path, handler h) {
+    std::string escaped;
+    for (char c : path) {
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '/') escaped.push_back('\\');
+      escaped.push_back(c);
+    }
+    routes_.push_back({"GET", std::regex(escaped), std::nullopt, std::move(h)});
   }
 
-  // Before the body: the route's caller check; a chunked body is refused (every
-  // body has a length, checked against http.max_body_bytes before it is read);
-  // a POST with no body at all (what `curl -X POST` sends) is an empty body.
-  void install_pre_routing() {
-    svr_.set_pre_routing_handler([&ctx = ctx_, table = table_](const httplib::Request& req,
-                                                               httplib::Response& res) {
-      using result = httplib::Server::HandlerResponse;
-      std::smatch m;
-      const auto route = std::find_if(table->begin(), table->end(), [&](const api_route& r) {
-        return r.method == req.method && std::regex_match(req.path, m, r.pattern);
-      });
-      if (route == table->end()) return result::Unhandled;  // static files, 404s
-      if (!admitted(ctx, req, route->needed, res)) {
-        res.set_header("Connection", "close");  // its body, if any, is never read
-        return result::Handled;
+  std::optional<http_response> admit(http_request& req) const {
+    std::smatch m;
+    std::string allowed;
+    for (std::size_t i = 0; i < routes_.size(); ++i) {
+      const api_route& r = routes_[i];
+      if (!std::regex_match(req.path, m, r.pattern)) continue;
+      if (r.method != req.method) {
+        allowed += (allowed.empty() ? "" : ", ") + r.method;
+        continue;
       }
-      if (req.method != "POST") return result::Unhandled;
-      if (req.has_header("Transfer-Encoding")) {
-        send_error(res, 411, "send the body with a Content-Length (chunked bodies are not "
-                             "accepted; at most http.max_body_bytes)");
-        res.set_header("Connection", "close");
-        return result::Handled;
-      }
-      if (!req.has_header("Content-Length")) {
-        httplib::Request empty = req;
-        empty.body.clear();
-        std::regex_match(empty.path, empty.matches, route->pattern);
-        route->handler(empty, res);
-        return result::Handled;
-      }
-      return result::Unhandled;
-    });
+      // The dashboard's files need no caller check and never block: served
+      // here, on the network thread.
+      if (!r.needed) return guarded(r.run, req);
+      if (auto no = refusal(ctx_, req, *r.needed)) return no;
+      req.route = static_cast<int>(i);
+      req.matches.assign(m.begin(), m.end());
+      return std::nullopt;
+    }
+    if (allowed.empty()) return error_response(404, "no such endpoint: " + req.method + " " + clipped(req.path));
+    http_response res = error_response(405, req.path + " takes " + allowed + ", not " + clipped(req.method));
+    res.set_header("Allow", allowed);
+    return res;
+  }
+
+  http_response handle(const http_request& req) const {
+    return guarded(routes_.at(static_cast<std::size_t>(req.route)).run, req);
   }
 
  private:
-  httplib::Server::Handler add(const char* method, const std::string& pattern, role needed,
-                               handler h) {
-    table_->push_back({method, std::regex(pattern), needed, guarded(std::move(h))});
-    return table_->back().handler;
+  void add(const char* method, const std::string& pattern, role needed, handler h) {
+    routes_.push_back({method, std::regex(pattern), needed, std::move(h)});
   }
 
-  httplib::Server& svr_;
   http_context& ctx_;
-  std::shared_ptr<std::vector<api_route>> table_;
+  std::vector<api_route> routes_;
 };
 
-std::uint64_t param(const httplib::Request& req, const char* name, std::uint64_t fallback,
+std::uint64_t param(const http_request& req, const char* name, std::uint64_t fallback,
                     std::uint64_t max) {
   if (!req.has_param(name)) return fallback;
-  const std::string v = req.get_param_value(name);
+  const std::string v = req.param(name);
   if (v.size() > 19 || !all_digits(v))
     throw bad_request(std::string("parameter '") + name + "' must be a non-negative integer");
   const std::uint64_t x = std::stoull(v);
@@ -281,7 +278,7 @@ json config_json(const http_context& ctx, role r) {
           {"fake_opponents", c.opts.enable_fake_opponents},
           {"matching_candidate_amount", c.opts.matching_candidate_amount},
           {"matching_max_search", c.opts.matching_max_search},
-          {"max_body_bytes", c.http_max_body_bytes},
+          {"max_body_bytes", c.http.max_body_bytes},
           {"max_batch", c.http_max_batch},
           {"auth", {{"tokens_configured", !c.tokens.empty()}, {"role", to_string(r)}}}};
 }
@@ -338,49 +335,15 @@ json test_query(http_context& ctx, const query_body& q) {
 
 }  // namespace
 
-void install_routes(httplib::Server& svr, http_context& ctx) {
+http_handlers api_handlers(http_context& ctx) {
   const auto& profile = ctx.config.profile;
-  svr.set_payload_max_length(ctx.config.http_max_body_bytes);
-  // Headers and body go out in separate writes: without this, Nagle's algorithm
-  // and the client's delayed ACK hold each answer back ~40 ms.
-  svr.set_tcp_nodelay(true);
-  svr.set_logger([&ctx](const httplib::Request&, const httplib::Response& res) {
-    if (res.status >= 500) ++ctx.counters.server_error;
-    else if (res.status >= 400) ++ctx.counters.client_error;
-    else ++ctx.counters.ok;
-  });
-  svr.set_exception_handler(
-      [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
-        std::string what = "internal error";
-        try {
-          std::rethrow_exception(ep);
-        } catch (const std::exception& e) {
-          what += std::string(": ") + e.what();
-        } catch (...) {
-        }
-        send_error(res, 500, what);
-      });
-  // httplib's own refusals (unknown path, 413 for a large body) get a JSON body too.
-  svr.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
-    if (!res.body.empty()) return;
-    if (res.status == 404) send_error(res, 404, "no such endpoint: " + req.method + " " + req.path);
-    else if (res.status == 413 &&
-             req.get_header_value("Content-Type").rfind("application/x-www-form-urlencoded", 0) == 0)
-      send_error(res, 413, "form-encoded bodies are limited to 8 KiB by the HTTP library: send "
-                           "JSON (Content-Type: application/json)");
-    else if (res.status == 413) send_error(res, 413, "the body is larger than http.max_body_bytes");
-    else send_error(res, res.status, "request refused");
-  });
+  auto routes = std::make_shared<api_routes>(ctx);
+  api_routes& api = *routes;
 
-  api_routes api(svr, ctx);
-  api.install_pre_routing();
-
-  for (const auto& f : dashboard_files()) {
-    const std::string path = f.path;
-    svr.Get(path == "/index.html" ? "/" : path, [&f](const httplib::Request&, httplib::Response& res) {
+  for (const auto& f : dashboard_files())
+    api.file(f.path == "/index.html" ? "/" : f.path, [&f](const http_request&, http_response& res) {
       res.set_content(f.body, f.content_type);
     });
-  }
 
   api.get("/metrics", role::view, [&ctx](auto&, auto& res) {
             auto client = ctx.bridge.stats();
@@ -554,6 +517,17 @@ void install_routes(httplib::Server& svr, http_context& ctx) {
                rejected.push_back({{"index", positions[p.index]}, {"id", p.id}, {"reason", p.reason}});
              send_json(res, {{"written", report.written}, {"rejected", rejected}});
            });
+
+  http_handlers h;
+  h.admit = [routes](http_request& req) { return routes->admit(req); };
+  h.handle = [routes](http_request& req) { return routes->handle(req); };
+  h.error = error_response;
+  h.answered = [&ctx](int status) {
+    if (status >= 500) ++ctx.counters.server_error;
+    else if (status >= 400) ++ctx.counters.client_error;
+    else ++ctx.counters.ok;
+  };
+  return h;
 }
 
 }  // namespace mm::server

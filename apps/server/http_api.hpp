@@ -1,16 +1,16 @@
-// The admin HTTP API, the dashboard's files and /metrics on one httplib server.
-// Handlers run on httplib's threads and reach the matchmakers through the admin
-// bridge (blocking, with a timeout) and the player table through their own
-// connection. Every failure is a JSON {"error": "..."} with a 4xx or 5xx; no
-// request can stop the server.
+// The admin HTTP API, the dashboard's files and /metrics, as the handlers of
+// an http_server. Routes are found and callers checked from a request's head;
+// handlers run on the server's handler threads and reach the matchmakers
+// through the admin bridge (blocking, with a timeout) and the player table
+// through their own connections. Every failure is a JSON {"error": "..."} with
+// a 4xx or 5xx; no request can stop the server.
 #pragma once
-
-#include <httplib.h>
 
 #include <mutex>
 
 #include "admin_bridge.hpp"
 #include "database.hpp"
+#include "http_server.hpp"
 #include "metrics.hpp"
 #include "server_config.hpp"
 
@@ -29,6 +29,6 @@ struct http_context {
   http_counters counters;
 };
 
-void install_routes(httplib::Server& svr, http_context& ctx);
+http_handlers api_handlers(http_context& ctx);
 
 }  // namespace mm::server

@@ -15,6 +15,7 @@
 #include "instance_set.hpp"
 #include "log.hpp"
 #include "player_table.hpp"
+#include "remote.hpp"
 #include "registration.hpp"
 #include "synthetic_players.hpp"
 
@@ -90,7 +91,7 @@ int run(const server::server_config& c) {
       " players");
 
   caf::actor_system_config cfg;
-  cfg.load<caf::io::middleman>();
+  actors::use_network(cfg, c.actor_tls);
   cfg.set("logger.verbosity", caf::atom("quiet"));
   actors::add_message_types<profile>(cfg, "generic");
   caf::actor_system sys{cfg};
@@ -127,8 +128,8 @@ int run(const server::server_config& c) {
 
   std::optional<std::uint16_t> actor_port;
   if (c.actor_port >= 0) {
-    auto port = sys.middleman().publish(client, static_cast<std::uint16_t>(c.actor_port),
-                                        c.actor_host.c_str());
+    auto port = actors::publish_actor(sys, client, static_cast<std::uint16_t>(c.actor_port),
+                                      c.actor_host, c.actor_tls.enabled());
     if (!port) {
       std::fprintf(stderr, "matchmakerd: cannot publish the actor port on %s:%d: %s\n",
                    c.actor_host.c_str(), c.actor_port, sys.render(port.error()).c_str());
@@ -136,7 +137,8 @@ int run(const server::server_config& c) {
       return 1;
     }
     actor_port = *port;
-    say("matchmakerd: actor port listening on " + c.actor_host + ":" + std::to_string(*port));
+    say("matchmakerd: actor port listening on " + c.actor_host + ":" + std::to_string(*port) +
+        (c.actor_tls.enabled() ? " (mutual TLS)" : ""));
   }
 
   caf::actor load;
@@ -146,28 +148,31 @@ int run(const server::server_config& c) {
 
   database read_db(c.database_path);
   server::http_context ctx{c, bridge, db, {}, read_db, {}, {}};
-  httplib::Server http;
-  server::install_routes(http, ctx);
-  int http_port = c.http_port;
-  if (c.http_port == 0) http_port = http.bind_to_any_port(c.http_host);
-  else if (!http.bind_to_port(c.http_host, c.http_port)) http_port = -1;
-  if (http_port <= 0) {
-    std::fprintf(stderr, "matchmakerd: cannot serve HTTP on %s:%u (in use, or not an address here)\n",
-                 c.http_host.c_str(), static_cast<unsigned>(c.http_port));
+  // Every connection is a file descriptor: take what the system allows.
+  const std::uint64_t files = server::raise_open_file_limit();
+  if (files != 0 && files < c.http.max_connections + 256)
+    log(log_level::warning, "http.max_connections is " + std::to_string(c.http.max_connections) +
+                             " but this process may open only " + std::to_string(files) +
+                             " files (ulimit -n): connections past that are refused");
+  server::http_server http(c.http, server::api_handlers(ctx));
+  ctx.counters.connections = &http.stats();
+  std::uint16_t http_port = 0;
+  try {
+    http_port = http.listen(c.http_host, c.http_port);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "matchmakerd: %s (in use, or not an address here)\n", e.what());
     if (load) self->send_exit(load, caf::exit_reason::user_shutdown);
     stop_actors();
     return 1;
   }
-  std::thread http_thread([&] { http.listen_after_bind(); });
   say("matchmakerd: http listening on http://" + c.http_host + ":" + std::to_string(http_port) + "/");
 
   while (!stop_requested) std::this_thread::sleep_for(std::chrono::milliseconds(50));
 
   say("matchmakerd: stopping (writing snapshots)");
   http.stop();
-  http_thread.join();
   if (load) self->send_exit(load, caf::exit_reason::user_shutdown);
-  if (actor_port) sys.middleman().unpublish(client, *actor_port);
+  if (actor_port && !c.actor_tls.enabled()) sys.middleman().unpublish(client, *actor_port);
   stop_actors();
   say("matchmakerd: stopped");
   return 0;
@@ -191,6 +196,11 @@ int main(int argc, char** argv) {
     std::printf("%s\n", server::describe(cl.config).c_str());
     return 0;
   }
+  if (cl.config.actor_tls.enabled())
+    if (auto why = actors::tls_problem(cl.config.actor_tls)) {
+      std::fprintf(stderr, "matchmakerd: actor.tls: %s\n", why->c_str());
+      return 2;
+    }
   try {
     return run(cl.config);
   } catch (const std::exception& e) {

@@ -215,6 +215,20 @@ std::string render_metrics(const std::vector<matchmaker_figures>& all,
   w.family("mm_http_unauthorized_total", "counter",
            "Requests refused for a missing or weak token.");
   w.sample("mm_http_unauthorized_total", "", http.unauthorized.load());
+  if (const http_connection_stats* c = http.connections) {
+    w.family("mm_http_connections_open", "gauge", "HTTP connections open now.");
+    w.sample("mm_http_connections_open", "", c->open.load());
+    w.family("mm_http_connections_total", "counter",
+             "HTTP connections by what became of them: accepted; evicted (the longest "
+             "waiting for a request, to make room at a cap); refused (503, every one busy); "
+             "timed_out (header, idle or body timeout); malformed (not HTTP, or a head over "
+             "its limit).");
+    w.sample("mm_http_connections_total", "outcome=\"accepted\"", c->accepted.load());
+    w.sample("mm_http_connections_total", "outcome=\"evicted\"", c->evicted.load());
+    w.sample("mm_http_connections_total", "outcome=\"refused\"", c->refused.load());
+    w.sample("mm_http_connections_total", "outcome=\"timed_out\"", c->timed_out.load());
+    w.sample("mm_http_connections_total", "outcome=\"malformed\"", c->malformed.load());
+  }
   return w.str();
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "http_server.hpp"
 #include "messages.hpp"
 
 namespace mm::server {
@@ -15,6 +16,7 @@ namespace mm::server {
 // HTTP responses by status class, counted by the API.
 struct http_counters {
   std::atomic<std::uint64_t> ok{0}, client_error{0}, server_error{0}, unauthorized{0};
+  const http_connection_stats* connections = nullptr;  // the server's, once it listens
 };
 
 struct matchmaker_figures {

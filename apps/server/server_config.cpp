@@ -213,12 +213,37 @@ const std::vector<key_spec>& keys() {
       {"http.port", K::integer, std::to_string(d.http_port), "HTTP port; 0: any free port",
        [](server_config& c, const json& v) { c.http_port = as_uint<std::uint16_t>("http.port", v); },
        [](const server_config& c) -> json { return c.http_port; }},
-      {"http.max_body_bytes", K::integer, std::to_string(d.http_max_body_bytes),
+      {"http.max_body_bytes", K::integer, std::to_string(d.http.max_body_bytes),
        "larger request bodies get 413",
        [](server_config& c, const json& v) {
-         c.http_max_body_bytes = as_uint<std::uint64_t>("http.max_body_bytes", v, 1024);
+         c.http.max_body_bytes = as_uint<std::uint64_t>("http.max_body_bytes", v, 1024);
        },
-       [](const server_config& c) -> json { return c.http_max_body_bytes; }},
+       [](const server_config& c) -> json { return c.http.max_body_bytes; }},
+#define MM_HTTP_COUNT(field, min, text)                                                    \
+  {"http." #field, K::integer, std::to_string(d.http.field), text,                         \
+   [](server_config& c, const json& v) {                                                   \
+     c.http.field = as_uint<decltype(c.http.field)>("http." #field, v, min);               \
+   },                                                                                      \
+   [](const server_config& c) -> json { return c.http.field; }}
+#define MM_HTTP_DURATION(field, text)                                                      \
+  {"http." #field, K::duration, seconds_text(d.http.field), text,                          \
+   [](server_config& c, const json& v) {                                                   \
+     c.http.field = as_duration("http." #field, v);                                        \
+     if (c.http.field.count() == 0) bad("http." #field, "must be at least 1ms");           \
+   },                                                                                      \
+   [](const server_config& c) -> json { return seconds_text(c.http.field); }}
+      MM_HTTP_COUNT(threads, 1, "handler threads (each may wait on a matchmaker or the database)"),
+      MM_HTTP_COUNT(max_connections, 1,
+                    "open connections in all; at the cap a new one replaces the one idle "
+                    "longest, or gets 503 when all are busy"),
+      MM_HTTP_COUNT(max_connections_per_address, 1, "open connections from one client address"),
+      MM_HTTP_DURATION(header_timeout, "time to send a request's head, from its first byte"),
+      MM_HTTP_DURATION(idle_timeout, "time a kept-alive connection may wait between requests"),
+      MM_HTTP_DURATION(body_timeout, "time to send a request's body, and to take its answer"),
+      MM_HTTP_COUNT(keep_alive_requests, 1, "requests one connection may make before it is closed"),
+      MM_HTTP_COUNT(max_header_bytes, 1024, "a larger request head gets 431"),
+#undef MM_HTTP_COUNT
+#undef MM_HTTP_DURATION
       {"http.max_batch", K::integer, std::to_string(d.http_max_batch),
        "players per upsert request",
        [](server_config& c, const json& v) {
@@ -246,6 +271,15 @@ const std::vector<key_spec>& keys() {
          c.actor_port = static_cast<std::int32_t>(as_int("actor.port", v, -1, 65535));
        },
        [](const server_config& c) -> json { return c.actor_port; }},
+#define MM_TLS_FILE(field, help)                                                           \
+  {"actor.tls." #field, K::text, "", help,                                                 \
+   [](server_config& c, const json& v) { c.actor_tls.field = as_text("actor.tls." #field, v); }, \
+   [](const server_config& c) -> json { return c.actor_tls.field; }}
+      MM_TLS_FILE(certificate, "PEM certificate (chain) this server presents on the actor port "
+                               "(mutual TLS; with actor.tls.key and actor.tls.ca)"),
+      MM_TLS_FILE(key, "PEM private key (unencrypted) of actor.tls.certificate"),
+      MM_TLS_FILE(ca, "PEM CA certificate(s) that game nodes' certificates must be signed by"),
+#undef MM_TLS_FILE
       {"query_timeout_ms", K::integer, std::to_string(d.query_timeout_ms),
        "how long the HTTP API waits for a matchmaker",
        [](server_config& c, const json& v) {
@@ -411,11 +445,18 @@ void check(const server_config& c) {
       throw config_error("refusing to serve HTTP on '" + c.http_host +
                          "' with no access token configured: add \"tokens\" to the config "
                          "file, or bind http.host to 127.0.0.1");
-    if (c.actor_port >= 0 && !is_loopback(c.actor_host))
-      throw config_error("refusing to publish the actor port on '" + c.actor_host +
-                         "' with no access token configured: add \"tokens\" to the config "
-                         "file, or bind actor.host to 127.0.0.1");
   }
+  // The actor port has no authentication of its own: off loopback, only
+  // peers with a certificate of the deployment's CA may connect.
+  if (c.actor_port >= 0 && !is_loopback(c.actor_host) && !c.actor_tls.enabled())
+    throw config_error("refusing to publish the actor port on '" + c.actor_host +
+                       "' without mutual TLS: set actor.tls.certificate, actor.tls.key and "
+                       "actor.tls.ca (docs/operations.md), or bind actor.host to 127.0.0.1");
+  // (Whether the files hold what they should is checked when the server starts:
+  // --print-config of a config for another machine must work here.)
+  if (c.actor_tls.enabled() &&
+      (c.actor_tls.certificate.empty() || c.actor_tls.key.empty() || c.actor_tls.ca.empty()))
+    throw config_error("actor.tls: mutual TLS needs all three files: certificate, key and ca");
 }
 
 }  // namespace

@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "actor_tls.hpp"
 #include "generic_profile.hpp"
+#include "http_server.hpp"
 #include "options.hpp"
 #include "synthetic_players.hpp"
 
@@ -33,13 +35,15 @@ struct server_config {
   std::uint32_t instances = 2;
   std::string http_host = "127.0.0.1";
   std::uint16_t http_port = 8080;  // 0: any free port (printed at start)
-  std::uint64_t http_max_body_bytes = 8u << 20;
+  // Threads, connection caps, timeouts and size limits of the HTTP server.
+  http_limits http;
   std::uint32_t http_max_batch = 10'000;  // players per upsert request
   // Names (no port) a browser may reach the API by besides http.host and the
   // loopback names, e.g. the name of a reverse proxy. See http_api.cpp.
   std::vector<std::string> http_allowed_hosts;
   std::string actor_host = "127.0.0.1";
   std::int32_t actor_port = 4242;  // 0: any free port; -1: not published
+  actors::actor_tls actor_tls;     // mutual TLS; required off loopback
   std::uint32_t query_timeout_ms = 1000;
   std::vector<access_token> tokens;
   generic_profile_config profile = demo_profile_config();

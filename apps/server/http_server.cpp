@@ -1,0 +1,484 @@
+#include "http_server.hpp"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <array>
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <cctype>
+#include <future>
+#include <limits>
+#include <list>
+#include <stdexcept>
+#include <thread>
+#include <unordered_map>
+
+namespace mm::server {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+bool same_name(std::string_view a, std::string_view b) {
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// %XX becomes the byte; '+' a space in a query. A '%' not followed by two hex
+// digits stays as it is.
+std::string percent_decoded(std::string_view s, bool plus_is_space) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && hex_value(s[i + 1]) >= 0 &&
+        hex_value(s[i + 2]) >= 0) {
+      out.push_back(static_cast<char>(hex_value(s[i + 1]) * 16 + hex_value(s[i + 2])));
+      i += 2;
+    } else if (plus_is_space && s[i] == '+') {
+      out.push_back(' ');
+    } else {
+      out.push_back(s[i]);
+    }
+  }
+  return out;
+}
+
+void parse_target(std::string_view target, http_request& req) {
+  const auto q = target.find('?');
+  req.path = percent_decoded(target.substr(0, q), false);
+  if (q == std::string_view::npos) return;
+  std::string_view query = target.substr(q + 1);
+  while (!query.empty()) {
+    const auto amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    if (!pair.empty()) {
+      const auto eq = pair.find('=');
+      req.params.emplace(percent_decoded(pair.substr(0, eq), true),
+                         eq == std::string_view::npos
+                             ? std::string()
+                             : percent_decoded(pair.substr(eq + 1), true));
+    }
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+}
+
+}  // namespace
+
+bool http_request::has_header(std::string_view name) const {
+  return std::any_of(headers.begin(), headers.end(),
+                     [&](const auto& h) { return same_name(h.first, name); });
+}
+
+std::string http_request::header(std::string_view name) const {
+  for (const auto& h : headers)
+    if (same_name(h.first, name)) return h.second;
+  return {};
+}
+
+std::string http_request::param(const std::string& name) const {
+  const auto it = params.find(name);
+  return it == params.end() ? std::string() : it->second;
+}
+
+class http_session;
+
+struct http_server::impl {
+  impl(http_limits l, http_handlers h) : limits(l), handlers(std::move(h)) {}
+
+  http_limits limits;
+  http_handlers handlers;
+  http_connection_stats stats;
+
+  // Network thread only. Every open connection, and those waiting for a
+  // request head in the order they began to wait (the eviction order).
+  std::list<http_session*> all;
+  std::list<http_session*> waiting;
+  std::unordered_map<std::string, std::uint32_t> per_address;
+
+  std::unique_ptr<asio::thread_pool> handler_pool;  // `threads` handler threads
+  std::thread network_thread;
+  bool running = false;
+  bool accepting = true;  // network thread: false once stopping
+  // Declared last, destroyed first: the handlers it still holds release their
+  // sessions while the bookkeeping above is alive.
+  asio::io_context io{1};
+  // Keeps the network thread running while nothing is pending, so that stop()
+  // can always post to it.
+  asio::executor_work_guard<asio::io_context::executor_type> keep_running{
+      io.get_executor()};
+  tcp::acceptor acceptor{io};
+
+  void accept();
+  void admit_connection(tcp::socket socket);
+  bool evict_one(const std::string* address);
+};
+
+class http_session : public std::enable_shared_from_this<http_session> {
+ public:
+  http_session(http_server::impl& srv, tcp::socket socket, std::string address)
+      : srv_(srv), stream_(std::move(socket)), address_(std::move(address)) {
+    at_ = srv_.all.insert(srv_.all.end(), this);
+    ++srv_.per_address[address_];
+    ++srv_.stats.open;
+  }
+  ~http_session() { close(); }
+
+  void start() { next_request(true); }
+
+  // Idempotent: forgets the connection in the server's bookkeeping and closes
+  // the socket (pending reads and writes then end with operation_aborted).
+  void close() {
+    if (closed_) return;
+    closed_ = true;
+    stop_waiting();
+    srv_.all.erase(at_);
+    if (const auto it = srv_.per_address.find(address_);
+        it != srv_.per_address.end() && --it->second == 0)
+      srv_.per_address.erase(it);
+    --srv_.stats.open;
+    beast::error_code ec;
+    stream_.socket().close(ec);
+  }
+
+  bool waiting_for_head() const { return waiting_at_.has_value(); }
+  const std::string& address() const { return address_; }
+
+ private:
+  void start_waiting() { waiting_at_ = srv_.waiting.insert(srv_.waiting.end(), this); }
+  void stop_waiting() {
+    if (waiting_at_) srv_.waiting.erase(*waiting_at_);
+    waiting_at_.reset();
+  }
+
+  // Counts a timeout; every other failure of a read or write just ends the
+  // connection (the peer left, or it was evicted or stopped).
+  void failed(const beast::error_code& ec) {
+    if (ec == beast::error::timeout) ++srv_.stats.timed_out;
+    close();
+  }
+
+  void next_request(bool first) {
+    if (closed_) return;
+    start_waiting();
+    parser_.emplace();
+    parser_->header_limit(srv_.limits.max_header_bytes);
+    // The body's length is checked against max_body_bytes by on_head, after
+    // the caller is admitted (a 401 comes before a 413); the parser's own
+    // check would come first. (Not boost::none: Beast 1.74 compares a length
+    // with an empty optional as "over the limit".)
+    parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
+    if (first || buffer_.size() > 0) return read_head();
+    // Between requests: idle until a first byte, then the head's own limit.
+    stream_.expires_after(srv_.limits.idle_timeout);
+    stream_.async_read_some(
+        buffer_.prepare(1024),
+        [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+          if (ec) return self->failed(ec);
+          self->buffer_.commit(n);
+          self->read_head();
+        });
+  }
+
+  void read_head() {
+    stream_.expires_after(srv_.limits.header_timeout);
+    bhttp::async_read_header(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, std::size_t) {
+          self->on_head(ec);
+        });
+  }
+
+  void on_head(beast::error_code ec) {
+    if (closed_) return;
+    stop_waiting();
+    if (ec == bhttp::error::header_limit) {
+      ++srv_.stats.malformed;
+      return refuse(431, "the request head is larger than " +
+                             std::to_string(srv_.limits.max_header_bytes) + " bytes");
+    }
+    if (ec == beast::error::timeout || ec == bhttp::error::end_of_stream ||
+        ec == asio::error::operation_aborted || ec == asio::error::eof ||
+        ec == asio::error::connection_reset)
+      return failed(ec);
+    if (ec) {
+      ++srv_.stats.malformed;
+      return refuse(400, "not a well-formed HTTP/1.1 request (" + ec.message() + ")");
+    }
+    const auto& head = parser_->get();
+    req_ = http_request{};
+    req_.method = std::string(head.method_string());
+    parse_target(std::string_view(head.target().data(), head.target().size()), req_);
+    for (const auto& field : head)
+      req_.headers.emplace_back(std::string(field.name_string()),
+                                std::string(field.value()));
+    req_.remote_address = address_;
+    keep_alive_ = head.keep_alive() && ++served_ < srv_.limits.keep_alive_requests;
+
+    // An answer from the head keeps the connection when no body is left unread.
+    if (auto answer = srv_.handlers.admit(req_))
+      return send(std::move(*answer), !parser_->is_done());
+    if (parser_->chunked() || head.count(bhttp::field::transfer_encoding) != 0)
+      return refuse(
+          411,
+          "send the body with a Content-Length (chunked bodies are not accepted; "
+          "at most http.max_body_bytes)");
+    const auto length = parser_->content_length();
+    if (length && *length > srv_.limits.max_body_bytes)
+      return refuse(413, "the body is larger than http.max_body_bytes (" +
+                             std::to_string(srv_.limits.max_body_bytes) + " bytes)");
+    if (parser_->is_done()) return dispatch();
+    if (same_name(std::string(head[bhttp::field::expect]), "100-continue")) {
+      static const std::string go_on = "HTTP/1.1 100 Continue\r\n\r\n";
+      stream_.expires_after(srv_.limits.body_timeout);
+      return asio::async_write(
+          stream_, asio::buffer(go_on),
+          [self = shared_from_this()](beast::error_code e, std::size_t) {
+            if (e) return self->failed(e);
+            self->read_body();
+          });
+    }
+    read_body();
+  }
+
+  void read_body() {
+    stream_.expires_after(srv_.limits.body_timeout);
+    bhttp::async_read(stream_, buffer_, *parser_,
+                      [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                        if (self->closed_) return;
+                        if (ec == bhttp::error::body_limit)
+                          return self->refuse(
+                              413, "the body is larger than http.max_body_bytes");
+                        if (ec) return self->failed(ec);
+                        self->req_.body = std::move(self->parser_->get().body());
+                        self->dispatch();
+                      });
+  }
+
+  // The handler runs on a handler thread; its answer comes back here.
+  void dispatch() {
+    stream_.expires_never();
+    asio::post(*srv_.handler_pool,
+               [self = shared_from_this(), req = std::move(req_)]() mutable {
+                 http_response res;
+                 try {
+                   res = self->srv_.handlers.handle(req);
+                 } catch (const std::exception& e) {
+                   res = self->srv_.handlers.error(
+                       500, std::string("internal error: ") + e.what());
+                 } catch (...) {
+                   res = self->srv_.handlers.error(500, "internal error");
+                 }
+                 asio::post(self->srv_.io, [self, res = std::move(res)]() mutable {
+                   self->send(std::move(res), false);
+                 });
+               });
+  }
+
+  void refuse(int status, const std::string& message) {
+    send(srv_.handlers.error(status, message), true);
+  }
+
+  // `close_after`: the request's body (if any) was not read, so the
+  // connection cannot carry another request.
+  void send(http_response answer, bool close_after) {
+    if (closed_) return;
+    const bool keep = keep_alive_ && !close_after && srv_.accepting;
+    auto res = std::make_shared<bhttp::response<bhttp::string_body>>(
+        static_cast<bhttp::status>(answer.status), 11);
+    res->set(bhttp::field::content_type, answer.content_type);
+    for (const auto& [name, value] : answer.headers) res->insert(name, value);
+    res->body() = std::move(answer.body);
+    res->keep_alive(keep);
+    res->prepare_payload();
+    if (srv_.handlers.answered) srv_.handlers.answered(answer.status);
+    stream_.expires_after(srv_.limits.body_timeout);
+    bhttp::async_write(stream_, *res,
+                       [self = shared_from_this(), res, keep, close_after](
+                           beast::error_code ec, std::size_t) {
+                         if (ec) return self->failed(ec);
+                         if (keep) return self->next_request(false);
+                         self->finish(close_after);
+                       });
+  }
+
+  // Ends the connection after an answer. When a body may be left unread, the
+  // client is given a moment to finish sending it, so that closing does not
+  // reset the connection before the client has read the answer.
+  void finish(bool unread_body) {
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    if (!unread_body || ec) return close();
+    discarded_ = 0;
+    stream_.expires_after(std::min<std::chrono::milliseconds>(
+        srv_.limits.body_timeout, std::chrono::milliseconds(2000)));
+    drain();
+  }
+
+  void drain() {
+    stream_.async_read_some(
+        asio::buffer(scratch_),
+        [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+          self->discarded_ += n;
+          if (ec || self->discarded_ > (1u << 20)) return self->close();
+          self->drain();
+        });
+  }
+
+  http_server::impl& srv_;
+  beast::tcp_stream stream_;
+  std::string address_;
+  beast::flat_buffer buffer_;
+  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  http_request req_;
+  std::uint32_t served_ = 0;
+  bool keep_alive_ = false;
+  bool closed_ = false;
+  std::list<http_session*>::iterator at_;
+  std::optional<std::list<http_session*>::iterator> waiting_at_;
+  std::array<char, 16 * 1024> scratch_{};
+  std::size_t discarded_ = 0;
+};
+
+void http_server::impl::accept() {
+  acceptor.async_accept([this](beast::error_code ec, tcp::socket socket) {
+    if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
+    if (!ec) admit_connection(std::move(socket));
+    // Out of file descriptors (EMFILE) and the like: the next accept retries.
+    accept();
+  });
+}
+
+// Closes the connection that has waited longest for a request head (of
+// `address` only, when given). False when there is none: all are busy.
+bool http_server::impl::evict_one(const std::string* address) {
+  for (http_session* s : waiting)
+    if (!address || s->address() == *address) {
+      ++stats.evicted;
+      s->close();
+      return true;
+    }
+  return false;
+}
+
+void http_server::impl::admit_connection(tcp::socket socket) {
+  beast::error_code ec;
+  const auto peer = socket.remote_endpoint(ec);
+  if (ec) return;
+  std::string address = peer.address().to_string();
+  ++stats.accepted;
+  const auto mine = per_address.find(address);
+  const bool address_full =
+      mine != per_address.end() && mine->second >= limits.max_connections_per_address;
+  const bool server_full = all.size() >= limits.max_connections;
+  if ((address_full && !evict_one(&address)) ||
+      (!address_full && server_full && !evict_one(nullptr))) {
+    ++stats.refused;
+    const http_response r =
+        handlers.error(503, "too many connections, all busy: try again");
+    const std::string raw =
+        "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Type: " +
+        r.content_type + "\r\nContent-Length: " + std::to_string(r.body.size()) +
+        "\r\n\r\n" + r.body;
+    socket.non_blocking(true, ec);
+    asio::write(socket, asio::buffer(raw), ec);  // best effort: never waits
+    socket.shutdown(tcp::socket::shutdown_both, ec);
+    socket.close(ec);
+    if (handlers.answered) handlers.answered(503);
+    return;
+  }
+  socket.set_option(tcp::no_delay(true), ec);
+  std::make_shared<http_session>(*this, std::move(socket), std::move(address))->start();
+}
+
+http_server::http_server(http_limits limits, http_handlers handlers)
+    : impl_(std::make_unique<impl>(limits, std::move(handlers))) {}
+
+http_server::~http_server() {
+  stop();
+}
+
+const http_connection_stats& http_server::stats() const {
+  return impl_->stats;
+}
+
+std::uint16_t http_server::listen(const std::string& host, std::uint16_t port) {
+  auto& s = *impl_;
+  beast::error_code ec;
+  const auto address = asio::ip::make_address(host, ec);
+  if (ec)
+    throw std::runtime_error("'" + host + "' is not an IP address of this machine");
+  const tcp::endpoint at(address, port);
+  s.acceptor.open(at.protocol(), ec);
+  if (!ec) s.acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) s.acceptor.bind(at, ec);
+  if (!ec) s.acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec)
+    throw std::runtime_error("cannot serve HTTP on " + host + ":" +
+                             std::to_string(port) + ": " + ec.message());
+  const std::uint16_t bound = s.acceptor.local_endpoint().port();
+  s.handler_pool =
+      std::make_unique<asio::thread_pool>(std::max<std::uint32_t>(1, s.limits.threads));
+  s.running = true;
+  s.accept();
+  s.network_thread = std::thread([&s] { s.io.run(); });
+  return bound;
+}
+
+void http_server::stop() {
+  auto& s = *impl_;
+  if (!s.running) return;
+  s.running = false;
+  // New connections end; open ones close once their current request is answered
+  // (the handlers' answers are posted to the network thread, which then closes).
+  std::promise<void> closed;
+  asio::post(s.io, [&s, &closed] {
+    beast::error_code ec;
+    s.acceptor.close(ec);
+    s.accepting = false;
+    // Connections waiting for a request have nothing in progress: close now.
+    while (!s.waiting.empty()) s.waiting.front()->close();
+    closed.set_value();
+  });
+  closed.get_future().wait();
+  s.handler_pool->join();  // each handler's wait is bounded (query timeout)
+  // The last answers are being written; each closes its connection after.
+  const auto deadline = std::chrono::steady_clock::now() + s.limits.body_timeout +
+                        std::chrono::seconds(1);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::promise<std::size_t> open;
+    asio::post(s.io, [&s, &open] { open.set_value(s.all.size()); });
+    if (open.get_future().get() == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  s.io.stop();
+  s.network_thread.join();
+}
+
+std::uint64_t raise_open_file_limit() {
+  rlimit r{};
+  if (getrlimit(RLIMIT_NOFILE, &r) != 0) return 0;
+  if (r.rlim_cur < r.rlim_max) {
+    r.rlim_cur = r.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &r);
+    getrlimit(RLIMIT_NOFILE, &r);
+  }
+  return r.rlim_cur;
+}
+
+}  // namespace mm::server

@@ -1,0 +1,138 @@
+// An HTTP/1.1 server that a crowd of idle or slow clients cannot starve.
+//
+// One network thread reads and writes every connection asynchronously (Asio and
+// Beast), so a connection costs a socket and a few hundred bytes, never a
+// thread, while it waits. Only a request whose head and body are both in goes
+// to a handler thread. Every wait is bounded:
+//  - a request head must be complete within `header_timeout` of its first byte
+//    (of the connection's opening, for the first request);
+//  - a kept-alive connection may sit idle `idle_timeout` between requests;
+//  - a body must arrive, and an answer be taken by the client, within
+//    `body_timeout`;
+//  - a connection serves at most `keep_alive_requests` requests;
+//  - heads are at most `max_header_bytes`, bodies at most `max_body_bytes`, and
+//    a body must come with a Content-Length (chunked bodies get 411), checked
+//    before a byte of it is read.
+// Connections are capped in all and per client address. At a cap, a new
+// connection takes the place of the connection that has waited longest for a
+// request head (idle or slow: it has nothing in progress); only when every
+// connection is busy with a request is the new one refused with a 503. So a
+// flood of idle connections delays a real client by one eviction, not by the
+// flood's length.
+//
+// Who may send a body is decided before it is read: `admit` sees the head on the
+// network thread and may answer at once (401, 403, 404...); when a body is
+// left unread the connection then closes.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace mm::server {
+
+struct http_limits {
+  std::uint32_t threads = 8;  // handler threads (a handler may wait on a matchmaker)
+  std::uint32_t max_connections = 4096;
+  std::uint32_t max_connections_per_address = 512;
+  std::chrono::milliseconds header_timeout{10'000};
+  std::chrono::milliseconds idle_timeout{30'000};
+  std::chrono::milliseconds body_timeout{30'000};
+  std::uint32_t keep_alive_requests = 1000;
+  std::uint64_t max_body_bytes = 8u << 20;
+  std::uint32_t max_header_bytes = 16 * 1024;
+};
+
+struct http_request {
+  std::string method;  // "GET", "POST", ...
+  std::string path;    // percent-decoded, without the query
+  std::map<std::string, std::string>
+      params;  // the query, decoded; the first of a name wins
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+  std::string remote_address;
+  // Set by `admit` for `handle`: which route, and the path's captured groups.
+  int route = -1;
+  std::vector<std::string> matches;
+
+  bool has_header(std::string_view name) const;
+  std::string header(std::string_view name) const;  // "" when absent; names ignore case
+  bool has_param(const std::string& name) const { return params.count(name) != 0; }
+  std::string param(const std::string& name) const;
+};
+
+struct http_response {
+  int status = 200;
+  std::string content_type = "text/plain";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+
+  void set_content(std::string b, std::string type) {
+    body = std::move(b);
+    content_type = std::move(type);
+  }
+  void set_header(std::string name, std::string value) {
+    headers.emplace_back(std::move(name), std::move(value));
+  }
+};
+
+// What the server counts of its connections, for /metrics.
+struct http_connection_stats {
+  std::atomic<std::uint64_t> open{0};      // now
+  std::atomic<std::uint64_t> accepted{0};  // since start
+  std::atomic<std::uint64_t> evicted{0};   // closed to make room for a new one
+  std::atomic<std::uint64_t> refused{0};   // 503: every connection was busy
+  std::atomic<std::uint64_t> timed_out{0};
+  std::atomic<std::uint64_t> malformed{0};  // not HTTP, or a head over the limit
+};
+
+struct http_handlers {
+  // On the network thread, once a head is in and before the body is read: an
+  // answer to send instead of reading on, or nothing to go on. Must not block.
+  // (A request with no body answered here keeps its connection: static files
+  // are served this way, without a handler thread.)
+  std::function<std::optional<http_response>(http_request&)> admit;
+  // On a handler thread, with the body read. Exceptions are answered with 500.
+  std::function<http_response(http_request&)> handle;
+  // The answer for the server's own refusals (400, 408, 411, 413, 431, 500, 503).
+  std::function<http_response(int status, const std::string& message)> error;
+  // Every answer sent (for counters); on the network thread.
+  std::function<void(int status)> answered;
+};
+
+class http_session;
+
+class http_server {
+ public:
+  http_server(http_limits limits, http_handlers handlers);
+  ~http_server();  // stops
+  http_server(const http_server&) = delete;
+  http_server& operator=(const http_server&) = delete;
+
+  // Binds and starts serving; port 0 picks a free port. Returns the port.
+  // Throws std::runtime_error naming the address when it cannot bind.
+  std::uint16_t listen(const std::string& host, std::uint16_t port);
+  // Closes every connection after the handlers running now have answered.
+  void stop();
+
+  const http_connection_stats& stats() const;
+
+ private:
+  friend class http_session;  // one connection (http_server.cpp)
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+// Raises this process's open-file limit to its hard limit (each connection is
+// a file descriptor); returns the limit now in force.
+std::uint64_t raise_open_file_limit();
+
+}  // namespace mm::server
