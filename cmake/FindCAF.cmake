@@ -31,17 +31,17 @@ if(CAF_FOUND)
       INTERFACE_INCLUDE_DIRECTORIES "${CAF_INCLUDE_DIR}"
       INTERFACE_LINK_LIBRARIES Threads::Threads)
   endif()
-  if(NOT TARGET CAF::io)
-    add_library(CAF::io UNKNOWN IMPORTED)
-    set_target_properties(CAF::io PROPERTIES
-      IMPORTED_LOCATION "${CAF_IO_LIBRARY}"
-      INTERFACE_LINK_LIBRARIES CAF::core)
-  endif()
-  if(NOT TARGET CAF::openssl)
-    add_library(CAF::openssl UNKNOWN IMPORTED)
-    set_target_properties(CAF::openssl PROPERTIES
-      IMPORTED_LOCATION "${CAF_OPENSSL_LIBRARY}"
-      INTERFACE_LINK_LIBRARIES CAF::io)
-  endif()
+  # A library of CAF's that links the one before it.
+  foreach(_caf_pair "io;CAF_IO_LIBRARY;CAF::core" "openssl;CAF_OPENSSL_LIBRARY;CAF::io")
+    list(GET _caf_pair 0 _caf_name)
+    list(GET _caf_pair 1 _caf_library)
+    list(GET _caf_pair 2 _caf_links)
+    if(NOT TARGET CAF::${_caf_name})
+      add_library(CAF::${_caf_name} UNKNOWN IMPORTED)
+      set_target_properties(CAF::${_caf_name} PROPERTIES
+        IMPORTED_LOCATION "${${_caf_library}}"
+        INTERFACE_LINK_LIBRARIES ${_caf_links})
+    endif()
+  endforeach()
 endif()
 mark_as_advanced(CAF_INCLUDE_DIR CAF_CORE_LIBRARY CAF_IO_LIBRARY CAF_OPENSSL_LIBRARY)

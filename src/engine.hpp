@@ -534,6 +534,11 @@ class engine {
   // (their players then go to buckets created as usual).
   void restore_layout(std::span<const bucket_layout> layouts) {
     for (const bucket_layout& l : layouts) {
+      // A tuple this engine's strategies cannot have made (another profile's,
+      // or a crafted snapshot's) is skipped: describe() and the walk index the
+      // strategies by the tuple's labels.
+      if (l.labels.extra_count != strategies_.size() || l.labels.mmr_index >= opt_.mmr_bucket_count)
+        continue;
       if (pool_.find(l.labels) || l.capacity < opt_.bucket_min_size ||
           pool_.capacity() + l.capacity > capacity_limit())
         continue;

@@ -123,6 +123,7 @@ struct http_server::impl {
   asio::executor_work_guard<asio::io_context::executor_type> keep_running{
       io.get_executor()};
   tcp::acceptor acceptor{io};
+  asio::steady_timer retry_accept{io};
 
   void accept();
   void admit_connection(tcp::socket socket);
@@ -358,9 +359,18 @@ class http_session : public std::enable_shared_from_this<http_session> {
 void http_server::impl::accept() {
   acceptor.async_accept([this](beast::error_code ec, tcp::socket socket) {
     if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
-    if (!ec) admit_connection(std::move(socket));
-    // Out of file descriptors (EMFILE) and the like: the next accept retries.
-    accept();
+    if (!ec) {
+      admit_connection(std::move(socket));
+      accept();
+      return;
+    }
+    // Out of file descriptors (EMFILE) and the like: retry a little later
+    // rather than spin on the error while connections close.
+    ++stats.refused;
+    retry_accept.expires_after(std::chrono::milliseconds(20));
+    retry_accept.async_wait([this](beast::error_code e) {
+      if (!e && acceptor.is_open()) accept();
+    });
   });
 }
 
@@ -450,6 +460,7 @@ void http_server::stop() {
   asio::post(s.io, [&s, &closed] {
     beast::error_code ec;
     s.acceptor.close(ec);
+    s.retry_accept.cancel();
     s.accepting = false;
     // Connections waiting for a request have nothing in progress: close now.
     while (!s.waiting.empty()) s.waiting.front()->close();

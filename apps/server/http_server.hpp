@@ -89,7 +89,8 @@ struct http_connection_stats {
   std::atomic<std::uint64_t> open{0};      // now
   std::atomic<std::uint64_t> accepted{0};  // since start
   std::atomic<std::uint64_t> evicted{0};   // closed to make room for a new one
-  std::atomic<std::uint64_t> refused{0};   // 503: every connection was busy
+  std::atomic<std::uint64_t> refused{
+      0};  // 503 (every connection busy), or not accepted (no file descriptor left)
   std::atomic<std::uint64_t> timed_out{0};
   std::atomic<std::uint64_t> malformed{0};  // not HTTP, or a head over the limit
 };

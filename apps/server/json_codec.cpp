@@ -159,7 +159,11 @@ json parse_body(const std::string& text) {
   try {
     return json::parse(copied > 0 ? rewritten : text);
   } catch (const json::exception& e) {
-    throw bad_request(std::string("the body is not valid JSON: ") + e.what());
+    // The parser quotes the token it stopped at ("last read: '...'"), which can
+    // be most of the body: keep the start and the end of its words.
+    std::string why = e.what();
+    if (why.size() > 300) why = why.substr(0, 200) + " ... " + why.substr(why.size() - 80);
+    throw bad_request("the body is not valid JSON: " + why);
   }
 }
 
