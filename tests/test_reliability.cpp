@@ -4,6 +4,7 @@
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <catch2/catch.hpp>
@@ -29,9 +30,10 @@ using namespace std::chrono_literals;
 
 namespace {
 
+// `ci_default` times MM_RELIABILITY_ROUNDS (1 when unset).
 std::uint64_t rounds(std::uint64_t ci_default) {
   const char* v = std::getenv("MM_RELIABILITY_ROUNDS");
-  return v ? std::max<std::uint64_t>(1, std::strtoull(v, nullptr, 10)) : ci_default;
+  return ci_default * (v ? std::max<std::uint64_t>(1, std::strtoull(v, nullptr, 10)) : 1);
 }
 
 int status_of(const std::string& answer) {
@@ -465,6 +467,32 @@ TEST_CASE("a database that is damaged or cannot be made is refused at start",
     INFO(out);
     CHECK(status == 1);
     CHECK(out.find("a-file") != std::string::npos);
+  }
+  SECTION("a file this user may not write") {
+    {
+      live_server s(json{{"database", {{"path", dir.file("ro.db")}}}}, 500);
+      CHECK(s.stop() == 0);
+    }
+    namespace fs = std::filesystem;
+    fs::permissions(dir.file("ro.db"), fs::perms::owner_read | fs::perms::group_read |
+                                           fs::perms::others_read);
+    fs::permissions(fs::path(dir.file("ro.db")).parent_path(),
+                    fs::perms::owner_all | fs::perms::group_read |
+                        fs::perms::group_exec | fs::perms::others_read |
+                        fs::perms::others_exec);
+    // root writes whatever the permissions say: run the server as nobody then.
+    std::vector<std::string> argv;
+    if (::geteuid() == 0)
+      argv = {"/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup",
+              "--clear-groups"};
+    argv.insert(argv.end(), {MATCHMAKERD_BINARY, "--database.path", dir.file("ro.db"),
+                             "--http.port", "0", "--actor.port", "-1"});
+    child_process p(argv, true);
+    std::string out;
+    const int status = p.finish(&out);
+    INFO(out);
+    CHECK(status == 1);
+    CHECK(out.find("readonly") != std::string::npos);
   }
   SECTION("a path that is a directory") {
     std::filesystem::create_directories(dir.file("adir"));
