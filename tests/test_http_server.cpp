@@ -261,5 +261,8 @@ TEST_CASE("a port in use is a clear error", "[http]") {
   CHECK_THROWS_WITH(second.listen("127.0.0.1", port),
                     Catch::Contains("cannot serve HTTP on 127.0.0.1"));
   CHECK_THROWS_WITH(second.listen("not-an-address", 0),
-                    Catch::Contains("not an IP address"));
+                    Catch::Contains("not an address of this machine"));
+  // A name of this machine is as good as its address.
+  http_server by_name(http_limits{}, toy.handlers());
+  CHECK(by_name.listen("localhost", 0) != 0);
 }

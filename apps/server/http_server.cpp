@@ -430,10 +430,17 @@ const http_connection_stats& http_server::stats() const {
 std::uint16_t http_server::listen(const std::string& host, std::uint16_t port) {
   auto& s = *impl_;
   beast::error_code ec;
-  const auto address = asio::ip::make_address(host, ec);
-  if (ec)
-    throw std::runtime_error("'" + host + "' is not an IP address of this machine");
-  const tcp::endpoint at(address, port);
+  // An address, or a name such as "localhost" (its first address).
+  tcp::endpoint at;
+  if (const auto address = asio::ip::make_address(host, ec); !ec) {
+    at = tcp::endpoint(address, port);
+  } else {
+    tcp::resolver resolver(s.io);
+    const auto found = resolver.resolve(host, std::to_string(port), ec);
+    if (ec || found.empty())
+      throw std::runtime_error("'" + host + "' is not an address of this machine");
+    at = found.begin()->endpoint();
+  }
   s.acceptor.open(at.protocol(), ec);
   if (!ec) s.acceptor.set_option(asio::socket_base::reuse_address(true), ec);
   if (!ec) s.acceptor.bind(at, ec);
