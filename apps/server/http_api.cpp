@@ -4,7 +4,6 @@
 #include <cctype>
 #include <memory>
 #include <optional>
-#include <regex>
 #include <set>
 #include <string_view>
 
@@ -18,7 +17,8 @@ namespace {
 
 class http_error : public std::runtime_error {
  public:
-  http_error(int code, const std::string& what) : std::runtime_error(what), status(code) {}
+  http_error(int code, const std::string& what)
+      : std::runtime_error(what), status(code) {}
   int status;
 };
 
@@ -26,11 +26,14 @@ void send_json(http_response& res, const json& j, int status = 200) {
   res.status = status;
   // Player payloads are opaque bytes: bytes that are not UTF-8 become U+FFFD
   // instead of failing the whole answer.
-  res.set_content(j.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
+  res.set_content(j.dump(-1, ' ', false, json::error_handler_t::replace),
+                  "application/json");
 }
 
 bool all_digits(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return c >= '0' && c <= '9'; });
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) {
+    return c >= '0' && c <= '9';
+  });
 }
 
 http_response error_response(int status, const std::string& message) {
@@ -76,7 +79,9 @@ std::string name_of(std::string_view authority) {
   return out;
 }
 
-std::string clipped(const std::string& s) { return s.size() <= 64 ? s : s.substr(0, 64) + "..."; }
+std::string clipped(const std::string& s) {
+  return s.size() <= 64 ? s : s.substr(0, 64) + "...";
+}
 
 // A browser must not be turned against this API by another site. A page on
 // another site can make a browser send requests here (CSRF); a name of the
@@ -89,7 +94,8 @@ std::string clipped(const std::string& s) { return s.size() <= 64 ? s : s.substr
 //    host and port as Host) or one of http.allowed_hosts;
 //  - a browser's Sec-Fetch-Site: cross-site is refused.
 // Clients that are not browsers (games, mmctl, curl) send no Origin.
-std::optional<std::string> foreign_request(const http_context& ctx, const http_request& req) {
+std::optional<std::string> foreign_request(const http_context& ctx,
+                                           const http_request& req) {
   const auto& allowed = ctx.config.http_allowed_hosts;
   const auto listed = [&](const std::string& name) {
     return std::find(allowed.begin(), allowed.end(), name) != allowed.end();
@@ -97,10 +103,12 @@ std::optional<std::string> foreign_request(const http_context& ctx, const http_r
   const std::string host = req.header("Host");
   if (ctx.config.tokens.empty() || !allowed.empty()) {
     const std::string name = name_of(host);
-    const std::string bare = name.size() > 2 && name.front() == '[' ? name.substr(1, name.size() - 2) : name;
+    const std::string bare =
+        name.size() > 2 && name.front() == '[' ? name.substr(1, name.size() - 2) : name;
     if (!(is_loopback(bare) || name == ctx.config.http_host || listed(name)))
       return "Host '" + clipped(host) +
-             "' is not a name of this server (http.host, loopback, or http.allowed_hosts)";
+             "' is not a name of this server (http.host, loopback, or "
+             "http.allowed_hosts)";
   }
   if (req.has_header("Origin")) {
     const std::string origin = req.header("Origin");
@@ -112,7 +120,8 @@ std::optional<std::string> foreign_request(const http_context& ctx, const http_r
         web = true;
       }
     if (!web || (rest != host && !listed(name_of(rest))))
-      return "requests from the web page at '" + clipped(origin) + "' are refused (another site)";
+      return "requests from the web page at '" + clipped(origin) +
+             "' are refused (another site)";
   }
   if (req.header("Sec-Fetch-Site") == "cross-site")
     return "a browser's cross-site request is refused";
@@ -124,7 +133,8 @@ using handler = std::function<void(const http_request&, http_response&)>;
 // Whether the caller may use a route that needs `needed`: another site's
 // browser, a missing or unknown token (401) and a weaker role (403) are
 // answered here, from the head, before the body is read.
-std::optional<http_response> refusal(http_context& ctx, const http_request& req, role needed) {
+std::optional<http_response> refusal(http_context& ctx, const http_request& req,
+                                     role needed) {
   if (auto why = foreign_request(ctx, req)) {
     ++ctx.counters.unauthorized;
     return error_response(403, *why);
@@ -132,14 +142,16 @@ std::optional<http_response> refusal(http_context& ctx, const http_request& req,
   const role r = caller_role(ctx, req);
   if (r == role::none) {
     ++ctx.counters.unauthorized;
-    http_response res = error_response(401, "a valid token is needed: send 'Authorization: Bearer <token>'");
+    http_response res = error_response(
+        401, "a valid token is needed: send 'Authorization: Bearer <token>'");
     res.set_header("WWW-Authenticate", "Bearer");
     return res;
   }
   if (r < needed) {
     ++ctx.counters.unauthorized;
     return error_response(403, "this needs the '" + std::string(to_string(needed)) +
-                                   "' role; the token has '" + std::string(to_string(r)) + "'");
+                                   "' role; the token has '" +
+                                   std::string(to_string(r)) + "'");
   }
   return std::nullopt;
 }
@@ -161,13 +173,69 @@ http_response guarded(const handler& h, const http_request& req) {
   return res;
 }
 
+// A route's path: segments between '/'; a segment is a word, "*" (any one
+// non-empty segment, captured) or "a|b" (one of the words, captured). A path is
+// matched in one pass over its segments: no backtracking and no recursion,
+// whatever its length (std::regex recursed per character, so a long path
+// overflowed the network thread's stack).
+class path_pattern {
+ public:
+  explicit path_pattern(std::string_view pattern) {
+    std::string_view rest = pattern.substr(1);  // after the leading '/'
+    for (;;) {
+      const auto slash = rest.find('/');
+      segments_.emplace_back(rest.substr(0, slash));
+      if (slash == std::string_view::npos) break;
+      rest.remove_prefix(slash + 1);
+    }
+  }
+
+  // The whole path then the captured segments, when `path` matches.
+  std::optional<std::vector<std::string>> match(std::string_view path) const {
+    if (path.empty() || path.front() != '/') return std::nullopt;
+    std::vector<std::string> captured{std::string(path)};
+    std::string_view rest = path.substr(1);
+    for (std::size_t i = 0; i < segments_.size(); ++i) {
+      const auto slash = rest.find('/');
+      const std::string_view segment = rest.substr(0, slash);
+      const std::string& want = segments_[i];
+      if (want == "*") {
+        if (segment.empty()) return std::nullopt;
+        captured.emplace_back(segment);
+      } else if (want.find('|') != std::string::npos) {
+        if (!one_of(want, segment)) return std::nullopt;
+        captured.emplace_back(segment);
+      } else if (segment != want) {
+        return std::nullopt;
+      }
+      const bool last = i + 1 == segments_.size();
+      if ((slash == std::string_view::npos) != last)
+        return std::nullopt;  // too short or too long
+      if (!last) rest.remove_prefix(slash + 1);
+    }
+    return captured;
+  }
+
+ private:
+  static bool one_of(std::string_view words, std::string_view w) {
+    for (;;) {
+      const auto bar = words.find('|');
+      if (words.substr(0, bar) == w) return true;
+      if (bar == std::string_view::npos) return false;
+      words.remove_prefix(bar + 1);
+    }
+  }
+
+  std::vector<std::string> segments_;
+};
+
 // Every route: method, path pattern, the role it needs (none for the
 // dashboard's files) and its handler. The server calls `admit` with a request's
 // head: the route is found and the caller checked there, so a body is only
 // read for a caller who may send it; `handle` then runs the route.
 struct api_route {
   std::string method;
-  std::regex pattern;
+  path_pattern pattern;
   std::optional<role> needed;
   handler run;
 };
@@ -176,23 +244,22 @@ class api_routes {
  public:
   explicit api_routes(http_context& ctx) : ctx_(ctx) {}
 
-  void get(const std::string& pattern, role needed, handler h) { add("GET", pattern, needed, std::move(h)); }
-  void post(const std::string& pattern, role needed, handler h) { add("POST", pattern, needed, std::move(h)); }
+  void get(const std::string& pattern, role needed, handler h) {
+    add("GET", pattern, needed, std::move(h));
+  }
+  void post(const std::string& pattern, role needed, handler h) {
+    add("POST", pattern, needed, std::move(h));
+  }
   void file(const std::string& path, handler h) {
-    std::string escaped;
-    for (char c : path) {
-      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '/') escaped.push_back('\\');
-      escaped.push_back(c);
-    }
-    routes_.push_back({"GET", std::regex(escaped), std::nullopt, std::move(h)});
+    routes_.push_back({"GET", path_pattern(path), std::nullopt, std::move(h)});
   }
 
   std::optional<http_response> admit(http_request& req) const {
-    std::smatch m;
     std::string allowed;
     for (std::size_t i = 0; i < routes_.size(); ++i) {
       const api_route& r = routes_[i];
-      if (!std::regex_match(req.path, m, r.pattern)) continue;
+      auto captured = r.pattern.match(req.path);
+      if (!captured) continue;
       if (r.method != req.method) {
         allowed += (allowed.empty() ? "" : ", ") + r.method;
         continue;
@@ -202,11 +269,14 @@ class api_routes {
       if (!r.needed) return guarded(r.run, req);
       if (auto no = refusal(ctx_, req, *r.needed)) return no;
       req.route = static_cast<int>(i);
-      req.matches.assign(m.begin(), m.end());
+      req.matches = std::move(*captured);
       return std::nullopt;
     }
-    if (allowed.empty()) return error_response(404, "no such endpoint: " + req.method + " " + clipped(req.path));
-    http_response res = error_response(405, req.path + " takes " + allowed + ", not " + clipped(req.method));
+    if (allowed.empty())
+      return error_response(
+          404, "no such endpoint: " + req.method + " " + clipped(req.path));
+    http_response res = error_response(
+        405, clipped(req.path) + " takes " + allowed + ", not " + clipped(req.method));
     res.set_header("Allow", allowed);
     return res;
   }
@@ -217,7 +287,7 @@ class api_routes {
 
  private:
   void add(const char* method, const std::string& pattern, role needed, handler h) {
-    routes_.push_back({method, std::regex(pattern), needed, std::move(h)});
+    routes_.push_back({method, path_pattern(pattern), needed, std::move(h)});
   }
 
   http_context& ctx_;
@@ -229,10 +299,12 @@ std::uint64_t param(const http_request& req, const char* name, std::uint64_t fal
   if (!req.has_param(name)) return fallback;
   const std::string v = req.param(name);
   if (v.size() > 19 || !all_digits(v))
-    throw bad_request(std::string("parameter '") + name + "' must be a non-negative integer");
+    throw bad_request(std::string("parameter '") + name +
+                      "' must be a non-negative integer");
   const std::uint64_t x = std::stoull(v);
   if (x > max)
-    throw bad_request(std::string("parameter '") + name + "' must be at most " + std::to_string(max));
+    throw bad_request(std::string("parameter '") + name + "' must be at most " +
+                      std::to_string(max));
   return x;
 }
 
@@ -255,8 +327,9 @@ std::size_t matchmaker_index(const http_context& ctx, const std::string& key) {
     const std::size_t i = std::stoul(key);
     if (i < names.size()) return i;
   }
-  throw http_error(404, "no matchmaker '" + key + "' (there are " + std::to_string(names.size()) +
-                            ": " + names.front() + " ... " + names.back() + ")");
+  throw http_error(404, "no matchmaker '" + key + "' (there are " +
+                            std::to_string(names.size()) + ": " + names.front() +
+                            " ... " + names.back() + ")");
 }
 
 template <class T>
@@ -295,8 +368,10 @@ std::vector<matchmaker_figures> all_figures(http_context& ctx) {
 
 json maintenance(http_context& ctx, std::size_t i, const std::string& what) {
   json j = {{"matchmaker", ctx.bridge.names()[i]}};
-  if (what == "rebalance") j["rebalance"] = rebalance_json(answered(ctx, i, ctx.bridge.rebalance(i)));
-  else j["reset"] = answered(ctx, i, ctx.bridge.clear(i));
+  if (what == "rebalance")
+    j["rebalance"] = rebalance_json(answered(ctx, i, ctx.bridge.rebalance(i)));
+  else
+    j["reset"] = answered(ctx, i, ctx.bridge.clear(i));
   return j;
 }
 
@@ -305,15 +380,18 @@ json test_query(http_context& ctx, const query_body& q) {
   json best = nullptr;
   std::string why;
   for (std::size_t i = 0; i < ctx.bridge.size(); ++i) {
-    const query_explanation x = answered(ctx, i, ctx.bridge.explain(i, q.request, q.max_retries));
+    const query_explanation x =
+        answered(ctx, i, ctx.bridge.explain(i, q.request, q.max_retries));
     if (!x.error.empty()) throw bad_request(x.error);
     json e = explanation_json(x);
     e["matchmaker"] = ctx.bridge.names()[i];
     const query_try& last = x.tries.back();
     if (last.type == match_type::success &&
         (best.is_null() || last.retries < best["retries"].get<std::uint32_t>()))
-      best = {{"matchmaker", ctx.bridge.names()[i]}, {"retries", last.retries},
-              {"best_candidate_id", last.best_candidate_id}, {"mmr_gap", last.mmr_gap},
+      best = {{"matchmaker", ctx.bridge.names()[i]},
+              {"retries", last.retries},
+              {"best_candidate_id", last.best_candidate_id},
+              {"mmr_gap", last.mmr_gap},
               {"quality", last.quality}};
     per.push_back(std::move(e));
   }
@@ -321,13 +399,15 @@ json test_query(http_context& ctx, const query_body& q) {
   if (best.is_null()) {
     std::uint64_t cached = 0;
     for (const auto& e : per) cached += e["players_cached"].get<std::uint64_t>();
-    out["summary"] = cached == 0 ? "no matchmaker holds any player yet (the scan fills the cache)"
-                                 : "no possible candidate with retries " +
-                                       std::to_string(q.request.num_retries) + " to " +
-                                       std::to_string(q.max_retries) +
-                                       ": see each matchmaker's rejected candidates";
+    out["summary"] =
+        cached == 0 ? "no matchmaker holds any player yet (the scan fills the cache)"
+                    : "no possible candidate with retries " +
+                          std::to_string(q.request.num_retries) + " to " +
+                          std::to_string(q.max_retries) +
+                          ": see each matchmaker's rejected candidates";
   } else {
-    out["summary"] = "Success on " + best["matchmaker"].get<std::string>() + " at retry " +
+    out["summary"] = "Success on " + best["matchmaker"].get<std::string>() +
+                     " at retry " +
                      std::to_string(best["retries"].get<std::uint32_t>());
   }
   return out;
@@ -341,33 +421,35 @@ http_handlers api_handlers(http_context& ctx) {
   api_routes& api = *routes;
 
   for (const auto& f : dashboard_files())
-    api.file(f.path == "/index.html" ? "/" : f.path, [&f](const http_request&, http_response& res) {
-      res.set_content(f.body, f.content_type);
-    });
+    api.file(f.path == "/index.html" ? "/" : f.path,
+             [&f](const http_request&, http_response& res) {
+               res.set_content(f.body, f.content_type);
+             });
 
   api.get("/metrics", role::view, [&ctx](auto&, auto& res) {
-            auto client = ctx.bridge.stats();
-            res.set_content(render_metrics(all_figures(ctx),
-                                           client ? std::optional<client_stats>(*client)
-                                                  : std::nullopt,
-                                           ctx.counters),
-                            "text/plain; version=0.0.4");
-          });
+    auto client = ctx.bridge.stats();
+    res.set_content(
+        render_metrics(all_figures(ctx),
+                       client ? std::optional<client_stats>(*client) : std::nullopt,
+                       ctx.counters),
+        "text/plain; version=0.0.4");
+  });
   api.get("/api/config", role::view, [&ctx](auto& req, auto& res) {
-            send_json(res, config_json(ctx, caller_role(ctx, req)));
-          });
+    send_json(res, config_json(ctx, caller_role(ctx, req)));
+  });
   api.get("/api/matchmakers", role::view, [&ctx](auto&, auto& res) {
-            json list = json::array();
-            for (const auto& f : all_figures(ctx))
-              list.push_back(f.info ? info_json(f.name, *f.info, false)
-                                    : json{{"name", f.name}, {"error", "did not answer"}});
-            send_json(res, {{"matchmakers", list}});
-          });
-  api.get(R"(/api/matchmakers/([^/]+))", role::view, [&ctx](auto& req, auto& res) {
-            const std::size_t i = matchmaker_index(ctx, req.matches[1]);
-            send_json(res, info_json(ctx.bridge.names()[i], answered(ctx, i, ctx.bridge.info(i)), true));
-          });
-  api.get(R"(/api/matchmakers/([^/]+)/buckets/([^/]+))", role::view,
+    json list = json::array();
+    for (const auto& f : all_figures(ctx))
+      list.push_back(f.info ? info_json(f.name, *f.info, false)
+                            : json{{"name", f.name}, {"error", "did not answer"}});
+    send_json(res, {{"matchmakers", list}});
+  });
+  api.get("/api/matchmakers/*", role::view, [&ctx](auto& req, auto& res) {
+    const std::size_t i = matchmaker_index(ctx, req.matches[1]);
+    send_json(res, info_json(ctx.bridge.names()[i],
+                             answered(ctx, i, ctx.bridge.info(i)), true));
+  });
+  api.get("/api/matchmakers/*/buckets/*", role::view,
           [&ctx, &profile](auto& req, auto& res) {
             const std::size_t i = matchmaker_index(ctx, req.matches[1]);
             const std::uint64_t b = path_number(req.matches[2], "the bucket index");
@@ -375,13 +457,15 @@ http_handlers api_handlers(http_context& ctx) {
             const auto limit = param(req, "limit", 50, 1000);
             const instance_info info = answered(ctx, i, ctx.bridge.info(i));
             if (b >= info.engine.buckets.size())
-              throw http_error(404, "matchmaker '" + ctx.bridge.names()[i] + "' has no bucket " +
-                                        std::to_string(b) + " (it has " +
-                                        std::to_string(info.engine.buckets.size()) + ")");
-            const auto players = answered(
-                ctx, i,
-                ctx.bridge.inspect(i, static_cast<std::uint32_t>(b),
-                                   static_cast<std::uint32_t>(offset), static_cast<std::uint32_t>(limit)));
+              throw http_error(
+                  404, "matchmaker '" + ctx.bridge.names()[i] + "' has no bucket " +
+                           std::to_string(b) + " (it has " +
+                           std::to_string(info.engine.buckets.size()) + ")");
+            const auto players =
+                answered(ctx, i,
+                         ctx.bridge.inspect(i, static_cast<std::uint32_t>(b),
+                                            static_cast<std::uint32_t>(offset),
+                                            static_cast<std::uint32_t>(limit)));
             json list = json::array();
             for (const auto& m : players) list.push_back(model_json(m, profile));
             send_json(res, {{"matchmaker", ctx.bridge.names()[i]},
@@ -391,141 +475,155 @@ http_handlers api_handlers(http_context& ctx) {
                             {"players", list}});
           });
   api.get("/api/top", role::view, [&ctx, &profile](auto& req, auto& res) {
-            const auto limit = static_cast<std::uint32_t>(param(req, "limit", 100, 1000));
-            std::vector<std::pair<generic_model, std::size_t>> all;
-            for (std::size_t i = 0; i < ctx.bridge.size(); ++i)
-              for (const auto& m : answered(ctx, i, ctx.bridge.top(i, limit))) all.emplace_back(m, i);
-            std::stable_sort(all.begin(), all.end(),
-                             [](auto& a, auto& b) { return a.first.mmr > b.first.mmr; });
-            json list = json::array();
-            std::set<player_id> seen;
-            for (const auto& [m, i] : all) {
-              if (list.size() == limit) break;
-              if (!seen.insert(m.id()).second) continue;
-              json j = model_json(m, profile);
-              j["matchmaker"] = ctx.bridge.names()[i];
-              list.push_back(std::move(j));
-            }
-            send_json(res, {{"players", list}});
-          });
-  api.get(R"(/api/players/([^/]+))", role::view, [&ctx](auto& req, auto& res) {
-            const player_id id = path_number(req.matches[1], "the player id");
-            std::optional<player_row> row;
-            {
-              std::lock_guard lock(ctx.read_db_mutex);
-              row = find_player(ctx.read_db, id);
-            }
-            json per = json::array();
-            bool anywhere = false;
-            for (std::size_t i = 0; i < ctx.bridge.size(); ++i) {
-              const player_info p = answered(ctx, i, ctx.bridge.player(i, id));
-              anywhere |= p.participating;
-              json j = p.participating
-                           ? player_info_json(p, answered(ctx, i, ctx.bridge.info(i)).engine)
-                           : json{{"participating", false}};
-              j["matchmaker"] = ctx.bridge.names()[i];
-              per.push_back(std::move(j));
-            }
-            if (!row && !anywhere)
-              throw http_error(404, "player " + std::to_string(id) +
-                                        " is neither in the player table nor in any cache");
-            send_json(res, {{"id", id},
-                            {"stored", row ? row_json(*row) : json(nullptr)},
-                            {"matchmakers", per}});
-          });
+    const auto limit = static_cast<std::uint32_t>(param(req, "limit", 100, 1000));
+    std::vector<std::pair<generic_model, std::size_t>> all;
+    for (std::size_t i = 0; i < ctx.bridge.size(); ++i)
+      for (const auto& m : answered(ctx, i, ctx.bridge.top(i, limit)))
+        all.emplace_back(m, i);
+    std::stable_sort(all.begin(), all.end(),
+                     [](auto& a, auto& b) { return a.first.mmr > b.first.mmr; });
+    json list = json::array();
+    std::set<player_id> seen;
+    for (const auto& [m, i] : all) {
+      if (list.size() == limit) break;
+      if (!seen.insert(m.id()).second) continue;
+      json j = model_json(m, profile);
+      j["matchmaker"] = ctx.bridge.names()[i];
+      list.push_back(std::move(j));
+    }
+    send_json(res, {{"players", list}});
+  });
+  api.get("/api/players/*", role::view, [&ctx](auto& req, auto& res) {
+    const player_id id = path_number(req.matches[1], "the player id");
+    std::optional<player_row> row;
+    {
+      std::lock_guard lock(ctx.read_db_mutex);
+      row = find_player(ctx.read_db, id);
+    }
+    json per = json::array();
+    bool anywhere = false;
+    for (std::size_t i = 0; i < ctx.bridge.size(); ++i) {
+      const player_info p = answered(ctx, i, ctx.bridge.player(i, id));
+      anywhere |= p.participating;
+      json j = p.participating
+                   ? player_info_json(p, answered(ctx, i, ctx.bridge.info(i)).engine)
+                   : json{{"participating", false}};
+      j["matchmaker"] = ctx.bridge.names()[i];
+      per.push_back(std::move(j));
+    }
+    if (!row && !anywhere)
+      throw http_error(404, "player " + std::to_string(id) +
+                                " is neither in the player table nor in any cache");
+    send_json(res, {{"id", id},
+                    {"stored", row ? row_json(*row) : json(nullptr)},
+                    {"matchmakers", per}});
+  });
   api.get("/api/players", role::view, [&ctx](auto& req, auto& res) {
-            const auto after = param(req, "after", 0, max_stored_player_id);
-            const auto limit = param(req, "limit", 1000, 10'000);
-            std::vector<player_row> rows;
-            {
-              std::lock_guard lock(ctx.read_db_mutex);
-              rows = players_after(ctx.read_db, after, limit);
-            }
-            json list = json::array();
-            for (const auto& r : rows) list.push_back(row_json(r));
-            send_json(res, {{"players", list},
-                            {"next_after", rows.size() == limit && !rows.empty()
-                                               ? json(rows.back().id)
-                                               : json(nullptr)}});
-          });
+    const auto after = param(req, "after", 0, max_stored_player_id);
+    const auto limit = param(req, "limit", 1000, 10'000);
+    std::vector<player_row> rows;
+    {
+      std::lock_guard lock(ctx.read_db_mutex);
+      rows = players_after(ctx.read_db, after, limit);
+    }
+    json list = json::array();
+    for (const auto& r : rows) list.push_back(row_json(r));
+    send_json(res, {{"players", list},
+                    {"next_after", rows.size() == limit && !rows.empty()
+                                       ? json(rows.back().id)
+                                       : json(nullptr)}});
+  });
 
   api.post("/api/query", role::test, [&ctx, &profile](auto& req, auto& res) {
-             const query_body q = read_query(parse_body(req.body), profile, false);
-             auto reply = ctx.bridge.find(q.request);
-             if (!reply) throw http_error(503, "no matchmaker answered: " + ctx.bridge.render(reply.error()));
-             if (reply->type == match_type::invalid_request) throw bad_request(reply->error);
-             send_json(res, reply_json(*reply, profile));
-           });
+    const query_body q = read_query(parse_body(req.body), profile, false);
+    auto reply = ctx.bridge.find(q.request);
+    if (!reply)
+      throw http_error(503,
+                       "no matchmaker answered: " + ctx.bridge.render(reply.error()));
+    if (reply->type == match_type::invalid_request) throw bad_request(reply->error);
+    send_json(res, reply_json(*reply, profile));
+  });
   api.post("/api/test-query", role::test, [&ctx, &profile](auto& req, auto& res) {
-             send_json(res, test_query(ctx, read_query(parse_body(req.body), profile, true)));
-           });
+    send_json(res, test_query(ctx, read_query(parse_body(req.body), profile, true)));
+  });
 
-  api.post(R"(/api/matchmakers/([^/]+)/(rebalance|reset))", role::admin,
+  api.post("/api/matchmakers/*/rebalance|reset", role::admin,
            [&ctx](auto& req, auto& res) {
-             send_json(res, maintenance(ctx, matchmaker_index(ctx, req.matches[1]), req.matches[2]));
+             send_json(res, maintenance(ctx, matchmaker_index(ctx, req.matches[1]),
+                                        req.matches[2]));
            });
-  api.post(R"(/api/(rebalance|reset))", role::admin, [&ctx](auto& req, auto& res) {
-             json list = json::array();
-             for (std::size_t i = 0; i < ctx.bridge.size(); ++i)
-               list.push_back(maintenance(ctx, i, req.matches[1]));
-             send_json(res, {{"matchmakers", list}});
-           });
+  api.post("/api/rebalance|reset", role::admin, [&ctx](auto& req, auto& res) {
+    json list = json::array();
+    for (std::size_t i = 0; i < ctx.bridge.size(); ++i)
+      list.push_back(maintenance(ctx, i, req.matches[1]));
+    send_json(res, {{"matchmakers", list}});
+  });
   api.post("/api/cache/add", role::admin, [&ctx](auto& req, auto& res) {
-             const player_id id = read_id_body(parse_body(req.body));
-             {
-               std::lock_guard lock(ctx.read_db_mutex);
-               if (!find_player(ctx.read_db, id))
-                 throw http_error(404, "player " + std::to_string(id) + " is not in the player table");
-             }
-             auto changed = ctx.bridge.enroll(id, false);
-             if (!changed) throw http_error(503, "the matchmaker did not answer: " + ctx.bridge.render(changed.error()));
-             send_json(res, {{"id", id}, {"changed", *changed}});
-           });
+    const player_id id = read_id_body(parse_body(req.body));
+    {
+      std::lock_guard lock(ctx.read_db_mutex);
+      if (!find_player(ctx.read_db, id))
+        throw http_error(
+            404, "player " + std::to_string(id) + " is not in the player table");
+    }
+    auto changed = ctx.bridge.enroll(id, false);
+    if (!changed)
+      throw http_error(
+          503, "the matchmaker did not answer: " + ctx.bridge.render(changed.error()));
+    send_json(res, {{"id", id}, {"changed", *changed}});
+  });
   api.post("/api/cache/remove", role::admin, [&ctx](auto& req, auto& res) {
-             const player_id id = read_id_body(parse_body(req.body));
-             auto changed = ctx.bridge.enroll(id, true);
-             if (!changed) throw http_error(503, "the matchmaker did not answer: " + ctx.bridge.render(changed.error()));
-             send_json(res, {{"id", id}, {"changed", *changed}});
-           });
+    const player_id id = read_id_body(parse_body(req.body));
+    auto changed = ctx.bridge.enroll(id, true);
+    if (!changed)
+      throw http_error(
+          503, "the matchmaker did not answer: " + ctx.bridge.render(changed.error()));
+    send_json(res, {{"id", id}, {"changed", *changed}});
+  });
   api.post("/api/players", role::admin, [&ctx, &profile](auto& req, auto& res) {
-             const json body = parse_body(req.body);
-             if (!body.is_object() || body.size() != 1 || !body.contains("players") ||
-                 !body["players"].is_array())
-               throw bad_request("the body must be {\"players\": [...]}");
-             const json& list = body["players"];
-             if (list.size() > ctx.config.http_max_batch)
-               throw bad_request("at most " + std::to_string(ctx.config.http_max_batch) +
-                                 " players per request (http.max_batch), got " +
-                                 std::to_string(list.size()));
-             std::vector<player_row> rows;
-             std::vector<std::size_t> positions;
-             json rejected = json::array();
-             for (std::size_t k = 0; k < list.size(); ++k) {
-               try {
-                 rows.push_back(read_row(list[k], profile, "players[" + std::to_string(k) + "]"));
-                 positions.push_back(k);
-               } catch (const bad_request& e) {
-                 rejected.push_back({{"index", k}, {"reason", e.what()}});
-               }
-             }
-             write_report report;
-             {
-               std::lock_guard lock(ctx.db_mutex);
-               report = upsert_players(ctx.db, rows);
-             }
-             for (const auto& p : report.rejected)
-               rejected.push_back({{"index", positions[p.index]}, {"id", p.id}, {"reason", p.reason}});
-             send_json(res, {{"written", report.written}, {"rejected", rejected}});
-           });
+    const json body = parse_body(req.body);
+    if (!body.is_object() || body.size() != 1 || !body.contains("players") ||
+        !body["players"].is_array())
+      throw bad_request("the body must be {\"players\": [...]}");
+    const json& list = body["players"];
+    if (list.size() > ctx.config.http_max_batch)
+      throw bad_request("at most " + std::to_string(ctx.config.http_max_batch) +
+                        " players per request (http.max_batch), got " +
+                        std::to_string(list.size()));
+    std::vector<player_row> rows;
+    std::vector<std::size_t> positions;
+    json rejected = json::array();
+    for (std::size_t k = 0; k < list.size(); ++k) {
+      try {
+        rows.push_back(
+            read_row(list[k], profile, "players[" + std::to_string(k) + "]"));
+        positions.push_back(k);
+      } catch (const bad_request& e) {
+        rejected.push_back({{"index", k}, {"reason", e.what()}});
+      }
+    }
+    write_report report;
+    {
+      std::lock_guard lock(ctx.db_mutex);
+      report = upsert_players(ctx.db, rows);
+    }
+    for (const auto& p : report.rejected)
+      rejected.push_back(
+          {{"index", positions[p.index]}, {"id", p.id}, {"reason", p.reason}});
+    send_json(res, {{"written", report.written}, {"rejected", rejected}});
+  });
 
   http_handlers h;
   h.admit = [routes](http_request& req) { return routes->admit(req); };
   h.handle = [routes](http_request& req) { return routes->handle(req); };
   h.error = error_response;
   h.answered = [&ctx](int status) {
-    if (status >= 500) ++ctx.counters.server_error;
-    else if (status >= 400) ++ctx.counters.client_error;
-    else ++ctx.counters.ok;
+    if (status >= 500)
+      ++ctx.counters.server_error;
+    else if (status >= 400)
+      ++ctx.counters.client_error;
+    else
+      ++ctx.counters.ok;
   };
   return h;
 }
