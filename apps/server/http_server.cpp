@@ -157,7 +157,6 @@ class http_session : public std::enable_shared_from_this<http_session> {
     stream_.socket().close(ec);
   }
 
-  bool waiting_for_head() const { return waiting_at_.has_value(); }
   const std::string& address() const { return address_; }
 
  private:
