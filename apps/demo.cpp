@@ -16,12 +16,12 @@
 #include <string>
 #include <vector>
 
-#include "csv_import.hpp"
-#include "engine.hpp"
-#include "percentile.hpp"
-#include "player_scanner.hpp"
-#include "snapshot.hpp"
-#include "synthetic_players.hpp"
+#include "mm/storage/csv_import.hpp"
+#include "mm/engine/generic_engine.hpp"
+#include "mm/strategies/percentile.hpp"
+#include "mm/storage/player_scanner.hpp"
+#include "mm/storage/snapshot.hpp"
+#include "mm/engine/synthetic_players.hpp"
 
 namespace {
 using clock_type = std::chrono::steady_clock;

@@ -17,10 +17,10 @@
 #include <string>
 #include <thread>
 
-#include "instance_set.hpp"
-#include "player_table.hpp"
-#include "registration.hpp"
-#include "synthetic_players.hpp"
+#include "mm/actors/generic_actors.hpp"
+#include "mm/storage/player_table.hpp"
+#include "mm/actors/registration.hpp"
+#include "mm/engine/synthetic_players.hpp"
 
 namespace {
 volatile std::sig_atomic_t stop_requested = 0;
@@ -82,7 +82,7 @@ int main(int argc, char** argv) try {
   base.profile = mm::generic_profile(mm::demo_profile_config());
   base.database.path = a.db;
   auto set = mm::actors::spawn_instance_set<mm::generic_profile>(sys, a.instances, base);
-  auto client = sys.spawn(mm::actors::client_actor<mm::generic_profile>, set,
+  auto client = mm::actors::spawn_client<mm::generic_profile>(sys, set,
                           std::chrono::milliseconds(500), std::uint64_t{1});
 
   // Ready once every instance holds players (or the table is empty).

@@ -17,7 +17,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "csv_import.hpp"
+#include "mm/storage/csv_import.hpp"
 
 namespace {
 

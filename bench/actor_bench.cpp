@@ -1,4 +1,4 @@
-// Actor benchmark (issue 4): queries through CAF actors against 1,000,000
+// Actor benchmark: queries through CAF actors against 1,000,000
 // cached players, with load generators keeping many requests in flight. Paired
 // in the same run with the bare CAF round trip (the same messages answered by a
 // trivial handler), so the ratio says what the matchmaker costs on top of CAF.
@@ -16,11 +16,11 @@
 #include <thread>
 
 #include "bench_util.hpp"
-#include "instance_set.hpp"
-#include "percentile.hpp"
-#include "registration.hpp"
-#include "snapshot.hpp"
-#include "synthetic_players.hpp"
+#include "mm/actors/generic_actors.hpp"
+#include "mm/strategies/percentile.hpp"
+#include "mm/actors/registration.hpp"
+#include "mm/storage/snapshot.hpp"
+#include "mm/engine/synthetic_players.hpp"
 
 namespace {
 using namespace mm;
@@ -145,7 +145,8 @@ front::behavior_type echo_actor() {
         return x;
       },
       [](update_atom, const player_update<generic_model>&) {},
-      [](enroll_atom, player_id, bool) { return true; },
+      [](enroll_atom, player_id) { return true; },
+      [](remove_atom, player_id) { return true; },
   };
 }
 
@@ -215,7 +216,7 @@ int main(int argc, char** argv) {
     base.profile = generic_profile(demo_profile_config());
     base.database.path = db_path;
     auto set = spawn_instance_set<generic_profile>(sys, n, base);
-    auto client = sys.spawn(client_actor<generic_profile>, set, std::chrono::milliseconds(1000),
+    auto client = spawn_client<generic_profile>(sys, set, std::chrono::milliseconds(1000),
                             std::uint64_t{5});
     caf::scoped_actor self{sys};
     std::uint64_t cached = 0;

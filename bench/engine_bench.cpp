@@ -1,4 +1,4 @@
-// Engine benchmark (issue 2): a 1,000,000-player cache of the generic profile
+// Engine benchmark: a 1,000,000-player cache of the generic profile
 // with 100 MMR buckets over a skewed population, on one thread. Every speed is
 // paired with the exhaustive oracle measured in the same run, and the quality
 // of the answers is checked against that oracle.
@@ -12,29 +12,14 @@
 #include <vector>
 
 #include "bench_util.hpp"
-#include "engine.hpp"
-#include "percentile.hpp"
-#include "synthetic_players.hpp"
+#include "mm/engine/generic_engine.hpp"
+#include "mm/engine/exhaustive_search.hpp"
+#include "mm/strategies/percentile.hpp"
+#include "mm/engine/synthetic_players.hpp"
 
 namespace {
 using engine_type = mm::engine<mm::generic_profile>;
 
-struct oracle_answer {
-  std::vector<float> qualities;  // of every possible candidate
-  float best = 0;
-};
-
-// Exhaustive search: every cached player through the match rule.
-oracle_answer oracle(const engine_type& e, const mm::match_request<mm::generic_query>& req) {
-  oracle_answer a;
-  e.for_each_player([&](const mm::generic_model& m) {
-    if (m.id() == req.query.attacker) return;
-    const auto v = e.profile().match(req.query, m, req.num_retries);
-    if (v.possible) a.qualities.push_back(v.quality);
-  });
-  if (!a.qualities.empty()) a.best = *std::max_element(a.qualities.begin(), a.qualities.end());
-  return a;
-}
 // Gini coefficient of non-negative counts: 0 when all are equal, towards 1
 // when a few take everything.
 double gini(std::vector<double> x) {
@@ -232,20 +217,20 @@ int main(int argc, char** argv) {
     mm::match_request<mm::generic_query> req;
     req.query = mm::make_query(pop, players + 1 + i, r);
     t = now_s();
-    const oracle_answer best = oracle(e, req);
+    const mm::exhaustive_result best = mm::exhaustive_search(e, req);
     oracle_s += now_s() - t;
     const auto res = e.find_match(req);
-    if (best.qualities.empty()) {
+    if (best.possible.empty()) {
       none_agree += res.type == mm::match_type::none_found;
       continue;
     }
     ++oracle_any;
     if (res.type != mm::match_type::success) continue;
     ++engine_success_when_any;
-    const auto at_or_below = std::count_if(best.qualities.begin(), best.qualities.end(),
-                                           [&](float q) { return q <= res.quality; });
+    const auto at_or_below = std::count_if(best.possible.begin(), best.possible.end(),
+                                           [&](const auto& c) { return c.second <= res.quality; });
     quality_rank.push_back(static_cast<double>(at_or_below) /
-                           static_cast<double>(best.qualities.size()));
+                           static_cast<double>(best.possible.size()));
     gaps.push_back(std::abs(req.query.mmr - res.model->mmr));
     e.update(res.best_candidate_id, res.model);  // put back if removed after the offer
   }

@@ -1,4 +1,4 @@
-// Persistence benchmark (issue 3): a 2,000,000-row player table in a real SQLite
+// Persistence benchmark: a 2,000,000-row player table in a real SQLite
 // file. Every rate is paired with a reference from the same run: the scan with a
 // plain sequential read of the table, the engine with the indexed SQL lookup a
 // team would write without a matchmaker.
@@ -17,11 +17,11 @@
 #include <vector>
 
 #include "bench_util.hpp"
-#include "engine.hpp"
-#include "player_scanner.hpp"
-#include "player_table.hpp"
-#include "snapshot.hpp"
-#include "synthetic_players.hpp"
+#include "mm/engine/generic_engine.hpp"
+#include "mm/storage/player_scanner.hpp"
+#include "mm/storage/player_table.hpp"
+#include "mm/storage/snapshot.hpp"
+#include "mm/engine/synthetic_players.hpp"
 
 namespace {
 using engine_type = mm::engine<mm::generic_profile>;

@@ -17,7 +17,7 @@
 
 #include "bench_util.hpp"
 #include "child_process.hpp"
-#include "random.hpp"
+#include "mm/engine/random.hpp"
 #include "temp_dir.hpp"
 
 namespace {

@@ -13,10 +13,10 @@
 #include <filesystem>
 #include <thread>
 
-#include "instance_set.hpp"
-#include "player_table.hpp"
-#include "registration.hpp"
-#include "synthetic_players.hpp"
+#include "mm/actors/generic_actors.hpp"
+#include "mm/storage/player_table.hpp"
+#include "mm/actors/registration.hpp"
+#include "mm/engine/synthetic_players.hpp"
 
 namespace {
 using namespace mm;
@@ -133,7 +133,7 @@ int main(int argc, char** argv) try {
   base.profile = generic_profile(demo_profile_config());
   base.database.path = path;
   auto set = spawn_instance_set<generic_profile>(sys, 2, base);
-  client_t mm = sys.spawn(client_actor<generic_profile>, set, std::chrono::milliseconds(250),
+  client_t mm = spawn_client<generic_profile>(sys, set, std::chrono::milliseconds(250),
                           std::uint64_t{3});
 
   caf::scoped_actor self{sys};

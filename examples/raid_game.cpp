@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <string_view>
 
-#include "engine.hpp"
-#include "stable_hash.hpp"
+#include "mm/engine/engine.hpp"
+#include "mm/engine/stable_hash.hpp"
 
 namespace raid {
 

@@ -8,7 +8,7 @@
 #include <memory>
 #include <optional>
 
-#include "registration.hpp"
+#include "mm/actors/registration.hpp"
 
 namespace mm::test {
 

@@ -2,9 +2,9 @@
 #include <set>
 
 #include "actor_fixture.hpp"
-#include "instance_set.hpp"
-#include "player_table.hpp"
-#include "synthetic_players.hpp"
+#include "mm/actors/generic_actors.hpp"
+#include "mm/storage/player_table.hpp"
+#include "mm/engine/synthetic_players.hpp"
 #include "temp_dir.hpp"
 #include "test_support.hpp"
 
@@ -66,7 +66,8 @@ iface::matchmaker::behavior_type silent_matchmaker(
         return rp;
       },
       [](update_atom, const player_update<model>&) {},
-      [=](enroll_atom, player_id, bool) -> caf::result<bool> { return never(); },
+      [=](enroll_atom, player_id) -> caf::result<bool> { return never(); },
+      [=](remove_atom, player_id) -> caf::result<bool> { return never(); },
       [=](info_atom) -> caf::result<instance_info> { return never(); },
       [=](player_atom, player_id) -> caf::result<player_info> { return never(); },
       [=](inspect_atom, std::uint32_t, std::uint32_t,
@@ -138,8 +139,8 @@ TEST_CASE("snapshots on the interval and at shutdown, restored at start", "[acto
     CHECK(second->persisted_at_unix_ms >= first->persisted_at_unix_ms);
     auto [info, err] = f.ask<instance_info>(inst, info_atom::value);
     REQUIRE(info);
-    CHECK(info->last_snapshot_unix_ms == second->persisted_at_unix_ms);
-    CHECK(info->state_bytes == second->payload.size());
+    CHECK(info->instance.last_snapshot_unix_ms == second->persisted_at_unix_ms);
+    CHECK(info->instance.state_bytes == second->payload.size());
 
     // Players that arrive after the last snapshot are in the one written at shutdown.
     for (player_id id = 100'000; id < 100'050; ++id)
@@ -149,7 +150,7 @@ TEST_CASE("snapshots on the interval and at shutdown, restored at start", "[acto
     f.run();
     auto last = read_state(db, "mm");
     REQUIRE(last);
-    test::generic_engine reread(config_for(path).opts);
+    generic_engine reread(config_for(path).opts);
     REQUIRE(restore_stored(reread, *last, 0).restored);
     CHECK(reread.player(100'000).participating);
   }
@@ -197,7 +198,7 @@ TEST_CASE("a crashed instance restarts from its snapshot, backing off", "[actors
 
   auto crash = [&] {
     crash_armed = true;
-    f.ask<bool>(sup, enroll_atom::value, player_id{666}, false);
+    f.ask<bool>(sup, enroll_atom::value, player_id{666});
     crash_armed = false;
   };
   crash();
@@ -211,8 +212,8 @@ TEST_CASE("a crashed instance restarts from its snapshot, backing off", "[actors
   REQUIRE(after);
   CHECK(after->engine.players > 0);  // restored from the snapshot
   CHECK(after->engine.stats.scans == 0);
-  CHECK(after->restarts == 1);         // the supervisor's own figures are reported
-  CHECK(after->updates_dropped == 1);  // the update sent while it was down
+  CHECK(after->supervisor.restarts == 1);         // the supervisor's own figures are reported
+  CHECK(after->supervisor.updates_dropped == 1);  // the update sent while it was down
 
   crash();  // again right away: the backoff doubles
   f.advance(100ms);
@@ -238,7 +239,7 @@ TEST_CASE("the client routes updates by id mod N and falls back across instances
   auto base = config_for(dir.file("mm.db"));
   base.opts.enable_database_scan = false;
   auto set = spawn_instance_set<generic_profile>(f.sys(), 3, base);
-  auto client = f.sys().spawn(client_actor<generic_profile>, set, 250ms, std::uint64_t{7});
+  auto client = spawn_client<generic_profile>(f.sys(), set, 250ms, std::uint64_t{7});
   f.run();
   for (player_id id = 1; id <= 30; ++id)
     caf::anon_send(client, update_atom::value, player_update<model>{id, {test::model(id, 100)}});
@@ -280,8 +281,7 @@ TEST_CASE("a silent instance times out and a crashed one errors, others still an
   caf::anon_send(good, update_atom::value, player_update<model>{5, {test::model(5, 500)}});
   caf::anon_send_exit(doomed, caf::exit_reason::kill);
   f.run();
-  auto client = f.sys().spawn(client_actor<generic_profile>,
-                              std::vector<iface::matchmaker>{silent, doomed, good}, 250ms,
+  auto client = spawn_client<generic_profile>(f.sys(), std::vector<iface::matchmaker>{silent, doomed, good}, 250ms,
                               std::uint64_t{3});
   f.run();
   for (int q = 0; q < 6; ++q) {
@@ -297,8 +297,7 @@ TEST_CASE("a silent instance times out and a crashed one errors, others still an
     CHECK(reply->best_candidate_id == 5);
   }
   // Nobody able to answer: an error, not a hang.
-  auto lonely = f.sys().spawn(client_actor<generic_profile>,
-                              std::vector<iface::matchmaker>{silent}, 250ms, std::uint64_t{1});
+  auto lonely = spawn_client<generic_profile>(f.sys(), std::vector<iface::matchmaker>{silent}, 250ms, std::uint64_t{1});
   caf::error failure;
   f.sys().spawn([&](caf::event_based_actor* self) {
     self->request(lonely, std::chrono::seconds(3600), find_atom::value, query_at(500))
@@ -320,7 +319,7 @@ TEST_CASE("with fake opponents on a real opponent on any instance beats a bot", 
   base.opts.enable_database_scan = false;
   base.opts.enable_fake_opponents = true;
   auto set = spawn_instance_set<generic_profile>(f.sys(), 2, base);
-  auto client = f.sys().spawn(client_actor<generic_profile>, set, 250ms, std::uint64_t{11});
+  auto client = spawn_client<generic_profile>(f.sys(), set, 250ms, std::uint64_t{11});
   f.run();
   // The one real defender lives on mm-0 (even id).
   caf::anon_send(client, update_atom::value, player_update<model>{4, {test::model(4, 500)}});
@@ -377,7 +376,7 @@ TEST_CASE("the rebalance schedule goes on from the persisted last rebalance", "[
   c.opts.enable_database_scan = false;
   {
     // A snapshot whose last rebalance was 3 h ago (the interval is 4 h).
-    test::generic_engine e(c.opts, c.profile);
+    generic_engine e(c.opts, c.profile);
     rng r(2);
     for (const auto& row : make_players(synthetic_population{}, 3000, 1, r)) e.apply_row(row);
     REQUIRE(e.rebalance(wall_unix_ms() - 3 * 3600 * 1000).performed);

@@ -2,7 +2,7 @@
 #include <set>
 #include <unordered_map>
 
-#include "bucket.hpp"
+#include "mm/engine/bucket.hpp"
 
 namespace {
 struct item {

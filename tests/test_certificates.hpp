@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "actor_tls.hpp"
+#include "mm/actors/actor_tls.hpp"
 #include "temp_dir.hpp"
 
 namespace mm::test {

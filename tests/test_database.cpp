@@ -4,9 +4,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "csv_import.hpp"
-#include "database.hpp"
-#include "player_table.hpp"
+#include "mm/storage/csv_import.hpp"
+#include "mm/storage/database.hpp"
+#include "mm/storage/player_table.hpp"
 #include "temp_dir.hpp"
 
 using namespace mm;

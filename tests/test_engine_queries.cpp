@@ -2,7 +2,7 @@
 #include <map>
 #include <set>
 
-#include "synthetic_players.hpp"
+#include "mm/engine/synthetic_players.hpp"
 #include "test_support.hpp"
 
 using namespace mm;

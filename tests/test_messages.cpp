@@ -5,7 +5,8 @@
 #include <catch2/catch.hpp>
 
 #include "actor_fixture.hpp"
-#include "interface.hpp"
+#include "mm/actors/db_worker.hpp"
+#include "mm/actors/interface.hpp"
 #include "test_support.hpp"
 
 using namespace mm;
@@ -91,18 +92,18 @@ TEST_CASE("every message type survives the binary serializer", "[actors][message
   s.rebalances = 18, s.players_lost_in_rebalance = 19;
   s.mmr_gap_counts.back() = 20;
   s.mmr_gap_sum = 21.5;
-  info.state_bytes = 22;
-  info.last_snapshot_unix_ms = 23;
-  info.scan_errors = 24;
-  info.scan_reports = {"row 1: bad"};
-  info.last_scan_seconds = 0.25;
-  info.last_scan_requested = 25, info.last_scan_found = 26;
-  info.scan_seconds_total = 27.5;
-  info.scan_rows_requested_total = 28, info.scan_rows_found_total = 29;
-  info.last_snapshot_seconds = 0.5;
-  info.snapshots_written = 30;
-  info.restarts = 31;
-  info.updates_dropped = 32;
+  info.instance.state_bytes = 22;
+  info.instance.last_snapshot_unix_ms = 23;
+  info.instance.scan_errors = 24;
+  info.instance.scan_reports = {"row 1: bad"};
+  info.instance.last_scan_seconds = 0.25;
+  info.instance.last_scan_requested = 25, info.instance.last_scan_found = 26;
+  info.instance.scan_seconds_total = 27.5;
+  info.instance.scan_rows_requested_total = 28, info.instance.scan_rows_found_total = 29;
+  info.instance.last_snapshot_seconds = 0.5;
+  info.instance.snapshots_written = 30;
+  info.supervisor.restarts = 31;
+  info.supervisor.updates_dropped = 32;
   const auto info2 = round_trip(sys, info);
   const auto& e2 = info2.engine;
   CHECK(e2.name == "mm-3");
@@ -135,20 +136,20 @@ TEST_CASE("every message type survives the binary serializer", "[actors][message
         std::vector<std::uint64_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19});
   CHECK(s2.mmr_gap_counts == s.mmr_gap_counts);
   CHECK(s2.mmr_gap_sum == 21.5);
-  CHECK(info2.state_bytes == 22);
-  CHECK(info2.last_snapshot_unix_ms == 23);
-  CHECK(info2.scan_errors == 24);
-  CHECK(info2.scan_reports == info.scan_reports);
-  CHECK(info2.last_scan_seconds == 0.25);
-  CHECK(info2.last_scan_requested == 25);
-  CHECK(info2.last_scan_found == 26);
-  CHECK(info2.scan_seconds_total == 27.5);
-  CHECK(info2.scan_rows_requested_total == 28);
-  CHECK(info2.scan_rows_found_total == 29);
-  CHECK(info2.last_snapshot_seconds == 0.5);
-  CHECK(info2.snapshots_written == 30);
-  CHECK(info2.restarts == 31);
-  CHECK(info2.updates_dropped == 32);
+  CHECK(info2.instance.state_bytes == 22);
+  CHECK(info2.instance.last_snapshot_unix_ms == 23);
+  CHECK(info2.instance.scan_errors == 24);
+  CHECK(info2.instance.scan_reports == info.instance.scan_reports);
+  CHECK(info2.instance.last_scan_seconds == 0.25);
+  CHECK(info2.instance.last_scan_requested == 25);
+  CHECK(info2.instance.last_scan_found == 26);
+  CHECK(info2.instance.scan_seconds_total == 27.5);
+  CHECK(info2.instance.scan_rows_requested_total == 28);
+  CHECK(info2.instance.scan_rows_found_total == 29);
+  CHECK(info2.instance.last_snapshot_seconds == 0.5);
+  CHECK(info2.instance.snapshots_written == 30);
+  CHECK(info2.supervisor.restarts == 31);
+  CHECK(info2.supervisor.updates_dropped == 32);
 
   player_info p{true, 1200, 0.75, {1, 4}};
   const auto p2 = round_trip(sys, p);

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "options.hpp"
+#include "mm/engine/options.hpp"
 #include "test_support.hpp"
 
 using namespace mm;
@@ -103,7 +103,7 @@ TEST_CASE("checks that depend on the game profile", "[options]") {
   f.enable_fake_opponents = true;
   CHECK(mentions(check(f, {true, false}), "fake opponent factory"));
   // The generic profile has one model per player.
-  CHECK_THROWS_AS(test::generic_engine(o), config_error);
+  CHECK_THROWS_AS(generic_engine(o), config_error);
 }
 
 TEST_CASE("options at their limits build a working engine", "[options]") {
@@ -117,7 +117,7 @@ TEST_CASE("options at their limits build a working engine", "[options]") {
   o.matching_max_search = 1;
   o.buckets_rebalance_sample_count = 1;
   o.random_seed = 9;
-  test::generic_engine e(o);
+  generic_engine e(o);
   e.update(1, test::model(1, 10));
   e.update(2, test::model(2, 10));
   CHECK(e.info().players == 1);

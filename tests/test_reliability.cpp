@@ -16,11 +16,11 @@
 #include <thread>
 #include <vector>
 
-#include "client.hpp"
-#include "random.hpp"
+#include "mm/actors/client.hpp"
+#include "mm/engine/random.hpp"
 #include "raw_http.hpp"
-#include "registration.hpp"
-#include "remote.hpp"
+#include "mm/actors/registration.hpp"
+#include "mm/actors/remote.hpp"
 #include "server_fixture.hpp"
 #include "test_certificates.hpp"
 

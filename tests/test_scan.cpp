@@ -1,9 +1,9 @@
 #include <catch2/catch.hpp>
 #include <set>
 
-#include "player_scanner.hpp"
-#include "player_table.hpp"
-#include "synthetic_players.hpp"
+#include "mm/storage/player_scanner.hpp"
+#include "mm/storage/player_table.hpp"
+#include "mm/engine/synthetic_players.hpp"
 #include "temp_dir.hpp"
 #include "test_support.hpp"
 
@@ -78,7 +78,7 @@ TEST_CASE("the scan can read a game's own table through a view", "[scan]") {
   REQUIRE(res.reports.size() == 1);
   CHECK(res.reports[0].find("player 12: mmr is TEXT") != std::string::npos);
 
-  test::generic_engine e(test::small_options());
+  generic_engine e(test::small_options());
   e.apply_scan(res.rows, res.unreadable);
   CHECK(e.info().players == 2);
   CHECK(e.stats().rows_malformed == 1);
@@ -119,7 +119,7 @@ TEST_CASE("the fetch count follows bucket density", "[scan]") {
   o.database_scan_max_fetch = 1024;
   o.mmr_bucket_count = 2;  // slices [0, 500) and [500, 1000]
   o.bucket_initial_size = 100;
-  test::generic_engine e(o);
+  generic_engine e(o);
   CHECK(e.scan_fetch_count() == 1024);  // no buckets yet
   // Bucket A nearly empty (density 0), bucket B crowded (density 1).
   e.update(1, test::model(1, 10));

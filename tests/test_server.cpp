@@ -12,12 +12,12 @@
 #include <fstream>
 #include <sstream>
 
-#include "database.hpp"
-#include "player_table.hpp"
+#include "mm/storage/database.hpp"
+#include "mm/storage/player_table.hpp"
 #include "raw_http.hpp"
 #include "server_fixture.hpp"
-#include "state_table.hpp"
-#include "synthetic_players.hpp"
+#include "mm/storage/state_table.hpp"
+#include "mm/engine/synthetic_players.hpp"
 
 using namespace mm;
 using namespace mm::test;

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "synthetic_players.hpp"
+#include "mm/engine/synthetic_players.hpp"
 #include "test_support.hpp"
 
 using namespace mm;

@@ -8,8 +8,8 @@
 #include <set>
 #include <sstream>
 
-#include "snapshot.hpp"
-#include "synthetic_players.hpp"
+#include "mm/storage/snapshot.hpp"
+#include "mm/engine/synthetic_players.hpp"
 #include "temp_dir.hpp"
 #include "test_support.hpp"
 

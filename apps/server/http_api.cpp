@@ -7,9 +7,10 @@
 #include <set>
 #include <string_view>
 
+#include "access.hpp"
 #include "dashboard_files.hpp"
 #include "json_codec.hpp"
-#include "player_table.hpp"
+#include "mm/storage/player_table.hpp"
 
 namespace mm::server {
 
@@ -46,88 +47,6 @@ void send_error(http_response& res, int status, const std::string& message) {
   res = error_response(status, message);
 }
 
-// The caller's role: admin for everyone when no token is configured (the
-// server is then bound to loopback only), else the role of the bearer token.
-role caller_role(const http_context& ctx, const http_request& req) {
-  if (ctx.config.tokens.empty()) return role::admin;
-  const std::string h = req.header("Authorization");
-  const std::string prefix = "Bearer ";
-  if (h.rfind(prefix, 0) != 0) return role::none;
-  const std::string token = h.substr(prefix.size());
-  for (const auto& t : ctx.config.tokens) {
-    // Compare every byte, so the time does not tell how much of a guess matched.
-    if (t.token.size() != token.size()) continue;
-    unsigned char diff = 0;
-    for (std::size_t i = 0; i < token.size(); ++i)
-      diff |= static_cast<unsigned char>(t.token[i] ^ token[i]);
-    if (diff == 0) return t.granted;
-  }
-  return role::none;
-}
-
-// The name in a "host[:port]" or "[v6]:port" authority, lower-cased.
-std::string name_of(std::string_view authority) {
-  std::string_view name = authority;
-  if (!name.empty() && name.front() == '[') {
-    name = name.substr(0, name.find(']') + 1);
-  } else if (const auto colon = name.rfind(':'); colon != std::string_view::npos) {
-    name = name.substr(0, colon);
-  }
-  std::string out(name);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
-std::string clipped(const std::string& s) {
-  return s.size() <= 64 ? s : s.substr(0, 64) + "...";
-}
-
-// A browser must not be turned against this API by another site. A page on
-// another site can make a browser send requests here (CSRF); a name of the
-// attacker's that resolves to this machine makes the browser treat our answers
-// as theirs (DNS rebinding). So:
-//  - Host must be a name of this server (http.host, a loopback name, or
-//    http.allowed_hosts) when no token protects the API, or when
-//    http.allowed_hosts is set;
-//  - an Origin, when a browser sends one, must be this very server (the same
-//    host and port as Host) or one of http.allowed_hosts;
-//  - a browser's Sec-Fetch-Site: cross-site is refused.
-// Clients that are not browsers (games, mmctl, curl) send no Origin.
-std::optional<std::string> foreign_request(const http_context& ctx,
-                                           const http_request& req) {
-  const auto& allowed = ctx.config.http_allowed_hosts;
-  const auto listed = [&](const std::string& name) {
-    return std::find(allowed.begin(), allowed.end(), name) != allowed.end();
-  };
-  const std::string host = req.header("Host");
-  if (ctx.config.tokens.empty() || !allowed.empty()) {
-    const std::string name = name_of(host);
-    const std::string bare =
-        name.size() > 2 && name.front() == '[' ? name.substr(1, name.size() - 2) : name;
-    if (!(is_loopback(bare) || name == ctx.config.http_host || listed(name)))
-      return "Host '" + clipped(host) +
-             "' is not a name of this server (http.host, loopback, or "
-             "http.allowed_hosts)";
-  }
-  if (req.has_header("Origin")) {
-    const std::string origin = req.header("Origin");
-    std::string_view rest = origin;
-    bool web = false;
-    for (std::string_view scheme : {"http://", "https://"})
-      if (rest.substr(0, scheme.size()) == scheme) {
-        rest.remove_prefix(scheme.size());
-        web = true;
-      }
-    if (!web || (rest != host && !listed(name_of(rest))))
-      return "requests from the web page at '" + clipped(origin) +
-             "' are refused (another site)";
-  }
-  if (req.header("Sec-Fetch-Site") == "cross-site")
-    return "a browser's cross-site request is refused";
-  return std::nullopt;
-}
-
 using handler = std::function<void(const http_request&, http_response&)>;
 
 // Whether the caller may use a route that needs `needed`: another site's
@@ -135,11 +54,11 @@ using handler = std::function<void(const http_request&, http_response&)>;
 // answered here, from the head, before the body is read.
 std::optional<http_response> refusal(http_context& ctx, const http_request& req,
                                      role needed) {
-  if (auto why = foreign_request(ctx, req)) {
+  if (auto why = foreign_request(ctx.config, req)) {
     ++ctx.counters.unauthorized;
     return error_response(403, *why);
   }
-  const role r = caller_role(ctx, req);
+  const role r = caller_role(ctx.config, req);
   if (r == role::none) {
     ++ctx.counters.unauthorized;
     http_response res = error_response(
@@ -165,10 +84,11 @@ http_response guarded(const handler& h, const http_request& req) {
     send_error(res, 400, e.what());
   } catch (const http_error& e) {
     send_error(res, e.status, e.what());
-  } catch (const store_error& e) {
-    send_error(res, 503, std::string("database: ") + e.what());
-  } catch (const SQLite::Exception& e) {
-    send_error(res, 503, std::string("database: ") + e.what());
+  } catch (const error& e) {
+    // The project's errors by cause (mm/engine/error.hpp); the storage library
+    // has already turned SQLite's exceptions into store_error.
+    const bool callers_fault = e.code() == errc::invalid_argument || e.code() == errc::invalid_config;
+    send_error(res, callers_fault ? 400 : 503, std::string(to_string(e.code())) + ": " + e.what());
   }
   return res;
 }
@@ -435,7 +355,7 @@ http_handlers api_handlers(http_context& ctx) {
         "text/plain; version=0.0.4");
   });
   api.get("/api/config", role::view, [&ctx](auto& req, auto& res) {
-    send_json(res, config_json(ctx, caller_role(ctx, req)));
+    send_json(res, config_json(ctx, caller_role(ctx.config, req)));
   });
   api.get("/api/matchmakers", role::view, [&ctx](auto&, auto& res) {
     json list = json::array();
@@ -566,7 +486,7 @@ http_handlers api_handlers(http_context& ctx) {
         throw http_error(
             404, "player " + std::to_string(id) + " is not in the player table");
     }
-    auto changed = ctx.bridge.enroll(id, false);
+    auto changed = ctx.bridge.enroll(id);
     if (!changed)
       throw http_error(
           503, "the matchmaker did not answer: " + ctx.bridge.render(changed.error()));
@@ -574,7 +494,7 @@ http_handlers api_handlers(http_context& ctx) {
   });
   api.post("/api/cache/remove", role::admin, [&ctx](auto& req, auto& res) {
     const player_id id = read_id_body(parse_body(req.body));
-    auto changed = ctx.bridge.enroll(id, true);
+    auto changed = ctx.bridge.remove(id);
     if (!changed)
       throw http_error(
           503, "the matchmaker did not answer: " + ctx.bridge.render(changed.error()));

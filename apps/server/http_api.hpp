@@ -8,8 +8,8 @@
 
 #include <mutex>
 
-#include "admin_bridge.hpp"
-#include "database.hpp"
+#include "mm/actors/admin_bridge.hpp"
+#include "mm/storage/database.hpp"
 #include "http_server.hpp"
 #include "metrics.hpp"
 #include "server_config.hpp"

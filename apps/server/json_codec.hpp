@@ -8,9 +8,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "generic_profile.hpp"
-#include "messages.hpp"
-#include "player_row.hpp"
+#include "mm/engine/generic_profile.hpp"
+#include "mm/actors/messages.hpp"
+#include "mm/engine/player_row.hpp"
 
 namespace mm::server {
 

@@ -10,14 +10,14 @@
 #include <filesystem>
 #include <thread>
 
-#include "admin_bridge.hpp"
+#include "mm/actors/admin_bridge.hpp"
 #include "http_api.hpp"
-#include "instance_set.hpp"
-#include "log.hpp"
-#include "player_table.hpp"
-#include "remote.hpp"
-#include "registration.hpp"
-#include "synthetic_players.hpp"
+#include "mm/actors/generic_actors.hpp"
+#include "mm/engine/log.hpp"
+#include "mm/storage/player_table.hpp"
+#include "mm/actors/remote.hpp"
+#include "mm/actors/registration.hpp"
+#include "mm/engine/synthetic_players.hpp"
 
 namespace {
 
@@ -105,7 +105,7 @@ int run(const server::server_config& c) {
   std::vector<std::string> names;
   for (std::uint32_t i = 0; i < c.instances; ++i) names.push_back(actors::member_config(base, c.instances, i).id);
   const auto timeout = std::chrono::milliseconds(c.query_timeout_ms);
-  auto client = sys.spawn(actors::client_actor<profile>, set, timeout, std::uint64_t{1});
+  auto client = actors::spawn_client<profile>(sys, set, timeout, std::uint64_t{1});
   actors::admin_bridge<profile> bridge(sys, set, names, client, timeout);
 
   caf::scoped_actor self{sys};

@@ -125,25 +125,25 @@ std::string render_metrics(const std::vector<matchmaker_figures>& all,
   each("mm_scans_total", "counter", "Database scans applied.",
        [](const instance_info& i) { return i.engine.stats.scans; });
   each("mm_scan_duration_seconds", "gauge", "Duration of the last database scan.",
-       [](const instance_info& i) { return i.last_scan_seconds; });
+       [](const instance_info& i) { return i.instance.last_scan_seconds; });
   each("mm_scan_duration_seconds_total", "counter", "Time spent in database scans.",
-       [](const instance_info& i) { return i.scan_seconds_total; });
+       [](const instance_info& i) { return i.instance.scan_seconds_total; });
   each("mm_scan_found_ratio", "gauge",
        "Rows the last scan found over rows it asked for (below 1: a small table or "
        "shard).",
        [](const instance_info& i) {
-         return i.last_scan_requested
-                    ? static_cast<double>(i.last_scan_found) / i.last_scan_requested
+         return i.instance.last_scan_requested
+                    ? static_cast<double>(i.instance.last_scan_found) / i.instance.last_scan_requested
                     : 0.0;
        });
   each("mm_scan_rows_requested_total", "counter", "Rows the scans asked for.",
-       [](const instance_info& i) { return i.scan_rows_requested_total; });
+       [](const instance_info& i) { return i.instance.scan_rows_requested_total; });
   each("mm_scan_rows_found_total", "counter", "Rows the scans found.",
-       [](const instance_info& i) { return i.scan_rows_found_total; });
+       [](const instance_info& i) { return i.instance.scan_rows_found_total; });
   each("mm_scan_malformed_rows_total", "counter", "Rows the scans could not use.",
        [](const instance_info& i) { return i.engine.stats.rows_malformed; });
   each("mm_scan_errors_total", "counter", "Scans that failed (database errors).",
-       [](const instance_info& i) { return i.scan_errors; });
+       [](const instance_info& i) { return i.instance.scan_errors; });
 
   w.family("mm_bucket_players", "gauge", "Players in each bucket.");
   for (const auto& [l, i] : up)
@@ -176,18 +176,18 @@ std::string render_metrics(const std::vector<matchmaker_figures>& all,
 
   each("mm_snapshot_duration_seconds", "gauge",
        "Duration of the last snapshot: encoding plus the database transaction.",
-       [](const instance_info& i) { return i.last_snapshot_seconds; });
+       [](const instance_info& i) { return i.instance.last_snapshot_seconds; });
   each("mm_snapshot_bytes", "gauge", "Size of the last snapshot written.",
-       [](const instance_info& i) { return i.state_bytes; });
+       [](const instance_info& i) { return i.instance.state_bytes; });
   each("mm_snapshots_total", "counter", "Snapshots written.",
-       [](const instance_info& i) { return i.snapshots_written; });
+       [](const instance_info& i) { return i.instance.snapshots_written; });
   each("mm_instance_restarts_total", "counter",
        "Restarts of the matchmaker after a crash (by its supervisor, from its snapshot).",
-       [](const instance_info& i) { return i.restarts; });
+       [](const instance_info& i) { return i.supervisor.restarts; });
   each("mm_updates_dropped_total", "counter",
        "Player updates that arrived while the matchmaker was down (the scan brings them "
        "back).",
-       [](const instance_info& i) { return i.updates_dropped; });
+       [](const instance_info& i) { return i.supervisor.updates_dropped; });
 
   if (client) {
     const client_stats& c = *client;

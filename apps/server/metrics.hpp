@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "http_server.hpp"
-#include "messages.hpp"
+#include "mm/actors/messages.hpp"
 
 namespace mm::server {
 

@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "actor_tls.hpp"
-#include "generic_profile.hpp"
+#include "mm/actors/actor_tls.hpp"
+#include "mm/engine/generic_profile.hpp"
 #include "http_server.hpp"
-#include "options.hpp"
-#include "synthetic_players.hpp"
+#include "mm/engine/options.hpp"
+#include "mm/engine/synthetic_players.hpp"
 
 namespace mm::server {
 

@@ -7,7 +7,7 @@
 
 #include "fuzz_target.hpp"
 #include "json_codec.hpp"
-#include "synthetic_players.hpp"
+#include "mm/engine/synthetic_players.hpp"
 
 namespace {
 

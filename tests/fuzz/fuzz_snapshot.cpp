@@ -11,11 +11,11 @@
 #include <string_view>
 
 #include "fuzz_target.hpp"
-#include "generic_profile.hpp"
-#include "snapshot.hpp"
-#include "stable_hash.hpp"
-#include "state_codec.hpp"
-#include "synthetic_players.hpp"
+#include "mm/engine/generic_engine.hpp"
+#include "mm/storage/snapshot.hpp"
+#include "mm/engine/stable_hash.hpp"
+#include "mm/engine/state_codec.hpp"
+#include "mm/engine/synthetic_players.hpp"
 
 namespace {
 

@@ -1,0 +1,94 @@
+#include "mm/actors/db_worker.hpp"
+
+#include "mm/actors/errors.hpp"
+
+#include <random>
+
+#include "mm/storage/player_table.hpp"
+#include "mm/storage/state_table.hpp"
+
+namespace mm::actors {
+
+namespace {
+// The reply for a failed database call: its own cause when it is one of the
+// project's errors (the storage library wraps SQLite's), else a database error.
+caf::error database_error(const std::exception& e) {
+  if (const auto* known = dynamic_cast<const error*>(&e)) return make_error(known->code(), e.what());
+  return make_error(errc::database, e.what());
+}
+
+// Runs f against the open database; a failure becomes an error reply and drops
+// the connection, so the next request opens it afresh (a file that was locked
+// or missing may be usable again).
+template <class F>
+auto with_db(db_worker::stateful_pointer<db_worker_state> self, F f) -> decltype(f(std::declval<database&>())) {
+  auto& st = self->state;
+  try {
+    if (!st.db) st.db = std::make_unique<database>(st.config.path, database_options{st.config.busy_timeout_ms});
+    return f(*st.db);
+  } catch (const std::exception& e) {
+    st.db.reset();
+    return database_error(e);
+  }
+}
+
+// Runs f against the scanner (opened on first use); a failure becomes an error
+// reply and drops the scanner, so the next request opens it afresh.
+template <class F>
+caf::result<scan_result> with_scanner(db_worker::stateful_pointer<db_worker_state> self, F f) {
+  auto& st = self->state;
+  try {
+    if (!st.scanner)
+      st.scanner = std::make_unique<player_scanner>(st.config.path, st.config.scan_source, st.seed,
+                                                    st.config.busy_timeout_ms,
+                                                    st.config.shard_count, st.config.shard_index);
+    return f(*st.scanner);
+  } catch (const std::exception& e) {
+    st.scanner.reset();
+    return database_error(e);
+  }
+}
+}  // namespace
+
+db_worker::behavior_type db_worker_actor(db_worker::stateful_pointer<db_worker_state> self,
+                                         db_worker_config config) {
+  self->state.config = std::move(config);
+  self->state.seed = self->state.config.seed ? self->state.config.seed : std::random_device{}();
+  return {
+      [=](scan_atom, std::uint32_t fetch, std::uint32_t batch) -> caf::result<scan_result> {
+        return with_scanner(self, [&](player_scanner& s) { return s.scan(fetch, batch); });
+      },
+      [=](sample_atom, std::uint32_t wanted) -> caf::result<scan_result> {
+        return with_scanner(self, [&](player_scanner& s) { return s.sample(wanted, self->state.seed); });
+      },
+      [=](save_atom, const std::string& id, const stored_state& s) -> caf::result<std::uint64_t> {
+        return with_db(self, [&](database& db) -> caf::result<std::uint64_t> {
+          write_state(db, id, s);
+          return static_cast<std::uint64_t>(s.payload.size());
+        });
+      },
+      [=](load_atom, const std::string& id) -> caf::result<bool, stored_state> {
+        return with_db(self, [&](database& db) -> caf::result<bool, stored_state> {
+          auto s = read_state(db, id);
+          if (!s) return {false, stored_state{}};
+          return {true, std::move(*s)};
+        });
+      },
+      [=](set_aside_atom, const std::string& id, const std::string& reason,
+          std::int64_t now) -> caf::result<bool> {
+        return with_db(self, [&](database& db) -> caf::result<bool> {
+          set_aside_state(db, id, reason, now);
+          return true;
+        });
+      },
+      [=](fetch_atom, player_id id) -> caf::result<bool, player_row> {
+        return with_db(self, [&](database& db) -> caf::result<bool, player_row> {
+          auto row = find_player(db, id);
+          if (!row) return {false, player_row{}};
+          return {true, std::move(*row)};
+        });
+      },
+  };
+}
+
+}  // namespace mm::actors

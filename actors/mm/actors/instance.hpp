@@ -1,0 +1,341 @@
+// A matchmaker instance: one actor owning one engine (nothing else touches it)
+// and one database worker. Self-re-arming timers drive the scan, the rebalance
+// and the snapshot (docs/design.md); database work runs on the worker and its
+// results are applied here. At most one scan is in flight. A graceful exit
+// writes a final snapshot.
+#pragma once
+
+#include <caf/all.hpp>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "mm/actors/db_worker.hpp"
+#include "mm/engine/engine.hpp"
+#include "mm/actors/interface.hpp"
+#include "mm/engine/log.hpp"
+#include "mm/storage/snapshot.hpp"
+
+namespace mm::actors {
+
+template <class Profile>
+struct instance_config {
+  std::string id;   // instance id: the key of its state row
+  options opts;
+  Profile profile;
+  db_worker_config database;
+  bool detached_worker = true;  // false on the deterministic test scheduler
+  // How long a scan may take before it is given up (and another may start).
+  std::chrono::milliseconds scan_timeout{60'000};
+};
+
+template <class Profile>
+struct instance_state {
+  // Not an aggregate: CAF would otherwise build the state from the actor pointer.
+  instance_state() = default;
+  std::unique_ptr<engine<Profile>> eng;
+  instance_config<Profile> config;
+  db_worker worker;
+  bool scan_in_flight = false;
+  bool restore_done = false;
+  instance_counters counters;
+  // Updates that arrive before the snapshot is restored wait here: the restore
+  // replaces the cache, and they must not be lost under it.
+  std::vector<player_update<typename Profile::model_type>> pending_updates;
+  // The wall clock at start and the actor clock then: times written to
+  // snapshots move with the actor clock, so the deterministic test scheduler's
+  // virtual time drives the rebalance schedule as real time does in a server.
+  std::int64_t wall_at_start_unix_ms = 0;
+  caf::actor_clock::time_point clock_at_start;
+  static inline const char* name = "mm.instance";
+};
+
+inline std::int64_t wall_unix_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+template <class Profile>
+using instance_pointer =
+    typename interfaces<Profile>::instance::template stateful_pointer<instance_state<Profile>>;
+
+template <class Profile>
+std::int64_t now_unix_ms(instance_pointer<Profile> self) {
+  const auto& st = self->state;
+  return st.wall_at_start_unix_ms +
+         std::chrono::duration_cast<std::chrono::milliseconds>(self->clock().now() -
+                                                               st.clock_at_start)
+             .count();
+}
+
+// Encodes a snapshot here (it reads the engine) and has the worker write it.
+template <class Profile>
+void write_snapshot(instance_pointer<Profile> self) {
+  auto& st = self->state;
+  const auto started = std::chrono::steady_clock::now();
+  stored_state s{now_unix_ms<Profile>(self), snapshot_version, encode_snapshot(take_snapshot(*st.eng))};
+  const std::int64_t at = s.persisted_at_unix_ms;
+  self->request(st.worker, caf::infinite, save_atom::value, st.config.id, std::move(s))
+      .then(
+          [=](std::uint64_t bytes) {
+            auto& c = self->state.counters;
+            c.state_bytes = bytes;
+            c.last_snapshot_unix_ms = at;
+            c.last_snapshot_seconds =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+            ++c.snapshots_written;
+          },
+          [=](caf::error& e) {
+            log(log_level::error, "matchmaker '" + self->state.config.id +
+                                      "': snapshot not written: " + self->system().render(e));
+          });
+}
+
+// The first sizing comes as soon as there are enough samples, and the next ones
+// early while the samples grow tenfold (engine::rebalance_due_early), not only
+// every rebalance interval.
+template <class Profile>
+void rebalance_if_due_early(instance_pointer<Profile> self) {
+  auto& eng = *self->state.eng;
+  if (!eng.rebalance_due_early()) return;
+  if (eng.rebalance(now_unix_ms<Profile>(self)).performed) write_snapshot<Profile>(self);
+}
+
+// The rebalance tick is armed for the moment the interval since the last
+// rebalance ends, persisted across restarts: a service restarted more often
+// than the interval still rebalances on time.
+template <class Profile>
+void arm_rebalance_tick(instance_pointer<Profile> self) {
+  const auto interval = std::chrono::milliseconds(self->state.config.opts.buckets_rebalance_interval);
+  const std::int64_t last = self->state.eng->last_rebalance_unix_ms();
+  auto delay = interval;
+  if (last > 0) {
+    const auto since = std::chrono::milliseconds(now_unix_ms<Profile>(self) - last);
+    if (since >= interval) delay = std::chrono::milliseconds(0);
+    else if (since.count() >= 0) delay = interval - since;
+  }
+  self->delayed_send(self, delay, rebalance_tick_atom::value);
+}
+
+template <class Profile>
+void start_scan(instance_pointer<Profile> self) {
+  auto& st = self->state;
+  if (st.scan_in_flight) return;  // the previous scan is still running: skip this tick
+  st.scan_in_flight = true;
+  const std::uint32_t requested = st.eng->scan_fetch_count();
+  self->request(st.worker, st.config.scan_timeout, scan_atom::value, requested,
+                st.config.opts.database_scan_batch_size)
+      .then(
+          [=](scan_result& res) {
+            auto& s = self->state;
+            s.scan_in_flight = false;
+            auto& c = s.counters;
+            c.last_scan_seconds = res.seconds;
+            c.last_scan_requested = requested;
+            c.last_scan_found = static_cast<std::uint32_t>(res.rows.size() + res.unreadable);
+            c.scan_seconds_total += res.seconds;
+            c.scan_rows_requested_total += requested;
+            c.scan_rows_found_total += c.last_scan_found;
+            s.eng->apply_scan(res.rows, res.unreadable);
+            if (!res.reports.empty()) s.counters.scan_reports = std::move(res.reports);
+            rebalance_if_due_early<Profile>(self);
+          },
+          [=](caf::error& e) {
+            auto& s = self->state;
+            s.scan_in_flight = false;
+            ++s.counters.scan_errors;
+            log(log_level::warning,
+                "matchmaker '" + s.config.id + "': scan failed: " + self->system().render(e));
+          });
+}
+
+// A cold start (no sizing model) reads a sample spread over the whole table
+// before the first scan and sizes the buckets from it (player_scanner::sample).
+template <class Profile>
+void take_sizing_sample(instance_pointer<Profile> self) {
+  auto& st = self->state;
+  const options& o = st.config.opts;
+  if (!o.enable_database_scan || o.sizing_sample_rows == 0 || !st.eng->sizing().empty()) return;
+  const std::uint32_t wanted = std::min(o.sizing_sample_rows, o.buckets_rebalance_sample_count);
+  self->request(st.worker, st.config.scan_timeout, sample_atom::value, wanted)
+      .then(
+          [=](scan_result& res) {
+            auto& s = self->state;
+            s.eng->apply_rows(res.rows, res.unreadable);
+            if (!res.reports.empty()) s.counters.scan_reports = std::move(res.reports);
+            log(log_level::info, "matchmaker '" + s.config.id + "': sizing sample of " +
+                                     std::to_string(res.rows.size()) + " rows in " +
+                                     std::to_string(res.seconds) + " s");
+            rebalance_if_due_early<Profile>(self);
+          },
+          [=](caf::error& e) {
+            ++self->state.counters.scan_errors;
+            log(log_level::warning, "matchmaker '" + self->state.config.id +
+                                        "': sizing sample failed (the scans will size): " +
+                                        self->system().render(e));
+          });
+}
+
+template <class Profile>
+void finish_restore(instance_pointer<Profile> self) {
+  auto& s = self->state;
+  s.restore_done = true;
+  for (const auto& u : s.pending_updates)
+    s.eng->update(u.id, std::span<const typename Profile::model_type>(u.models));
+  s.pending_updates = {};
+  arm_rebalance_tick<Profile>(self);
+  rebalance_if_due_early<Profile>(self);
+  take_sizing_sample<Profile>(self);
+}
+
+template <class Profile>
+void restore(instance_pointer<Profile> self) {
+  auto& st = self->state;
+  self->request(st.worker, caf::infinite, load_atom::value, st.config.id)
+      .then(
+          [=](bool found, stored_state& stored) {
+            auto& s = self->state;
+            if (!found) {
+              finish_restore<Profile>(self);
+              return;
+            }
+            const shard owned{s.config.database.shard_count, s.config.database.shard_index};
+            const auto r = restore_stored(*s.eng, stored, now_unix_ms<Profile>(self), owned);
+            if (r.restored) {
+              log(log_level::info,
+                  "matchmaker '" + s.config.id + "': restored " + std::to_string(r.players) +
+                      " players from its snapshot" +
+                      (r.other_shard ? " (left out " + std::to_string(r.other_shard) +
+                                           " that another instance owns now)"
+                                     : std::string()));
+            } else {
+              self->request(s.worker, caf::infinite, set_aside_atom::value, s.config.id, r.problem,
+                            now_unix_ms<Profile>(self))
+                  .then([](bool) {}, [](caf::error&) {});
+              log_set_aside(s.config.id, stored, r.problem);
+            }
+            finish_restore<Profile>(self);
+          },
+          [=](caf::error& e) {
+            finish_restore<Profile>(self);
+            log(log_level::error, "matchmaker '" + self->state.config.id +
+                                      "': snapshot not read, starting empty: " +
+                                      self->system().render(e));
+          });
+}
+
+template <class Profile>
+typename interfaces<Profile>::instance::behavior_type instance_actor(
+    instance_pointer<Profile> self, instance_config<Profile> config) {
+  using model = typename Profile::model_type;
+  auto& st = self->state;
+  st.wall_at_start_unix_ms = wall_unix_ms();
+  st.clock_at_start = self->clock().now();
+  st.eng = std::make_unique<engine<Profile>>(config.opts, config.profile);
+  st.config = std::move(config);
+  const options& o = st.config.opts;
+  st.worker = st.config.detached_worker
+                  ? self->template spawn<caf::detached + caf::linked>(db_worker_actor,
+                                                                     st.config.database)
+                  : self->template spawn<caf::linked>(db_worker_actor, st.config.database);
+  restore<Profile>(self);
+  if (o.enable_database_scan) self->delayed_send(self, o.database_scan_first_delay, scan_tick_atom::value);
+  self->delayed_send(self, o.state_snapshot_interval, snapshot_tick_atom::value);
+  // The rebalance tick is armed once the restore told when the last one was.
+  // A graceful stop writes a final snapshot; the worker, linked, stops after
+  // handling it (messages from one sender arrive in order).
+  self->set_exit_handler([=](const caf::exit_msg& msg) {
+    write_snapshot<Profile>(self);
+    self->quit(msg.reason);
+  });
+  return {
+      [=](find_atom, const match_request<typename Profile::query_type>& req) {
+        return match_reply<model>::from(self->state.eng->find_match(req));
+      },
+      [=](update_atom, const player_update<model>& u) {
+        auto& s = self->state;
+        if (!s.restore_done) {
+          s.pending_updates.push_back(u);
+          return;
+        }
+        s.eng->update(u.id, std::span<const model>(u.models));
+        rebalance_if_due_early<Profile>(self);
+      },
+      [=](remove_atom, player_id id) {
+        return self->state.eng->remove(id).outcome == update_outcome::removed;
+      },
+      [=](enroll_atom, player_id id) -> caf::result<bool> {
+        auto& s = self->state;
+        auto rp = self->template make_response_promise<bool>();
+        self->request(s.worker, caf::infinite, fetch_atom::value, id)
+            .then(
+                [=](bool found, const player_row& row) mutable {
+                  if (!found) {
+                    rp.deliver(false);
+                    return;
+                  }
+                  std::vector<model> models;
+                  if (self->state.eng->profile().make_models(row, models) != row_verdict::eligible) {
+                    rp.deliver(false);
+                    return;
+                  }
+                  const auto r = self->state.eng->enroll(std::span<const model>(models));
+                  rp.deliver(r.outcome != update_outcome::rejected &&
+                             r.outcome != update_outcome::no_op);
+                },
+                [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
+        return rp;
+      },
+      [=](info_atom) {
+        return instance_info{self->state.eng->info(), self->state.counters, {}};
+      },
+      [=](player_atom, player_id id) { return self->state.eng->player(id); },
+      [=](inspect_atom, std::uint32_t bucket, std::uint32_t offset, std::uint32_t limit) {
+        return self->state.eng->inspect_bucket(bucket, offset, std::min<std::uint32_t>(limit, 10'000));
+      },
+      [=](top_atom, std::uint32_t n) {
+        return self->state.eng->top_by_mmr(std::min<std::uint32_t>(n, 10'000));
+      },
+      [=](rebalance_atom) {
+        auto report = self->state.eng->rebalance(now_unix_ms<Profile>(self));
+        if (report.performed) write_snapshot<Profile>(self);
+        return report;
+      },
+      [=](clear_atom) {
+        self->state.eng->clear();
+        write_snapshot<Profile>(self);
+        if (self->state.config.opts.enable_database_scan) start_scan<Profile>(self);
+        return true;
+      },
+      [=](explain_atom, const match_request<typename Profile::query_type>& req,
+          std::uint32_t max_retries) {
+        return self->state.eng->explain(req, std::min<std::uint32_t>(max_retries, 100));
+      },
+      [=](scan_tick_atom) {
+        self->delayed_send(self, self->state.config.opts.database_scan_tick, scan_tick_atom::value);
+        start_scan<Profile>(self);
+      },
+      [=](snapshot_tick_atom) {
+        self->delayed_send(self, self->state.config.opts.state_snapshot_interval,
+                           snapshot_tick_atom::value);
+        write_snapshot<Profile>(self);
+      },
+      [=](rebalance_tick_atom) {
+        auto& s = self->state;
+        const std::int64_t now = now_unix_ms<Profile>(self), last = s.eng->last_rebalance_unix_ms();
+        const auto interval = std::chrono::milliseconds(s.config.opts.buckets_rebalance_interval);
+        if (last == 0 || now - last >= interval.count()) {
+          if (!s.eng->rebalance(now).performed) {  // not enough samples yet
+            self->delayed_send(self, interval, rebalance_tick_atom::value);
+            return;
+          }
+          write_snapshot<Profile>(self);
+        }
+        arm_rebalance_tick<Profile>(self);  // an early or asked-for one moved the next
+      },
+  };
+}
+
+}  // namespace mm::actors

@@ -1,0 +1,101 @@
+// Every typed actor interface a game sees, one line per handler: the one
+// header a game's own actors include to hold and call matchmaker handles.
+//
+// A game talks to a matchmaker through `interfaces<Profile>::client` (the
+// routing client over an instance set) or `interfaces<Profile>::matchmaker`
+// (an instance, or the supervisor standing in front of one), locally or
+// through CAF's network layer. Light on purpose: CAF's typed-actor headers and
+// the message types, no CAF runtime, no database. The database worker's
+// interface is internal and lives beside it (db_worker.hpp).
+#pragma once
+
+#include <caf/atom.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mm/actors/messages.hpp"
+
+namespace mm::actors {
+
+using find_atom = caf::atom_constant<caf::atom("find")>;
+using update_atom = caf::atom_constant<caf::atom("update")>;
+using enroll_atom = caf::atom_constant<caf::atom("enroll")>;
+using remove_atom = caf::atom_constant<caf::atom("remove")>;
+using info_atom = caf::atom_constant<caf::atom("info")>;
+using player_atom = caf::atom_constant<caf::atom("player")>;
+using inspect_atom = caf::atom_constant<caf::atom("inspect")>;
+using top_atom = caf::atom_constant<caf::atom("top")>;
+using rebalance_atom = caf::atom_constant<caf::atom("rebalance")>;
+using clear_atom = caf::atom_constant<caf::atom("clear")>;
+using explain_atom = caf::atom_constant<caf::atom("explain")>;
+using stats_atom = caf::atom_constant<caf::atom("stats")>;
+
+// Timers and internal traffic.
+using scan_tick_atom = caf::atom_constant<caf::atom("scantick")>;
+using snapshot_tick_atom = caf::atom_constant<caf::atom("snaptick")>;
+using rebalance_tick_atom = caf::atom_constant<caf::atom("rebaltick")>;
+using restart_atom = caf::atom_constant<caf::atom("restart")>;
+
+template <class Profile>
+struct interfaces {
+  using model = typename Profile::model_type;
+  using query = typename Profile::query_type;
+
+  // What game actors need: the client speaks this much, routing over a set.
+  using client = caf::typed_actor<
+      // Find an opponent: Success, NoneFound, FakeOpponent or InvalidRequest.
+      typename caf::replies_to<find_atom, match_request<query>>::template with<match_reply<model>>,
+      // Player state update, fire and forget; no models: no longer a target.
+      caf::reacts_to<update_atom, player_update<model>>,
+      // Enroll a player by id: its row is read and goes through the model
+      // factory into the cache; true when the cache changed.
+      caf::replies_to<enroll_atom, player_id>::with<bool>,
+      // Remove every entry of a player; true when the cache changed.
+      caf::replies_to<remove_atom, player_id>::with<bool>>;
+
+  // The routing client over an instance set: the client's messages and its
+  // own counts (the game's view of its queries).
+  using routing_client = typename client::template extend<
+      // Queries by result as the game saw them, failed instance requests, updates.
+      caf::replies_to<stats_atom>::with<client_stats>>;
+
+  // One matchmaker (an instance, or its supervisor): the client's messages and
+  // the introspection and maintenance ones.
+  using matchmaker = typename client::template extend<
+      // Name, players, fill, buckets, sizing and scan state, snapshot size.
+      caf::replies_to<info_atom>::with<instance_info>,
+      // Participation, MMR, percentile and buckets of one player.
+      caf::replies_to<player_atom, player_id>::with<player_info>,
+      // One page (bucket, offset, limit) of a bucket's players, MMR descending.
+      typename caf::replies_to<inspect_atom, std::uint32_t, std::uint32_t,
+                               std::uint32_t>::template with<std::vector<model>>,
+      // The N cached players with the highest MMR.
+      typename caf::replies_to<top_atom, std::uint32_t>::template with<std::vector<model>>,
+      // Rebalance now (then snapshot).
+      caf::replies_to<rebalance_atom>::with<rebalance_report>,
+      // Drop every cached player (then snapshot; the scan refills).
+      caf::replies_to<clear_atom>::with<bool>,
+      // "Why no match": the request tried with retries 0..N, changing nothing.
+      typename caf::replies_to<explain_atom, match_request<query>,
+                               std::uint32_t>::template with<query_explanation>>;
+
+  // An instance: the matchmaker interface plus its own timers.
+  using instance = typename matchmaker::template extend<
+      // Scan the player table now and re-arm (one scan in flight at most).
+      caf::reacts_to<scan_tick_atom>,
+      // Write a snapshot now and re-arm.
+      caf::reacts_to<snapshot_tick_atom>,
+      // Rebalance (and snapshot) now and re-arm.
+      caf::reacts_to<rebalance_tick_atom>>;
+
+  // A supervisor: the matchmaker interface, forwarded to its current instance.
+  using supervisor = typename matchmaker::template extend<
+      // Start the instance again after a crash (sent to itself after a backoff).
+      caf::reacts_to<restart_atom>>;
+};
+
+}  // namespace mm::actors

@@ -1,0 +1,151 @@
+// A supervisor stands in front of one instance: it speaks the matchmaker
+// interface and forwards every message to its current instance, so callers
+// keep one handle across restarts. When the instance crashes it is started
+// again from its last snapshot, after a backoff that doubles with each crash in
+// a row (a crash loop waits, it does not spin). While it is down, requests get
+// an error at once, which the client answers by asking other instances.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+
+#include "mm/actors/errors.hpp"
+#include "mm/actors/instance.hpp"
+
+namespace mm::actors {
+
+struct restart_backoff {
+  std::chrono::milliseconds initial{100};
+  std::chrono::milliseconds max{30'000};
+  // An instance that ran this long before crashing starts the backoff over.
+  std::chrono::milliseconds reset_after{60'000};
+};
+
+template <class Profile>
+struct supervisor_state {
+  // Not an aggregate: CAF would otherwise build the state from the actor pointer.
+  supervisor_state() = default;
+  typename interfaces<Profile>::instance instance;  // invalid while restarting
+  instance_config<Profile> config;
+  restart_backoff backoff;
+  std::uint32_t crashes_in_a_row = 0;
+  supervisor_counters counters;
+  caf::actor_clock::time_point started;
+  static inline const char* name = "mm.supervisor";
+};
+
+template <class Profile>
+using supervisor_pointer =
+    typename interfaces<Profile>::supervisor::template stateful_pointer<supervisor_state<Profile>>;
+
+template <class Profile>
+void start_instance(supervisor_pointer<Profile> self) {
+  auto& st = self->state;
+  st.instance = self->template spawn<caf::monitored>(instance_actor<Profile>, st.config);
+  st.started = self->clock().now();
+}
+
+// The delay before the next start after `crashes_in_a_row` crashes.
+inline std::chrono::milliseconds backoff_delay(const restart_backoff& b, std::uint32_t crashes) {
+  auto d = b.initial;
+  for (std::uint32_t i = 1; i < crashes && d < b.max; ++i) d *= 2;
+  return std::min(d, b.max);
+}
+
+template <class Profile>
+typename interfaces<Profile>::supervisor::behavior_type supervisor_actor(
+    supervisor_pointer<Profile> self, instance_config<Profile> config, restart_backoff backoff) {
+  using model = typename Profile::model_type;
+  using query = typename Profile::query_type;
+  self->state.config = std::move(config);
+  self->state.backoff = backoff;
+  start_instance<Profile>(self);
+  self->set_down_handler([=](const caf::down_msg& msg) {
+    auto& st = self->state;
+    if (msg.source != st.instance.address()) return;
+    st.instance = nullptr;
+    if (msg.reason == caf::exit_reason::normal || msg.reason == caf::exit_reason::user_shutdown) {
+      self->quit(msg.reason);
+      return;
+    }
+    const auto uptime = self->clock().now() - st.started;
+    if (uptime >= st.backoff.reset_after) st.crashes_in_a_row = 0;
+    ++st.crashes_in_a_row;
+    const auto delay = backoff_delay(st.backoff, st.crashes_in_a_row);
+    log(log_level::error, "matchmaker '" + st.config.id + "' crashed (" +
+                              self->system().render(msg.reason) + "); restarting in " +
+                              std::to_string(delay.count()) + " ms from its last snapshot");
+    self->delayed_send(self, delay, restart_atom::value);
+  });
+  self->set_exit_handler([=](const caf::exit_msg& msg) {
+    // Stopping the supervisor stops its instance gracefully (final snapshot).
+    if (self->state.instance) self->send_exit(self->state.instance, msg.reason);
+    self->quit(msg.reason);
+  });
+  auto down = [] {
+    return make_error(errc::instance_down, "matchmaker instance restarting");
+  };
+  return {
+      [=](find_atom a, const match_request<query>& r) -> caf::result<match_reply<model>> {
+        if (!self->state.instance) return down();
+        return self->delegate(self->state.instance, a, r);
+      },
+      [=](update_atom a, const player_update<model>& u) {
+        if (!self->state.instance) ++self->state.counters.updates_dropped;
+        else self->send(self->state.instance, a, u);
+      },
+      [=](enroll_atom a, player_id id) -> caf::result<bool> {
+        if (!self->state.instance) return down();
+        return self->delegate(self->state.instance, a, id);
+      },
+      [=](remove_atom a, player_id id) -> caf::result<bool> {
+        if (!self->state.instance) return down();
+        return self->delegate(self->state.instance, a, id);
+      },
+      [=](info_atom a) -> caf::result<instance_info> {
+        if (!self->state.instance) return down();
+        // The instance's figures plus the supervisor's own.
+        auto rp = self->template make_response_promise<instance_info>();
+        self->request(self->state.instance, caf::infinite, a)
+            .then(
+                [=](instance_info& i) mutable {
+                  i.supervisor = self->state.counters;
+                  rp.deliver(std::move(i));
+                },
+                [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
+        return rp;
+      },
+      [=](player_atom a, player_id id) -> caf::result<player_info> {
+        if (!self->state.instance) return down();
+        return self->delegate(self->state.instance, a, id);
+      },
+      [=](inspect_atom a, std::uint32_t b, std::uint32_t off,
+          std::uint32_t lim) -> caf::result<std::vector<model>> {
+        if (!self->state.instance) return down();
+        return self->delegate(self->state.instance, a, b, off, lim);
+      },
+      [=](top_atom a, std::uint32_t n) -> caf::result<std::vector<model>> {
+        if (!self->state.instance) return down();
+        return self->delegate(self->state.instance, a, n);
+      },
+      [=](rebalance_atom a) -> caf::result<rebalance_report> {
+        if (!self->state.instance) return down();
+        return self->delegate(self->state.instance, a);
+      },
+      [=](clear_atom a) -> caf::result<bool> {
+        if (!self->state.instance) return down();
+        return self->delegate(self->state.instance, a);
+      },
+      [=](explain_atom a, const match_request<query>& r,
+          std::uint32_t max_retries) -> caf::result<query_explanation> {
+        if (!self->state.instance) return down();
+        return self->delegate(self->state.instance, a, r, max_retries);
+      },
+      [=](restart_atom) {
+        ++self->state.counters.restarts;
+        start_instance<Profile>(self);
+      },
+  };
+}
+
+}  // namespace mm::actors

@@ -1,0 +1,92 @@
+#include "access.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <string_view>
+
+namespace mm::server {
+
+namespace {
+// The name in a "host[:port]" or "[v6]:port" authority, lower-cased.
+std::string name_of(std::string_view authority) {
+  std::string_view name = authority;
+  if (!name.empty() && name.front() == '[') {
+    name = name.substr(0, name.find(']') + 1);
+  } else if (const auto colon = name.rfind(':'); colon != std::string_view::npos) {
+    name = name.substr(0, colon);
+  }
+  std::string out(name);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+}  // namespace
+
+std::string clipped(const std::string& s) {
+  return s.size() <= 64 ? s : s.substr(0, 64) + "...";
+}
+
+role caller_role(const server_config& config, const http_request& req) {
+  if (config.tokens.empty()) return role::admin;
+  const std::string h = req.header("Authorization");
+  const std::string prefix = "Bearer ";
+  if (h.rfind(prefix, 0) != 0) return role::none;
+  const std::string token = h.substr(prefix.size());
+  for (const auto& t : config.tokens) {
+    // Compare every byte, so the time does not tell how much of a guess matched.
+    if (t.token.size() != token.size()) continue;
+    unsigned char diff = 0;
+    for (std::size_t i = 0; i < token.size(); ++i)
+      diff |= static_cast<unsigned char>(t.token[i] ^ token[i]);
+    if (diff == 0) return t.granted;
+  }
+  return role::none;
+}
+
+// A browser must not be turned against this API by another site. A page on
+// another site can make a browser send requests here (CSRF); a name of the
+// attacker's that resolves to this machine makes the browser treat our answers
+// as theirs (DNS rebinding). So:
+//  - Host must be a name of this server (http.host, a loopback name, or
+//    http.allowed_hosts) when no token protects the API, or when
+//    http.allowed_hosts is set;
+//  - an Origin, when a browser sends one, must be this very server (the same
+//    host and port as Host) or one of http.allowed_hosts;
+//  - a browser's Sec-Fetch-Site: cross-site is refused.
+// Clients that are not browsers (games, mmctl, curl) send no Origin.
+std::optional<std::string> foreign_request(const server_config& config,
+                                           const http_request& req) {
+  const auto& allowed = config.http_allowed_hosts;
+  const auto listed = [&](const std::string& name) {
+    return std::find(allowed.begin(), allowed.end(), name) != allowed.end();
+  };
+  const std::string host = req.header("Host");
+  if (config.tokens.empty() || !allowed.empty()) {
+    const std::string name = name_of(host);
+    const std::string bare =
+        name.size() > 2 && name.front() == '[' ? name.substr(1, name.size() - 2) : name;
+    if (!(is_loopback(bare) || name == config.http_host || listed(name)))
+      return "Host '" + clipped(host) +
+             "' is not a name of this server (http.host, loopback, or "
+             "http.allowed_hosts)";
+  }
+  if (req.has_header("Origin")) {
+    const std::string origin = req.header("Origin");
+    std::string_view rest = origin;
+    bool web = false;
+    for (std::string_view scheme : {"http://", "https://"})
+      if (rest.substr(0, scheme.size()) == scheme) {
+        rest.remove_prefix(scheme.size());
+        web = true;
+      }
+    if (!web || (rest != host && !listed(name_of(rest))))
+      return "requests from the web page at '" + clipped(origin) +
+             "' are refused (another site)";
+  }
+  if (req.header("Sec-Fetch-Site") == "cross-site")
+    return "a browser's cross-site request is refused";
+  return std::nullopt;
+}
+
+}  // namespace mm::server

@@ -1,0 +1,28 @@
+// Who may call the admin API: the caller's role from its bearer token, and
+// the checks that keep another site's web page from using a browser against
+// the API. Everything here reads a request's head only, so a refusal comes
+// before any body byte is read.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "http_server.hpp"
+#include "server_config.hpp"
+
+namespace mm::server {
+
+// The caller's role: admin for everyone when no token is configured (the
+// server is then bound to loopback only), else the role of the bearer token;
+// role::none without a valid one. Tokens are compared in constant time.
+role caller_role(const server_config& config, const http_request& req);
+
+// Why a request looks like another site's (a foreign Host, Origin or a
+// browser's cross-site fetch), or nothing when it does not. See access.cpp.
+std::optional<std::string> foreign_request(const server_config& config,
+                                           const http_request& req);
+
+// Caller-supplied text quoted in an error message, clipped to 64 characters.
+std::string clipped(const std::string& s);
+
+}  // namespace mm::server

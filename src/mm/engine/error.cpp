@@ -1,0 +1,17 @@
+#include "mm/engine/error.hpp"
+
+namespace mm {
+
+std::string_view to_string(errc e) {
+  switch (e) {
+    case errc::invalid_config: return "invalid_config";
+    case errc::invalid_argument: return "invalid_argument";
+    case errc::database: return "database";
+    case errc::snapshot: return "snapshot";
+    case errc::no_instances: return "no_instances";
+    case errc::instance_down: return "instance_down";
+  }
+  return "unknown";
+}
+
+}  // namespace mm

@@ -1,0 +1,39 @@
+// The project's errors: one enum of causes, and one exception type carrying
+// it. The rule (docs/architecture.md, "Errors"): a function that cannot do its
+// job throws mm::error (or a subclass) with the cause and a sentence naming
+// what failed; third-party exceptions (SQLite, cereal, OpenSSL) are caught at
+// the library that calls them and rethrown as mm::error; across actors the
+// same cause travels as a caf::error of category "mm" (mm/actors/errors.hpp).
+// Answers that are part of the protocol (NoneFound, InvalidRequest) are not
+// errors.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace mm {
+
+// Never 0: CAF reads code 0 as "no error".
+enum class errc : std::uint8_t {
+  invalid_config = 1,  // options, profile or server configuration unusable
+  invalid_argument,    // a caller passed a value the function cannot take
+  database,            // the database failed: missing, locked, damaged, full, newer schema
+  snapshot,            // a snapshot could not be read back
+  no_instances,        // a client was given no matchmaker instance
+  instance_down,       // the instance is restarting after a crash
+};
+
+std::string_view to_string(errc e);
+
+class error : public std::runtime_error {
+ public:
+  error(errc code, const std::string& what) : std::runtime_error(what), code_(code) {}
+  errc code() const { return code_; }
+
+ private:
+  errc code_;
+};
+
+}  // namespace mm

@@ -1,0 +1,7 @@
+#include "mm/engine/generic_engine.hpp"
+
+namespace mm {
+
+template class engine<generic_profile>;
+
+}  // namespace mm

@@ -1,0 +1,192 @@
+// matchmakerd's configuration, JSON codec and access checks, in process: the
+// integration tests start the real binary for the same behaviour end to end;
+// these pin each rule down without a process, a port or a wait.
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "access.hpp"
+#include "json_codec.hpp"
+#include "server_config.hpp"
+#include "temp_dir.hpp"
+
+using namespace mm;
+using namespace mm::server;
+
+namespace {
+command_line parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "matchmakerd");
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  return parse_command_line(static_cast<int>(argv.size()), argv.data());
+}
+
+// The message of the config_error `f` throws ("" when it throws none).
+template <class F>
+std::string config_problem(F&& f) {
+  try {
+    f();
+  } catch (const config_error& e) {
+    CHECK(e.code() == errc::invalid_config);
+    return e.what();
+  }
+  return "";
+}
+
+template <class F>
+std::string bad_request_problem(F&& f) {
+  try {
+    f();
+  } catch (const bad_request& e) {
+    return e.what();
+  }
+  return "";
+}
+
+http_request request_with(std::vector<std::pair<std::string, std::string>> headers) {
+  http_request r;
+  r.method = "GET";
+  r.path = "/api/matchmakers";
+  r.headers = std::move(headers);
+  return r;
+}
+}  // namespace
+
+TEST_CASE("config: flags set keys, and a bad key or value names itself", "[server][config]") {
+  const auto c = parse({"--database.path", "x.db", "--instances=3", "--http.port", "0"});
+  CHECK(c.config.database_path == "x.db");
+  CHECK(c.config.instances == 3);
+  CHECK(c.config.http_port == 0);
+  CHECK(config_problem([] { parse({"--no.such.key=1"}); }).find("no.such.key") !=
+        std::string::npos);
+  CHECK(config_problem([] { parse({"--instances=lots"}); }).find("instances") !=
+        std::string::npos);
+  CHECK(config_problem([] { parse({"--instances=1000"}); }).find("instances") !=
+        std::string::npos);
+  CHECK(config_problem([] { parse({"--instances"}); }).find("needs a value") !=
+        std::string::npos);
+  CHECK(config_problem([] { parse({"stray"}); }).find("stray") != std::string::npos);
+  CHECK(parse({"--help"}).help);
+}
+
+TEST_CASE("config: no token means loopback only and off loopback the actor port needs TLS",
+          "[server][config]") {
+  CHECK(config_problem([] { parse({"--http.host=0.0.0.0"}); }).find("token") !=
+        std::string::npos);
+  CHECK(config_problem([] { parse({"--actor.host=0.0.0.0"}); }).find("TLS") != std::string::npos);
+  CHECK(config_problem([] { parse({"--actor.tls.certificate=a.pem"}); })
+            .find("all three") != std::string::npos);
+}
+
+TEST_CASE("config: a file's keys, flags over them, tokens never printed", "[server][config]") {
+  mm::test::temp_dir dir;
+  const std::string path = dir.file("c.json");
+  std::ofstream(path) << R"({"instances": 4, "http": {"host": "0.0.0.0", "port": 9100},
+                           "tokens": [{"token": "s3cret-admin-token", "role": "admin"}]})";
+  const auto c = parse({"--config", path, "--http.port=9200"});
+  CHECK(c.config.instances == 4);
+  CHECK(c.config.http_port == 9200);  // the flag wins over the file
+  REQUIRE(c.config.tokens.size() == 1);
+  CHECK(c.config.tokens[0].granted == role::admin);
+  CHECK(describe(c.config).find("s3cret") == std::string::npos);
+
+  std::ofstream(path) << R"({"instances": 2, "htp": {"port": 1}})";
+  CHECK(config_problem([&] { parse({"--config", path}); }).find("htp") != std::string::npos);
+  std::ofstream(path) << "{not json";
+  CHECK(config_problem([&] { parse({"--config", path}); }).find("not valid JSON") !=
+        std::string::npos);
+}
+
+TEST_CASE("json codec: request bodies are read strictly, naming the field", "[server][json]") {
+  const auto profile = demo_profile_config();
+  const auto q = read_query(json::parse(R"({"attacker_id": 7, "mmr": 1500, "retries": 2,
+                                           "excluded_ids": [8, 9]})"),
+                            profile, false);
+  CHECK(q.request.query.attacker == 7);
+  CHECK(q.request.query.mmr == 1500);
+  CHECK(q.request.num_retries == 2);
+  CHECK(q.request.excluded_player_ids == std::vector<player_id>{8, 9});
+
+  const auto problem = [&](const char* body) {
+    return bad_request_problem([&] { read_query(json::parse(body), profile, false); });
+  };
+  CHECK(problem(R"({"mmr": 1500})").find("attacker_id") != std::string::npos);
+  CHECK(problem(R"({"attacker_id": "seven", "mmr": 1})").find("attacker_id") !=
+        std::string::npos);
+  CHECK(problem(R"({"attacker_id": 7, "mmr": 1, "colour": 3})").find("colour") !=
+        std::string::npos);
+  CHECK(problem(R"({"attacker_id": 7, "mmr": 1, "excluded_ids": [1, -2]})")
+            .find("excluded_ids") != std::string::npos);
+  CHECK(problem(R"({"attacker_id": 7, "mmr": 1, "max_retries": 3})").find("max_retries") !=
+        std::string::npos);  // only where the route allows it
+
+  const player_row row = read_row(json::parse(R"({"id": 5, "mmr": 1200.5, "is_bot": true})"),
+                                  profile, "players[0]");
+  CHECK(row.id == 5);
+  CHECK(row.mmr == 1200.5);
+  CHECK(row.is_bot);
+  CHECK(bad_request_problem([&] {
+          read_row(json::parse(R"({"id": 5})"), profile, "players[3]");
+        }).find("players[3]") != std::string::npos);
+}
+
+TEST_CASE("json codec: bodies are bounded in depth and refused with the parser's words",
+          "[server][json]") {
+  std::string deep;
+  for (std::size_t i = 0; i <= max_json_depth; ++i) deep += "[";
+  for (std::size_t i = 0; i <= max_json_depth; ++i) deep += "]";
+  CHECK_FALSE(bad_request_problem([&] { parse_body(deep); }).empty());
+  std::string fine;
+  for (std::size_t i = 0; i < max_json_depth; ++i) fine += "[";
+  for (std::size_t i = 0; i < max_json_depth; ++i) fine += "]";
+  CHECK(bad_request_problem([&] { parse_body(fine); }).empty());
+  CHECK_FALSE(bad_request_problem([] { parse_body("{\"a\": "); }).empty());
+  CHECK(describe(json(std::string(10'000, 'x'))).size() < 200);  // never the whole value
+}
+
+TEST_CASE("access: roles from bearer tokens, compared whole", "[server][auth]") {
+  server_config open;
+  CHECK(caller_role(open, request_with({})) == role::admin);  // no token: loopback only
+
+  server_config c;
+  c.tokens = {{"view-token-0123", role::view}, {"test-token-4567", role::test},
+              {"admin-token-89ab", role::admin}};
+  CHECK(caller_role(c, request_with({})) == role::none);
+  CHECK(caller_role(c, request_with({{"Authorization", "Bearer view-token-0123"}})) ==
+        role::view);
+  CHECK(caller_role(c, request_with({{"authorization", "Bearer test-token-4567"}})) ==
+        role::test);
+  CHECK(caller_role(c, request_with({{"Authorization", "Bearer admin-token-89ab"}})) ==
+        role::admin);
+  CHECK(caller_role(c, request_with({{"Authorization", "Bearer admin-token-89a"}})) ==
+        role::none);  // a prefix of a token is not the token
+  CHECK(caller_role(c, request_with({{"Authorization", "Bearer admin-token-89abc"}})) ==
+        role::none);
+  CHECK(caller_role(c, request_with({{"Authorization", "admin-token-89ab"}})) == role::none);
+}
+
+TEST_CASE("access: another site's page cannot use a browser against the API",
+          "[server][auth]") {
+  server_config c;  // no tokens: Host must be a name of this server
+  CHECK_FALSE(foreign_request(c, request_with({{"Host", "127.0.0.1:8080"}})));
+  CHECK_FALSE(foreign_request(c, request_with({{"Host", "localhost:8080"}})));
+  CHECK_FALSE(foreign_request(c, request_with({{"Host", "[::1]:8080"}})));
+  CHECK(foreign_request(c, request_with({{"Host", "evil.example:8080"}})));  // DNS rebinding
+  CHECK_FALSE(foreign_request(
+      c, request_with({{"Host", "127.0.0.1:8080"}, {"Origin", "http://127.0.0.1:8080"}})));
+  CHECK(foreign_request(
+      c, request_with({{"Host", "127.0.0.1:8080"}, {"Origin", "http://evil.example"}})));
+  CHECK(foreign_request(c, request_with({{"Host", "127.0.0.1:8080"},
+                                         {"Origin", "http://127.0.0.1:9999"}})));  // other port
+  CHECK(foreign_request(
+      c, request_with({{"Host", "127.0.0.1:8080"}, {"Sec-Fetch-Site", "cross-site"}})));
+
+  server_config proxied;
+  proxied.tokens = {{"t0123456789abcdef", role::admin}};
+  proxied.http_allowed_hosts = {"mm.internal"};
+  CHECK_FALSE(foreign_request(proxied, request_with({{"Host", "mm.internal"}})));
+  CHECK_FALSE(foreign_request(proxied, request_with({{"Host", "mm.internal"},
+                                                     {"Origin", "https://mm.internal"}})));
+  CHECK(foreign_request(proxied, request_with({{"Host", "other.internal"}})));
+}
