@@ -19,10 +19,10 @@ int main() {
   caf::scoped_actor self{sys};
   auto d = sys.spawn(doubling);
   int answer = 0;
-  self->request(d, caf::infinite, 21).receive([&](int r) { answer = r; },
-                                              [&](caf::error&) { answer = -1; });
-  std::cout << "CAF " << CAF_MAJOR_VERSION << "." << CAF_MINOR_VERSION << "."
-            << CAF_PATCH_VERSION << " round trip: 21 * 2 = " << answer << "\n";
+  self->request(d, caf::infinite, 21)
+      .receive([&](int r) { answer = r; }, [&](caf::error&) { answer = -1; });
+  std::cout << "CAF " << CAF_MAJOR_VERSION << "." << CAF_MINOR_VERSION << "." << CAF_PATCH_VERSION
+            << " round trip: 21 * 2 = " << answer << "\n";
   self->send_exit(d, caf::exit_reason::user_shutdown);
   return answer == 42 ? 0 : 1;
 }

@@ -16,12 +16,12 @@
 #include <string>
 #include <vector>
 
-#include "mm/storage/csv_import.hpp"
 #include "mm/engine/generic_engine.hpp"
-#include "mm/strategies/percentile.hpp"
+#include "mm/engine/synthetic_players.hpp"
+#include "mm/storage/csv_import.hpp"
 #include "mm/storage/player_scanner.hpp"
 #include "mm/storage/snapshot.hpp"
-#include "mm/engine/synthetic_players.hpp"
+#include "mm/strategies/percentile.hpp"
 
 namespace {
 using clock_type = std::chrono::steady_clock;
@@ -98,13 +98,14 @@ int main(int argc, char** argv) try {
     if (engine.last_rebalance_unix_ms() != 0 && pool.players() >= 0.8 * pool.capacity()) break;
   }
   const auto info = engine.info();
-  std::printf("scanned %llu rows in %.2f s: %llu players cached in %llu buckets (capacity %llu, "
-              "fill %.0f%%), MMR range [%.0f, %.0f] (outliers ignored)\n",
-              static_cast<unsigned long long>(rows), seconds_since(t0),
-              static_cast<unsigned long long>(info.players),
-              static_cast<unsigned long long>(info.bucket_count),
-              static_cast<unsigned long long>(info.capacity), info.overall_fill * 100,
-              info.mmr_low, info.mmr_high);
+  std::printf(
+      "scanned %llu rows in %.2f s: %llu players cached in %llu buckets (capacity %llu, "
+      "fill %.0f%%), MMR range [%.0f, %.0f] (outliers ignored)\n",
+      static_cast<unsigned long long>(rows), seconds_since(t0),
+      static_cast<unsigned long long>(info.players),
+      static_cast<unsigned long long>(info.bucket_count),
+      static_cast<unsigned long long>(info.capacity), info.overall_fill * 100, info.mmr_low,
+      info.mmr_high);
 
   mm::rng r(11);
   mm::synthetic_population pop;
@@ -126,17 +127,19 @@ int main(int argc, char** argv) try {
     }
   }
   const double secs = seconds_since(t1);
-  std::printf("%zu queries in %.2f s: %.2f us per query (including the update that puts the "
-              "defender back), %.1f players tested per query\n",
-              queries, secs, secs * 1e6 / static_cast<double>(queries),
-              static_cast<double>(tested) / static_cast<double>(queries));
+  std::printf(
+      "%zu queries in %.2f s: %.2f us per query (including the update that puts the "
+      "defender back), %.1f players tested per query\n",
+      queries, secs, secs * 1e6 / static_cast<double>(queries),
+      static_cast<double>(tested) / static_cast<double>(queries));
   std::printf("results: Success %.2f%%, FakeOpponent %.2f%%, NoneFound %.2f%%, Invalid %zu\n",
-              100.0 * counts[0] / queries, 100.0 * counts[2] / queries,
-              100.0 * counts[1] / queries, counts[3]);
-  std::printf("MMR gap attacker-defender on Success: median %.1f, p90 %.1f, p99 %.1f "
-              "(window %.0f at the first try)\n",
-              mm::percentile(gaps, 0.5), mm::percentile(gaps, 0.9), mm::percentile(gaps, 0.99),
-              engine.profile().window(0));
+              100.0 * counts[0] / queries, 100.0 * counts[2] / queries, 100.0 * counts[1] / queries,
+              counts[3]);
+  std::printf(
+      "MMR gap attacker-defender on Success: median %.1f, p90 %.1f, p99 %.1f "
+      "(window %.0f at the first try)\n",
+      mm::percentile(gaps, 0.5), mm::percentile(gaps, 0.9), mm::percentile(gaps, 0.99),
+      engine.profile().window(0));
 
   const auto saved = mm::save_state(db, "demo", engine, mm::unix_ms_now());
   std::printf("snapshot written: %zu players, %zu bytes, %.1f ms (the next run starts warm)\n",

@@ -9,7 +9,6 @@
 // then serves until SIGINT/SIGTERM, when every instance writes its snapshot.
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
-
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -18,13 +17,15 @@
 #include <thread>
 
 #include "mm/actors/generic_actors.hpp"
-#include "mm/storage/player_table.hpp"
 #include "mm/actors/registration.hpp"
 #include "mm/engine/synthetic_players.hpp"
+#include "mm/storage/player_table.hpp"
 
 namespace {
 volatile std::sig_atomic_t stop_requested = 0;
-void on_signal(int) { stop_requested = 1; }
+void on_signal(int) {
+  stop_requested = 1;
+}
 
 struct args {
   std::string db = "matchmaker.db";
@@ -39,12 +40,18 @@ bool parse(int argc, char** argv, args& a) {
     const std::string k = argv[i];
     const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
     if (!v) return false;
-    if (k == "--db") a.db = v;
-    else if (k == "--instances") a.instances = static_cast<std::uint32_t>(std::strtoul(v, nullptr, 10));
-    else if (k == "--port") a.port = static_cast<std::uint16_t>(std::strtoul(v, nullptr, 10));
-    else if (k == "--host") a.host = v;
-    else if (k == "--players") a.players = std::strtoull(v, nullptr, 10);
-    else return false;
+    if (k == "--db")
+      a.db = v;
+    else if (k == "--instances")
+      a.instances = static_cast<std::uint32_t>(std::strtoul(v, nullptr, 10));
+    else if (k == "--port")
+      a.port = static_cast<std::uint16_t>(std::strtoul(v, nullptr, 10));
+    else if (k == "--host")
+      a.host = v;
+    else if (k == "--players")
+      a.players = std::strtoull(v, nullptr, 10);
+    else
+      return false;
     ++i;
   }
   return a.instances > 0;
@@ -82,8 +89,8 @@ int main(int argc, char** argv) try {
   base.profile = mm::generic_profile(mm::demo_profile_config());
   base.database.path = a.db;
   auto set = mm::actors::spawn_instance_set<mm::generic_profile>(sys, a.instances, base);
-  auto client = mm::actors::spawn_client<mm::generic_profile>(sys, set,
-                          std::chrono::milliseconds(500), std::uint64_t{1});
+  auto client = mm::actors::spawn_client<mm::generic_profile>(
+      sys, set, std::chrono::milliseconds(500), std::uint64_t{1});
 
   // Ready once every instance holds players (or the table is empty).
   caf::scoped_actor self{sys};

@@ -8,13 +8,12 @@
 #include <httplib.h>
 #include <unistd.h>
 
-#include <nlohmann/json.hpp>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "mm/storage/csv_import.hpp"
@@ -73,12 +72,13 @@ class api {
     return h;
   }
   static json check(const httplib::Result& r, const std::string& what) {
-    if (!r) throw server_error(what + ": " + httplib::to_string(r.error()) + " (is matchmakerd running?)");
+    if (!r)
+      throw server_error(what + ": " + httplib::to_string(r.error()) +
+                         " (is matchmakerd running?)");
     json body = json::parse(r->body, nullptr, false);
     if (r->status >= 400) {
-      const std::string msg = body.is_object() && body.contains("error")
-                                  ? body["error"].get<std::string>()
-                                  : r->body;
+      const std::string msg =
+          body.is_object() && body.contains("error") ? body["error"].get<std::string>() : r->body;
       throw server_error(what + ": HTTP " + std::to_string(r->status) + ": " + msg);
     }
     if (body.is_discarded()) throw server_error(what + ": the answer is not JSON");
@@ -155,7 +155,9 @@ json query_body(const flags& f, bool test) {
   return b;
 }
 
-void print(const json& j) { std::cout << j.dump(2) << '\n'; }
+void print(const json& j) {
+  std::cout << j.dump(2) << '\n';
+}
 
 // The test-query report in words, then the JSON for tools.
 void print_test(const json& r) {
@@ -168,8 +170,8 @@ void print_test(const json& r) {
       std::cerr << "    retry " << t["retries"] << ": " << t["result"].get<std::string>() << ", "
                 << t["players_tested"] << " tested, " << t["possible"] << " possible\n";
     for (const auto& x : m["rejected"])
-      std::cerr << "    rejected " << x["id"] << " (MMR " << x["mmr"] << "): "
-                << x["reason"].get<std::string>() << '\n';
+      std::cerr << "    rejected " << x["id"] << " (MMR " << x["mmr"]
+                << "): " << x["reason"].get<std::string>() << '\n';
   }
   print(r);
 }
@@ -181,9 +183,10 @@ void progress_bar(std::uint64_t done, std::uint64_t total, std::uint64_t lines, 
   const int width = 30;
   const double share = total ? static_cast<double>(done) / total : 0;
   const int filled = static_cast<int>(share * width);
-  std::fprintf(stderr, "\r[%s%s] %5.1f%%  %llu lines  %.0f lines/s", std::string(filled, '#').c_str(),
-               std::string(width - filled, ' ').c_str(), share * 100,
-               static_cast<unsigned long long>(lines), seconds > 0 ? lines / seconds : 0.0);
+  std::fprintf(stderr, "\r[%s%s] %5.1f%%  %llu lines  %.0f lines/s",
+               std::string(filled, '#').c_str(), std::string(width - filled, ' ').c_str(),
+               share * 100, static_cast<unsigned long long>(lines),
+               seconds > 0 ? lines / seconds : 0.0);
   std::fflush(stderr);
 }
 
@@ -220,7 +223,8 @@ int import_csv(api& a, const flags& f) {
       report(lines_of_rows.at(x["index"].get<std::size_t>()), x["reason"].get<std::string>());
     rows = json::array();
     lines_of_rows.clear();
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     progress_bar(bytes, total ? total : bytes, line_no, s, false);
   };
   for (std::string line; std::getline(*in, line);) {
@@ -234,7 +238,10 @@ int import_csv(api& a, const flags& f) {
       report(line_no, problem);
       continue;
     }
-    json j = {{"id", row->id}, {"mmr", row->mmr}, {"attributes", row->attributes}, {"is_bot", row->is_bot}};
+    json j = {{"id", row->id},
+              {"mmr", row->mmr},
+              {"attributes", row->attributes},
+              {"is_bot", row->is_bot}};
     rows.push_back(std::move(j));
     lines_of_rows.push_back(line_no);
     if (rows.size() >= batch) flush();
@@ -292,17 +299,23 @@ int run(const std::vector<std::string>& args) {
       return 0;
     }
     if (i + 1 >= args.size()) throw usage_error(args[i] + " needs a value");
-    if (args[i] == "--url") url = args[i + 1];
-    else if (args[i] == "--token") token = args[i + 1];
-    else throw usage_error("unknown option " + args[i]);
+    if (args[i] == "--url")
+      url = args[i + 1];
+    else if (args[i] == "--token")
+      token = args[i + 1];
+    else
+      throw usage_error("unknown option " + args[i]);
   }
   if (i >= args.size()) throw usage_error("no command");
   const std::string cmd = args[i];
   const flags f = parse_flags(args, i + 1);
   api a(url, token);
-  if (cmd == "info") print(f.positional.empty() ? a.get("/api/matchmakers") : a.get(matchmaker_path(f)));
-  else if (cmd == "query") print(a.post("/api/query", query_body(f, false)));
-  else if (cmd == "test") print_test(a.post("/api/test-query", query_body(f, true)));
+  if (cmd == "info")
+    print(f.positional.empty() ? a.get("/api/matchmakers") : a.get(matchmaker_path(f)));
+  else if (cmd == "query")
+    print(a.post("/api/query", query_body(f, false)));
+  else if (cmd == "test")
+    print_test(a.post("/api/test-query", query_body(f, true)));
   else if (cmd == "inspect") {
     if (f.positional.size() != 2) throw usage_error("inspect needs MATCHMAKER BUCKET");
     print(a.get("/api/matchmakers/" + f.positional[0] + "/buckets/" + f.positional[1] +
@@ -312,16 +325,19 @@ int run(const std::vector<std::string>& args) {
     if (f.positional.size() != 1) throw usage_error("player needs an ID");
     print(a.get("/api/players/" + std::to_string(number_arg("ID", f.positional[0]))));
   } else if (cmd == "top") {
-    print(a.get("/api/top?limit=" + std::to_string(
-                                       f.positional.empty() ? 100 : number_arg("N", f.positional[0]))));
+    print(a.get("/api/top?limit=" +
+                std::to_string(f.positional.empty() ? 100 : number_arg("N", f.positional[0]))));
   } else if (cmd == "rebalance" || cmd == "reset") {
     print(a.post(matchmaker_path(f) + "/" + cmd, json::object()));
   } else if (cmd == "add" || cmd == "remove") {
     if (f.positional.size() != 1) throw usage_error(cmd + " needs an ID");
     print(a.post("/api/cache/" + cmd, {{"id", number_arg("ID", f.positional[0])}}));
-  } else if (cmd == "import") return import_csv(a, f);
-  else if (cmd == "export") return export_csv(a, f);
-  else throw usage_error("unknown command '" + cmd + "'");
+  } else if (cmd == "import")
+    return import_csv(a, f);
+  else if (cmd == "export")
+    return export_csv(a, f);
+  else
+    throw usage_error("unknown command '" + cmd + "'");
   return 0;
 }
 

@@ -4,12 +4,12 @@
 // trivial handler), so the ratio says what the matchmaker costs on top of CAF.
 //
 //   mm_actor_bench [players] [seconds per measurement]
-#include <caf/all.hpp>
-#include <caf/io/all.hpp>
 #include <sys/resource.h>
 
 #include <algorithm>
 #include <atomic>
+#include <caf/all.hpp>
+#include <caf/io/all.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
@@ -17,10 +17,10 @@
 
 #include "bench_util.hpp"
 #include "mm/actors/generic_actors.hpp"
-#include "mm/strategies/percentile.hpp"
 #include "mm/actors/registration.hpp"
-#include "mm/storage/snapshot.hpp"
 #include "mm/engine/synthetic_players.hpp"
+#include "mm/storage/snapshot.hpp"
+#include "mm/strategies/percentile.hpp"
 
 namespace {
 using namespace mm;
@@ -111,8 +111,9 @@ measurement drive(caf::actor_system& sys, Handle target, const std::vector<reque
   const double until = t0 + seconds;
   std::vector<caf::actor> spawned;
   for (std::size_t i = 0; i < loaders; ++i) {
-    std::vector<request_t> mine(reqs.begin() + static_cast<std::ptrdiff_t>(i * reqs.size() / loaders),
-                                reqs.begin() + static_cast<std::ptrdiff_t>((i + 1) * reqs.size() / loaders));
+    std::vector<request_t> mine(
+        reqs.begin() + static_cast<std::ptrdiff_t>(i * reqs.size() / loaders),
+        reqs.begin() + static_cast<std::ptrdiff_t>((i + 1) * reqs.size() / loaders));
     spawned.push_back(sys.spawn(loader<Handle>, target, std::move(mine), in_flight,
                                 rate / static_cast<double>(loaders), until, &res));
   }
@@ -216,8 +217,8 @@ int main(int argc, char** argv) {
     base.profile = generic_profile(demo_profile_config());
     base.database.path = db_path;
     auto set = spawn_instance_set<generic_profile>(sys, n, base);
-    auto client = spawn_client<generic_profile>(sys, set, std::chrono::milliseconds(1000),
-                            std::uint64_t{5});
+    auto client =
+        spawn_client<generic_profile>(sys, set, std::chrono::milliseconds(1000), std::uint64_t{5});
     caf::scoped_actor self{sys};
     std::uint64_t cached = 0;
     for (auto& h : set)  // the restore runs before any request is answered... wait for it
@@ -231,8 +232,8 @@ int main(int argc, char** argv) {
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
       }
-    const std::string p = params + ", \"instances\": " + std::to_string(n) +
-                          ", \"path\": \"" + (n == 1 ? "supervisor" : "client") + "\"" +
+    const std::string p = params + ", \"instances\": " + std::to_string(n) + ", \"path\": \"" +
+                          (n == 1 ? "supervisor" : "client") + "\"" +
                           ", \"cached\": " + std::to_string(cached);
     // One instance needs no routing: games hold its supervisor's handle. Two go
     // through the client, which routes and falls back.

@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "bench_util.hpp"
-#include "mm/engine/generic_engine.hpp"
 #include "mm/engine/exhaustive_search.hpp"
-#include "mm/strategies/percentile.hpp"
+#include "mm/engine/generic_engine.hpp"
 #include "mm/engine/synthetic_players.hpp"
+#include "mm/strategies/percentile.hpp"
 
 namespace {
 using engine_type = mm::engine<mm::generic_profile>;
@@ -68,10 +68,11 @@ void fairness(const mm::synthetic_population& pop, const mm::generic_profile& pr
     const auto res = e.find_match(req);
     // Every player the rule accepts lies within the window in the same region.
     const float window = profile.config().mmr_window;
-    const auto lo = std::lower_bound(cached.begin(), cached.end(), req.query, [&](const auto& m, const auto& x) {
-      return m.attributes[0] != x.attributes[0] ? m.attributes[0] < x.attributes[0]
-                                                : m.mmr < x.mmr - window;
-    });
+    const auto lo = std::lower_bound(
+        cached.begin(), cached.end(), req.query, [&](const auto& m, const auto& x) {
+          return m.attributes[0] != x.attributes[0] ? m.attributes[0] < x.attributes[0]
+                                                    : m.mmr < x.mmr - window;
+        });
     eligible.clear();
     for (auto it = lo; it != cached.end() && it->attributes[0] == req.query.attributes[0] &&
                        it->mmr <= req.query.mmr + window;
@@ -144,8 +145,8 @@ int main(int argc, char** argv) {
   emit("engine", "players_cached", static_cast<double>(info.players), "players", params);
   emit("engine", "cache_fill", info.overall_fill, "ratio", params);
   emit("engine", "bucket_count", static_cast<double>(info.bucket_count), "buckets", params);
-  emit("engine", "rebalance_players_lost", static_cast<double>(report.players_lost),
-       "players", params);
+  emit("engine", "rebalance_players_lost", static_cast<double>(report.players_lost), "players",
+       params);
   // The cache proper, from what the engine allocated: bucket slots plus the
   // membership filter. The sizing samples are shown apart: their size is set by
   // buckets_rebalance_sample_count, not by the cache. Resident-memory growth is
@@ -161,8 +162,7 @@ int main(int argc, char** argv) {
   emit("engine", "bytes_per_cached_player_all_in",
        static_cast<double>(rss_after - rss_before_engine) / static_cast<double>(info.players),
        "bytes", params + ", \"samples\": " + std::to_string(e.sample_count()));
-  emit("engine", "bytes_per_slot", static_cast<double>(sizeof(mm::generic_model)), "bytes",
-       params);
+  emit("engine", "bytes_per_slot", static_cast<double>(sizeof(mm::generic_model)), "bytes", params);
   emit("engine", "sample_fifo_bytes", static_cast<double>(e.sample_memory_bytes()), "bytes",
        params);
   emit("engine", "membership_filter_bytes", filter_bytes, "bytes", params);
@@ -242,8 +242,8 @@ int main(int argc, char** argv) {
   emit("engine", "success_ratio_vs_oracle",
        oracle_any ? static_cast<double>(engine_success_when_any) / oracle_any : 1.0, "ratio",
        oparams);
-  emit("engine", "oracle_none_queries", static_cast<double>(oracle_queries - oracle_any),
-       "queries", oparams);
+  emit("engine", "oracle_none_queries", static_cast<double>(oracle_queries - oracle_any), "queries",
+       oparams);
   if (oracle_queries > oracle_any)
     emit("engine", "none_found_agreement",
          static_cast<double>(none_agree) / static_cast<double>(oracle_queries - oracle_any),
@@ -251,8 +251,9 @@ int main(int argc, char** argv) {
   emit("engine", "quality_percentile_p50", mm::percentile(quality_rank, 0.5), "rank", oparams);
   emit("engine", "quality_percentile_p05", mm::percentile(quality_rank, 0.05), "rank", oparams);
   emit("engine", "mean_mmr_gap",
-       gaps.empty() ? 0.0 : std::accumulate(gaps.begin(), gaps.end(), 0.0) /
-                                static_cast<double>(gaps.size()),
+       gaps.empty()
+           ? 0.0
+           : std::accumulate(gaps.begin(), gaps.end(), 0.0) / static_cast<double>(gaps.size()),
        "mmr", oparams);
 
   // A million excluded ids: the cost of honouring the list (ids the cache does

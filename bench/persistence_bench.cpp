@@ -9,19 +9,19 @@
 
 #include <cmath>
 #include <condition_variable>
+#include <cstdlib>
+#include <filesystem>
 #include <mutex>
 #include <optional>
 #include <thread>
-#include <cstdlib>
-#include <filesystem>
 #include <vector>
 
 #include "bench_util.hpp"
 #include "mm/engine/generic_engine.hpp"
+#include "mm/engine/synthetic_players.hpp"
 #include "mm/storage/player_scanner.hpp"
 #include "mm/storage/player_table.hpp"
 #include "mm/storage/snapshot.hpp"
-#include "mm/engine/synthetic_players.hpp"
 
 namespace {
 using engine_type = mm::engine<mm::generic_profile>;
@@ -106,7 +106,8 @@ int main(int argc, char** argv) {
   std::filesystem::create_directories(dir);
   const std::string path = (dir / "players.db").string();
   const std::string params = "\"rows\": " + std::to_string(rows_n);
-  const std::uint32_t cache = static_cast<std::uint32_t>(std::min<std::size_t>(rows_n / 2, 1'000'000));
+  const std::uint32_t cache =
+      static_cast<std::uint32_t>(std::min<std::size_t>(rows_n / 2, 1'000'000));
 
   // The table.
   mm::database db(path);
@@ -115,8 +116,8 @@ int main(int argc, char** argv) {
     mm::rng r(1);
     const double t = now_s();
     for (std::size_t done = 0; done < rows_n; done += 50'000) {
-      const auto rows = mm::make_players(pop, std::min<std::size_t>(50'000, rows_n - done),
-                                         1 + done, r);
+      const auto rows =
+          mm::make_players(pop, std::min<std::size_t>(50'000, rows_n - done), 1 + done, r);
       mm::upsert_players(db, rows);
     }
     emit("persistence", "table_upsert_rows_per_s", static_cast<double>(rows_n) / (now_s() - t),

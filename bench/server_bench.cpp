@@ -105,12 +105,11 @@ int main(int argc, char** argv) {
   const double seconds = argc > 1 ? std::atof(argv[1]) : 3.0;
   const int threads = argc > 2 ? std::atoi(argv[2]) : 2;
   mm::test::temp_dir dir;
-  mm::test::child_process server({MATCHMAKERD_BINARY, "--database.path", dir.file("bench.db"),
-                                  "--demo.players", "50000", "--http.port", "0", "--actor.port", "-1",
-                                  "--matchmaker.database_scan_first_delay", "0s",
-                                  "--matchmaker.database_scan_tick", "500ms",
-                                  "--matchmaker.database_scan_max_fetch", "8192",
-                                  "--matchmaker.player_cache_size", "30000"});
+  mm::test::child_process server(
+      {MATCHMAKERD_BINARY, "--database.path", dir.file("bench.db"), "--demo.players", "50000",
+       "--http.port", "0", "--actor.port", "-1", "--matchmaker.database_scan_first_delay", "0s",
+       "--matchmaker.database_scan_tick", "500ms", "--matchmaker.database_scan_max_fetch", "8192",
+       "--matchmaker.player_cache_size", "30000"});
   const std::string line = server.wait_for_line("http listening on http://127.0.0.1:");
   if (line.empty()) {
     std::fprintf(stderr, "matchmakerd did not start\n");
@@ -142,7 +141,8 @@ int main(int argc, char** argv) {
     return res && res->status == 200;
   });
   const auto test = load(port, seconds, threads, [](httplib::Client& c, mm::rng& r) {
-    const json body = {{"attacker_id", 1'000'000 + r.below(1'000'000)}, {"mmr", 900 + r.below(1200)}};
+    const json body = {{"attacker_id", 1'000'000 + r.below(1'000'000)},
+                       {"mmr", 900 + r.below(1200)}};
     auto res = c.Post("/api/test-query", body.dump(), "application/json");
     return res && res->status == 200;
   });
@@ -158,7 +158,10 @@ int main(int argc, char** argv) {
   flood crowd(port, 2000, 16);
   const double t0 = mm::bench::now_s();
   httplib::Client fresh("127.0.0.1", port);
-  const bool first_ok = [&] { auto r = fresh.Get("/api/config"); return r && r->status == 200; }();
+  const bool first_ok = [&] {
+    auto r = fresh.Get("/api/config");
+    return r && r->status == 200;
+  }();
   const double first_ms = (mm::bench::now_s() - t0) * 1e3;
   crowd.touch();
   const auto stat_flood = load(port, seconds, threads, [](httplib::Client& c, mm::rng&) {
@@ -167,7 +170,8 @@ int main(int argc, char** argv) {
   });
   crowd.touch();
   const auto query_flood = load(port, seconds, threads, [](httplib::Client& c, mm::rng& r) {
-    const json body = {{"attacker_id", 1'000'000 + r.below(1'000'000)}, {"mmr", 900 + r.below(1200)}};
+    const json body = {{"attacker_id", 1'000'000 + r.below(1'000'000)},
+                       {"mmr", 900 + r.below(1200)}};
     auto res = c.Post("/api/query", body.dump(), "application/json");
     return res && res->status == 200;
   });
@@ -179,17 +183,17 @@ int main(int argc, char** argv) {
   emit("server", "api_query_p50_us", query.p50_us, "us", params);
   emit("server", "api_query_p99_us", query.p99_us, "us", params);
   emit("server", "api_test_query_per_s", test.per_second, "req/s", params);
-  emit("server", "metrics_scrape_ms", metrics.per_second > 0 ? 1000.0 / metrics.per_second : 0, "ms",
-       "\"bytes\": " + std::to_string(metrics_bytes));
+  emit("server", "metrics_scrape_ms", metrics.per_second > 0 ? 1000.0 / metrics.per_second : 0,
+       "ms", "\"bytes\": " + std::to_string(metrics_bytes));
   const std::string flood_params = params + ", \"idle_connections\": 2000, \"slow_senders\": 16";
   emit("server", "flood_first_answer_ms", first_ms, "ms", flood_params);
   emit("server", "static_file_under_flood_per_s", stat_flood.per_second, "req/s", flood_params);
   emit("server", "static_flood_vs_quiet_ratio", stat_flood.per_second / stat.per_second, "ratio",
        flood_params);
   emit("server", "api_query_under_flood_p99_us", query_flood.p99_us, "us", flood_params);
-  emit("server", "failures", static_cast<double>(stat.failures + query.failures + test.failures +
-                                                 metrics.failures + stat_flood.failures +
-                                                 query_flood.failures + (first_ok ? 0 : 1)),
+  emit("server", "failures",
+       static_cast<double>(stat.failures + query.failures + test.failures + metrics.failures +
+                           stat_flood.failures + query_flood.failures + (first_ok ? 0 : 1)),
        "requests", params);
   return server.stop() == 0 ? 0 : 1;
 }

@@ -6,7 +6,6 @@
 //
 //   mm_example_arena [attackers] [attacks each] [database]
 #include <caf/all.hpp>
-
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -14,9 +13,9 @@
 #include <thread>
 
 #include "mm/actors/generic_actors.hpp"
-#include "mm/storage/player_table.hpp"
 #include "mm/actors/registration.hpp"
 #include "mm/engine/synthetic_players.hpp"
+#include "mm/storage/player_table.hpp"
 
 namespace {
 using namespace mm;
@@ -31,7 +30,9 @@ struct attacker_report {
 };
 
 // Elo: the expected score of a against b, and the K-factor step.
-double expected_score(double a, double b) { return 1.0 / (1.0 + std::pow(10.0, (b - a) / 400.0)); }
+double expected_score(double a, double b) {
+  return 1.0 / (1.0 + std::pow(10.0, (b - a) / 400.0));
+}
 constexpr double k_factor = 32;
 
 using attack_atom = caf::atom_constant<caf::atom("attack")>;
@@ -133,8 +134,8 @@ int main(int argc, char** argv) try {
   base.profile = generic_profile(demo_profile_config());
   base.database.path = path;
   auto set = spawn_instance_set<generic_profile>(sys, 2, base);
-  client_t mm = spawn_client<generic_profile>(sys, set, std::chrono::milliseconds(250),
-                          std::uint64_t{3});
+  client_t mm =
+      spawn_client<generic_profile>(sys, set, std::chrono::milliseconds(250), std::uint64_t{3});
 
   caf::scoped_actor self{sys};
   // Let the first scans fill the caches before the players come online.
@@ -156,20 +157,21 @@ int main(int argc, char** argv) try {
   attacker_report total;
   double drift = 0;
   std::uint32_t finished = 0;
-  self->receive_for(finished, attackers)(
-      [&](done_atom, std::uint32_t s, std::uint32_t f, std::uint32_t n, std::uint32_t failed,
-          double gaps, float start, float end) {
-        total.success += s;
-        total.fake += f;
-        total.none += n;
-        total.failed += failed;
-        total.gap_sum += gaps;
-        drift += std::abs(end - start);
-      });
+  self->receive_for(finished,
+                    attackers)([&](done_atom, std::uint32_t s, std::uint32_t f, std::uint32_t n,
+                                   std::uint32_t failed, double gaps, float start, float end) {
+    total.success += s;
+    total.fake += f;
+    total.none += n;
+    total.failed += failed;
+    total.gap_sum += gaps;
+    drift += std::abs(end - start);
+  });
   const std::uint32_t all = total.success + total.fake + total.none + total.failed;
-  std::printf("%u attackers x %u attacks: %u fights against stored players, %u against bots "
-              "(fake opponents), %u found nothing, %u failed\n",
-              attackers, attacks, total.success, total.fake, total.none, total.failed);
+  std::printf(
+      "%u attackers x %u attacks: %u fights against stored players, %u against bots "
+      "(fake opponents), %u found nothing, %u failed\n",
+      attackers, attacks, total.success, total.fake, total.none, total.failed);
   std::printf("mean MMR gap attacker-defender %.1f; mean rating change per attacker %.1f\n",
               total.gap_sum / std::max(1u, total.success + total.fake),
               drift / std::max(1u, attackers));

@@ -110,8 +110,12 @@ struct profile {
 
   // A bot shaped like the attacker, a little weaker; bot ids have the top bit set.
   std::optional<defender> fake_opponent(const attack& a) const {
-    return defender{a.attacker | (1ull << 63), a.mmr - 50, 0, static_cast<std::uint16_t>(a.hero + 1),
-                    a.league, a.arena};
+    return defender{a.attacker | (1ull << 63),
+                    a.mmr - 50,
+                    0,
+                    static_cast<std::uint16_t>(a.hero + 1),
+                    a.league,
+                    a.arena};
   }
 
   std::vector<std::unique_ptr<mm::strategy<profile>>> make_strategies() const {
@@ -144,8 +148,9 @@ int main() {
     mm::player_row row;
     row.id = id;
     row.mmr = 500 + static_cast<double>(r.below(2000));
-    row.attributes = {static_cast<std::int64_t>(r.below(50)), static_cast<std::int64_t>(r.below(12)),
-                      static_cast<std::int64_t>(row.mmr / 500), static_cast<std::int64_t>(r.below(3))};
+    row.attributes = {
+        static_cast<std::int64_t>(r.below(50)), static_cast<std::int64_t>(r.below(12)),
+        static_cast<std::int64_t>(row.mmr / 500), static_cast<std::int64_t>(r.below(3))};
     rows.push_back(row);
   }
   for (const auto& row : rows) engine.apply_row(row);

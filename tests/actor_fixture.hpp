@@ -4,7 +4,6 @@
 
 #include <caf/all.hpp>
 #include <caf/scheduler/test_coordinator.hpp>
-
 #include <memory>
 #include <optional>
 

@@ -40,9 +40,7 @@ class raw_connection {
   }
   raw_connection(const raw_connection&) = delete;
   raw_connection& operator=(const raw_connection&) = delete;
-  raw_connection(raw_connection&& o) noexcept : fd_(o.fd_), connected_(o.connected_) {
-    o.fd_ = -1;
-  }
+  raw_connection(raw_connection&& o) noexcept : fd_(o.fd_), connected_(o.connected_) { o.fd_ = -1; }
 
   bool connected() const { return connected_; }
 
@@ -60,8 +58,7 @@ class raw_connection {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
           deadline - std::chrono::steady_clock::now());
       pollfd p{fd_, POLLIN, 0};
-      if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0)
-        break;
+      if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
       char buf[4096];
       const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
       if (n <= 0) {
@@ -100,9 +97,8 @@ class raw_connection {
 // Sends raw bytes on a new loopback connection and returns the answer that
 // comes within `wait` (the connection is left open until then: a body
 // announced and never sent must not be needed for the answer).
-inline std::string raw_exchange(
-    std::uint16_t port, const std::string& bytes,
-    std::chrono::milliseconds wait = std::chrono::seconds(3)) {
+inline std::string raw_exchange(std::uint16_t port, const std::string& bytes,
+                                std::chrono::milliseconds wait = std::chrono::seconds(3)) {
   raw_connection c(port);
   REQUIRE(c.connected());
   REQUIRE(c.send(bytes));

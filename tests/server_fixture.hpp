@@ -25,25 +25,24 @@ class live_server {
  public:
   // `patch` is merged into the base configuration (JSON merge patch).
   explicit live_server(const json& patch = json::object(), std::uint32_t demo_players = 4000) {
-    config_ = {
-        {"database", {{"path", dir_.file("mm.db")}}},
-        {"demo", {{"players", demo_players}, {"queries_per_second", 0}}},
-        {"instances", 2},
-        {"http", {{"port", 0}, {"max_body_bytes", 65536}, {"max_batch", 100}}},
-        {"actor", {{"port", -1}}},
-        {"tokens",
-         {{{"token", view_token}, {"role", "view"}},
-          {{"token", test_token}, {"role", "test"}},
-          {{"token", admin_token}, {"role", "admin"}}}},
-        {"matchmaker",
-         {{"player_cache_size", 5000},
-          {"database_cache_size", 1000},
-          {"database_scan_first_delay", "0s"},
-          {"database_scan_tick", "200ms"},
-          {"database_scan_max_fetch", 4096},
-          {"max_excluded_ids", 1000},
-          {"random_seed", 1},
-          {"player_remove_after_candidate_offer", "never"}}}};
+    config_ = {{"database", {{"path", dir_.file("mm.db")}}},
+               {"demo", {{"players", demo_players}, {"queries_per_second", 0}}},
+               {"instances", 2},
+               {"http", {{"port", 0}, {"max_body_bytes", 65536}, {"max_batch", 100}}},
+               {"actor", {{"port", -1}}},
+               {"tokens",
+                {{{"token", view_token}, {"role", "view"}},
+                 {{"token", test_token}, {"role", "test"}},
+                 {{"token", admin_token}, {"role", "admin"}}}},
+               {"matchmaker",
+                {{"player_cache_size", 5000},
+                 {"database_cache_size", 1000},
+                 {"database_scan_first_delay", "0s"},
+                 {"database_scan_tick", "200ms"},
+                 {"database_scan_max_fetch", 4096},
+                 {"max_excluded_ids", 1000},
+                 {"random_seed", 1},
+                 {"player_remove_after_candidate_offer", "never"}}}};
     config_.merge_patch(patch);
     start();
   }
@@ -54,7 +53,8 @@ class live_server {
         std::vector<std::string>{MATCHMAKERD_BINARY, "--config", dir_.file("matchmakerd.json")});
     // The actor port's line (when published) comes before the HTTP line.
     for (std::string line = proc_->read_line(); !line.empty(); line = proc_->read_line()) {
-      if (line.find("actor port listening on 127.0.0.1:") != std::string::npos) actor_port_ = port_of(line);
+      if (line.find("actor port listening on 127.0.0.1:") != std::string::npos)
+        actor_port_ = port_of(line);
       if (line.find("http listening on http://127.0.0.1:") != std::string::npos) {
         port_ = port_of(line);
         break;

@@ -3,8 +3,8 @@
 
 #include "actor_fixture.hpp"
 #include "mm/actors/generic_actors.hpp"
-#include "mm/storage/player_table.hpp"
 #include "mm/engine/synthetic_players.hpp"
+#include "mm/storage/player_table.hpp"
 #include "temp_dir.hpp"
 #include "test_support.hpp"
 
@@ -85,7 +85,8 @@ TEST_CASE("the scan runs first after the delay, then every tick", "[actors]") {
   test::temp_dir dir;
   fill_table(dir.file("mm.db"), 2000);
   test::actor_fixture f;
-  iface::matchmaker inst = f.sys().spawn(instance_actor<generic_profile>, config_for(dir.file("mm.db")));
+  iface::matchmaker inst =
+      f.sys().spawn(instance_actor<generic_profile>, config_for(dir.file("mm.db")));
   f.run();
   CHECK(scans(f, inst) == 0);
   f.advance(9s);
@@ -107,7 +108,8 @@ TEST_CASE("at most one scan is in flight", "[actors]") {
   test::temp_dir dir;
   fill_table(dir.file("mm.db"), 2000);
   test::actor_fixture f;
-  iface::matchmaker inst = f.sys().spawn(instance_actor<generic_profile>, config_for(dir.file("mm.db")));
+  iface::matchmaker inst =
+      f.sys().spawn(instance_actor<generic_profile>, config_for(dir.file("mm.db")));
   f.run();
   // Ticks fire while the worker is held back: the second finds a scan running.
   for (int tick = 0; tick < 3; ++tick) {
@@ -204,7 +206,7 @@ TEST_CASE("a crashed instance restarts from its snapshot, backing off", "[actors
   crash();
   auto [down, e1] = f.ask<instance_info>(sup, info_atom::value);
   CHECK_FALSE(down);  // an error at once, never a hang
-  CHECK(e1);
+  CHECK(error_code_of(e1) == errc::instance_down);
   caf::anon_send(sup, update_atom::value, player_update<model>{5, {test::model(5, 100)}});
   f.run();
   f.advance(100ms);  // first backoff
@@ -232,8 +234,7 @@ TEST_CASE("backoff doubles up to its maximum", "[actors]") {
   CHECK(backoff_delay(b, 50) == 1000ms);
 }
 
-TEST_CASE("the client routes updates by id mod N and falls back across instances",
-          "[actors]") {
+TEST_CASE("the client routes updates by id mod N and falls back across instances", "[actors]") {
   test::temp_dir dir;
   test::actor_fixture f;
   auto base = config_for(dir.file("mm.db"));
@@ -267,8 +268,7 @@ TEST_CASE("the client routes updates by id mod N and falls back across instances
   caf::anon_send_exit(client, caf::exit_reason::user_shutdown);
 }
 
-TEST_CASE("a silent instance times out and a crashed one errors, others still answer",
-          "[actors]") {
+TEST_CASE("a silent instance times out and a crashed one errors, others still answer", "[actors]") {
   test::temp_dir dir;
   test::actor_fixture f;
   auto c = config_for(dir.file("mm.db"));
@@ -281,8 +281,8 @@ TEST_CASE("a silent instance times out and a crashed one errors, others still an
   caf::anon_send(good, update_atom::value, player_update<model>{5, {test::model(5, 500)}});
   caf::anon_send_exit(doomed, caf::exit_reason::kill);
   f.run();
-  auto client = spawn_client<generic_profile>(f.sys(), std::vector<iface::matchmaker>{silent, doomed, good}, 250ms,
-                              std::uint64_t{3});
+  auto client = spawn_client<generic_profile>(
+      f.sys(), std::vector<iface::matchmaker>{silent, doomed, good}, 250ms, std::uint64_t{3});
   f.run();
   for (int q = 0; q < 6; ++q) {
     std::optional<match_reply<model>> reply;
@@ -297,7 +297,8 @@ TEST_CASE("a silent instance times out and a crashed one errors, others still an
     CHECK(reply->best_candidate_id == 5);
   }
   // Nobody able to answer: an error, not a hang.
-  auto lonely = spawn_client<generic_profile>(f.sys(), std::vector<iface::matchmaker>{silent}, 250ms, std::uint64_t{1});
+  auto lonely = spawn_client<generic_profile>(f.sys(), std::vector<iface::matchmaker>{silent},
+                                              250ms, std::uint64_t{1});
   caf::error failure;
   f.sys().spawn([&](caf::event_based_actor* self) {
     self->request(lonely, std::chrono::seconds(3600), find_atom::value, query_at(500))
@@ -306,8 +307,7 @@ TEST_CASE("a silent instance times out and a crashed one errors, others still an
   f.run();
   f.advance(250ms);
   CHECK(failure);
-  for (const auto& h : {good, silent})
-    caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
+  for (const auto& h : {good, silent}) caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(client, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(lonely, caf::exit_reason::user_shutdown);
 }
@@ -416,8 +416,9 @@ TEST_CASE("with the scan off state updates alone size the buckets", "[actors]") 
   f.run();
   rng r(5);
   for (player_id id = 1; id <= 1200; ++id)
-    caf::anon_send(inst, update_atom::value,
-                   player_update<model>{id, {test::model(id, 1000 + static_cast<float>(r.below(500)))}});
+    caf::anon_send(
+        inst, update_atom::value,
+        player_update<model>{id, {test::model(id, 1000 + static_cast<float>(r.below(500)))}});
   f.run();
   auto [info, err] = f.ask<instance_info>(inst, info_atom::value);
   REQUIRE(info);
@@ -427,8 +428,7 @@ TEST_CASE("with the scan off state updates alone size the buckets", "[actors]") 
   caf::anon_send_exit(inst, caf::exit_reason::user_shutdown);
 }
 
-TEST_CASE("the scan's pointers are seeded from random_seed and at random without one",
-          "[actors]") {
+TEST_CASE("the scan's pointers are seeded from random_seed and at random without one", "[actors]") {
   test::temp_dir dir;
   fill_table(dir.file("mm.db"), 20'000);
   auto first_scan = [&](std::uint64_t random_seed, const std::string& id) {
@@ -467,8 +467,8 @@ TEST_CASE("a cold start sizes from a sample spread over the whole table", "[acto
     rng r(9);
     player_id id = 1000;
     while (rows.size() < 100'000) {
-      id += 1 + r.below(5'000'000);            // a gap between signup waves
-      const auto wave = 200 + r.below(3000);   // a wave of consecutive ids
+      id += 1 + r.below(5'000'000);           // a gap between signup waves
+      const auto wave = 200 + r.below(3000);  // a wave of consecutive ids
       for (std::uint64_t k = 0; k < wave && rows.size() < 100'000; ++k) {
         player_row row;
         row.id = id++;
@@ -512,4 +512,31 @@ TEST_CASE("a cold start sizes from a sample spread over the whole table", "[acto
   CHECK(later->engine.stats.scans == 1);
   CHECK(later->engine.stats.rebalances == 1);
   caf::anon_send_exit(inst, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("errors carry the project's cause across actors", "[actors][errors]") {
+  actor_fixture f;
+  temp_dir dir;
+  // The database worker cannot open a file in a directory that does not
+  // exist: enrolling (which reads the player's row) fails with the cause
+  // "database", not a generic runtime error.
+  iface::matchmaker inst =
+      f.sys().spawn(instance_actor<generic_profile>, config_for(dir.file("missing/dir/mm.db")));
+  f.run();
+  auto [changed, failure] = f.ask<bool>(inst, enroll_atom::value, player_id{5});
+  CHECK_FALSE(changed);
+  REQUIRE(failure);
+  CHECK(error_code_of(failure) == errc::database);
+  CHECK(f.sys().render(failure).find("mm.database") != std::string::npos);
+  CHECK(f.sys().render(failure).find("missing/dir/mm.db") != std::string::npos);
+
+  // A client given no instance says so with its own cause.
+  auto none = spawn_client<generic_profile>(f.sys(), std::vector<iface::matchmaker>{}, 250ms,
+                                            std::uint64_t{1});
+  auto [reply, no_instance] = f.ask<match_reply<model>>(none, find_atom::value, query_at(500));
+  CHECK_FALSE(reply);
+  CHECK(error_code_of(no_instance) == errc::no_instances);
+  caf::anon_send_exit(inst, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(none, caf::exit_reason::user_shutdown);
+  f.run();
 }

@@ -41,9 +41,8 @@ struct certificates {
     run("openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "
         "/CN=" +
         name + " -keyout " + path(name + ".key") + " -out " + path(name + ".csr"));
-    run("openssl x509 -req -days 2 -in " + path(name + ".csr") + " -CA " +
-        path(ca + ".pem") + " -CAkey " + path(ca + ".key") + " -CAcreateserial -out " +
-        path(name + ".pem"));
+    run("openssl x509 -req -days 2 -in " + path(name + ".csr") + " -CA " + path(ca + ".pem") +
+        " -CAkey " + path(ca + ".key") + " -CAcreateserial -out " + path(name + ".pem"));
   }
 };
 

@@ -35,11 +35,9 @@ class browser {
  public:
   explicit browser(const temp_dir& dir) : port_(free_port()) {
     driver_ = std::make_unique<child_process>(
-        std::vector<std::string>{chromedriver_path, "--port=" + std::to_string(port_)},
-        true);
+        std::vector<std::string>{chromedriver_path, "--port=" + std::to_string(port_)}, true);
     REQUIRE_FALSE(
-        driver_->wait_for_line("was started successfully", std::chrono::seconds(30))
-            .empty());
+        driver_->wait_for_line("was started successfully", std::chrono::seconds(30)).empty());
     const json caps = {
         {"capabilities",
          {{"alwaysMatch",
@@ -47,9 +45,8 @@ class browser {
             {"goog:chromeOptions",
              {{"binary", chromium_path},
               {"args",
-               {"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                "--no-first-run", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync",
+               {"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync",
                 "--disable-dev-shm-usage", "--window-size=1300,1500",
                 "--user-data-dir=" + dir.file("chromium-profile")}}}}}}}}};
     const json s = call("POST", "/session", caps);
@@ -62,8 +59,7 @@ class browser {
   void open(const std::string& url) { call("POST", path("/url"), {{"url", url}}); }
 
   json script(const std::string& js) {
-    return call("POST", path("/execute/sync"),
-                {{"script", js}, {"args", json::array()}})["value"];
+    return call("POST", path("/execute/sync"), {{"script", js}, {"args", json::array()}})["value"];
   }
 
   std::string element(const std::string& css) {
@@ -80,8 +76,7 @@ class browser {
   }
 
   // Evaluates `js` until it returns true (the page polls every 2 s).
-  bool wait_for(const std::string& js,
-                std::chrono::seconds timeout = std::chrono::seconds(60)) {
+  bool wait_for(const std::string& js, std::chrono::seconds timeout = std::chrono::seconds(60)) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (std::chrono::steady_clock::now() < deadline) {
       if (script("return Boolean(" + js + ");") == true) return true;
@@ -116,12 +111,9 @@ class browser {
     c.set_read_timeout(std::chrono::seconds(60));
     return c;
   }
-  std::string path(const std::string& rest) const {
-    return "/session/" + session_ + rest;
-  }
+  std::string path(const std::string& rest) const { return "/session/" + session_ + rest; }
   json call(const std::string& method, const std::string& p, const json& body) {
-    auto r = method == "GET" ? client().Get(p)
-                             : client().Post(p, body.dump(), "application/json");
+    auto r = method == "GET" ? client().Get(p) : client().Post(p, body.dump(), "application/json");
     INFO(method << " " << p);
     REQUIRE(r);
     INFO(r->body);
@@ -147,14 +139,12 @@ TEST_CASE("the dashboard shows live data and its forms work in headless Chromium
   b.open(s.url() + "/");
 
   // Without a token the API refuses and the page says so.
-  CHECK(b.wait_for(
-      "document.getElementById('status').textContent.includes('valid token')"));
+  CHECK(b.wait_for("document.getElementById('status').textContent.includes('valid token')"));
   b.type("#token", test_token);
   b.script("document.getElementById('token').dispatchEvent(new Event('change'));");
 
   // A card per matchmaker, with the players the API reports.
-  REQUIRE(b.wait_for(
-      "document.querySelectorAll('#cards .card[data-players]').length === 2"));
+  REQUIRE(b.wait_for("document.querySelectorAll('#cards .card[data-players]').length === 2"));
   const json cards = b.script(
       "return [...document.querySelectorAll('#cards .card')].map(c => "
       "({name: c.dataset.name, players: Number(c.dataset.players)}));");
@@ -165,8 +155,7 @@ TEST_CASE("the dashboard shows live data and its forms work in headless Chromium
     // The page polled a moment ago. The cache moves both ways meanwhile (the
     // scan fills it, offers under the built-in load take winners out, an early
     // rebalance resizes): the same order of magnitude, not the same number.
-    const double page = cards[i]["players"].get<double>(),
-                 now = api[i]["players"].get<double>();
+    const double page = cards[i]["players"].get<double>(), now = api[i]["players"].get<double>();
     CHECK(page <= now * 2);
     CHECK(page >= now / 2);
   }
@@ -191,8 +180,7 @@ TEST_CASE("the dashboard shows live data and its forms work in headless Chromium
   const std::string summary =
       b.script("return document.getElementById('test-summary').textContent;");
   CHECK(summary.find("Success on mm-") == 0);
-  CHECK(b.script(
-             "return document.querySelectorAll('#test-result table tbody tr').length;")
+  CHECK(b.script("return document.querySelectorAll('#test-result table tbody tr').length;")
             .get<int>() >= 2);
 
   // An impossible query explains itself.

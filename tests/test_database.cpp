@@ -11,8 +11,7 @@
 
 using namespace mm;
 
-TEST_CASE("an empty file is migrated to the latest schema with WAL and foreign keys",
-          "[db]") {
+TEST_CASE("an empty file is migrated to the latest schema with WAL and foreign keys", "[db]") {
   test::temp_dir dir;
   database db(dir.file("mm.db"));
   CHECK(db.schema_version() == database::latest_schema_version());
@@ -98,8 +97,8 @@ TEST_CASE("CSV import: good rows land, bad rows are reported by line", "[db][csv
       "5,100,1,2,3,4,5,6\n"    // line 8: too many fields
       "6,100,1,2,3,4,maybe\n"  // line 9: bad is_bot
       "7,100,-3,0,0,0,1\n"
-      "0,100\n"                // line 11: id 0
-      "9,nan\n"                // line 12: not finite
+      "0,100\n"  // line 11: id 0
+      "9,nan\n"  // line 12: not finite
       "10 , 99 , 5 \r\n");
   std::vector<std::uint64_t> progress;
   csv_import_options o;

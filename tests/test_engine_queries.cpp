@@ -62,8 +62,8 @@ scenario random_scenario(std::uint64_t seed, bool exhaustive) {
   s.profile = random_profile(r);
   const auto n = 1 + r.below(2 * s.opts.player_cache_size);
   for (std::size_t i = 0; i < n; ++i)
-    s.players.push_back(model(1 + r.below(3 * n), static_cast<float>(r.below(2000)),
-                              random_attributes(r)));
+    s.players.push_back(
+        model(1 + r.below(3 * n), static_cast<float>(r.below(2000)), random_attributes(r)));
   return s;
 }
 
@@ -75,14 +75,15 @@ void fill(generic_engine& e, const scenario& s, rng& r) {
 
 match_request<generic_query> random_request(const generic_engine& e, rng& r) {
   match_request<generic_query> req;
-  req.query = query(1 + r.below(5000), static_cast<float>(r.below(2400)) - 200,
-                    random_attributes(r));
+  req.query =
+      query(1 + r.below(5000), static_cast<float>(r.below(2400)) - 200, random_attributes(r));
   req.num_retries = static_cast<std::uint32_t>(r.below(4));
   const auto all = cached(e);
   if (!all.empty()) {
     // Sometimes the attacker is a cached player; exclude a few cached ids.
     if (r.below(3) == 0) req.query.attacker = all[r.below(all.size())].id();
-    for (auto k = r.below(6); k > 0; --k) req.excluded_player_ids.push_back(all[r.below(all.size())].id());
+    for (auto k = r.below(6); k > 0; --k)
+      req.excluded_player_ids.push_back(all[r.below(all.size())].id());
   }
   if (r.below(4) == 0) {  // a long list: exercises the hashed exclusion set
     for (int k = 0; k < 40; ++k) req.excluded_player_ids.push_back(1 + r.below(6000));
@@ -145,16 +146,16 @@ void run_property(std::uint64_t first_seed, int scenarios, bool exhaustive, Extr
 
 TEST_CASE("with limits at least the cache size, the engine finds the oracle's best",
           "[query][property]") {
-  run_property(1, 150, /*exhaustive=*/true, [](const generic_engine& e, const auto& res,
-                                               const oracle_result& o) {
-    if (o.best) {
-      REQUIRE(res.type == match_type::success);
-      CHECK(res.quality == *o.best);
-    } else {
-      CHECK(res.type == (e.opts().enable_fake_opponents ? match_type::fake_opponent
-                                                        : match_type::none_found));
-    }
-  });
+  run_property(1, 150, /*exhaustive=*/true,
+               [](const generic_engine& e, const auto& res, const oracle_result& o) {
+                 if (o.best) {
+                   REQUIRE(res.type == match_type::success);
+                   CHECK(res.quality == *o.best);
+                 } else {
+                   CHECK(res.type == (e.opts().enable_fake_opponents ? match_type::fake_opponent
+                                                                     : match_type::none_found));
+                 }
+               });
 }
 
 TEST_CASE("with search limits, answers are still valid candidates", "[query][property]") {
@@ -350,8 +351,7 @@ TEST_CASE("among equally good candidates the first one seen wins", "[query]") {
   CHECK(winners.size() > 20);  // and the first seen is random, not always the same one
 }
 
-TEST_CASE("by default the winner leaves the cache only when its bucket is 80% full",
-          "[query]") {
+TEST_CASE("by default the winner leaves the cache only when its bucket is 80% full", "[query]") {
   auto o = small_options();
   o.mmr_bucket_count = 1;
   o.bucket_initial_size = 10;

@@ -17,8 +17,8 @@ void check_cache(const generic_engine& e, const std::map<player_id, generic_mode
     entry.slots.for_each([&](const generic_model& m) {
       ids.insert(m.id());
       auto it = truth.find(m.id());
-      REQUIRE(it != truth.end());            // never a removed player
-      CHECK(it->second.mmr == m.mmr);        // never a stale model
+      REQUIRE(it != truth.end());      // never a removed player
+      CHECK(it->second.mmr == m.mmr);  // never a stale model
       CHECK(it->second.attributes == m.attributes);
       CHECK(e.labels_of(m) == entry.labels);  // in the bucket of its labels
     });
@@ -28,14 +28,16 @@ void check_cache(const generic_engine& e, const std::map<player_id, generic_mode
 
 }  // namespace
 
-TEST_CASE("random updates keep the cache equal to the latest state, at most", "[update][property]") {
+TEST_CASE("random updates keep the cache equal to the latest state, at most",
+          "[update][property]") {
   for (std::uint64_t seed = 1; seed <= 40; ++seed) {
     INFO("seed " << seed);
     auto o = small_options(static_cast<std::uint32_t>(20 + seed * 5));
     o.mmr_bucket_count = 5;
     o.bucket_initial_size = o.player_cache_size / 16;  // 15 tuples fit in the cache
     generic_profile_config pc;
-    pc.attributes = {{"region", attribute_rule::hard_equal, 0, attribute_bucketing::distinct_hard, 1}};
+    pc.attributes = {
+        {"region", attribute_rule::hard_equal, 0, attribute_bucketing::distinct_hard, 1}};
     generic_engine e(o, generic_profile(pc));
     rng r(seed);
     std::map<player_id, generic_model> truth;
@@ -123,8 +125,8 @@ TEST_CASE("the insert threshold skips unknown players but not known ones or enro
 
 TEST_CASE("the scan inserts into full buckets whatever the update-insert threshold says",
           "[update][rows]") {
-  for (auto threshold : {fill_threshold::always, fill_threshold::low_population,
-                         fill_threshold::high_population}) {
+  for (auto threshold :
+       {fill_threshold::always, fill_threshold::low_population, fill_threshold::high_population}) {
     auto o = small_options(100);
     o.player_ignore_update_insert = threshold;
     o.mmr_bucket_count = 1;

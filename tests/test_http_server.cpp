@@ -97,8 +97,7 @@ TEST_CASE(
   const auto port = server.listen("127.0.0.1", 0);
 
   std::vector<raw_connection> idle;
-  for (int i = 0; i < 2000; ++i)
-    idle.emplace_back(port, i % 2 ? "127.0.0.3" : "127.0.0.4");
+  for (int i = 0; i < 2000; ++i) idle.emplace_back(port, i % 2 ? "127.0.0.3" : "127.0.0.4");
   std::vector<raw_connection> slow;
   for (int i = 0; i < 16; ++i) {
     slow.emplace_back(port, "127.0.0.5");
@@ -107,8 +106,8 @@ TEST_CASE(
   for (int round = 0; round < 3; ++round) {
     for (auto& s : slow) s.send("s");
     const auto start = std::chrono::steady_clock::now();
-    raw_connection real(
-        port, round == 0 ? "127.0.0.3" : "127.0.0.6");  // even from the flood's address
+    raw_connection real(port,
+                        round == 0 ? "127.0.0.3" : "127.0.0.6");  // even from the flood's address
     REQUIRE(real.send(get_root));
     const std::string answer = real.response();
     CHECK(std::chrono::steady_clock::now() - start < 1s);
@@ -121,8 +120,7 @@ TEST_CASE(
   CHECK(server.stats().refused.load() == 0);
 }
 
-TEST_CASE("a new connection is refused with 503 only when every connection is busy",
-          "[http]") {
+TEST_CASE("a new connection is refused with 503 only when every connection is busy", "[http]") {
   toy_service toy;
   http_limits limits;
   limits.threads = 1;
@@ -132,8 +130,7 @@ TEST_CASE("a new connection is refused with 503 only when every connection is bu
   raw_connection a(port), b(port);
   REQUIRE(a.send("GET /hold HTTP/1.1\r\nHost: h\r\n\r\n"));
   REQUIRE(b.send("GET /hold HTTP/1.1\r\nHost: h\r\n\r\n"));
-  toy.wait_holding(
-      1);  // one in its handler, the other queued for the one thread: both busy
+  toy.wait_holding(1);  // one in its handler, the other queued for the one thread: both busy
   raw_connection c(port);
   REQUIRE(c.send(get_root));
   CHECK(is_status(c.response(), 503));
@@ -178,8 +175,7 @@ TEST_CASE("every wait of a connection is bounded", "[http]") {
   CHECK(eventually([&] { return server.stats().timed_out.load() == 1; }));
 }
 
-TEST_CASE("a connection serves keep_alive_requests requests and then closes",
-          "[http]") {
+TEST_CASE("a connection serves keep_alive_requests requests and then closes", "[http]") {
   toy_service toy;
   http_limits limits;
   limits.keep_alive_requests = 3;
@@ -206,30 +202,24 @@ TEST_CASE("heads bodies and framing are checked before they are read", "[http]")
     return mm::test::raw_exchange(port, bytes);
   };
 
+  CHECK(
+      is_status(exchange("GET /x HTTP/1.1\r\nX-Big: " + std::string(4000, 'a') + "\r\n\r\n"), 431));
   CHECK(is_status(
-      exchange("GET /x HTTP/1.1\r\nX-Big: " + std::string(4000, 'a') + "\r\n\r\n"),
-      431));
-  CHECK(is_status(
-      exchange(std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 11) +
-               "\r\n\r\n"),
-      400));
+      exchange(std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 11) + "\r\n\r\n"), 400));
   CHECK(is_status(exchange("POST /x HTTP/1.1\r\nContent-Length: 1001\r\n\r\n"), 413));
   CHECK(is_status(exchange("POST /x HTTP/1.1\r\nTransfer-Encoding: "
                            "chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"),
                   411));
   CHECK(is_status(exchange("POST /x HTTP/1.1\r\nContent-Length: x\r\n\r\n"), 400));
   // The admission check answers from the head: the body is never waited for.
-  CHECK(is_status(exchange("POST /private HTTP/1.1\r\nContent-Length: 900\r\n\r\n"),
-                  401));
+  CHECK(is_status(exchange("POST /private HTTP/1.1\r\nContent-Length: 900\r\n\r\n"), 401));
   // A body within the limit, sent after the server's 100 Continue.
   raw_connection c(port);
-  REQUIRE(
-      c.send("POST /x HTTP/1.1\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n"));
-  CHECK(is_status(c.receive(3s,
-                            [](const std::string& got) {
-                              return got.find("\r\n\r\n") != std::string::npos;
-                            }),
-                  100));
+  REQUIRE(c.send("POST /x HTTP/1.1\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n"));
+  CHECK(is_status(
+      c.receive(3s,
+                [](const std::string& got) { return got.find("\r\n\r\n") != std::string::npos; }),
+      100));
   REQUIRE(c.send("hello"));
   const std::string answer = c.response();
   CHECK(is_status(answer, 200));

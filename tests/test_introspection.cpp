@@ -40,8 +40,8 @@ TEST_CASE("player info: participation, MMR, percentile, buckets", "[introspectio
   const auto p = e.player(50);
   if (!p.participating) return;  // evicted by a collision: nothing to compare
   CHECK(p.mmr == 50);
-  const auto below = std::count_if(all.begin(), all.end(),
-                                   [](const generic_model& m) { return m.mmr <= 50; });
+  const auto below =
+      std::count_if(all.begin(), all.end(), [](const generic_model& m) { return m.mmr <= 50; });
   CHECK(p.percentile == Approx(static_cast<double>(below) / all.size()));
   REQUIRE(p.buckets.size() == 1);
   CHECK(e.inspect_bucket(p.buckets[0], 0, 10'000).size() > 0);
@@ -49,18 +49,17 @@ TEST_CASE("player info: participation, MMR, percentile, buckets", "[introspectio
   CHECK_FALSE(e.player(0).participating);
 }
 
-TEST_CASE("inspect bucket pages by MMR descending, top N matches a full sort",
-          "[introspection]") {
+TEST_CASE("inspect bucket pages by MMR descending, top N matches a full sort", "[introspection]") {
   auto o = small_options(10'000);
   o.mmr_bucket_count = 1;
   o.bucket_initial_size = 5000;
   generic_engine e(o);
   rng r(3);
-  for (player_id id = 1; id <= 1000; ++id) e.update(id, model(id, static_cast<float>(r.below(500))));
+  for (player_id id = 1; id <= 1000; ++id)
+    e.update(id, model(id, static_cast<float>(r.below(500))));
   auto all = cached(e);
-  std::sort(all.begin(), all.end(), [](auto& a, auto& b) {
-    return a.mmr != b.mmr ? a.mmr > b.mmr : a.id() < b.id();
-  });
+  std::sort(all.begin(), all.end(),
+            [](auto& a, auto& b) { return a.mmr != b.mmr ? a.mmr > b.mmr : a.id() < b.id(); });
   std::vector<generic_model> paged;
   for (std::uint32_t off = 0;; off += 37) {
     auto page = e.inspect_bucket(0, off, 37);
@@ -131,8 +130,8 @@ TEST_CASE("the MMR-gap histogram counts every Success once, in its slot", "[intr
   const auto& s = e.stats();
   CHECK(s.mmr_gap_counts == expected);
   CHECK(s.mmr_gap_sum == Approx(sum));
-  CHECK(expected[0] == 2);                      // gaps 0 and 3 are <= 5
-  CHECK(expected[mmr_gap_slot(400)] == 1);      // 400 is on its bound
+  CHECK(expected[0] == 2);                  // gaps 0 and 3 are <= 5
+  CHECK(expected[mmr_gap_slot(400)] == 1);  // 400 is on its bound
   CHECK(std::accumulate(expected.begin(), expected.end(), std::uint64_t{0}) == successes);
 }
 
@@ -184,7 +183,8 @@ TEST_CASE("explain tries retries until Success and says why candidates were reje
 
 TEST_CASE("explain counts the buckets a hard label keeps out", "[introspection]") {
   generic_profile_config pc;
-  pc.attributes = {{"region", attribute_rule::hard_equal, 0, attribute_bucketing::distinct_hard, 1}};
+  pc.attributes = {
+      {"region", attribute_rule::hard_equal, 0, attribute_bucketing::distinct_hard, 1}};
   generic_engine e(small_options(1000), generic_profile(pc));
   e.update(2, model(2, 500, {1}));
   e.update(3, model(3, 500, {2}));

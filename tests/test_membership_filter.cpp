@@ -16,9 +16,15 @@ std::vector<player_id> ids_of_shape(int shape, std::size_t n, rng& r) {
   std::vector<player_id> out;
   for (std::size_t i = 0; i < n; ++i) {
     switch (shape) {
-      case 0: out.push_back(1 + i); break;
-      case 1: out.push_back((1 + i % 4) * 1'000'000'000ull + (i / 4)); break;
-      default: out.push_back(r() | 1); break;
+      case 0:
+        out.push_back(1 + i);
+        break;
+      case 1:
+        out.push_back((1 + i % 4) * 1'000'000'000ull + (i / 4));
+        break;
+      default:
+        out.push_back(r() | 1);
+        break;
     }
   }
   return out;
@@ -38,8 +44,7 @@ TEST_CASE("membership filter: no false negatives, few false positives", "[filter
     // Ids never added: the false "maybe" rate stays near the documented 2%.
     std::size_t maybe = 0;
     const std::size_t probes = 100'000;
-    for (std::size_t i = 0; i < probes; ++i)
-      maybe += f.may_contain((r() | (1ull << 63)) ^ 0x1234);
+    for (std::size_t i = 0; i < probes; ++i) maybe += f.may_contain((r() | (1ull << 63)) ^ 0x1234);
     CHECK(static_cast<double>(maybe) / probes < 0.05);
   }
 }

@@ -23,7 +23,9 @@ T round_trip(caf::actor_system& sys, T x) {
   return y;
 }
 
-generic_model some_model() { return generic_model{0x1'0000'0002ull, 1234.5f, {1, 2, 3, 4}}; }
+generic_model some_model() {
+  return generic_model{0x1'0000'0002ull, 1234.5f, {1, 2, 3, 4}};
+}
 
 bool same(const generic_model& a, const generic_model& b) {
   return a.id() == b.id() && a.mmr == b.mmr && a.attributes == b.attributes;
@@ -126,14 +128,14 @@ TEST_CASE("every message type survives the binary serializer", "[actors][message
   CHECK(e2.last_rebalance_unix_ms == 14);
   CHECK(e2.memory_bytes == 15);
   const auto& s2 = e2.stats;
-  CHECK(std::vector<std::uint64_t>{s2.queries_success, s2.queries_none_found, s2.queries_fake,
-                                   s2.queries_invalid, s2.updates_inserted, s2.updates_updated,
-                                   s2.updates_bucket_changed, s2.updates_removed, s2.updates_no_op,
-                                   s2.updates_rejected, s2.evictions, s2.inserts_refused_capacity,
-                                   s2.removed_after_offer, s2.scans, s2.rows_applied,
-                                   s2.rows_malformed, s2.samples_taken, s2.rebalances,
-                                   s2.players_lost_in_rebalance} ==
-        std::vector<std::uint64_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19});
+  CHECK(std::vector<std::uint64_t>{
+            s2.queries_success, s2.queries_none_found, s2.queries_fake, s2.queries_invalid,
+            s2.updates_inserted, s2.updates_updated, s2.updates_bucket_changed, s2.updates_removed,
+            s2.updates_no_op, s2.updates_rejected, s2.evictions, s2.inserts_refused_capacity,
+            s2.removed_after_offer, s2.scans, s2.rows_applied, s2.rows_malformed, s2.samples_taken,
+            s2.rebalances, s2.players_lost_in_rebalance} ==
+        std::vector<std::uint64_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18,
+                                   19});
   CHECK(s2.mmr_gap_counts == s.mmr_gap_counts);
   CHECK(s2.mmr_gap_sum == 21.5);
   CHECK(info2.instance.state_bytes == 22);
@@ -167,12 +169,11 @@ TEST_CASE("every message type survives the binary serializer", "[actors][message
   CHECK(r2.performed);
   CHECK(r2.reason == "x");
   CHECK(r2.mmr_range_changed);
-  CHECK(std::vector<double>{r2.mmr_low, r2.mmr_high, double(r2.samples), double(r2.buckets_before),
-                            double(r2.buckets_after), double(r2.buckets_resized),
-                            double(r2.buckets_pruned), double(r2.players_before),
-                            double(r2.players_after), double(r2.players_lost),
-                            double(r2.capacity_after)} ==
-        std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
+  CHECK(std::vector<double>{
+            r2.mmr_low, r2.mmr_high, double(r2.samples), double(r2.buckets_before),
+            double(r2.buckets_after), double(r2.buckets_resized), double(r2.buckets_pruned),
+            double(r2.players_before), double(r2.players_after), double(r2.players_lost),
+            double(r2.capacity_after)} == std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
 
   query_explanation x;
   x.error = "e";

@@ -64,8 +64,7 @@ TEST_CASE("each inconsistent setting is named", "[options]") {
       {"initial_mmr_low", [](options& o) { o.initial_mmr_low = 2000; }},
       {"initial_mmr_low", [](options& o) { o.initial_mmr_high = std::nan(""); }},
       {"mmr_range_low_percentile", [](options& o) { o.mmr_range_low_percentile = 0.7; }},
-      {"buckets_rebalance_sample_count",
-       [](options& o) { o.buckets_rebalance_sample_count = 0; }},
+      {"buckets_rebalance_sample_count", [](options& o) { o.buckets_rebalance_sample_count = 0; }},
       {"state_snapshot_interval", [](options& o) { o.state_snapshot_interval = {}; }},
       {"enable_fake_opponents",
        [](options& o) {

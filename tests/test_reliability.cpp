@@ -17,10 +17,10 @@
 #include <vector>
 
 #include "mm/actors/client.hpp"
-#include "mm/engine/random.hpp"
-#include "raw_http.hpp"
 #include "mm/actors/registration.hpp"
 #include "mm/actors/remote.hpp"
+#include "mm/engine/random.hpp"
+#include "raw_http.hpp"
 #include "server_fixture.hpp"
 #include "test_certificates.hpp"
 
@@ -33,8 +33,7 @@ namespace {
 // `ci_default` times MM_RELIABILITY_ROUNDS (1 when unset).
 std::uint64_t rounds(std::uint64_t ci_default) {
   const char* v = std::getenv("MM_RELIABILITY_ROUNDS");
-  return ci_default *
-         (v ? std::max<std::uint64_t>(1, std::strtoull(v, nullptr, 10)) : 1);
+  return ci_default * (v ? std::max<std::uint64_t>(1, std::strtoull(v, nullptr, 10)) : 1);
 }
 
 int status_of(const std::string& answer) {
@@ -46,8 +45,7 @@ std::uint64_t rss_kib(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   std::string line;
   while (std::getline(in, line))
-    if (line.rfind("VmRSS:", 0) == 0)
-      return std::strtoull(line.c_str() + 6, nullptr, 10);
+    if (line.rfind("VmRSS:", 0) == 0) return std::strtoull(line.c_str() + 6, nullptr, 10);
   return 0;
 }
 
@@ -91,9 +89,8 @@ class request_maker {
     std::string path = route.second;
     switch (r_.below(10)) {
       case 0:
-        path +=
-            pick<std::string>({"%00", "%zz", "/..", "//", "?limit=99999999999999999999",
-                               "?limit=-1&limit=2", "?offset=1e309", "/%2e%2e/x"});
+        path += pick<std::string>({"%00", "%zz", "/..", "//", "?limit=99999999999999999999",
+                                   "?limit=-1&limit=2", "?offset=1e309", "/%2e%2e/x"});
         break;
       case 1:
         path += "/" + std::string(r_.below(6000), 'a');
@@ -132,20 +129,17 @@ class request_maker {
         head += "Authorization: Bearer " + admin_token + "\r\n";
     }
     if (r_.below(10) == 0) head += "Origin: http://evil.example\r\n";
-    if (r_.below(20) == 0)
-      head += "X-Filler: " + std::string(r_.below(20000), 'x') + "\r\n";
-    head += "Content-Type: " +
-            pick<std::string>({"application/json", "text/plain",
-                               "application/x-www-form-urlencoded"}) +
-            "\r\n";
+    if (r_.below(20) == 0) head += "X-Filler: " + std::string(r_.below(20000), 'x') + "\r\n";
+    head +=
+        "Content-Type: " +
+        pick<std::string>({"application/json", "text/plain", "application/x-www-form-urlencoded"}) +
+        "\r\n";
     head += "Connection: close\r\n";
-    const std::string body =
-        method == "GET" && r_.below(4) != 0 ? std::string() : make_body();
+    const std::string body = method == "GET" && r_.below(4) != 0 ? std::string() : make_body();
     if (!body.empty() && r_.below(12) == 0) {  // chunked
       char size[32];
       std::snprintf(size, sizeof size, "%zx", body.size());
-      return head + "Transfer-Encoding: chunked\r\n\r\n" + size + "\r\n" + body +
-             "\r\n0\r\n\r\n";
+      return head + "Transfer-Encoding: chunked\r\n\r\n" + size + "\r\n" + body + "\r\n0\r\n\r\n";
     }
     if (!body.empty() && r_.below(12) == 0) head += "Expect: 100-continue\r\n";
     if (!body.empty() || r_.below(2) == 0)
@@ -214,10 +208,9 @@ class request_maker {
       case 2: {
         std::string players = "{\"players\": [";
         for (std::uint64_t i = 0, n = r_.below(120); i < n; ++i)
-          players += (i ? "," : "") + std::string("{\"id\":") +
-                     std::to_string(1 + r_.below(100000)) + ",\"mmr\":" +
-                     (r_.below(10) == 0 ? value(0) : std::to_string(r_.below(3000))) +
-                     "}";
+          players +=
+              (i ? "," : "") + std::string("{\"id\":") + std::to_string(1 + r_.below(100000)) +
+              ",\"mmr\":" + (r_.below(10) == 0 ? value(0) : std::to_string(r_.below(3000))) + "}";
         return players + "]}";
       }
       default: {
@@ -252,8 +245,7 @@ bool game_is_served(std::uint16_t port, const actors::actor_tls& tls) {
   req.num_retries = 9;
   bool answered = false;
   self->request(*remote, 10s, actors::find_atom::value, req)
-      .receive([&](const match_reply<generic_model>&) { answered = true; },
-               [&](caf::error&) {});
+      .receive([&](const match_reply<generic_model>&) { answered = true; }, [&](caf::error&) {});
   self->send_exit(*remote, caf::exit_reason::user_shutdown);  // drops our proxy only
   return answered;
 }
@@ -276,18 +268,15 @@ TEST_CASE(
     while (next++ < total) {
       const std::string request = make.next();
       raw_connection c(s.port());
-      if (!c.connected() || !c.send(request))
-        continue;  // refused at a cap: no answer owed
-      const std::string answer =
-          c.receive(10s, [](const std::string&) { return false; });
+      if (!c.connected() || !c.send(request)) continue;  // refused at a cap: no answer owed
+      const std::string answer = c.receive(10s, [](const std::string&) { return false; });
       const int status = status_of(answer.rfind("HTTP/1.1 100", 0) == 0
                                        ? answer.substr(answer.find("\r\n\r\n") + 4)
                                        : answer);
       std::lock_guard lock(m);
       ++by_status[status];
       if (status >= 500)
-        server_errors.push_back(request.substr(0, 300) + " -> " +
-                                answer.substr(0, 300));
+        server_errors.push_back(request.substr(0, 300) + " -> " + answer.substr(0, 300));
       if (status == 0) unanswered.push_back(request.substr(0, 300));
       ++answered;
     }
@@ -334,9 +323,9 @@ TEST_CASE(
     CHECK(r->status == 200);
     CHECK(took < 1s);
   }
-  CHECK(s.get("/metrics", view_token)
-            ->body.find("mm_http_connections_total{outcome=\"evicted\"}") !=
-        std::string::npos);
+  CHECK(
+      s.get("/metrics", view_token)->body.find("mm_http_connections_total{outcome=\"evicted\"}") !=
+      std::string::npos);
 }
 
 TEST_CASE(
@@ -345,8 +334,7 @@ TEST_CASE(
     "[reliability][crash]") {
   live_server s(
       {{"http", {{"max_batch", 100}}},
-       {"matchmaker",
-        {{"state_snapshot_interval", "30ms"}, {"database_cache_size", 2000}}}},
+       {"matchmaker", {{"state_snapshot_interval", "30ms"}, {"database_cache_size", 2000}}}},
       2000);
   rng r(20261122);
   const std::uint64_t n = rounds(20);
@@ -379,14 +367,12 @@ TEST_CASE(
           for (std::uint64_t k = 0; k < 100; ++k) acknowledged.insert(first + k);
       }
     });
-    std::this_thread::sleep_for(
-        std::chrono::milliseconds(50 + r.below(400)));  // a random moment
+    std::this_thread::sleep_for(std::chrono::milliseconds(50 + r.below(400)));  // a random moment
     s.kill_hard();
     stop = true;
     writer.join();
 
-    SQLite::Database db(s.config()["database"]["path"].get<std::string>(),
-                        SQLite::OPEN_READONLY);
+    SQLite::Database db(s.config()["database"]["path"].get<std::string>(), SQLite::OPEN_READONLY);
     CHECK(db.execAndGet("PRAGMA integrity_check").getString() == "ok");
     std::uint64_t present = 0;
     SQLite::Statement ids(db, "SELECT id FROM players WHERE id >= 1000000");
@@ -400,8 +386,7 @@ TEST_CASE(
   // The server comes back after the last kill too, and serves.
   s.start();
   s.get_json("/api/config", view_token);
-  CHECK(acknowledged.size() >=
-        n * 100);  // every round acknowledged writes before its kill
+  CHECK(acknowledged.size() >= n * 100);  // every round acknowledged writes before its kill
   CHECK(restored_rounds >= 1);
   WARN(n << " kills, " << acknowledged.size() << " acknowledged rows, all present; "
          << restored_rounds << " restarts found a snapshot or players");
@@ -413,13 +398,12 @@ TEST_CASE("a locked database holds back writes with a 503 and never reads",
   s.wait_until_filled();
   SQLite::Database blocker(s.config()["database"]["path"].get<std::string>(),
                            SQLite::OPEN_READWRITE);
-  auto hold = std::make_unique<SQLite::Transaction>(
-      blocker, SQLite::TransactionBehavior::IMMEDIATE);
+  auto hold =
+      std::make_unique<SQLite::Transaction>(blocker, SQLite::TransactionBehavior::IMMEDIATE);
   blocker.exec("UPDATE players SET mmr = mmr WHERE id = 1");
   // A write waits for the lock (the busy timeout), then is refused, named.
   std::thread write([&] {
-    auto r = s.post("/api/players", R"({"players": [{"id": 4242424, "mmr": 1500}]})",
-                    admin_token);
+    auto r = s.post("/api/players", R"({"players": [{"id": 4242424, "mmr": 1500}]})", admin_token);
     REQUIRE(r);
     CHECK(r->status == 503);
     CHECK(r->body.find("database") != std::string::npos);
@@ -432,8 +416,7 @@ TEST_CASE("a locked database holds back writes with a 503 and never reads",
   }
   write.join();
   hold.reset();  // rolls back: the lock is free
-  s.post_json("/api/players",
-              json::parse(R"({"players": [{"id": 4242424, "mmr": 1500}]})"),
+  s.post_json("/api/players", json::parse(R"({"players": [{"id": 4242424, "mmr": 1500}]})"),
               admin_token);
 }
 
@@ -458,8 +441,7 @@ TEST_CASE("a database that is damaged or cannot be made is refused at start",
     const auto [status, out] = start(dir.file("cut.db"));
     INFO(out);
     CHECK(status == 1);
-    CHECK((out.find("damaged") != std::string::npos ||
-           out.find("malformed") != std::string::npos ||
+    CHECK((out.find("damaged") != std::string::npos || out.find("malformed") != std::string::npos ||
            out.find("disk image") != std::string::npos));
   }
   SECTION("a directory that cannot be made (a file is in the way)") {
@@ -475,17 +457,15 @@ TEST_CASE("a database that is damaged or cannot be made is refused at start",
       CHECK(s.stop() == 0);
     }
     namespace fs = std::filesystem;
-    fs::permissions(dir.file("ro.db"), fs::perms::owner_read | fs::perms::group_read |
-                                           fs::perms::others_read);
+    fs::permissions(dir.file("ro.db"),
+                    fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
     fs::permissions(fs::path(dir.file("ro.db")).parent_path(),
-                    fs::perms::owner_all | fs::perms::group_read |
-                        fs::perms::group_exec | fs::perms::others_read |
-                        fs::perms::others_exec);
+                    fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                        fs::perms::others_read | fs::perms::others_exec);
     // root writes whatever the permissions say: run the server as nobody then.
     std::vector<std::string> argv;
     if (::geteuid() == 0)
-      argv = {"/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup",
-              "--clear-groups"};
+      argv = {"/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"};
     argv.insert(argv.end(), {MATCHMAKERD_BINARY, "--database.path", dir.file("ro.db"),
                              "--http.port", "0", "--actor.port", "-1"});
     child_process p(argv, true);
@@ -508,12 +488,9 @@ TEST_CASE("memory stays flat under a steady load", "[reliability][soak]") {
   // default) before reuse, which reads as growth: keep it small for this server.
   const char* asan = std::getenv("ASAN_OPTIONS");
   ::setenv("ASAN_OPTIONS",
-           ((asan ? std::string(asan) + ":" : std::string()) + "quarantine_size_mb=8")
-               .c_str(),
-           1);
-  live_server s(
-      {{"matchmaker", {{"player_cache_size", 20000}, {"database_cache_size", 2000}}}},
-      20000);
+           ((asan ? std::string(asan) + ":" : std::string()) + "quarantine_size_mb=8").c_str(), 1);
+  live_server s({{"matchmaker", {{"player_cache_size", 20000}, {"database_cache_size", 2000}}}},
+                20000);
   s.wait_until_filled();
   const double seconds = 12.0 * static_cast<double>(rounds(1));
   std::atomic<bool> stop{false};
@@ -528,15 +505,14 @@ TEST_CASE("memory stays flat under a steady load", "[reliability][soak]") {
       while (!stop) {
         const json q = {{"attacker_id", 1'000'000 + r.below(1'000'000)},
                         {"mmr", 900 + r.below(1200)}};
-        auto res = c.Post("/api/query", {{"Authorization", "Bearer " + test_token}},
-                          q.dump(), "application/json");
+        auto res = c.Post("/api/query", {{"Authorization", "Bearer " + test_token}}, q.dump(),
+                          "application/json");
         ++queries;
         if (!res || res->status != 200) ++failures;
         if (r.below(50) == 0) {
           json players = json::array();
           for (int k = 0; k < 50; ++k)
-            players.push_back(
-                {{"id", 1 + r.below(20000)}, {"mmr", 900 + r.below(1200)}});
+            players.push_back({{"id", 1 + r.below(20000)}, {"mmr", 900 + r.below(1200)}});
           c.Post("/api/players", {{"Authorization", "Bearer " + admin_token}},
                  json{{"players", players}}.dump(), "application/json");
         }
@@ -544,10 +520,8 @@ TEST_CASE("memory stays flat under a steady load", "[reliability][soak]") {
     });
   std::vector<std::uint64_t> samples;
   const auto begin = std::chrono::steady_clock::now();
-  while (std::chrono::steady_clock::now() - begin <
-         std::chrono::duration<double>(seconds)) {
-    std::this_thread::sleep_for(
-        250ms);  // sampling a process's memory, not synchronizing
+  while (std::chrono::steady_clock::now() - begin < std::chrono::duration<double>(seconds)) {
+    std::this_thread::sleep_for(250ms);  // sampling a process's memory, not synchronizing
     samples.push_back(rss_kib(s.pid()));
   }
   stop = true;
@@ -562,13 +536,13 @@ TEST_CASE("memory stays flat under a steady load", "[reliability][soak]") {
   };
   const std::size_t third = samples.size() / 3;
   const double middle = mean(third, 2 * third), last = mean(2 * third, samples.size());
-  INFO("RSS middle " << middle / 1024 << " MiB, last " << last / 1024
-                     << " MiB, queries " << queries.load());
+  INFO("RSS middle " << middle / 1024 << " MiB, last " << last / 1024 << " MiB, queries "
+                     << queries.load());
   CHECK(last <= middle * 1.05 + 8 * 1024);
   CHECK(failures.load() == 0);
   CHECK(queries.load() > 1000);
-  WARN("soak: " << queries.load() << " queries in " << seconds << " s; RSS "
-                << middle / 1024 << " -> " << last / 1024 << " MiB");
+  WARN("soak: " << queries.load() << " queries in " << seconds << " s; RSS " << middle / 1024
+                << " -> " << last / 1024 << " MiB");
 }
 
 TEST_CASE("garbage on the actor port does not stop the server or its game clients",
@@ -602,8 +576,7 @@ TEST_CASE("on the TLS actor port a stranger's bytes never reach the actor layer"
   live_server s(
       json{{"actor",
             {{"port", 0},
-             {"tls",
-              {{"certificate", tls.certificate}, {"key", tls.key}, {"ca", tls.ca}}}}}},
+             {"tls", {{"certificate", tls.certificate}, {"key", tls.key}, {"ca", tls.ca}}}}}},
       4000);
   REQUIRE(s.actor_port() != 0);
   s.wait_until_filled();

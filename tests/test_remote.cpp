@@ -67,16 +67,14 @@ bool finds_an_opponent(game_process& game) {
             },
             [&](caf::error& e) { FAIL(game.sys->render(e)); });
     if (found) return true;
-    std::this_thread::sleep_for(
-        std::chrono::milliseconds(50));  // the scan runs in another process
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the scan runs in another process
   }
   return false;
 }
 
 }  // namespace
 
-TEST_CASE("a game process finds opponents in a matchmaker process over loopback",
-          "[remote]") {
+TEST_CASE("a game process finds opponents in a matchmaker process over loopback", "[remote]") {
   test::temp_dir dir;
   child_process node({MM_NODE_BINARY, "--db", dir.file("node.db"), "--players", "20000",
                       "--instances", "2", "--port", "0"});
@@ -89,8 +87,7 @@ TEST_CASE("a game process finds opponents in a matchmaker process over loopback"
   int successes = 0;
   for (int i = 0; i < 20; ++i) {
     match_request<generic_query> req;
-    req.query =
-        generic_query{1'000'000 + static_cast<player_id>(i), 1500, {0, 1, 2, 3}};
+    req.query = generic_query{1'000'000 + static_cast<player_id>(i), 1500, {0, 1, 2, 3}};
     self->request(game.remote, std::chrono::seconds(10), find_atom::value, req)
         .receive(
             [&](const match_reply<generic_model>& r) {
@@ -107,16 +104,12 @@ TEST_CASE("a game process finds opponents in a matchmaker process over loopback"
   // An update sent over the network is applied by the instance that owns the id,
   // before a query sent after it (messages from one sender stay in order).
   self->send(game.remote, update_atom::value,
-             player_update<generic_model>{
-                 77'777, {generic_model(77'777, 42'000, {3, 0, 0, 0})}});
+             player_update<generic_model>{77'777, {generic_model(77'777, 42'000, {3, 0, 0, 0})}});
   match_request<generic_query> far;
   far.query = generic_query{1, 42'000, {3, 1, 0, 0}};  // another guild (must differ)
   self->request(game.remote, std::chrono::seconds(10), find_atom::value, far)
-      .receive(
-          [&](const match_reply<generic_model>& r) {
-            CHECK(r.best_candidate_id == 77'777);
-          },
-          [&](caf::error& e) { FAIL(sys.render(e)); });
+      .receive([&](const match_reply<generic_model>& r) { CHECK(r.best_candidate_id == 77'777); },
+               [&](caf::error& e) { FAIL(sys.render(e)); });
   self->send_exit(game.remote,
                   caf::exit_reason::user_shutdown);  // drops our proxy only
   CHECK(node.stop() == 0);
@@ -124,12 +117,11 @@ TEST_CASE("a game process finds opponents in a matchmaker process over loopback"
 }
 
 #ifdef MATCHMAKERD_BINARY  // built with MM_BUILD_SERVER
-TEST_CASE("a game process finds opponents through matchmakerd's actor port",
-          "[remote][server]") {
+TEST_CASE("a game process finds opponents through matchmakerd's actor port", "[remote][server]") {
   test::temp_dir dir;
-  child_process server({MATCHMAKERD_BINARY, "--database.path", dir.file("mm.db"),
-                        "--demo.players", "5000", "--http.port", "0", "--actor.port",
-                        "0", "--matchmaker.database_scan_first_delay", "0s",
+  child_process server({MATCHMAKERD_BINARY, "--database.path", dir.file("mm.db"), "--demo.players",
+                        "5000", "--http.port", "0", "--actor.port", "0",
+                        "--matchmaker.database_scan_first_delay", "0s",
                         "--matchmaker.database_scan_tick", "200ms"});
   const std::string line = server.wait_for_line("actor port listening on 127.0.0.1:");
   REQUIRE_FALSE(line.empty());
@@ -139,20 +131,17 @@ TEST_CASE("a game process finds opponents through matchmakerd's actor port",
   self->send_exit(game.remote,
                   caf::exit_reason::user_shutdown);  // drops our proxy only
   CHECK(server.stop() == 0);
-  CHECK_FALSE(
-      server.wait_for_line("matchmakerd: stopped", std::chrono::seconds(5)).empty());
+  CHECK_FALSE(server.wait_for_line("matchmakerd: stopped", std::chrono::seconds(5)).empty());
 }
 
-TEST_CASE(
-    "the actor port with mutual TLS serves only certificates of the deployment's CA",
-    "[remote][server][tls]") {
+TEST_CASE("the actor port with mutual TLS serves only certificates of the deployment's CA",
+          "[remote][server][tls]") {
   certificates certs;
   test::temp_dir dir;
   const actor_tls server_tls = certs.node("server");
-  child_process server({MATCHMAKERD_BINARY, "--database.path", dir.file("mm.db"),
-                        "--demo.players", "5000", "--http.port", "0", "--actor.port",
-                        "0", "--actor.tls.certificate", server_tls.certificate,
-                        "--actor.tls.key", server_tls.key, "--actor.tls.ca",
+  child_process server({MATCHMAKERD_BINARY, "--database.path", dir.file("mm.db"), "--demo.players",
+                        "5000", "--http.port", "0", "--actor.port", "0", "--actor.tls.certificate",
+                        server_tls.certificate, "--actor.tls.key", server_tls.key, "--actor.tls.ca",
                         server_tls.ca, "--matchmaker.database_scan_first_delay", "0s",
                         "--matchmaker.database_scan_tick", "200ms"});
   const std::string line = server.wait_for_line("actor port listening on 127.0.0.1:");
@@ -194,18 +183,17 @@ TEST_CASE("the actor port off loopback needs mutual TLS and good certificate fil
     return out;
   };
   const actor_tls s = certs.node("server");
-  CHECK(refused({"--actor.host", "0.0.0.0"}).find("without mutual TLS") !=
+  CHECK(refused({"--actor.host", "0.0.0.0"}).find("without mutual TLS") != std::string::npos);
+  CHECK(refused({"--actor.tls.certificate", s.certificate}).find("needs all three files") !=
         std::string::npos);
-  CHECK(refused({"--actor.tls.certificate", s.certificate})
-            .find("needs all three files") != std::string::npos);
   CHECK(refused({"--actor.tls.certificate", s.certificate, "--actor.tls.key",
                  certs.path("game.key"), "--actor.tls.ca", s.ca})
             .find("does not belong to the certificate") != std::string::npos);
   CHECK(refused({"--actor.tls.certificate", s.certificate, "--actor.tls.key", s.key,
                  "--actor.tls.ca", certs.path("rogue-ca.pem")})
             .find("does not verify against") != std::string::npos);
-  CHECK(refused({"--actor.tls.certificate", certs.path("nothing.pem"),
-                 "--actor.tls.key", s.key, "--actor.tls.ca", s.ca})
+  CHECK(refused({"--actor.tls.certificate", certs.path("nothing.pem"), "--actor.tls.key", s.key,
+                 "--actor.tls.ca", s.ca})
             .find("cannot read") != std::string::npos);
 }
 #endif

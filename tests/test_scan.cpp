@@ -1,9 +1,9 @@
 #include <catch2/catch.hpp>
 #include <set>
 
+#include "mm/engine/synthetic_players.hpp"
 #include "mm/storage/player_scanner.hpp"
 #include "mm/storage/player_table.hpp"
-#include "mm/engine/synthetic_players.hpp"
 #include "temp_dir.hpp"
 #include "test_support.hpp"
 
@@ -66,7 +66,8 @@ TEST_CASE("the scan can read a game's own table through a view", "[scan]") {
   db.sql().exec(
       "CREATE TABLE game_users (user_id INTEGER PRIMARY KEY, rating REAL, region INTEGER, "
       "banned INTEGER)");
-  db.sql().exec("INSERT INTO game_users VALUES (10, 1500, 2, 0), (11, 1600, 1, 0), (12, 'x', 1, 0)");
+  db.sql().exec(
+      "INSERT INTO game_users VALUES (10, 1500, 2, 0), (11, 1600, 1, 0), (12, 'x', 1, 0)");
   db.sql().exec(
       "CREATE VIEW mm_players AS SELECT user_id AS id, rating AS mmr, region AS attr0, "
       "0 AS attr1, 0 AS attr2, 0 AS attr3, NULL AS payload, banned AS is_bot FROM game_users");

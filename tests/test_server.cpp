@@ -12,12 +12,12 @@
 #include <fstream>
 #include <sstream>
 
+#include "mm/engine/synthetic_players.hpp"
 #include "mm/storage/database.hpp"
 #include "mm/storage/player_table.hpp"
+#include "mm/storage/state_table.hpp"
 #include "raw_http.hpp"
 #include "server_fixture.hpp"
-#include "mm/storage/state_table.hpp"
-#include "mm/engine/synthetic_players.hpp"
 
 using namespace mm;
 using namespace mm::test;
@@ -25,8 +25,9 @@ using namespace mm::test;
 namespace {
 
 // Runs a binary to its end: (exit status, stdout and stderr).
-std::pair<int, std::string> run_binary(const std::vector<std::string>& argv,
-                                       const std::vector<std::pair<std::string, std::string>>& env = {}) {
+std::pair<int, std::string> run_binary(
+    const std::vector<std::string>& argv,
+    const std::vector<std::pair<std::string, std::string>>& env = {}) {
   for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
   child_process p(argv, /*with_stderr=*/true);
   for (const auto& [k, v] : env) unsetenv(k.c_str());
@@ -61,10 +62,11 @@ TEST_CASE("matchmakerd --help lists every key with its default", "[server]") {
   const auto [status, out] = run_binary({MATCHMAKERD_BINARY, "--help"});
   CHECK(status == 0);
   for (const char* key :
-       {"database.path", "instances", "http.host", "http.port", "actor.host", "actor.port", "tokens",
-        "profile.attributes", "profile.mmr_window_per_retry", "matchmaker.player_cache_size",
-        "matchmaker.database_scan_tick", "matchmaker.enable_fake_opponents",
-        "matchmaker.player_remove_after_candidate_offer", "matchmaker.state_snapshot_interval"})
+       {"database.path", "instances", "http.host", "http.port", "actor.host", "actor.port",
+        "tokens", "profile.attributes", "profile.mmr_window_per_retry",
+        "matchmaker.player_cache_size", "matchmaker.database_scan_tick",
+        "matchmaker.enable_fake_opponents", "matchmaker.player_remove_after_candidate_offer",
+        "matchmaker.state_snapshot_interval"})
     CHECK(out.find(std::string("  ") + key + "\n") != std::string::npos);
   CHECK(out.find("default: 100000") != std::string::npos);  // player_cache_size
   CHECK(out.find("default: 30s") != std::string::npos);     // database_scan_tick
@@ -84,9 +86,9 @@ TEST_CASE("matchmakerd reads the config file and flags over it", "[server]") {
     "matchmaker": {"enable_fake_opponents": true, "database_scan_tick": "5s",
                    "buckets_rebalance_interval": "2h"}
   })";
-  const auto [status, out] = run_binary(
-      {MATCHMAKERD_BINARY, "--config", dir.file("c.json"), "--http.port=9999", "--instances", "4",
-       "--matchmaker.matching_max_search=800", "--print-config"});
+  const auto [status, out] =
+      run_binary({MATCHMAKERD_BINARY, "--config", dir.file("c.json"), "--http.port=9999",
+                  "--instances", "4", "--matchmaker.matching_max_search=800", "--print-config"});
   REQUIRE(status == 0);
   const json c = json::parse(out);
   CHECK(c["database"]["path"] == "x.db");
@@ -125,13 +127,15 @@ TEST_CASE("matchmakerd refuses a bad configuration with a clear message", "[serv
   refused({"--nonsense=1"}, "unknown flag --nonsense");
   refused({"--matchmaker.database_scan_tick=3 weeks"}, "database_scan_tick");
   refused({"--matchmaker.bucket_min_size=500"}, "bucket_min_size");
-  refused({"--matchmaker.enable_fake_opponents=true", "--matchmaker.return_model_in_response=false"},
-          "return_model_in_response");
+  refused(
+      {"--matchmaker.enable_fake_opponents=true", "--matchmaker.return_model_in_response=false"},
+      "return_model_in_response");
   refused({"--http.host=0.0.0.0"}, "refusing to serve HTTP on '0.0.0.0' with no access token");
   refused({"--actor.host=0.0.0.0"}, "refusing to publish the actor port");
   std::ofstream(dir.file("tok.json")) << R"({"tokens": [{"token": "short", "role": "admin"}]})";
   refused({"--config", dir.file("tok.json")}, "at least 16 characters");
-  std::ofstream(dir.file("attr.json")) << R"({"profile": {"attributes": [{"name": "a", "rule": "maybe"}]}})";
+  std::ofstream(dir.file("attr.json"))
+      << R"({"profile": {"attributes": [{"name": "a", "rule": "maybe"}]}})";
   refused({"--config", dir.file("attr.json")}, "profile.attributes[0].rule");
   // A token of the wrong type is refused without being echoed.
   std::ofstream(dir.file("numtok.json"))
@@ -143,9 +147,9 @@ TEST_CASE("matchmakerd refuses a bad configuration with a clear message", "[serv
   CHECK(out.find("8765432109876") == std::string::npos);
   // Durations are whole milliseconds: sub-second values are kept, finer ones refused.
   refused({"--matchmaker.database_scan_tick=0.5ms"}, "whole number of milliseconds");
-  const auto [ok, printed] = run_binary({MATCHMAKERD_BINARY, "--matchmaker.state_snapshot_interval=1500ms",
-                                         "--matchmaker.buckets_rebalance_interval=300ms",
-                                         "--print-config"});
+  const auto [ok, printed] =
+      run_binary({MATCHMAKERD_BINARY, "--matchmaker.state_snapshot_interval=1500ms",
+                  "--matchmaker.buckets_rebalance_interval=300ms", "--print-config"});
   REQUIRE(ok == 0);
   const json c = json::parse(printed);
   CHECK(c["matchmaker"]["state_snapshot_interval"] == "1500ms");
@@ -154,7 +158,8 @@ TEST_CASE("matchmakerd refuses a bad configuration with a clear message", "[serv
 
 TEST_CASE("the example configuration in examples/ is valid", "[server]") {
   const auto [status, out] =
-      run_binary({MATCHMAKERD_BINARY, "--config", MM_SOURCE_DIR "/examples/matchmakerd.json", "--print-config"});
+      run_binary({MATCHMAKERD_BINARY, "--config", MM_SOURCE_DIR "/examples/matchmakerd.json",
+                  "--print-config"});
   INFO(out);
   REQUIRE(status == 0);
   const json c = json::parse(out);
@@ -166,15 +171,17 @@ TEST_CASE("the example configuration in examples/ is valid", "[server]") {
 
 TEST_CASE("with tokens matchmakerd may bind beyond loopback", "[server]") {
   temp_dir dir;
-  std::ofstream(dir.file("c.json")) << json{{"tokens", {{{"token", admin_token}, {"role", "admin"}}}},
-                                            {"http", {{"host", "0.0.0.0"}}}}
-                                           .dump();
-  const auto [status, out] = run_binary({MATCHMAKERD_BINARY, "--config", dir.file("c.json"), "--print-config"});
+  std::ofstream(dir.file("c.json")) << json{
+      {"tokens", {{{"token", admin_token}, {"role", "admin"}}}},
+      {"http", {{"host", "0.0.0.0"}}}}.dump();
+  const auto [status, out] =
+      run_binary({MATCHMAKERD_BINARY, "--config", dir.file("c.json"), "--print-config"});
   INFO(out);
   CHECK(status == 0);
 }
 
-TEST_CASE("roles: view reads, test queries, admin changes, and tokens are checked", "[server][auth]") {
+TEST_CASE("roles: view reads, test queries, admin changes, and tokens are checked",
+          "[server][auth]") {
   live_server s;
   // No token, a wrong token, a token of the wrong role.
   CHECK(s.get_json("/api/matchmakers", "", 401)["error"].get<std::string>().find("Bearer") !=
@@ -235,8 +242,8 @@ TEST_CASE("every endpoint answers live data", "[server]") {
   CHECK(sum == one["players"].get<std::uint64_t>());
 
   // A bucket page: MMR descending, within the bucket's count.
-  const json page = s.get_json("/api/matchmakers/mm-1/buckets/" + std::to_string(fullest) + "?limit=5",
-                               view_token);
+  const json page = s.get_json(
+      "/api/matchmakers/mm-1/buckets/" + std::to_string(fullest) + "?limit=5", view_token);
   REQUIRE(page["players"].size() == std::min<std::size_t>(5, one["buckets"][fullest]["count"]));
   for (std::size_t i = 1; i < page["players"].size(); ++i)
     CHECK(page["players"][i - 1]["mmr"] >= page["players"][i]["mmr"]);
@@ -269,28 +276,28 @@ TEST_CASE("every endpoint answers live data", "[server]") {
   CHECK(s.get_json("/api/players?after=3999&limit=5", view_token)["next_after"].is_null());
 
   // A real query, through the client.
-  const json reply = s.post_json("/api/query", {{"attacker_id", 999'999}, {"mmr", 1500},
-                                                {"attributes", {{"region", 1}, {"guild", 5}}}},
-                                 test_token);
+  const json reply = s.post_json(
+      "/api/query",
+      {{"attacker_id", 999'999}, {"mmr", 1500}, {"attributes", {{"region", 1}, {"guild", 5}}}},
+      test_token);
   CHECK(reply["result"] == "Success");
   CHECK(reply["model"]["attributes"]["region"] == 1);
   CHECK(reply["model"]["attributes"]["guild"] != 5);
 
   // The test query: retries until Success and why the others were rejected.
-  const json t = s.post_json("/api/test-query", {{"attacker_id", 999'999}, {"mmr", 1500},
-                                                 {"attributes", {{"region", 1}}}},
-                             test_token);
+  const json t = s.post_json(
+      "/api/test-query", {{"attacker_id", 999'999}, {"mmr", 1500}, {"attributes", {{"region", 1}}}},
+      test_token);
   CHECK(t["found"] == true);
   CHECK(t["best"]["retries"] == 0);
-  const json far = s.post_json("/api/test-query", {{"attacker_id", 999'999}, {"mmr", 1e7},
-                                                   {"max_retries", 3}},
-                               test_token);
+  const json far = s.post_json(
+      "/api/test-query", {{"attacker_id", 999'999}, {"mmr", 1e7}, {"max_retries", 3}}, test_token);
   CHECK(far["found"] == false);
   for (const auto& m : far["matchmakers"]) {
     CHECK(m["tries"].size() == 4);
     REQUIRE(m["rejected"].size() > 0);
-    CHECK(m["rejected"][0]["reason"].get<std::string>().find("is wider than the window 250 at retry 3") !=
-          std::string::npos);
+    CHECK(m["rejected"][0]["reason"].get<std::string>().find(
+              "is wider than the window 250 at retry 3") != std::string::npos);
   }
 
   // Rebalance and reset one matchmaker; the scan refills it.
@@ -309,11 +316,11 @@ TEST_CASE("every endpoint answers live data", "[server]") {
   // Remove a cached player from the cache, add it back from the table.
   const std::uint64_t cached_id = s.get_json("/api/top?limit=1", view_token)["players"][0]["id"];
   CHECK(s.post_json("/api/cache/remove", {{"id", cached_id}}, admin_token)["changed"] == true);
-  CHECK(s.get_json("/api/players/" + std::to_string(cached_id), view_token)["matchmakers"][cached_id % 2]
-                  ["participating"] == false);
+  CHECK(s.get_json("/api/players/" + std::to_string(cached_id),
+                   view_token)["matchmakers"][cached_id % 2]["participating"] == false);
   CHECK(s.post_json("/api/cache/add", {{"id", cached_id}}, admin_token)["changed"] == true);
-  CHECK(s.get_json("/api/players/" + std::to_string(cached_id), view_token)["matchmakers"][cached_id % 2]
-                  ["participating"] == true);
+  CHECK(s.get_json("/api/players/" + std::to_string(cached_id),
+                   view_token)["matchmakers"][cached_id % 2]["participating"] == true);
 
   // Upsert a batch into the player table: the bad row is reported by index.
   const json written = s.post_json(
@@ -321,12 +328,17 @@ TEST_CASE("every endpoint answers live data", "[server]") {
       {{"players",
         {{{"id", 50'001}, {"mmr", 1234.5}, {"attributes", {{"region", 2}, {"guild", 7}}}},
          {{"id", 50'002}, {"mmr", "high"}},
-         {{"id", 50'003}, {"mmr", 900}, {"attributes", {1, 2, 3, 4}}, {"is_bot", true}, {"payload", "x"}}}}},
+         {{"id", 50'003},
+          {"mmr", 900},
+          {"attributes", {1, 2, 3, 4}},
+          {"is_bot", true},
+          {"payload", "x"}}}}},
       admin_token);
   CHECK(written["written"] == 2);
   REQUIRE(written["rejected"].size() == 1);
   CHECK(written["rejected"][0]["index"] == 1);
-  CHECK(written["rejected"][0]["reason"].get<std::string>().find("mmr must be a number") != std::string::npos);
+  CHECK(written["rejected"][0]["reason"].get<std::string>().find("mmr must be a number") !=
+        std::string::npos);
   const json stored = s.get_json("/api/players/50001", view_token)["stored"];
   CHECK(stored["mmr"] == 1234.5);
   CHECK(stored["attributes"] == json({2, 7, 0, 0}));
@@ -351,12 +363,15 @@ TEST_CASE("bad requests get a 4xx with a clear message and the server keeps serv
   const auto error_of = [&](const std::string& path, const std::string& body, int status) {
     return post_error(s, path, body, status);
   };
-  CHECK(error_of("/api/query", "{\"attacker_id\": 1, ", 400).find("not valid JSON") != std::string::npos);
+  CHECK(error_of("/api/query", "{\"attacker_id\": 1, ", 400).find("not valid JSON") !=
+        std::string::npos);
   CHECK(error_of("/api/query", "[1, 2]", 400).find("must be a JSON object") != std::string::npos);
   CHECK(error_of("/api/query", R"({"attacker_id": 1, "mmr": "high"})", 400) ==
         "mmr must be a number, got \"high\"");
-  CHECK(error_of("/api/query", R"({"attacker_id": 0, "mmr": 1})", 400).find("attacker_id") != std::string::npos);
-  CHECK(error_of("/api/query", R"({"attacker_id": -4, "mmr": 1})", 400).find("attacker_id") != std::string::npos);
+  CHECK(error_of("/api/query", R"({"attacker_id": 0, "mmr": 1})", 400).find("attacker_id") !=
+        std::string::npos);
+  CHECK(error_of("/api/query", R"({"attacker_id": -4, "mmr": 1})", 400).find("attacker_id") !=
+        std::string::npos);
   CHECK(error_of("/api/query", R"({"mmr": 1})", 400) == "the query: missing field 'attacker_id'");
   CHECK(error_of("/api/query", R"({"attacker_id": 1, "mmr": 1, "colour": 3})", 400)
             .find("unknown field 'colour'") != std::string::npos);
@@ -364,14 +379,16 @@ TEST_CASE("bad requests get a 4xx with a clear message and the server keeps serv
             .find("unknown attribute 'planet'") != std::string::npos);
   CHECK(error_of("/api/query", R"({"attacker_id": 1, "mmr": 1e39})", 400) ==
         "mmr: MMR is out of range: it must fit a 32-bit float (magnitude at most 3.4e38)");
-  CHECK(error_of("/api/query", R"({"attacker_id": 1, "mmr": 1, "retries": 1.5})", 400).find("retries") !=
-        std::string::npos);
+  CHECK(error_of("/api/query", R"({"attacker_id": 1, "mmr": 1, "retries": 1.5})", 400)
+            .find("retries") != std::string::npos);
   // An exclusion list beyond max_excluded_ids (1000 here) is refused by the engine.
   json ids = json::array();
   for (int i = 1; i <= 1001; ++i) ids.push_back(i);
-  CHECK(error_of("/api/query", json{{"attacker_id", 1}, {"mmr", 1}, {"excluded_ids", ids}}.dump(), 400)
+  CHECK(error_of("/api/query", json{{"attacker_id", 1}, {"mmr", 1}, {"excluded_ids", ids}}.dump(),
+                 400)
             .find("too many excluded ids") != std::string::npos);
-  CHECK(error_of("/api/test-query", json{{"attacker_id", 1}, {"mmr", 1}, {"excluded_ids", ids}}.dump(), 400)
+  CHECK(error_of("/api/test-query",
+                 json{{"attacker_id", 1}, {"mmr", 1}, {"excluded_ids", ids}}.dump(), 400)
             .find("too many excluded ids") != std::string::npos);
   CHECK(error_of("/api/test-query", R"({"attacker_id": 1, "mmr": 1, "max_retries": 1000})", 400) ==
         "max_retries must be at most 100");
@@ -382,10 +399,13 @@ TEST_CASE("bad requests get a 4xx with a clear message and the server keeps serv
   for (int i = 1; i <= 101; ++i) many.push_back({{"id", i}, {"mmr", 1}});
   CHECK(error_of("/api/players", json{{"players", many}}.dump(), 400).find("at most 100 players") !=
         std::string::npos);
-  CHECK(error_of("/api/players", R"({"rows": []})", 400) == "the body must be {\"players\": [...]}");
-  CHECK(error_of("/api/cache/add", R"({"id": 777777})", 404) == "player 777777 is not in the player table");
+  CHECK(error_of("/api/players", R"({"rows": []})", 400) ==
+        "the body must be {\"players\": [...]}");
+  CHECK(error_of("/api/cache/add", R"({"id": 777777})", 404) ==
+        "player 777777 is not in the player table");
   CHECK(error_of("/api/cache/add", R"({"id": "7"})", 400).find("player id") != std::string::npos);
-  CHECK(error_of("/api/matchmakers/mm-9/reset", "{}", 404).find("no matchmaker 'mm-9'") != std::string::npos);
+  CHECK(error_of("/api/matchmakers/mm-9/reset", "{}", 404).find("no matchmaker 'mm-9'") !=
+        std::string::npos);
   s.get_json("/api/matchmakers/7", view_token, 404);
   s.get_json("/api/matchmakers/mm-0/buckets/100000", view_token, 404);
   s.get_json("/api/matchmakers/mm-0/buckets/x", view_token, 400);
@@ -394,7 +414,8 @@ TEST_CASE("bad requests get a 4xx with a clear message and the server keeps serv
   s.get_json("/api/players/123456789", view_token, 404);
   s.get_json("/api/players/99999999999999999999999", view_token, 400);
   s.get_json("/api/players?limit=abc", view_token, 400);
-  CHECK(s.get_json("/api/nothing", view_token, 404)["error"] == "no such endpoint: GET /api/nothing");
+  CHECK(s.get_json("/api/nothing", view_token, 404)["error"] ==
+        "no such endpoint: GET /api/nothing");
   // A database another process holds locked: 503 after the busy timeout (5 s),
   // the write goes through once the lock is gone.
   {
@@ -409,7 +430,8 @@ TEST_CASE("bad requests get a 4xx with a clear message and the server keeps serv
         if (!write_done && r && r->status == 200) ++reads_during_write;
       }
     });
-    const std::string locked = error_of("/api/players", R"({"players": [{"id": 60001, "mmr": 1}]})", 503);
+    const std::string locked =
+        error_of("/api/players", R"({"players": [{"id": 60001, "mmr": 1}]})", 503);
     write_done = true;
     reader.join();
     CHECK(reads_during_write > 0);
@@ -417,7 +439,8 @@ TEST_CASE("bad requests get a 4xx with a clear message and the server keeps serv
     CHECK(locked.find("locked") != std::string::npos);
     other.sql().exec("COMMIT");
   }
-  CHECK(s.post_json("/api/players", {{"players", {{{"id", 60001}, {"mmr", 1}}}}}, admin_token)["written"] == 1);
+  CHECK(s.post_json("/api/players", {{"players", {{{"id", 60001}, {"mmr", 1}}}}},
+                    admin_token)["written"] == 1);
   // Still serving.
   CHECK(s.get_json("/api/matchmakers", view_token)["matchmakers"].size() == 2);
   const std::string metrics = s.get("/metrics", view_token)->body;
@@ -505,14 +528,16 @@ TEST_CASE("SIGTERM writes every snapshot and exits 0, the next start is warm", "
   CHECK(s.stop() == 0);
 }
 
-TEST_CASE("mmctl: import with progress, export, info, test, inspect and errors", "[server][mmctl]") {
+TEST_CASE("mmctl: import with progress, export, info, test, inspect and errors",
+          "[server][mmctl]") {
   live_server s(json::object(), 0);
   const std::vector<std::pair<std::string, std::string>> admin = {{"MMCTL_URL", s.url()},
                                                                   {"MMCTL_TOKEN", admin_token}};
   {
     std::ofstream csv(s.dir().file("players.csv"));
     csv << "id,mmr,attr0,attr1,attr2,attr3,is_bot\n";
-    for (int id = 1; id <= 2500; ++id) csv << id << ',' << 1000 + id % 700 << ",0," << id % 50 << ",1,2,0\n";
+    for (int id = 1; id <= 2500; ++id)
+      csv << id << ',' << 1000 + id % 700 << ",0," << id % 50 << ",1,2,0\n";
     csv << "2501,not-a-number\n";
   }
   const auto [status, out] =
@@ -523,7 +548,8 @@ TEST_CASE("mmctl: import with progress, export, info, test, inspect and errors",
   CHECK(out.find("100.0%") != std::string::npos);
   CHECK(out.find("\"written\": 2500") != std::string::npos);
 
-  const auto [exported, text] = run_binary({MMCTL_BINARY, "export", s.dir().file("out.csv")}, admin);
+  const auto [exported, text] =
+      run_binary({MMCTL_BINARY, "export", s.dir().file("out.csv")}, admin);
   CHECK(exported == 0);
   std::ifstream in(s.dir().file("out.csv"));
   std::string header, line;
@@ -543,8 +569,8 @@ TEST_CASE("mmctl: import with progress, export, info, test, inspect and errors",
   CHECK(info_status == 0);
   CHECK(json::parse(info)["matchmakers"].size() == 2);
   const auto [test_status, report] =
-      run_binary({MMCTL_BINARY, "test", "--attacker", "99999", "--mmr", "1300", "--attr", "region=0",
-                  "--attr", "guild=3"},
+      run_binary({MMCTL_BINARY, "test", "--attacker", "99999", "--mmr", "1300", "--attr",
+                  "region=0", "--attr", "guild=3"},
                  admin);
   INFO(report);
   CHECK(test_status == 0);
@@ -572,7 +598,8 @@ TEST_CASE("hostile input: numbers past a double and deep nesting and another sit
   // 1e309 overflows a double: a 400 naming the field, never a 500.
   CHECK(error_of("/api/query", R"({"attacker_id": 1, "mmr": 1e309})", 400) ==
         "mmr: MMR is out of range: it must fit a 32-bit float (magnitude at most 3.4e38)");
-  CHECK(error_of("/api/query", R"({"attacker_id": 1e309, "mmr": 1})", 400).find("attacker_id") == 0);
+  CHECK(error_of("/api/query", R"({"attacker_id": 1e309, "mmr": 1})", 400).find("attacker_id") ==
+        0);
   CHECK(error_of("/api/query", R"({"attacker_id": 1, "mmr": 1, "excluded_ids": [2, -1e999]})", 400)
             .find("excluded_ids[1]") == 0);
   CHECK(error_of("/api/test-query", R"({"attacker_id": 1, "mmr": -1E+400})", 400).find("mmr") == 0);
@@ -588,7 +615,8 @@ TEST_CASE("hostile input: numbers past a double and deep nesting and another sit
   REQUIRE(written["rejected"].size() == 2);
   CHECK(written["rejected"][0]["index"] == 1);
   CHECK(written["rejected"][1]["index"] == 2);
-  CHECK(written["rejected"][1]["reason"].get<std::string>().find("32-bit float") != std::string::npos);
+  CHECK(written["rejected"][1]["reason"].get<std::string>().find("32-bit float") !=
+        std::string::npos);
   s.get_json("/api/players/70004", view_token);
   s.get_json("/api/players/70003", view_token, 404);  // refused at the door, never stored
   // A number inside a string is text, not a number to rewrite.
@@ -596,12 +624,15 @@ TEST_CASE("hostile input: numbers past a double and deep nesting and another sit
         "mmr must be a number, got \"1e309\"");
 
   // Nesting: bounded before anything recurses; the error does not echo it.
-  const std::string deep = std::string(30'000, '[') + std::string(30'000, ']');  // under the 64 KiB limit
-  const std::string nested = error_of("/api/query", R"({"attacker_id": 1, "mmr": )" + deep + "}", 400);
+  const std::string deep =
+      std::string(30'000, '[') + std::string(30'000, ']');  // under the 64 KiB limit
+  const std::string nested =
+      error_of("/api/query", R"({"attacker_id": 1, "mmr": )" + deep + "}", 400);
   CHECK(nested.find("nests deeper than") != std::string::npos);
   CHECK(nested.size() < 200);
   const std::string shallow = std::string(20, '[') + std::string(20, ']');
-  const std::string typed = error_of("/api/query", R"({"attacker_id": 1, "mmr": )" + shallow + "}", 400);
+  const std::string typed =
+      error_of("/api/query", R"({"attacker_id": 1, "mmr": )" + shallow + "}", 400);
   CHECK(typed == "mmr must be a number, got a list");
 
   // A page on another site cannot drive the API through a browser.
@@ -616,12 +647,14 @@ TEST_CASE("hostile input: numbers past a double and deep nesting and another sit
   CHECK(with({{"Origin", "http://evil.example"}}) == 403);
   CHECK(with({{"Origin", "null"}}) == 403);
   CHECK(with({{"Sec-Fetch-Site", "cross-site"}}) == 403);
-  CHECK(with({{"Origin", "http://127.0.0.1:" + std::to_string(s.port())}}) == 200);  // the dashboard
+  CHECK(with({{"Origin", "http://127.0.0.1:" + std::to_string(s.port())}}) ==
+        200);              // the dashboard
   CHECK(with({}) == 200);  // a program, not a browser
   CHECK(s.get_json("/api/matchmakers", view_token)["matchmakers"].size() == 2);
 }
 
-TEST_CASE("with no token only this server's names are served (DNS rebinding)", "[server][bad-input]") {
+TEST_CASE("with no token only this server's names are served (DNS rebinding)",
+          "[server][bad-input]") {
   live_server s(json{{"tokens", nullptr}});
   httplib::Client c("127.0.0.1", s.port());
   const std::string port = std::to_string(s.port());
@@ -680,9 +713,9 @@ TEST_CASE("the caller is checked before a body is read and every body has a leng
       s.port(), head + "Authorization: Bearer " + view_token + "\r\nContent-Length: 60000\r\n\r\n");
   CHECK(viewer.rfind("HTTP/1.1 403", 0) == 0);
   // Chunked bodies: refused before a byte of them is read, whoever sends them.
-  const std::string chunked = raw_exchange(
-      s.port(), head + "Authorization: Bearer " + admin_token +
-                    "\r\nTransfer-Encoding: chunked\r\n\r\n100000\r\n");
+  const std::string chunked =
+      raw_exchange(s.port(), head + "Authorization: Bearer " + admin_token +
+                                 "\r\nTransfer-Encoding: chunked\r\n\r\n100000\r\n");
   CHECK(chunked.rfind("HTTP/1.1 411", 0) == 0);
   CHECK(chunked.find("Content-Length") != std::string::npos);
   CHECK(raw_exchange(s.port(), head + "Transfer-Encoding: chunked\r\n\r\n100000\r\n")
@@ -701,11 +734,12 @@ TEST_CASE("the caller is checked before a body is read and every body has a leng
   CHECK(form->status == 400);
   CHECK(form->body.find("not valid JSON") != std::string::npos);
   // A body over http.max_body_bytes: 413 from its Content-Length, before it is read.
-  const std::string big = raw_exchange(
-      s.port(), head + "Authorization: Bearer " + admin_token + "\r\nContent-Length: 99999999\r\n\r\n");
+  const std::string big = raw_exchange(s.port(), head + "Authorization: Bearer " + admin_token +
+                                                     "\r\nContent-Length: 99999999\r\n\r\n");
   CHECK(big.rfind("HTTP/1.1 413", 0) == 0);
   // A known path with another method: 405 naming the ones it takes.
-  const std::string put = raw_exchange(s.port(), "PUT /api/config HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  const std::string put =
+      raw_exchange(s.port(), "PUT /api/config HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
   CHECK(put.rfind("HTTP/1.1 405", 0) == 0);
   CHECK(put.find("Allow: GET") != std::string::npos);
   // Still serving.

@@ -60,23 +60,19 @@ TEST_CASE("config: flags set keys, and a bad key or value names itself", "[serve
   CHECK(c.config.http_port == 0);
   CHECK(config_problem([] { parse({"--no.such.key=1"}); }).find("no.such.key") !=
         std::string::npos);
-  CHECK(config_problem([] { parse({"--instances=lots"}); }).find("instances") !=
-        std::string::npos);
-  CHECK(config_problem([] { parse({"--instances=1000"}); }).find("instances") !=
-        std::string::npos);
-  CHECK(config_problem([] { parse({"--instances"}); }).find("needs a value") !=
-        std::string::npos);
+  CHECK(config_problem([] { parse({"--instances=lots"}); }).find("instances") != std::string::npos);
+  CHECK(config_problem([] { parse({"--instances=1000"}); }).find("instances") != std::string::npos);
+  CHECK(config_problem([] { parse({"--instances"}); }).find("needs a value") != std::string::npos);
   CHECK(config_problem([] { parse({"stray"}); }).find("stray") != std::string::npos);
   CHECK(parse({"--help"}).help);
 }
 
 TEST_CASE("config: no token means loopback only and off loopback the actor port needs TLS",
           "[server][config]") {
-  CHECK(config_problem([] { parse({"--http.host=0.0.0.0"}); }).find("token") !=
-        std::string::npos);
+  CHECK(config_problem([] { parse({"--http.host=0.0.0.0"}); }).find("token") != std::string::npos);
   CHECK(config_problem([] { parse({"--actor.host=0.0.0.0"}); }).find("TLS") != std::string::npos);
-  CHECK(config_problem([] { parse({"--actor.tls.certificate=a.pem"}); })
-            .find("all three") != std::string::npos);
+  CHECK(config_problem([] { parse({"--actor.tls.certificate=a.pem"}); }).find("all three") !=
+        std::string::npos);
 }
 
 TEST_CASE("config: a file's keys, flags over them, tokens never printed", "[server][config]") {
@@ -94,8 +90,9 @@ TEST_CASE("config: a file's keys, flags over them, tokens never printed", "[serv
   std::ofstream(path) << R"({"instances": 2, "htp": {"port": 1}})";
   CHECK(config_problem([&] { parse({"--config", path}); }).find("htp") != std::string::npos);
   std::ofstream(path) << "{not json";
-  CHECK(config_problem([&] { parse({"--config", path}); }).find("not valid JSON") !=
-        std::string::npos);
+  CHECK(config_problem([&] {
+          parse({"--config", path});
+        }).find("not valid JSON") != std::string::npos);
 }
 
 TEST_CASE("json codec: request bodies are read strictly, naming the field", "[server][json]") {
@@ -112,17 +109,16 @@ TEST_CASE("json codec: request bodies are read strictly, naming the field", "[se
     return bad_request_problem([&] { read_query(json::parse(body), profile, false); });
   };
   CHECK(problem(R"({"mmr": 1500})").find("attacker_id") != std::string::npos);
-  CHECK(problem(R"({"attacker_id": "seven", "mmr": 1})").find("attacker_id") !=
-        std::string::npos);
+  CHECK(problem(R"({"attacker_id": "seven", "mmr": 1})").find("attacker_id") != std::string::npos);
   CHECK(problem(R"({"attacker_id": 7, "mmr": 1, "colour": 3})").find("colour") !=
         std::string::npos);
-  CHECK(problem(R"({"attacker_id": 7, "mmr": 1, "excluded_ids": [1, -2]})")
-            .find("excluded_ids") != std::string::npos);
+  CHECK(problem(R"({"attacker_id": 7, "mmr": 1, "excluded_ids": [1, -2]})").find("excluded_ids") !=
+        std::string::npos);
   CHECK(problem(R"({"attacker_id": 7, "mmr": 1, "max_retries": 3})").find("max_retries") !=
         std::string::npos);  // only where the route allows it
 
-  const player_row row = read_row(json::parse(R"({"id": 5, "mmr": 1200.5, "is_bot": true})"),
-                                  profile, "players[0]");
+  const player_row row =
+      read_row(json::parse(R"({"id": 5, "mmr": 1200.5, "is_bot": true})"), profile, "players[0]");
   CHECK(row.id == 5);
   CHECK(row.mmr == 1200.5);
   CHECK(row.is_bot);
@@ -150,13 +146,12 @@ TEST_CASE("access: roles from bearer tokens, compared whole", "[server][auth]") 
   CHECK(caller_role(open, request_with({})) == role::admin);  // no token: loopback only
 
   server_config c;
-  c.tokens = {{"view-token-0123", role::view}, {"test-token-4567", role::test},
+  c.tokens = {{"view-token-0123", role::view},
+              {"test-token-4567", role::test},
               {"admin-token-89ab", role::admin}};
   CHECK(caller_role(c, request_with({})) == role::none);
-  CHECK(caller_role(c, request_with({{"Authorization", "Bearer view-token-0123"}})) ==
-        role::view);
-  CHECK(caller_role(c, request_with({{"authorization", "Bearer test-token-4567"}})) ==
-        role::test);
+  CHECK(caller_role(c, request_with({{"Authorization", "Bearer view-token-0123"}})) == role::view);
+  CHECK(caller_role(c, request_with({{"authorization", "Bearer test-token-4567"}})) == role::test);
   CHECK(caller_role(c, request_with({{"Authorization", "Bearer admin-token-89ab"}})) ==
         role::admin);
   CHECK(caller_role(c, request_with({{"Authorization", "Bearer admin-token-89a"}})) ==
@@ -166,8 +161,7 @@ TEST_CASE("access: roles from bearer tokens, compared whole", "[server][auth]") 
   CHECK(caller_role(c, request_with({{"Authorization", "admin-token-89ab"}})) == role::none);
 }
 
-TEST_CASE("access: another site's page cannot use a browser against the API",
-          "[server][auth]") {
+TEST_CASE("access: another site's page cannot use a browser against the API", "[server][auth]") {
   server_config c;  // no tokens: Host must be a name of this server
   CHECK_FALSE(foreign_request(c, request_with({{"Host", "127.0.0.1:8080"}})));
   CHECK_FALSE(foreign_request(c, request_with({{"Host", "localhost:8080"}})));
@@ -186,7 +180,7 @@ TEST_CASE("access: another site's page cannot use a browser against the API",
   proxied.tokens = {{"t0123456789abcdef", role::admin}};
   proxied.http_allowed_hosts = {"mm.internal"};
   CHECK_FALSE(foreign_request(proxied, request_with({{"Host", "mm.internal"}})));
-  CHECK_FALSE(foreign_request(proxied, request_with({{"Host", "mm.internal"},
-                                                     {"Origin", "https://mm.internal"}})));
+  CHECK_FALSE(foreign_request(
+      proxied, request_with({{"Host", "mm.internal"}, {"Origin", "https://mm.internal"}})));
   CHECK(foreign_request(proxied, request_with({{"Host", "other.internal"}})));
 }

@@ -30,8 +30,7 @@ TEST_CASE("sample FIFO keeps the newest samples and knows when it has enough", "
   for (float m : f.mmrs()) CHECK(m >= 150);
 }
 
-TEST_CASE("a skewed population with far outliers: capacities follow the density",
-          "[sizing]") {
+TEST_CASE("a skewed population with far outliers: capacities follow the density", "[sizing]") {
   options o;
   o.player_cache_size = 100'000;
   o.random_seed = 3;
@@ -54,16 +53,16 @@ TEST_CASE("a skewed population with far outliers: capacities follow the density"
   const auto info = e.info();
   std::vector<double> cap(o.mmr_bucket_count, 0);
   for (const auto& b : info.buckets) {
-    const auto i =
-        static_cast<std::size_t>(((b.mmr_low + b.mmr_high) / 2 - e.mmr().low()) / e.mmr().slice_width());
+    const auto i = static_cast<std::size_t>(((b.mmr_low + b.mmr_high) / 2 - e.mmr().low()) /
+                                            e.mmr().slice_width());
     cap[std::min<std::size_t>(i, cap.size() - 1)] += b.capacity;
   }
   const double width = e.mmr().slice_width();
   for (std::size_t i = 1; i + 1 < cap.size(); ++i) {
     const double mid = e.mmr().slice_low(static_cast<std::uint32_t>(i)) + width / 2;
     const double z = (mid - 1500) / 300;
-    const double expected = o.player_cache_size * width * std::exp(-z * z / 2) /
-                            (300 * std::sqrt(2 * M_PI));
+    const double expected =
+        o.player_cache_size * width * std::exp(-z * z / 2) / (300 * std::sqrt(2 * M_PI));
     if (expected < 1000) continue;  // small slices are dominated by min sizes and noise
     INFO("slice " << i << " mid " << mid);
     CHECK(cap[i] == Approx(expected).epsilon(0.1));

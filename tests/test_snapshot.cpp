@@ -8,8 +8,8 @@
 #include <set>
 #include <sstream>
 
-#include "mm/storage/snapshot.hpp"
 #include "mm/engine/synthetic_players.hpp"
+#include "mm/storage/snapshot.hpp"
 #include "temp_dir.hpp"
 #include "test_support.hpp"
 
@@ -209,8 +209,9 @@ TEST_CASE("a changed player_cache_size resizes the buckets after the restore", "
     const auto want = bigger.planned_capacity(bigger.pool().at(b.index).labels);
     CHECK(b.capacity == want);
     if (want > 100) {
-      ratio_sum += static_cast<double>(b.capacity) /
-                   capacity_plan(bigger.sizing(), e.opts()).capacity_of(bigger.pool().at(b.index).labels);
+      ratio_sum +=
+          static_cast<double>(b.capacity) /
+          capacity_plan(bigger.sizing(), e.opts()).capacity_of(bigger.pool().at(b.index).labels);
       ++counted;
     }
   }

@@ -1,10 +1,10 @@
 #include <catch2/catch.hpp>
 #include <set>
 
-#include "mm/strategies/attribute_strategy.hpp"
 #include "mm/engine/bucket_pool.hpp"
-#include "mm/strategies/mmr_strategy.hpp"
 #include "mm/engine/stable_hash.hpp"
+#include "mm/strategies/attribute_strategy.hpp"
+#include "mm/strategies/mmr_strategy.hpp"
 #include "test_support.hpp"
 
 using namespace mm;

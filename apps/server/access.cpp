@@ -55,8 +55,7 @@ role caller_role(const server_config& config, const http_request& req) {
 //    host and port as Host) or one of http.allowed_hosts;
 //  - a browser's Sec-Fetch-Site: cross-site is refused.
 // Clients that are not browsers (games, mmctl, curl) send no Origin.
-std::optional<std::string> foreign_request(const server_config& config,
-                                           const http_request& req) {
+std::optional<std::string> foreign_request(const server_config& config, const http_request& req) {
   const auto& allowed = config.http_allowed_hosts;
   const auto listed = [&](const std::string& name) {
     return std::find(allowed.begin(), allowed.end(), name) != allowed.end();
@@ -81,8 +80,7 @@ std::optional<std::string> foreign_request(const server_config& config,
         web = true;
       }
     if (!web || (rest != host && !listed(name_of(rest))))
-      return "requests from the web page at '" + clipped(origin) +
-             "' are refused (another site)";
+      return "requests from the web page at '" + clipped(origin) + "' are refused (another site)";
   }
   if (req.header("Sec-Fetch-Site") == "cross-site")
     return "a browser's cross-site request is refused";

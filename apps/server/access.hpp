@@ -19,8 +19,7 @@ role caller_role(const server_config& config, const http_request& req);
 
 // Why a request looks like another site's (a foreign Host, Origin or a
 // browser's cross-site fetch), or nothing when it does not. See access.cpp.
-std::optional<std::string> foreign_request(const server_config& config,
-                                           const http_request& req);
+std::optional<std::string> foreign_request(const server_config& config, const http_request& req);
 
 // Caller-supplied text quoted in an error message, clipped to 64 characters.
 std::string clipped(const std::string& s);

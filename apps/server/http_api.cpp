@@ -18,8 +18,7 @@ namespace {
 
 class http_error : public std::runtime_error {
  public:
-  http_error(int code, const std::string& what)
-      : std::runtime_error(what), status(code) {}
+  http_error(int code, const std::string& what) : std::runtime_error(what), status(code) {}
   int status;
 };
 
@@ -27,14 +26,12 @@ void send_json(http_response& res, const json& j, int status = 200) {
   res.status = status;
   // Player payloads are opaque bytes: bytes that are not UTF-8 become U+FFFD
   // instead of failing the whole answer.
-  res.set_content(j.dump(-1, ' ', false, json::error_handler_t::replace),
-                  "application/json");
+  res.set_content(j.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
 }
 
 bool all_digits(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) {
-    return c >= '0' && c <= '9';
-  });
+  return !s.empty() &&
+         std::all_of(s.begin(), s.end(), [](unsigned char c) { return c >= '0' && c <= '9'; });
 }
 
 http_response error_response(int status, const std::string& message) {
@@ -52,8 +49,7 @@ using handler = std::function<void(const http_request&, http_response&)>;
 // Whether the caller may use a route that needs `needed`: another site's
 // browser, a missing or unknown token (401) and a weaker role (403) are
 // answered here, from the head, before the body is read.
-std::optional<http_response> refusal(http_context& ctx, const http_request& req,
-                                     role needed) {
+std::optional<http_response> refusal(http_context& ctx, const http_request& req, role needed) {
   if (auto why = foreign_request(ctx.config, req)) {
     ++ctx.counters.unauthorized;
     return error_response(403, *why);
@@ -61,16 +57,15 @@ std::optional<http_response> refusal(http_context& ctx, const http_request& req,
   const role r = caller_role(ctx.config, req);
   if (r == role::none) {
     ++ctx.counters.unauthorized;
-    http_response res = error_response(
-        401, "a valid token is needed: send 'Authorization: Bearer <token>'");
+    http_response res =
+        error_response(401, "a valid token is needed: send 'Authorization: Bearer <token>'");
     res.set_header("WWW-Authenticate", "Bearer");
     return res;
   }
   if (r < needed) {
     ++ctx.counters.unauthorized;
     return error_response(403, "this needs the '" + std::string(to_string(needed)) +
-                                   "' role; the token has '" +
-                                   std::string(to_string(r)) + "'");
+                                   "' role; the token has '" + std::string(to_string(r)) + "'");
   }
   return std::nullopt;
 }
@@ -87,7 +82,8 @@ http_response guarded(const handler& h, const http_request& req) {
   } catch (const error& e) {
     // The project's errors by cause (mm/engine/error.hpp); the storage library
     // has already turned SQLite's exceptions into store_error.
-    const bool callers_fault = e.code() == errc::invalid_argument || e.code() == errc::invalid_config;
+    const bool callers_fault =
+        e.code() == errc::invalid_argument || e.code() == errc::invalid_config;
     send_error(res, callers_fault ? 400 : 503, std::string(to_string(e.code())) + ": " + e.what());
   }
   return res;
@@ -129,8 +125,7 @@ class path_pattern {
         return std::nullopt;
       }
       const bool last = i + 1 == segments_.size();
-      if ((slash == std::string_view::npos) != last)
-        return std::nullopt;  // too short or too long
+      if ((slash == std::string_view::npos) != last) return std::nullopt;  // too short or too long
       if (!last) rest.remove_prefix(slash + 1);
     }
     return captured;
@@ -193,8 +188,7 @@ class api_routes {
       return std::nullopt;
     }
     if (allowed.empty())
-      return error_response(
-          404, "no such endpoint: " + req.method + " " + clipped(req.path));
+      return error_response(404, "no such endpoint: " + req.method + " " + clipped(req.path));
     http_response res = error_response(
         405, clipped(req.path) + " takes " + allowed + ", not " + clipped(req.method));
     res.set_header("Allow", allowed);
@@ -219,8 +213,7 @@ std::uint64_t param(const http_request& req, const char* name, std::uint64_t fal
   if (!req.has_param(name)) return fallback;
   const std::string v = req.param(name);
   if (v.size() > 19 || !all_digits(v))
-    throw bad_request(std::string("parameter '") + name +
-                      "' must be a non-negative integer");
+    throw bad_request(std::string("parameter '") + name + "' must be a non-negative integer");
   const std::uint64_t x = std::stoull(v);
   if (x > max)
     throw bad_request(std::string("parameter '") + name + "' must be at most " +
@@ -247,9 +240,8 @@ std::size_t matchmaker_index(const http_context& ctx, const std::string& key) {
     const std::size_t i = std::stoul(key);
     if (i < names.size()) return i;
   }
-  throw http_error(404, "no matchmaker '" + key + "' (there are " +
-                            std::to_string(names.size()) + ": " + names.front() +
-                            " ... " + names.back() + ")");
+  throw http_error(404, "no matchmaker '" + key + "' (there are " + std::to_string(names.size()) +
+                            ": " + names.front() + " ... " + names.back() + ")");
 }
 
 template <class T>
@@ -300,8 +292,7 @@ json test_query(http_context& ctx, const query_body& q) {
   json best = nullptr;
   std::string why;
   for (std::size_t i = 0; i < ctx.bridge.size(); ++i) {
-    const query_explanation x =
-        answered(ctx, i, ctx.bridge.explain(i, q.request, q.max_retries));
+    const query_explanation x = answered(ctx, i, ctx.bridge.explain(i, q.request, q.max_retries));
     if (!x.error.empty()) throw bad_request(x.error);
     json e = explanation_json(x);
     e["matchmaker"] = ctx.bridge.names()[i];
@@ -319,15 +310,13 @@ json test_query(http_context& ctx, const query_body& q) {
   if (best.is_null()) {
     std::uint64_t cached = 0;
     for (const auto& e : per) cached += e["players_cached"].get<std::uint64_t>();
-    out["summary"] =
-        cached == 0 ? "no matchmaker holds any player yet (the scan fills the cache)"
-                    : "no possible candidate with retries " +
-                          std::to_string(q.request.num_retries) + " to " +
-                          std::to_string(q.max_retries) +
-                          ": see each matchmaker's rejected candidates";
+    out["summary"] = cached == 0 ? "no matchmaker holds any player yet (the scan fills the cache)"
+                                 : "no possible candidate with retries " +
+                                       std::to_string(q.request.num_retries) + " to " +
+                                       std::to_string(q.max_retries) +
+                                       ": see each matchmaker's rejected candidates";
   } else {
-    out["summary"] = "Success on " + best["matchmaker"].get<std::string>() +
-                     " at retry " +
+    out["summary"] = "Success on " + best["matchmaker"].get<std::string>() + " at retry " +
                      std::to_string(best["retries"].get<std::uint32_t>());
   }
   return out;
@@ -341,17 +330,15 @@ http_handlers api_handlers(http_context& ctx) {
   api_routes& api = *routes;
 
   for (const auto& f : dashboard_files())
-    api.file(f.path == "/index.html" ? "/" : f.path,
-             [&f](const http_request&, http_response& res) {
-               res.set_content(f.body, f.content_type);
-             });
+    api.file(f.path == "/index.html" ? "/" : f.path, [&f](const http_request&, http_response& res) {
+      res.set_content(f.body, f.content_type);
+    });
 
   api.get("/metrics", role::view, [&ctx](auto&, auto& res) {
     auto client = ctx.bridge.stats();
     res.set_content(
         render_metrics(all_figures(ctx),
-                       client ? std::optional<client_stats>(*client) : std::nullopt,
-                       ctx.counters),
+                       client ? std::optional<client_stats>(*client) : std::nullopt, ctx.counters),
         "text/plain; version=0.0.4");
   });
   api.get("/api/config", role::view, [&ctx](auto& req, auto& res) {
@@ -366,40 +353,35 @@ http_handlers api_handlers(http_context& ctx) {
   });
   api.get("/api/matchmakers/*", role::view, [&ctx](auto& req, auto& res) {
     const std::size_t i = matchmaker_index(ctx, req.matches[1]);
-    send_json(res, info_json(ctx.bridge.names()[i],
-                             answered(ctx, i, ctx.bridge.info(i)), true));
+    send_json(res, info_json(ctx.bridge.names()[i], answered(ctx, i, ctx.bridge.info(i)), true));
   });
-  api.get("/api/matchmakers/*/buckets/*", role::view,
-          [&ctx, &profile](auto& req, auto& res) {
-            const std::size_t i = matchmaker_index(ctx, req.matches[1]);
-            const std::uint64_t b = path_number(req.matches[2], "the bucket index");
-            const auto offset = param(req, "offset", 0, 1'000'000'000);
-            const auto limit = param(req, "limit", 50, 1000);
-            const instance_info info = answered(ctx, i, ctx.bridge.info(i));
-            if (b >= info.engine.buckets.size())
-              throw http_error(
-                  404, "matchmaker '" + ctx.bridge.names()[i] + "' has no bucket " +
-                           std::to_string(b) + " (it has " +
-                           std::to_string(info.engine.buckets.size()) + ")");
-            const auto players =
-                answered(ctx, i,
-                         ctx.bridge.inspect(i, static_cast<std::uint32_t>(b),
-                                            static_cast<std::uint32_t>(offset),
-                                            static_cast<std::uint32_t>(limit)));
-            json list = json::array();
-            for (const auto& m : players) list.push_back(model_json(m, profile));
-            send_json(res, {{"matchmaker", ctx.bridge.names()[i]},
-                            {"bucket", bucket_json(info.engine.buckets[b])},
-                            {"offset", offset},
-                            {"limit", limit},
-                            {"players", list}});
-          });
+  api.get("/api/matchmakers/*/buckets/*", role::view, [&ctx, &profile](auto& req, auto& res) {
+    const std::size_t i = matchmaker_index(ctx, req.matches[1]);
+    const std::uint64_t b = path_number(req.matches[2], "the bucket index");
+    const auto offset = param(req, "offset", 0, 1'000'000'000);
+    const auto limit = param(req, "limit", 50, 1000);
+    const instance_info info = answered(ctx, i, ctx.bridge.info(i));
+    if (b >= info.engine.buckets.size())
+      throw http_error(404, "matchmaker '" + ctx.bridge.names()[i] + "' has no bucket " +
+                                std::to_string(b) + " (it has " +
+                                std::to_string(info.engine.buckets.size()) + ")");
+    const auto players = answered(
+        ctx, i,
+        ctx.bridge.inspect(i, static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(offset),
+                           static_cast<std::uint32_t>(limit)));
+    json list = json::array();
+    for (const auto& m : players) list.push_back(model_json(m, profile));
+    send_json(res, {{"matchmaker", ctx.bridge.names()[i]},
+                    {"bucket", bucket_json(info.engine.buckets[b])},
+                    {"offset", offset},
+                    {"limit", limit},
+                    {"players", list}});
+  });
   api.get("/api/top", role::view, [&ctx, &profile](auto& req, auto& res) {
     const auto limit = static_cast<std::uint32_t>(param(req, "limit", 100, 1000));
     std::vector<std::pair<generic_model, std::size_t>> all;
     for (std::size_t i = 0; i < ctx.bridge.size(); ++i)
-      for (const auto& m : answered(ctx, i, ctx.bridge.top(i, limit)))
-        all.emplace_back(m, i);
+      for (const auto& m : answered(ctx, i, ctx.bridge.top(i, limit))) all.emplace_back(m, i);
     std::stable_sort(all.begin(), all.end(),
                      [](auto& a, auto& b) { return a.first.mmr > b.first.mmr; });
     json list = json::array();
@@ -425,18 +407,16 @@ http_handlers api_handlers(http_context& ctx) {
     for (std::size_t i = 0; i < ctx.bridge.size(); ++i) {
       const player_info p = answered(ctx, i, ctx.bridge.player(i, id));
       anywhere |= p.participating;
-      json j = p.participating
-                   ? player_info_json(p, answered(ctx, i, ctx.bridge.info(i)).engine)
-                   : json{{"participating", false}};
+      json j = p.participating ? player_info_json(p, answered(ctx, i, ctx.bridge.info(i)).engine)
+                               : json{{"participating", false}};
       j["matchmaker"] = ctx.bridge.names()[i];
       per.push_back(std::move(j));
     }
     if (!row && !anywhere)
-      throw http_error(404, "player " + std::to_string(id) +
-                                " is neither in the player table nor in any cache");
-    send_json(res, {{"id", id},
-                    {"stored", row ? row_json(*row) : json(nullptr)},
-                    {"matchmakers", per}});
+      throw http_error(
+          404, "player " + std::to_string(id) + " is neither in the player table nor in any cache");
+    send_json(res,
+              {{"id", id}, {"stored", row ? row_json(*row) : json(nullptr)}, {"matchmakers", per}});
   });
   api.get("/api/players", role::view, [&ctx](auto& req, auto& res) {
     const auto after = param(req, "after", 0, max_stored_player_id);
@@ -449,17 +429,15 @@ http_handlers api_handlers(http_context& ctx) {
     json list = json::array();
     for (const auto& r : rows) list.push_back(row_json(r));
     send_json(res, {{"players", list},
-                    {"next_after", rows.size() == limit && !rows.empty()
-                                       ? json(rows.back().id)
-                                       : json(nullptr)}});
+                    {"next_after", rows.size() == limit && !rows.empty() ? json(rows.back().id)
+                                                                         : json(nullptr)}});
   });
 
   api.post("/api/query", role::test, [&ctx, &profile](auto& req, auto& res) {
     const query_body q = read_query(parse_body(req.body), profile, false);
     auto reply = ctx.bridge.find(q.request);
     if (!reply)
-      throw http_error(503,
-                       "no matchmaker answered: " + ctx.bridge.render(reply.error()));
+      throw http_error(503, "no matchmaker answered: " + ctx.bridge.render(reply.error()));
     if (reply->type == match_type::invalid_request) throw bad_request(reply->error);
     send_json(res, reply_json(*reply, profile));
   });
@@ -467,11 +445,9 @@ http_handlers api_handlers(http_context& ctx) {
     send_json(res, test_query(ctx, read_query(parse_body(req.body), profile, true)));
   });
 
-  api.post("/api/matchmakers/*/rebalance|reset", role::admin,
-           [&ctx](auto& req, auto& res) {
-             send_json(res, maintenance(ctx, matchmaker_index(ctx, req.matches[1]),
-                                        req.matches[2]));
-           });
+  api.post("/api/matchmakers/*/rebalance|reset", role::admin, [&ctx](auto& req, auto& res) {
+    send_json(res, maintenance(ctx, matchmaker_index(ctx, req.matches[1]), req.matches[2]));
+  });
   api.post("/api/rebalance|reset", role::admin, [&ctx](auto& req, auto& res) {
     json list = json::array();
     for (std::size_t i = 0; i < ctx.bridge.size(); ++i)
@@ -483,21 +459,18 @@ http_handlers api_handlers(http_context& ctx) {
     {
       std::lock_guard lock(ctx.read_db_mutex);
       if (!find_player(ctx.read_db, id))
-        throw http_error(
-            404, "player " + std::to_string(id) + " is not in the player table");
+        throw http_error(404, "player " + std::to_string(id) + " is not in the player table");
     }
     auto changed = ctx.bridge.enroll(id);
     if (!changed)
-      throw http_error(
-          503, "the matchmaker did not answer: " + ctx.bridge.render(changed.error()));
+      throw http_error(503, "the matchmaker did not answer: " + ctx.bridge.render(changed.error()));
     send_json(res, {{"id", id}, {"changed", *changed}});
   });
   api.post("/api/cache/remove", role::admin, [&ctx](auto& req, auto& res) {
     const player_id id = read_id_body(parse_body(req.body));
     auto changed = ctx.bridge.remove(id);
     if (!changed)
-      throw http_error(
-          503, "the matchmaker did not answer: " + ctx.bridge.render(changed.error()));
+      throw http_error(503, "the matchmaker did not answer: " + ctx.bridge.render(changed.error()));
     send_json(res, {{"id", id}, {"changed", *changed}});
   });
   api.post("/api/players", role::admin, [&ctx, &profile](auto& req, auto& res) {
@@ -515,8 +488,7 @@ http_handlers api_handlers(http_context& ctx) {
     json rejected = json::array();
     for (std::size_t k = 0; k < list.size(); ++k) {
       try {
-        rows.push_back(
-            read_row(list[k], profile, "players[" + std::to_string(k) + "]"));
+        rows.push_back(read_row(list[k], profile, "players[" + std::to_string(k) + "]"));
         positions.push_back(k);
       } catch (const bad_request& e) {
         rejected.push_back({{"index", k}, {"reason", e.what()}});
@@ -528,8 +500,7 @@ http_handlers api_handlers(http_context& ctx) {
       report = upsert_players(ctx.db, rows);
     }
     for (const auto& p : report.rejected)
-      rejected.push_back(
-          {{"index", positions[p.index]}, {"id", p.id}, {"reason", p.reason}});
+      rejected.push_back({{"index", positions[p.index]}, {"id", p.id}, {"reason", p.reason}});
     send_json(res, {{"written", report.written}, {"rejected", rejected}});
   });
 

@@ -8,10 +8,10 @@
 
 #include <mutex>
 
-#include "mm/actors/admin_bridge.hpp"
-#include "mm/storage/database.hpp"
 #include "http_server.hpp"
 #include "metrics.hpp"
+#include "mm/actors/admin_bridge.hpp"
+#include "mm/storage/database.hpp"
 #include "server_config.hpp"
 
 namespace mm::server {

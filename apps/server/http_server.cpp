@@ -25,8 +25,7 @@ using tcp = asio::ip::tcp;
 namespace {
 
 bool same_name(std::string_view a, std::string_view b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
            return std::tolower(static_cast<unsigned char>(x)) ==
                   std::tolower(static_cast<unsigned char>(y));
          });
@@ -45,8 +44,7 @@ std::string percent_decoded(std::string_view s, bool plus_is_space) {
   std::string out;
   out.reserve(s.size());
   for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && hex_value(s[i + 1]) >= 0 &&
-        hex_value(s[i + 2]) >= 0) {
+    if (s[i] == '%' && i + 2 < s.size() && hex_value(s[i + 1]) >= 0 && hex_value(s[i + 2]) >= 0) {
       out.push_back(static_cast<char>(hex_value(s[i + 1]) * 16 + hex_value(s[i + 2])));
       i += 2;
     } else if (plus_is_space && s[i] == '+') {
@@ -69,9 +67,8 @@ void parse_target(std::string_view target, http_request& req) {
     if (!pair.empty()) {
       const auto eq = pair.find('=');
       req.params.emplace(percent_decoded(pair.substr(0, eq), true),
-                         eq == std::string_view::npos
-                             ? std::string()
-                             : percent_decoded(pair.substr(eq + 1), true));
+                         eq == std::string_view::npos ? std::string()
+                                                      : percent_decoded(pair.substr(eq + 1), true));
     }
     if (amp == std::string_view::npos) break;
     query.remove_prefix(amp + 1);
@@ -120,8 +117,7 @@ struct http_server::impl {
   asio::io_context io{1};
   // Keeps the network thread running while nothing is pending, so that stop()
   // can always post to it.
-  asio::executor_work_guard<asio::io_context::executor_type> keep_running{
-      io.get_executor()};
+  asio::executor_work_guard<asio::io_context::executor_type> keep_running{io.get_executor()};
   tcp::acceptor acceptor{io};
   asio::steady_timer retry_accept{io};
 
@@ -186,22 +182,19 @@ class http_session : public std::enable_shared_from_this<http_session> {
     if (first || buffer_.size() > 0) return read_head();
     // Between requests: idle until a first byte, then the head's own limit.
     stream_.expires_after(srv_.limits.idle_timeout);
-    stream_.async_read_some(
-        buffer_.prepare(1024),
-        [self = shared_from_this()](beast::error_code ec, std::size_t n) {
-          if (ec) return self->failed(ec);
-          self->buffer_.commit(n);
-          self->read_head();
-        });
+    stream_.async_read_some(buffer_.prepare(1024),
+                            [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                              if (ec) return self->failed(ec);
+                              self->buffer_.commit(n);
+                              self->read_head();
+                            });
   }
 
   void read_head() {
     stream_.expires_after(srv_.limits.header_timeout);
     bhttp::async_read_header(
         stream_, buffer_, *parser_,
-        [self = shared_from_this()](beast::error_code ec, std::size_t) {
-          self->on_head(ec);
-        });
+        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_head(ec); });
   }
 
   void on_head(beast::error_code ec) {
@@ -225,8 +218,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
     req_.method = std::string(head.method_string());
     parse_target(std::string_view(head.target().data(), head.target().size()), req_);
     for (const auto& field : head)
-      req_.headers.emplace_back(std::string(field.name_string()),
-                                std::string(field.value()));
+      req_.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
     req_.remote_address = address_;
     keep_alive_ = head.keep_alive() && ++served_ < srv_.limits.keep_alive_requests;
 
@@ -234,10 +226,9 @@ class http_session : public std::enable_shared_from_this<http_session> {
     if (auto answer = srv_.handlers.admit(req_))
       return send(std::move(*answer), !parser_->is_done());
     if (parser_->chunked() || head.count(bhttp::field::transfer_encoding) != 0)
-      return refuse(
-          411,
-          "send the body with a Content-Length (chunked bodies are not accepted; "
-          "at most http.max_body_bytes)");
+      return refuse(411,
+                    "send the body with a Content-Length (chunked bodies are not accepted; "
+                    "at most http.max_body_bytes)");
     const auto length = parser_->content_length();
     if (length && *length > srv_.limits.max_body_bytes)
       return refuse(413, "the body is larger than http.max_body_bytes (" +
@@ -246,12 +237,11 @@ class http_session : public std::enable_shared_from_this<http_session> {
     if (same_name(std::string(head[bhttp::field::expect]), "100-continue")) {
       static const std::string go_on = "HTTP/1.1 100 Continue\r\n\r\n";
       stream_.expires_after(srv_.limits.body_timeout);
-      return asio::async_write(
-          stream_, asio::buffer(go_on),
-          [self = shared_from_this()](beast::error_code e, std::size_t) {
-            if (e) return self->failed(e);
-            self->read_body();
-          });
+      return asio::async_write(stream_, asio::buffer(go_on),
+                               [self = shared_from_this()](beast::error_code e, std::size_t) {
+                                 if (e) return self->failed(e);
+                                 self->read_body();
+                               });
     }
     read_body();
   }
@@ -262,8 +252,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
                       [self = shared_from_this()](beast::error_code ec, std::size_t) {
                         if (self->closed_) return;
                         if (ec == bhttp::error::body_limit)
-                          return self->refuse(
-                              413, "the body is larger than http.max_body_bytes");
+                          return self->refuse(413, "the body is larger than http.max_body_bytes");
                         if (ec) return self->failed(ec);
                         self->req_.body = std::move(self->parser_->get().body());
                         self->dispatch();
@@ -273,21 +262,18 @@ class http_session : public std::enable_shared_from_this<http_session> {
   // The handler runs on a handler thread; its answer comes back here.
   void dispatch() {
     stream_.expires_never();
-    asio::post(*srv_.handler_pool,
-               [self = shared_from_this(), req = std::move(req_)]() mutable {
-                 http_response res;
-                 try {
-                   res = self->srv_.handlers.handle(req);
-                 } catch (const std::exception& e) {
-                   res = self->srv_.handlers.error(
-                       500, std::string("internal error: ") + e.what());
-                 } catch (...) {
-                   res = self->srv_.handlers.error(500, "internal error");
-                 }
-                 asio::post(self->srv_.io, [self, res = std::move(res)]() mutable {
-                   self->send(std::move(res), false);
-                 });
-               });
+    asio::post(*srv_.handler_pool, [self = shared_from_this(), req = std::move(req_)]() mutable {
+      http_response res;
+      try {
+        res = self->srv_.handlers.handle(req);
+      } catch (const std::exception& e) {
+        res = self->srv_.handlers.error(500, std::string("internal error: ") + e.what());
+      } catch (...) {
+        res = self->srv_.handlers.error(500, "internal error");
+      }
+      asio::post(self->srv_.io,
+                 [self, res = std::move(res)]() mutable { self->send(std::move(res), false); });
+    });
   }
 
   void refuse(int status, const std::string& message) {
@@ -308,13 +294,13 @@ class http_session : public std::enable_shared_from_this<http_session> {
     res->prepare_payload();
     if (srv_.handlers.answered) srv_.handlers.answered(answer.status);
     stream_.expires_after(srv_.limits.body_timeout);
-    bhttp::async_write(stream_, *res,
-                       [self = shared_from_this(), res, keep, close_after](
-                           beast::error_code ec, std::size_t) {
-                         if (ec) return self->failed(ec);
-                         if (keep) return self->next_request(false);
-                         self->finish(close_after);
-                       });
+    bhttp::async_write(
+        stream_, *res,
+        [self = shared_from_this(), res, keep, close_after](beast::error_code ec, std::size_t) {
+          if (ec) return self->failed(ec);
+          if (keep) return self->next_request(false);
+          self->finish(close_after);
+        });
   }
 
   // Ends the connection after an answer. When a body may be left unread, the
@@ -325,19 +311,18 @@ class http_session : public std::enable_shared_from_this<http_session> {
     stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
     if (!unread_body || ec) return close();
     discarded_ = 0;
-    stream_.expires_after(std::min<std::chrono::milliseconds>(
-        srv_.limits.body_timeout, std::chrono::milliseconds(2000)));
+    stream_.expires_after(std::min<std::chrono::milliseconds>(srv_.limits.body_timeout,
+                                                              std::chrono::milliseconds(2000)));
     drain();
   }
 
   void drain() {
-    stream_.async_read_some(
-        asio::buffer(scratch_),
-        [self = shared_from_this()](beast::error_code ec, std::size_t n) {
-          self->discarded_ += n;
-          if (ec || self->discarded_ > (1u << 20)) return self->close();
-          self->drain();
-        });
+    stream_.async_read_some(asio::buffer(scratch_),
+                            [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                              self->discarded_ += n;
+                              if (ec || self->discarded_ > (1u << 20)) return self->close();
+                              self->drain();
+                            });
   }
 
   http_server::impl& srv_;
@@ -398,12 +383,10 @@ void http_server::impl::admit_connection(tcp::socket socket) {
   if ((address_full && !evict_one(&address)) ||
       (!address_full && server_full && !evict_one(nullptr))) {
     ++stats.refused;
-    const http_response r =
-        handlers.error(503, "too many connections, all busy: try again");
+    const http_response r = handlers.error(503, "too many connections, all busy: try again");
     const std::string raw =
-        "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Type: " +
-        r.content_type + "\r\nContent-Length: " + std::to_string(r.body.size()) +
-        "\r\n\r\n" + r.body;
+        "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Type: " + r.content_type +
+        "\r\nContent-Length: " + std::to_string(r.body.size()) + "\r\n\r\n" + r.body;
     socket.non_blocking(true, ec);
     asio::write(socket, asio::buffer(raw), ec);  // best effort: never waits
     socket.shutdown(tcp::socket::shutdown_both, ec);
@@ -445,8 +428,8 @@ std::uint16_t http_server::listen(const std::string& host, std::uint16_t port) {
   if (!ec) s.acceptor.bind(at, ec);
   if (!ec) s.acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec)
-    throw std::runtime_error("cannot serve HTTP on " + host + ":" +
-                             std::to_string(port) + ": " + ec.message());
+    throw std::runtime_error("cannot serve HTTP on " + host + ":" + std::to_string(port) + ": " +
+                             ec.message());
   const std::uint16_t bound = s.acceptor.local_endpoint().port();
   s.handler_pool =
       std::make_unique<asio::thread_pool>(std::max<std::uint32_t>(1, s.limits.threads));
@@ -475,8 +458,8 @@ void http_server::stop() {
   closed.get_future().wait();
   s.handler_pool->join();  // each handler's wait is bounded (query timeout)
   // The last answers are being written; each closes its connection after.
-  const auto deadline = std::chrono::steady_clock::now() + s.limits.body_timeout +
-                        std::chrono::seconds(1);
+  const auto deadline =
+      std::chrono::steady_clock::now() + s.limits.body_timeout + std::chrono::seconds(1);
   while (std::chrono::steady_clock::now() < deadline) {
     std::promise<std::size_t> open;
     asio::post(s.io, [&s, &open] { open.set_value(s.all.size()); });

@@ -52,10 +52,9 @@ struct http_limits {
 };
 
 struct http_request {
-  std::string method;  // "GET", "POST", ...
-  std::string path;    // percent-decoded, without the query
-  std::map<std::string, std::string>
-      params;  // the query, decoded; the first of a name wins
+  std::string method;                         // "GET", "POST", ...
+  std::string path;                           // percent-decoded, without the query
+  std::map<std::string, std::string> params;  // the query, decoded; the first of a name wins
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
   std::string remote_address;

@@ -88,21 +88,26 @@ void read_attributes(const json& v, const generic_profile_config& p, Array& out,
   }
 }
 
-std::string result_name(match_type t) { return std::string(to_string(t)); }
+std::string result_name(match_type t) {
+  return std::string(to_string(t));
+}
 
 }  // namespace
 
 std::string describe(const json& v) {
   switch (v.type()) {
-    case json::value_t::object: return "an object";
-    case json::value_t::array: return "a list";
+    case json::value_t::object:
+      return "an object";
+    case json::value_t::array:
+      return "a list";
     case json::value_t::string: {
       if (out_of_range(v)) return "a number out of range";
       const auto& s = v.get_ref<const std::string&>();
       if (s.size() > 32) return "a string of " + std::to_string(s.size()) + " bytes";
       return json(s).dump(-1, ' ', true, json::error_handler_t::replace);
     }
-    default: return v.dump();  // a number, true, false or null: short
+    default:
+      return v.dump();  // a number, true, false or null: short
   }
 }
 
@@ -123,8 +128,10 @@ json parse_body(const std::string& text) {
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
       continue;
     }
     if (c == '"') {
@@ -170,14 +177,18 @@ json parse_body(const std::string& text) {
 json attributes_json(const std::vector<generic_attribute>& attributes) {
   json out = json::array();
   for (const auto& a : attributes)
-    out.push_back({{"name", a.name}, {"rule", to_string(a.rule)}, {"weight", a.weight},
-                   {"bucketing", to_string(a.bucketing)}, {"tier_width", a.tier_width}});
+    out.push_back({{"name", a.name},
+                   {"rule", to_string(a.rule)},
+                   {"weight", a.weight},
+                   {"bucketing", to_string(a.bucketing)},
+                   {"tier_width", a.tier_width}});
   return out;
 }
 
 json model_json(const generic_model& m, const generic_profile_config& p) {
   json attrs = json::object();
-  for (std::size_t i = 0; i < p.attributes.size(); ++i) attrs[p.attributes[i].name] = m.attributes[i];
+  for (std::size_t i = 0; i < p.attributes.size(); ++i)
+    attrs[p.attributes[i].name] = m.attributes[i];
   return {{"id", m.id()}, {"mmr", m.mmr}, {"attributes", attrs}};
 }
 
@@ -192,8 +203,8 @@ json reply_json(const match_reply<generic_model>& r, const generic_profile_confi
 }
 
 json bucket_json(const bucket_info& b) {
-  return {{"index", b.index}, {"labels", b.labels}, {"mmr_low", b.mmr_low},
-          {"mmr_high", b.mmr_high}, {"count", b.count}, {"capacity", b.capacity},
+  return {{"index", b.index},       {"labels", b.labels}, {"mmr_low", b.mmr_low},
+          {"mmr_high", b.mmr_high}, {"count", b.count},   {"capacity", b.capacity},
           {"fill", b.fill}};
 }
 
@@ -247,26 +258,37 @@ json player_info_json(const player_info& p, const engine_info& e) {
   json buckets = json::array();
   for (std::uint32_t b : p.buckets)
     buckets.push_back(b < e.buckets.size() ? bucket_json(e.buckets[b]) : json{{"index", b}});
-  return {{"participating", p.participating}, {"mmr", p.mmr}, {"percentile", p.percentile},
+  return {{"participating", p.participating},
+          {"mmr", p.mmr},
+          {"percentile", p.percentile},
           {"buckets", buckets}};
 }
 
 json rebalance_json(const rebalance_report& r) {
-  return {{"performed", r.performed},     {"reason", r.reason},
-          {"mmr_low", r.mmr_low},         {"mmr_high", r.mmr_high},
-          {"samples", r.samples},         {"buckets_before", r.buckets_before},
-          {"buckets_after", r.buckets_after}, {"buckets_resized", r.buckets_resized},
-          {"buckets_pruned", r.buckets_pruned}, {"players_before", r.players_before},
-          {"players_after", r.players_after}, {"players_lost", r.players_lost},
+  return {{"performed", r.performed},
+          {"reason", r.reason},
+          {"mmr_low", r.mmr_low},
+          {"mmr_high", r.mmr_high},
+          {"samples", r.samples},
+          {"buckets_before", r.buckets_before},
+          {"buckets_after", r.buckets_after},
+          {"buckets_resized", r.buckets_resized},
+          {"buckets_pruned", r.buckets_pruned},
+          {"players_before", r.players_before},
+          {"players_after", r.players_after},
+          {"players_lost", r.players_lost},
           {"capacity_after", r.capacity_after}};
 }
 
 json explanation_json(const query_explanation& x) {
   json tries = json::array();
   for (const auto& t : x.tries)
-    tries.push_back({{"retries", t.retries}, {"result", result_name(t.type)},
-                     {"best_candidate_id", t.best_candidate_id}, {"quality", t.quality},
-                     {"mmr_gap", t.mmr_gap}, {"players_tested", t.players_tested},
+    tries.push_back({{"retries", t.retries},
+                     {"result", result_name(t.type)},
+                     {"best_candidate_id", t.best_candidate_id},
+                     {"quality", t.quality},
+                     {"mmr_gap", t.mmr_gap},
+                     {"players_tested", t.players_tested},
                      {"possible", t.possible}});
   json rejected = json::array();
   for (const auto& r : x.rejected)
@@ -280,12 +302,9 @@ json explanation_json(const query_explanation& x) {
 }
 
 json row_json(const player_row& r) {
-  return {{"id", r.id},
-          {"mmr", r.mmr},
-          {"attributes", r.attributes},
-          {"is_bot", r.is_bot},
-          {"payload", r.payload},
-          {"updated_at_unix_ms", r.updated_at_unix_ms}};
+  return {
+      {"id", r.id},         {"mmr", r.mmr},         {"attributes", r.attributes},
+      {"is_bot", r.is_bot}, {"payload", r.payload}, {"updated_at_unix_ms", r.updated_at_unix_ms}};
 }
 
 query_body read_query(const json& body, const generic_profile_config& p, bool allow_max_retries) {
@@ -293,11 +312,13 @@ query_body read_query(const json& body, const generic_profile_config& p, bool al
   // widens with it); "max_retries" is the test query's last try, so a real
   // query refuses it rather than ignore it.
   if (allow_max_retries)
-    only_fields(body, {"attacker_id", "mmr", "attributes", "retries", "excluded_ids", "max_retries"},
+    only_fields(body,
+                {"attacker_id", "mmr", "attributes", "retries", "excluded_ids", "max_retries"},
                 "the query");
   else if (body.is_object() && body.contains("max_retries"))
-    throw bad_request("the query: 'max_retries' belongs to /api/test-query; a query tries once "
-                      "at 'retries'");
+    throw bad_request(
+        "the query: 'max_retries' belongs to /api/test-query; a query tries once "
+        "at 'retries'");
   else
     only_fields(body, {"attacker_id", "mmr", "attributes", "retries", "excluded_ids"}, "the query");
   query_body out;

@@ -4,12 +4,11 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
-
 #include <stdexcept>
 #include <string>
 
-#include "mm/engine/generic_profile.hpp"
 #include "mm/actors/messages.hpp"
+#include "mm/engine/generic_profile.hpp"
 #include "mm/engine/player_row.hpp"
 
 namespace mm::server {

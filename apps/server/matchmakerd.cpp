@@ -4,25 +4,26 @@
 // SIGINT or SIGTERM: every instance writes its snapshot, then exit 0.
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
-
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <thread>
 
-#include "mm/actors/admin_bridge.hpp"
 #include "http_api.hpp"
+#include "mm/actors/admin_bridge.hpp"
 #include "mm/actors/generic_actors.hpp"
-#include "mm/engine/log.hpp"
-#include "mm/storage/player_table.hpp"
-#include "mm/actors/remote.hpp"
 #include "mm/actors/registration.hpp"
+#include "mm/actors/remote.hpp"
+#include "mm/engine/log.hpp"
 #include "mm/engine/synthetic_players.hpp"
+#include "mm/storage/player_table.hpp"
 
 namespace {
 
 volatile std::sig_atomic_t stop_requested = 0;
-void on_signal(int) { stop_requested = 1; }
+void on_signal(int) {
+  stop_requested = 1;
+}
 
 using namespace mm;
 using profile = generic_profile;
@@ -40,7 +41,8 @@ void fill_demo_table(database& db, std::int64_t players) {
   const std::size_t chunk = 10'000;
   for (std::int64_t done = 0; done < players; done += chunk) {
     const auto n = static_cast<std::size_t>(std::min<std::int64_t>(chunk, players - done));
-    upsert_players(db, make_players(synthetic_population{}, n, static_cast<player_id>(done) + 1, r));
+    upsert_players(db,
+                   make_players(synthetic_population{}, n, static_cast<player_id>(done) + 1, r));
   }
 }
 
@@ -65,7 +67,8 @@ caf::behavior demo_load(caf::stateful_actor<load_state>* self, iface::client cli
       auto& st = self->state;
       const player_id attacker = 1 + st.r.below(st.max_id);
       match_request<generic_query> req{make_query(synthetic_population{}, attacker, st.r),
-                                       static_cast<std::uint32_t>(st.r.below(4)), {}};
+                                       static_cast<std::uint32_t>(st.r.below(4)),
+                                       {}};
       self->request(client, std::chrono::seconds(1), actors::find_atom::value, std::move(req))
           .then([](const match_reply<generic_model>&) {}, [](caf::error&) {});
     }
@@ -103,7 +106,8 @@ int run(const server::server_config& c) {
   base.database.path = c.database_path;
   auto set = actors::spawn_instance_set<profile>(sys, c.instances, base);
   std::vector<std::string> names;
-  for (std::uint32_t i = 0; i < c.instances; ++i) names.push_back(actors::member_config(base, c.instances, i).id);
+  for (std::uint32_t i = 0; i < c.instances; ++i)
+    names.push_back(actors::member_config(base, c.instances, i).id);
   const auto timeout = std::chrono::milliseconds(c.query_timeout_ms);
   auto client = actors::spawn_client<profile>(sys, set, timeout, std::uint64_t{1});
   actors::admin_bridge<profile> bridge(sys, set, names, client, timeout);
@@ -120,10 +124,11 @@ int run(const server::server_config& c) {
     std::size_t down = 0;
     self->receive_while([&] { return down < set.size(); })(
         [&](const caf::down_msg&) { ++down; },
-        caf::after(std::chrono::seconds(30)) >> [&] {
-          log(log_level::error, "some matchmakers did not stop within 30 s");
-          down = set.size();
-        });
+        caf::after(std::chrono::seconds(30)) >>
+            [&] {
+              log(log_level::error, "some matchmakers did not stop within 30 s");
+              down = set.size();
+            });
   };
 
   std::optional<std::uint16_t> actor_port;
@@ -152,8 +157,8 @@ int run(const server::server_config& c) {
   const std::uint64_t files = server::raise_open_file_limit();
   if (files != 0 && files < c.http.max_connections + 256)
     log(log_level::warning, "http.max_connections is " + std::to_string(c.http.max_connections) +
-                             " but this process may open only " + std::to_string(files) +
-                             " files (ulimit -n): connections past that are refused");
+                                " but this process may open only " + std::to_string(files) +
+                                " files (ulimit -n): connections past that are refused");
   server::http_server http(c.http, server::api_handlers(ctx));
   ctx.counters.connections = &http.stats();
   std::uint16_t http_port = 0;
@@ -165,7 +170,8 @@ int run(const server::server_config& c) {
     stop_actors();
     return 1;
   }
-  say("matchmakerd: http listening on http://" + c.http_host + ":" + std::to_string(http_port) + "/");
+  say("matchmakerd: http listening on http://" + c.http_host + ":" + std::to_string(http_port) +
+      "/");
 
   while (!stop_requested) std::this_thread::sleep_for(std::chrono::milliseconds(50));
 

@@ -24,8 +24,7 @@ std::string escaped(const std::string& s) {
 class writer {
  public:
   void family(const char* name, const char* type, const char* help) {
-    out_ << "# HELP " << name << ' ' << help << "\n# TYPE " << name << ' ' << type
-         << '\n';
+    out_ << "# HELP " << name << ' ' << help << "\n# TYPE " << name << ' ' << type << '\n';
   }
   template <class T>
   void sample(const std::string& name, const std::string& labels, T value) {
@@ -52,20 +51,17 @@ std::string render_metrics(const std::vector<matchmaker_figures>& all,
   for (const auto& m : all)
     if (m.info) up.emplace_back(mm_label(m.name), &*m.info);
   // A family with one sample per matchmaker that answered.
-  const auto each = [&](const char* name, const char* type, const char* help,
-                        auto value) {
+  const auto each = [&](const char* name, const char* type, const char* help, auto value) {
     w.family(name, type, help);
     for (const auto& [l, i] : up) w.sample(name, l, value(*i));
   };
 
-  w.family("mm_up", "gauge",
-           "1 when the matchmaker answered this scrape, 0 while it restarts.");
+  w.family("mm_up", "gauge", "1 when the matchmaker answered this scrape, 0 while it restarts.");
   for (const auto& m : all) w.sample("mm_up", mm_label(m.name), m.info ? 1 : 0);
 
-  w.family(
-      "mm_requests_total", "counter",
-      "Matchmaking requests answered by each matchmaker, by result (a query the client "
-      "passes on to another matchmaker counts in each).");
+  w.family("mm_requests_total", "counter",
+           "Matchmaking requests answered by each matchmaker, by result (a query the client "
+           "passes on to another matchmaker counts in each).");
   for (const auto& [l, i] : up) {
     const auto& s = i->engine.stats;
     w.sample("mm_requests_total", l + ",result=\"success\"", s.queries_success);
@@ -98,20 +94,15 @@ std::string render_metrics(const std::vector<matchmaker_figures>& all,
            "they did.");
   for (const auto& [l, i] : up) {
     const auto& s = i->engine.stats;
-    w.sample("mm_player_updates_total", l + ",operation=\"inserted\"",
-             s.updates_inserted);
-    w.sample("mm_player_updates_total", l + ",operation=\"removed\"",
-             s.updates_removed);
+    w.sample("mm_player_updates_total", l + ",operation=\"inserted\"", s.updates_inserted);
+    w.sample("mm_player_updates_total", l + ",operation=\"removed\"", s.updates_removed);
     w.sample("mm_player_updates_total", l + ",operation=\"bucket_changed\"",
              s.updates_bucket_changed);
-    w.sample("mm_player_updates_total", l + ",operation=\"updated\"",
-             s.updates_updated);
+    w.sample("mm_player_updates_total", l + ",operation=\"updated\"", s.updates_updated);
     w.sample("mm_player_updates_total", l + ",operation=\"no_op\"", s.updates_no_op);
-    w.sample("mm_player_updates_total", l + ",operation=\"rejected\"",
-             s.updates_rejected);
+    w.sample("mm_player_updates_total", l + ",operation=\"rejected\"", s.updates_rejected);
   }
-  each("mm_evictions_total", "counter",
-       "Players pushed out of a bucket slot by an insert.",
+  each("mm_evictions_total", "counter", "Players pushed out of a bucket slot by an insert.",
        [](const instance_info& i) { return i.engine.stats.evictions; });
   each("mm_removed_after_offer_total", "counter",
        "Winners taken out of the cache after an offer "
@@ -132,9 +123,9 @@ std::string render_metrics(const std::vector<matchmaker_figures>& all,
        "Rows the last scan found over rows it asked for (below 1: a small table or "
        "shard).",
        [](const instance_info& i) {
-         return i.instance.last_scan_requested
-                    ? static_cast<double>(i.instance.last_scan_found) / i.instance.last_scan_requested
-                    : 0.0;
+         return i.instance.last_scan_requested ? static_cast<double>(i.instance.last_scan_found) /
+                                                     i.instance.last_scan_requested
+                                               : 0.0;
        });
   each("mm_scan_rows_requested_total", "counter", "Rows the scans asked for.",
        [](const instance_info& i) { return i.instance.scan_rows_requested_total; });
@@ -151,15 +142,13 @@ std::string render_metrics(const std::vector<matchmaker_figures>& all,
       std::string labels;
       for (const auto& x : b.labels) labels += (labels.empty() ? "" : "/") + x;
       w.sample("mm_bucket_players",
-               l + ",bucket=\"" + std::to_string(b.index) + "\",labels=\"" +
-                   escaped(labels) + "\"",
+               l + ",bucket=\"" + std::to_string(b.index) + "\",labels=\"" + escaped(labels) + "\"",
                b.count);
     }
   w.family("mm_bucket_capacity", "gauge", "Capacity of each bucket.");
   for (const auto& [l, i] : up)
     for (const auto& b : i->engine.buckets)
-      w.sample("mm_bucket_capacity", l + ",bucket=\"" + std::to_string(b.index) + "\"",
-               b.capacity);
+      w.sample("mm_bucket_capacity", l + ",bucket=\"" + std::to_string(b.index) + "\"", b.capacity);
 
   each("mm_cache_capacity", "gauge", "Sum of the bucket capacities.",
        [](const instance_info& i) { return i.engine.capacity; });
@@ -194,10 +183,11 @@ std::string render_metrics(const std::vector<matchmaker_figures>& all,
     w.family("mm_client_queries_total", "counter",
              "Queries as the game saw them through the routing client: one per query, by "
              "result, wherever it was answered; unanswered: no matchmaker answered.");
-    for (const auto& [result, n] :
-         {std::pair<const char*, std::uint64_t>{"success", c.success}, {"none_found", c.none_found},
-          {"fake_opponent", c.fake_opponent}, {"invalid_request", c.invalid_request},
-          {"unanswered", c.unanswered}})
+    for (const auto& [result, n] : {std::pair<const char*, std::uint64_t>{"success", c.success},
+                                    {"none_found", c.none_found},
+                                    {"fake_opponent", c.fake_opponent},
+                                    {"invalid_request", c.invalid_request},
+                                    {"unanswered", c.unanswered}})
       w.sample("mm_client_queries_total", std::string("result=\"") + result + "\"", n);
     w.family("mm_client_failed_requests_total", "counter",
              "Requests from the client to a matchmaker that timed out or failed (the client "
@@ -207,8 +197,7 @@ std::string render_metrics(const std::vector<matchmaker_figures>& all,
     w.sample("mm_client_updates_total", "", c.updates);
   }
 
-  w.family("mm_http_responses_total", "counter",
-           "Admin API responses by status class.");
+  w.family("mm_http_responses_total", "counter", "Admin API responses by status class.");
   w.sample("mm_http_responses_total", "class=\"2xx\"", http.ok.load());
   w.sample("mm_http_responses_total", "class=\"4xx\"", http.client_error.load());
   w.sample("mm_http_responses_total", "class=\"5xx\"", http.server_error.load());

@@ -1,7 +1,5 @@
 #include "server_config.hpp"
 
-#include "json_codec.hpp"
-
 #include <arpa/inet.h>
 
 #include <algorithm>
@@ -11,8 +9,9 @@
 #include <limits>
 #include <sstream>
 
-namespace mm::server {
+#include "json_codec.hpp"
 
+namespace mm::server {
 
 namespace {
 
@@ -43,10 +42,10 @@ std::int64_t as_int(const std::string& key, const json& v, std::int64_t lo, std:
 
 template <class T>
 T as_uint(const std::string& key, const json& v, std::int64_t lo = 0) {
-  return static_cast<T>(as_int(key, v, lo,
-                               static_cast<std::int64_t>(std::min<std::uint64_t>(
-                                   std::numeric_limits<T>::max(),
-                                   std::numeric_limits<std::int64_t>::max()))));
+  return static_cast<T>(
+      as_int(key, v, lo,
+             static_cast<std::int64_t>(std::min<std::uint64_t>(
+                 std::numeric_limits<T>::max(), std::numeric_limits<std::int64_t>::max()))));
 }
 
 double as_number(const std::string& key, const json& v) {
@@ -81,11 +80,16 @@ std::chrono::milliseconds as_duration(const std::string& key, const json& v) {
       bad(key, "expected a duration such as \"30s\", got \"" + s + "\"");
     }
     const std::string unit = s.substr(used);
-    if (unit == "ms") ms = x;
-    else if (unit == "s" || unit.empty()) ms = x * 1000;
-    else if (unit == "m") ms = x * 60'000;
-    else if (unit == "h") ms = x * 3'600'000;
-    else bad(key, "unknown unit \"" + unit + "\" (use ms, s, m or h)");
+    if (unit == "ms")
+      ms = x;
+    else if (unit == "s" || unit.empty())
+      ms = x * 1000;
+    else if (unit == "m")
+      ms = x * 60'000;
+    else if (unit == "h")
+      ms = x * 3'600'000;
+    else
+      bad(key, "unknown unit \"" + unit + "\" (use ms, s, m or h)");
   } else {
     bad(key, "expected a duration such as \"30s\" or a number of seconds, got " + describe(v));
   }
@@ -102,7 +106,8 @@ fill_threshold as_threshold(const std::string& key, const json& v) {
 }
 
 std::string seconds_text(std::chrono::milliseconds d) {
-  if (d.count() % 3'600'000 == 0 && d.count() > 0) return std::to_string(d.count() / 3'600'000) + "h";
+  if (d.count() % 3'600'000 == 0 && d.count() > 0)
+    return std::to_string(d.count() / 3'600'000) + "h";
   if (d.count() % 1000 == 0) return std::to_string(d.count() / 1000) + "s";
   return std::to_string(d.count()) + "ms";
 }
@@ -125,18 +130,24 @@ std::vector<generic_attribute> as_attributes(const std::string& key, const json&
     generic_attribute g;
     for (const auto& [k, x] : a.items()) {
       const std::string field = at + "." + k;
-      if (k == "name") g.name = as_text(field, x);
+      if (k == "name")
+        g.name = as_text(field, x);
       else if (k == "rule") {
         const auto r = x.is_string() ? parse_attribute_rule(x.get<std::string>()) : std::nullopt;
-        if (!r) bad(field, "expected none, hard_equal, must_differ, prefer_equal or prefer_different");
+        if (!r)
+          bad(field, "expected none, hard_equal, must_differ, prefer_equal or prefer_different");
         g.rule = *r;
-      } else if (k == "weight") g.weight = static_cast<float>(as_number(field, x));
+      } else if (k == "weight")
+        g.weight = static_cast<float>(as_number(field, x));
       else if (k == "bucketing") {
-        const auto b = x.is_string() ? parse_attribute_bucketing(x.get<std::string>()) : std::nullopt;
+        const auto b =
+            x.is_string() ? parse_attribute_bucketing(x.get<std::string>()) : std::nullopt;
         if (!b) bad(field, "expected none, distinct_hard, distinct_soft or ranged");
         g.bucketing = *b;
-      } else if (k == "tier_width") g.tier_width = as_int(field, x, 1, 1'000'000'000);
-      else bad(field, "unknown field (name, rule, weight, bucketing, tier_width)");
+      } else if (k == "tier_width")
+        g.tier_width = as_int(field, x, 1, 1'000'000'000);
+      else
+        bad(field, "unknown field (name, rule, weight, bucketing, tier_width)");
     }
     out.push_back(std::move(g));
   }
@@ -157,15 +168,19 @@ std::vector<access_token> as_tokens(const std::string& key, const json& v) {
         // A secret: never echoed, whatever its type.
         if (!x.is_string()) bad(at + ".token", "expected a string (the value is not shown)");
         a.token = x.get<std::string>();
-      }
-      else if (k == "role") {
+      } else if (k == "role") {
         const std::string r = as_text(at + ".role", x);
-        if (r == "view") a.granted = role::view;
-        else if (r == "test") a.granted = role::test;
-        else if (r == "admin") a.granted = role::admin;
-        else bad(at + ".role", "expected view, test or admin");
+        if (r == "view")
+          a.granted = role::view;
+        else if (r == "test")
+          a.granted = role::test;
+        else if (r == "admin")
+          a.granted = role::admin;
+        else
+          bad(at + ".role", "expected view, test or admin");
         has_role = true;
-      } else bad(at + "." + k, "unknown field (token, role)");
+      } else
+        bad(at + "." + k, "unknown field (token, role)");
     }
     if (a.token.size() < 16) bad(at + ".token", "must be at least 16 characters");
     if (!has_role) bad(at, "has no role");
@@ -178,7 +193,8 @@ std::vector<access_token> as_tokens(const std::string& key, const json& v) {
 
 json hidden_tokens(const std::vector<access_token>& tokens) {
   json out = json::array();
-  for (const auto& t : tokens) out.push_back({{"token", "(hidden)"}, {"role", to_string(t.granted)}});
+  for (const auto& t : tokens)
+    out.push_back({{"token", "(hidden)"}, {"role", to_string(t.granted)}});
   return out;
 }
 
@@ -193,7 +209,9 @@ const std::vector<key_spec>& keys() {
       {"demo.players", K::integer, "auto",
        "synthetic players written into an EMPTY player table; auto: 50000 on the demo database, "
        "0 on any other",
-       [](server_config& c, const json& v) { c.demo_players = as_int("demo.players", v, 0, 100'000'000); },
+       [](server_config& c, const json& v) {
+         c.demo_players = as_int("demo.players", v, 0, 100'000'000);
+       },
        [](const server_config& c) -> json { return c.effective_demo_players(); }},
       {"demo.queries_per_second", K::integer, "auto",
        "built-in query load through the client, so the dashboard moves; auto: 50 on the demo "
@@ -204,14 +222,17 @@ const std::vector<key_spec>& keys() {
        [](const server_config& c) -> json { return c.effective_demo_qps(); }},
       {"instances", K::integer, std::to_string(d.instances),
        "matchmaker instances (instance i owns the players with id mod N = i)",
-       [](server_config& c, const json& v) { c.instances = as_uint<std::uint32_t>("instances", v, 1); },
+       [](server_config& c, const json& v) {
+         c.instances = as_uint<std::uint32_t>("instances", v, 1);
+       },
        [](const server_config& c) -> json { return c.instances; }},
-      {"http.host", K::text, d.http_host,
-       "address of the admin HTTP API, dashboard and /metrics",
+      {"http.host", K::text, d.http_host, "address of the admin HTTP API, dashboard and /metrics",
        [](server_config& c, const json& v) { c.http_host = as_text("http.host", v); },
        [](const server_config& c) -> json { return c.http_host; }},
       {"http.port", K::integer, std::to_string(d.http_port), "HTTP port; 0: any free port",
-       [](server_config& c, const json& v) { c.http_port = as_uint<std::uint16_t>("http.port", v); },
+       [](server_config& c, const json& v) {
+         c.http_port = as_uint<std::uint16_t>("http.port", v);
+       },
        [](const server_config& c) -> json { return c.http_port; }},
       {"http.max_body_bytes", K::integer, std::to_string(d.http.max_body_bytes),
        "larger request bodies get 413",
@@ -219,19 +240,23 @@ const std::vector<key_spec>& keys() {
          c.http.max_body_bytes = as_uint<std::uint64_t>("http.max_body_bytes", v, 1024);
        },
        [](const server_config& c) -> json { return c.http.max_body_bytes; }},
-#define MM_HTTP_COUNT(field, min, text)                                                    \
-  {"http." #field, K::integer, std::to_string(d.http.field), text,                         \
-   [](server_config& c, const json& v) {                                                   \
-     c.http.field = as_uint<decltype(c.http.field)>("http." #field, v, min);               \
-   },                                                                                      \
-   [](const server_config& c) -> json { return c.http.field; }}
-#define MM_HTTP_DURATION(field, text)                                                      \
-  {"http." #field, K::duration, seconds_text(d.http.field), text,                          \
-   [](server_config& c, const json& v) {                                                   \
-     c.http.field = as_duration("http." #field, v);                                        \
-     if (c.http.field.count() == 0) bad("http." #field, "must be at least 1ms");           \
-   },                                                                                      \
-   [](const server_config& c) -> json { return seconds_text(c.http.field); }}
+#define MM_HTTP_COUNT(field, min, text)                                           \
+  {                                                                               \
+    "http." #field, K::integer, std::to_string(d.http.field), text,               \
+        [](server_config& c, const json& v) {                                     \
+          c.http.field = as_uint<decltype(c.http.field)>("http." #field, v, min); \
+        },                                                                        \
+        [](const server_config& c) -> json { return c.http.field; }               \
+  }
+#define MM_HTTP_DURATION(field, text)                                                 \
+  {                                                                                   \
+    "http." #field, K::duration, seconds_text(d.http.field), text,                    \
+        [](server_config& c, const json& v) {                                         \
+          c.http.field = as_duration("http." #field, v);                              \
+          if (c.http.field.count() == 0) bad("http." #field, "must be at least 1ms"); \
+        },                                                                            \
+        [](const server_config& c) -> json { return seconds_text(c.http.field); }     \
+  }
       MM_HTTP_COUNT(threads, 1, "handler threads (each may wait on a matchmaker or the database)"),
       MM_HTTP_COUNT(max_connections, 1,
                     "open connections in all; at the cap a new one replaces the one idle "
@@ -244,8 +269,7 @@ const std::vector<key_spec>& keys() {
       MM_HTTP_COUNT(max_header_bytes, 1024, "a larger request head gets 431"),
 #undef MM_HTTP_COUNT
 #undef MM_HTTP_DURATION
-      {"http.max_batch", K::integer, std::to_string(d.http_max_batch),
-       "players per upsert request",
+      {"http.max_batch", K::integer, std::to_string(d.http_max_batch), "players per upsert request",
        [](server_config& c, const json& v) {
          c.http_max_batch = as_uint<std::uint32_t>("http.max_batch", v, 1);
        },
@@ -271,12 +295,17 @@ const std::vector<key_spec>& keys() {
          c.actor_port = static_cast<std::int32_t>(as_int("actor.port", v, -1, 65535));
        },
        [](const server_config& c) -> json { return c.actor_port; }},
-#define MM_TLS_FILE(field, help)                                                           \
-  {"actor.tls." #field, K::text, "", help,                                                 \
-   [](server_config& c, const json& v) { c.actor_tls.field = as_text("actor.tls." #field, v); }, \
-   [](const server_config& c) -> json { return c.actor_tls.field; }}
-      MM_TLS_FILE(certificate, "PEM certificate (chain) this server presents on the actor port "
-                               "(mutual TLS; with actor.tls.key and actor.tls.ca)"),
+#define MM_TLS_FILE(field, help)                                         \
+  {                                                                      \
+    "actor.tls." #field, K::text, "", help,                              \
+        [](server_config& c, const json& v) {                            \
+          c.actor_tls.field = as_text("actor.tls." #field, v);           \
+        },                                                               \
+        [](const server_config& c) -> json { return c.actor_tls.field; } \
+  }
+      MM_TLS_FILE(certificate,
+                  "PEM certificate (chain) this server presents on the actor port "
+                  "(mutual TLS; with actor.tls.key and actor.tls.ca)"),
       MM_TLS_FILE(key, "PEM private key (unencrypted) of actor.tls.certificate"),
       MM_TLS_FILE(ca, "PEM CA certificate(s) that game nodes' certificates must be signed by"),
 #undef MM_TLS_FILE
@@ -287,13 +316,16 @@ const std::vector<key_spec>& keys() {
        },
        [](const server_config& c) -> json { return c.query_timeout_ms; }},
       {"tokens", K::list, "[] (no auth: loopback only)",
-       "access tokens: [{\"token\": \"...\", \"role\": \"view\", \"test\" or \"admin\"}] (file only)",
+       "access tokens: [{\"token\": \"...\", \"role\": \"view\", \"test\" or \"admin\"}] (file "
+       "only)",
        [](server_config& c, const json& v) { c.tokens = as_tokens("tokens", v); },
        [](const server_config& c) -> json { return hidden_tokens(c.tokens); }},
       {"profile.attributes", K::list, "the demo profile: region, guild, hero, league",
        "up to 4 attributes: [{\"name\", \"rule\", \"weight\", \"bucketing\", \"tier_width\"}] "
        "(file only)",
-       [](server_config& c, const json& v) { c.profile.attributes = as_attributes("profile.attributes", v); },
+       [](server_config& c, const json& v) {
+         c.profile.attributes = as_attributes("profile.attributes", v);
+       },
        [](const server_config& c) -> json { return attributes_json(c.profile.attributes); }},
       {"profile.mmr_window", K::number, number_text(d.profile.mmr_window),
        "largest MMR gap of a possible match at retry 0",
@@ -304,7 +336,8 @@ const std::vector<key_spec>& keys() {
       {"profile.mmr_window_per_retry", K::number, number_text(d.profile.mmr_window_per_retry),
        "the window widens by this much per retry",
        [](server_config& c, const json& v) {
-         c.profile.mmr_window_per_retry = static_cast<float>(as_number("profile.mmr_window_per_retry", v));
+         c.profile.mmr_window_per_retry =
+             static_cast<float>(as_number("profile.mmr_window_per_retry", v));
        },
        [](const server_config& c) -> json { return c.profile.mmr_window_per_retry; }},
       {"profile.mmr_window_max", K::number, number_text(d.profile.mmr_window_max),
@@ -313,31 +346,45 @@ const std::vector<key_spec>& keys() {
          c.profile.mmr_window_max = static_cast<float>(as_number("profile.mmr_window_max", v));
        },
        [](const server_config& c) -> json { return c.profile.mmr_window_max; }},
-#define MM_UINT_OPTION(field, min, text)                                                   \
-  {"matchmaker." #field, K::integer, std::to_string(d.opts.field), text,                  \
-   [](server_config& c, const json& v) {                                                   \
-     c.opts.field = as_uint<decltype(c.opts.field)>("matchmaker." #field, v, min);         \
-   },                                                                                      \
-   [](const server_config& c) -> json { return c.opts.field; }}
-#define MM_NUMBER_OPTION(field, text)                                                      \
-  {"matchmaker." #field, K::number, number_text(d.opts.field), text,                      \
-   [](server_config& c, const json& v) { c.opts.field = as_number("matchmaker." #field, v); }, \
-   [](const server_config& c) -> json { return c.opts.field; }}
-#define MM_BOOL_OPTION(field, text)                                                        \
-  {"matchmaker." #field, K::boolean, d.opts.field ? "true" : "false", text,               \
-   [](server_config& c, const json& v) { c.opts.field = as_bool("matchmaker." #field, v); }, \
-   [](const server_config& c) -> json { return c.opts.field; }}
-#define MM_DURATION_OPTION(field, text)                                                    \
-  {"matchmaker." #field, K::duration, seconds_text(d.opts.field), text,                   \
-   [](server_config& c, const json& v) {                                                   \
-     c.opts.field = std::chrono::duration_cast<decltype(c.opts.field)>(                    \
-         as_duration("matchmaker." #field, v));                                            \
-   },                                                                                      \
-   [](const server_config& c) -> json { return seconds_text(c.opts.field); }}
-#define MM_THRESHOLD_OPTION(field, text)                                                   \
-  {"matchmaker." #field, K::threshold, std::string(to_string(d.opts.field)), text,        \
-   [](server_config& c, const json& v) { c.opts.field = as_threshold("matchmaker." #field, v); }, \
-   [](const server_config& c) -> json { return to_string(c.opts.field); }}
+#define MM_UINT_OPTION(field, min, text)                                                \
+  {                                                                                     \
+    "matchmaker." #field, K::integer, std::to_string(d.opts.field), text,               \
+        [](server_config& c, const json& v) {                                           \
+          c.opts.field = as_uint<decltype(c.opts.field)>("matchmaker." #field, v, min); \
+        },                                                                              \
+        [](const server_config& c) -> json { return c.opts.field; }                     \
+  }
+#define MM_NUMBER_OPTION(field, text)                                 \
+  {                                                                   \
+    "matchmaker." #field, K::number, number_text(d.opts.field), text, \
+        [](server_config& c, const json& v) {                         \
+          c.opts.field = as_number("matchmaker." #field, v);          \
+        },                                                            \
+        [](const server_config& c) -> json { return c.opts.field; }   \
+  }
+#define MM_BOOL_OPTION(field, text)                                                               \
+  {                                                                                               \
+    "matchmaker." #field, K::boolean, d.opts.field ? "true" : "false", text,                      \
+        [](server_config& c, const json& v) { c.opts.field = as_bool("matchmaker." #field, v); }, \
+        [](const server_config& c) -> json { return c.opts.field; }                               \
+  }
+#define MM_DURATION_OPTION(field, text)                                           \
+  {                                                                               \
+    "matchmaker." #field, K::duration, seconds_text(d.opts.field), text,          \
+        [](server_config& c, const json& v) {                                     \
+          c.opts.field = std::chrono::duration_cast<decltype(c.opts.field)>(      \
+              as_duration("matchmaker." #field, v));                              \
+        },                                                                        \
+        [](const server_config& c) -> json { return seconds_text(c.opts.field); } \
+  }
+#define MM_THRESHOLD_OPTION(field, text)                                            \
+  {                                                                                 \
+    "matchmaker." #field, K::threshold, std::string(to_string(d.opts.field)), text, \
+        [](server_config& c, const json& v) {                                       \
+          c.opts.field = as_threshold("matchmaker." #field, v);                     \
+        },                                                                          \
+        [](const server_config& c) -> json { return to_string(c.opts.field); }      \
+  }
       MM_UINT_OPTION(player_cache_size, 1, "players each instance caches"),
       MM_UINT_OPTION(database_cache_size, 0, "players kept in a snapshot"),
       MM_UINT_OPTION(mmr_bucket_count, 1, "equal MMR slices"),
@@ -463,10 +510,14 @@ void check(const server_config& c) {
 
 std::string_view to_string(role r) {
   switch (r) {
-    case role::none: return "none";
-    case role::view: return "view";
-    case role::test: return "test";
-    case role::admin: return "admin";
+    case role::none:
+      return "none";
+    case role::view:
+      return "view";
+    case role::test:
+      return "test";
+    case role::admin:
+      return "admin";
   }
   return "none";
 }
@@ -505,8 +556,10 @@ command_line parse_command_line(int argc, const char* const* argv) {
     } else {
       throw config_error("flag --" + a + " needs a value");
     }
-    if (a == "config") config_file = value;
-    else flags.emplace_back(a, value);
+    if (a == "config")
+      config_file = value;
+    else
+      flags.emplace_back(a, value);
   }
   if (out.help) return out;
   if (!config_file.empty()) load_file(out.config, config_file);

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "http_server.hpp"
 #include "mm/actors/actor_tls.hpp"
 #include "mm/engine/generic_profile.hpp"
-#include "http_server.hpp"
 #include "mm/engine/options.hpp"
 #include "mm/engine/synthetic_players.hpp"
 

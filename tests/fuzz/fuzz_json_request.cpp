@@ -40,9 +40,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   refused_or_read([&] { read_id_body(body); });
   if (body.is_object() && body.contains("players") && body["players"].is_array())
     for (std::size_t k = 0; k < body["players"].size() && k < 64; ++k)
-      refused_or_read([&] {
-        read_row(body["players"][k], profile, "players[" + std::to_string(k) + "]");
-      });
+      refused_or_read(
+          [&] { read_row(body["players"][k], profile, "players[" + std::to_string(k) + "]"); });
   (void)describe(body);
   return 0;
 }

@@ -12,17 +12,16 @@
 
 #include "fuzz_target.hpp"
 #include "mm/engine/generic_engine.hpp"
-#include "mm/storage/snapshot.hpp"
 #include "mm/engine/stable_hash.hpp"
 #include "mm/engine/state_codec.hpp"
 #include "mm/engine/synthetic_players.hpp"
+#include "mm/storage/snapshot.hpp"
 
 namespace {
 
 std::string framed(std::string_view body, std::uint32_t version) {
   std::string out = "MMSS";
-  for (int i = 0; i < 4; ++i)
-    out.push_back(static_cast<char>((version >> (8 * i)) & 0xff));
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((version >> (8 * i)) & 0xff));
   mm::detail::put_u64(out, body.size());
   mm::detail::put_u64(out, mm::fnv1a64(body));
   out += body;
@@ -47,8 +46,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   const std::string_view rest(reinterpret_cast<const char*>(data) + 1, size - 1);
   mm::stored_state stored;
-  stored.payload =
-      (data[0] & 1) ? framed(rest, 1 + ((data[0] >> 1) & 1)) : std::string(rest);
+  stored.payload = (data[0] & 1) ? framed(rest, 1 + ((data[0] >> 1) & 1)) : std::string(rest);
   mm::engine<mm::generic_profile> e(small_options(),
                                     mm::generic_profile(mm::demo_profile_config()));
   const auto report = mm::restore_stored(e, stored, 1'000'000);
@@ -75,7 +73,6 @@ void mm::fuzz::write_seeds(const std::string& dir) {
     const std::string bytes = mm::encode_snapshot(mm::take_snapshot(e));
     save(dir + "/snapshot-" + std::to_string(players), std::string(1, '\0') + bytes);
     // The same body behind a header the target makes (odd first byte).
-    save(dir + "/body-" + std::to_string(players),
-         "\x03" + bytes.substr(mm::detail::header_size));
+    save(dir + "/body-" + std::to_string(players), "\x03" + bytes.substr(mm::detail::header_size));
   }
 }

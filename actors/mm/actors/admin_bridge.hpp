@@ -5,7 +5,6 @@
 #pragma once
 
 #include <caf/all.hpp>
-
 #include <chrono>
 #include <string>
 #include <vector>
@@ -24,13 +23,18 @@ class admin_bridge {
 
   admin_bridge(caf::actor_system& sys, std::vector<matchmaker> set, std::vector<std::string> names,
                client c, std::chrono::milliseconds timeout)
-      : sys_(sys), set_(std::move(set)), names_(std::move(names)), client_(std::move(c)),
+      : sys_(sys),
+        set_(std::move(set)),
+        names_(std::move(names)),
+        client_(std::move(c)),
         timeout_(timeout) {}
 
   std::size_t size() const { return set_.size(); }
   const std::vector<std::string>& names() const { return names_; }
 
-  caf::expected<instance_info> info(std::size_t i) { return ask<instance_info>(set_[i], info_atom::value); }
+  caf::expected<instance_info> info(std::size_t i) {
+    return ask<instance_info>(set_[i], info_atom::value);
+  }
   caf::expected<player_info> player(std::size_t i, player_id id) {
     return ask<player_info>(set_[i], player_atom::value, id);
   }

@@ -7,7 +7,6 @@
 #pragma once
 
 #include <caf/all.hpp>
-
 #include <chrono>
 #include <memory>
 #include <vector>
@@ -38,8 +37,8 @@ struct client_state {
 };
 
 template <class Profile>
-using client_pointer =
-    typename client_interface<Profile>::routing_type::template stateful_pointer<client_state<Profile>>;
+using client_pointer = typename client_interface<Profile>::routing_type::template stateful_pointer<
+    client_state<Profile>>;
 
 template <class Profile>
 std::size_t shard_of(const client_state<Profile>& st, player_id id) {
@@ -48,10 +47,18 @@ std::size_t shard_of(const client_state<Profile>& st, player_id id) {
 
 inline void count_answer(client_stats& s, match_type t) {
   switch (t) {
-    case match_type::success: ++s.success; break;
-    case match_type::none_found: ++s.none_found; break;
-    case match_type::fake_opponent: ++s.fake_opponent; break;
-    case match_type::invalid_request: ++s.invalid_request; break;
+    case match_type::success:
+      ++s.success;
+      break;
+    case match_type::none_found:
+      ++s.none_found;
+      break;
+    case match_type::fake_opponent:
+      ++s.fake_opponent;
+      break;
+    case match_type::invalid_request:
+      ++s.invalid_request;
+      break;
   }
 }
 
@@ -78,27 +85,27 @@ void find_from(client_pointer<Profile> self,
     return ask(last);
   }();
   pending.then(
-          [=](reply& r) mutable {
-            if (r.type == match_type::none_found && k + 1 < n) {
-              find_from<Profile>(self, rp, req, fake_allowed, start, k + 1, true);
-              return;
-            }
-            count_answer(self->state.stats, r.type);
-            rp.deliver(std::move(r));
-          },
-          [=](caf::error& e) mutable {
-            auto& stats = self->state.stats;
-            ++stats.failed_requests;
-            if (k + 1 < n) {
-              find_from<Profile>(self, rp, req, fake_allowed, start, k + 1, someone_said_none);
-            } else if (someone_said_none) {
-              count_answer(stats, match_type::none_found);
-              rp.deliver(reply{});  // NoneFound: those that answered found none
-            } else {
-              ++stats.unanswered;
-              rp.deliver(std::move(e));  // nobody answered
-            }
-          });
+      [=](reply& r) mutable {
+        if (r.type == match_type::none_found && k + 1 < n) {
+          find_from<Profile>(self, rp, req, fake_allowed, start, k + 1, true);
+          return;
+        }
+        count_answer(self->state.stats, r.type);
+        rp.deliver(std::move(r));
+      },
+      [=](caf::error& e) mutable {
+        auto& stats = self->state.stats;
+        ++stats.failed_requests;
+        if (k + 1 < n) {
+          find_from<Profile>(self, rp, req, fake_allowed, start, k + 1, someone_said_none);
+        } else if (someone_said_none) {
+          count_answer(stats, match_type::none_found);
+          rp.deliver(reply{});  // NoneFound: those that answered found none
+        } else {
+          ++stats.unanswered;
+          rp.deliver(std::move(e));  // nobody answered
+        }
+      });
 }
 
 template <class Profile>
@@ -114,15 +121,13 @@ typename client_interface<Profile>::routing_type::behavior_type client_actor(
   return {
       [=](find_atom, const match_request<query>& req) -> caf::result<match_reply<model>> {
         auto& s = self->state;
-        if (s.instances.empty())
-          return make_error(errc::no_instances, "no matchmaker instances");
+        if (s.instances.empty()) return make_error(errc::no_instances, "no matchmaker instances");
         ++s.stats.queries;
         auto rp = self->template make_response_promise<match_reply<model>>();
         auto without_fakes = std::make_shared<match_request<query>>(req);
         without_fakes->allow_fake_opponent = false;
         find_from<Profile>(self, rp, std::move(without_fakes), req.allow_fake_opponent,
-                           static_cast<std::size_t>(s.random.below(s.instances.size())), 0,
-                           false);
+                           static_cast<std::size_t>(s.random.below(s.instances.size())), 0, false);
         return rp;
       },
       [=](update_atom a, const player_update<model>& u) {
@@ -132,14 +137,12 @@ typename client_interface<Profile>::routing_type::behavior_type client_actor(
       },
       [=](enroll_atom a, player_id id) -> caf::result<bool> {
         auto& s = self->state;
-        if (s.instances.empty())
-          return make_error(errc::no_instances, "no matchmaker instances");
+        if (s.instances.empty()) return make_error(errc::no_instances, "no matchmaker instances");
         return self->delegate(s.instances[shard_of(s, id)], a, id);
       },
       [=](remove_atom a, player_id id) -> caf::result<bool> {
         auto& s = self->state;
-        if (s.instances.empty())
-          return make_error(errc::no_instances, "no matchmaker instances");
+        if (s.instances.empty()) return make_error(errc::no_instances, "no matchmaker instances");
         return self->delegate(s.instances[shard_of(s, id)], a, id);
       },
       [=](stats_atom) { return self->state.stats; },

@@ -1,9 +1,8 @@
 #include "mm/actors/db_worker.hpp"
 
-#include "mm/actors/errors.hpp"
-
 #include <random>
 
+#include "mm/actors/errors.hpp"
 #include "mm/storage/player_table.hpp"
 #include "mm/storage/state_table.hpp"
 
@@ -13,7 +12,8 @@ namespace {
 // The reply for a failed database call: its own cause when it is one of the
 // project's errors (the storage library wraps SQLite's), else a database error.
 caf::error database_error(const std::exception& e) {
-  if (const auto* known = dynamic_cast<const error*>(&e)) return make_error(known->code(), e.what());
+  if (const auto* known = dynamic_cast<const error*>(&e))
+    return make_error(known->code(), e.what());
   return make_error(errc::database, e.what());
 }
 
@@ -21,10 +21,13 @@ caf::error database_error(const std::exception& e) {
 // the connection, so the next request opens it afresh (a file that was locked
 // or missing may be usable again).
 template <class F>
-auto with_db(db_worker::stateful_pointer<db_worker_state> self, F f) -> decltype(f(std::declval<database&>())) {
+auto with_db(db_worker::stateful_pointer<db_worker_state> self, F f)
+    -> decltype(f(std::declval<database&>())) {
   auto& st = self->state;
   try {
-    if (!st.db) st.db = std::make_unique<database>(st.config.path, database_options{st.config.busy_timeout_ms});
+    if (!st.db)
+      st.db =
+          std::make_unique<database>(st.config.path, database_options{st.config.busy_timeout_ms});
     return f(*st.db);
   } catch (const std::exception& e) {
     st.db.reset();
@@ -59,7 +62,8 @@ db_worker::behavior_type db_worker_actor(db_worker::stateful_pointer<db_worker_s
         return with_scanner(self, [&](player_scanner& s) { return s.scan(fetch, batch); });
       },
       [=](sample_atom, std::uint32_t wanted) -> caf::result<scan_result> {
-        return with_scanner(self, [&](player_scanner& s) { return s.sample(wanted, self->state.seed); });
+        return with_scanner(self,
+                            [&](player_scanner& s) { return s.sample(wanted, self->state.seed); });
       },
       [=](save_atom, const std::string& id, const stored_state& s) -> caf::result<std::uint64_t> {
         return with_db(self, [&](database& db) -> caf::result<std::uint64_t> {

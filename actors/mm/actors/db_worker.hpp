@@ -4,16 +4,15 @@
 // server; tests spawn it on the deterministic scheduler instead.
 #pragma once
 
-#include <cstdint>
-#include <memory>
-#include <string>
-
 #include <caf/atom.hpp>
 #include <caf/meta/type_name.hpp>
 #include <caf/replies_to.hpp>
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
+#include <cstdint>
+#include <memory>
+#include <string>
 
 #include "mm/engine/player_row.hpp"
 #include "mm/storage/database.hpp"
@@ -32,8 +31,8 @@ typename Inspector::result_type inspect(Inspector& f, player_row& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, scan_result& x) {
-  return f(caf::meta::type_name("scan_result"), x.rows, x.unreadable, x.reports, x.batches,
-           x.wraps, x.seconds);
+  return f(caf::meta::type_name("scan_result"), x.rows, x.unreadable, x.reports, x.batches, x.wraps,
+           x.seconds);
 }
 
 template <class Inspector>
@@ -69,9 +68,9 @@ using db_worker = caf::typed_actor<
     caf::replies_to<sample_atom, std::uint32_t>::with<scan_result>>;
 
 struct db_worker_config {
-  std::string path;                    // the SQLite file
-  std::string scan_source = "players"; // table or view the scan reads
-  std::uint64_t seed = 0;              // of the scan pointers; 0: drawn from the system
+  std::string path;                     // the SQLite file
+  std::string scan_source = "players";  // table or view the scan reads
+  std::uint64_t seed = 0;               // of the scan pointers; 0: drawn from the system
   int busy_timeout_ms = 5000;
   std::uint32_t shard_count = 1;  // scan only ids with id mod shard_count ==
   std::uint32_t shard_index = 0;  // shard_index (the instance's share of a set)

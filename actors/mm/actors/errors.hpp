@@ -8,7 +8,6 @@
 #include <caf/atom.hpp>
 #include <caf/error.hpp>
 #include <caf/make_message.hpp>
-
 #include <optional>
 #include <string>
 
@@ -33,12 +32,12 @@ inline std::optional<errc> error_code_of(const caf::error& e) {
 
 // Lets actor_system::render() print "mm.database: cannot ..." for these errors.
 inline void add_error_category(caf::actor_system_config& cfg) {
-  cfg.add_error_category(error_category, [](std::uint8_t code, caf::atom_value,
-                                            const caf::message& context) {
-    std::string out = "mm." + std::string(to_string(static_cast<errc>(code)));
-    if (context.match_elements<std::string>()) out += ": " + context.get_as<std::string>(0);
-    return out;
-  });
+  cfg.add_error_category(
+      error_category, [](std::uint8_t code, caf::atom_value, const caf::message& context) {
+        std::string out = "mm." + std::string(to_string(static_cast<errc>(code)));
+        if (context.match_elements<std::string>()) out += ": " + context.get_as<std::string>(0);
+        return out;
+      });
 }
 
 }  // namespace mm

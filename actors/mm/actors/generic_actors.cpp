@@ -9,9 +9,9 @@ template interfaces<generic_profile>::supervisor::behavior_type supervisor_actor
     supervisor_pointer<generic_profile>, instance_config<generic_profile>, restart_backoff);
 
 template client_interface<generic_profile>::routing_type::behavior_type
-client_actor<generic_profile>(client_pointer<generic_profile>,
-                              std::vector<interfaces<generic_profile>::matchmaker>,
-                              std::chrono::milliseconds, std::uint64_t);
+    client_actor<generic_profile>(client_pointer<generic_profile>,
+                                  std::vector<interfaces<generic_profile>::matchmaker>,
+                                  std::chrono::milliseconds, std::uint64_t);
 
 template std::vector<interfaces<generic_profile>::matchmaker>
 spawn_instance_set<generic_profile, caf::actor_system>(caf::actor_system&, std::uint32_t,

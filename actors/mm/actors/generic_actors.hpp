@@ -4,7 +4,6 @@
 #pragma once
 
 #include <caf/actor_system.hpp>
-
 #include <chrono>
 #include <cstdint>
 #include <vector>
@@ -16,17 +15,17 @@
 namespace mm::actors {
 
 extern template interfaces<generic_profile>::instance::behavior_type
-instance_actor<generic_profile>(instance_pointer<generic_profile>,
-                                instance_config<generic_profile>);
+    instance_actor<generic_profile>(instance_pointer<generic_profile>,
+                                    instance_config<generic_profile>);
 
 extern template interfaces<generic_profile>::supervisor::behavior_type
-supervisor_actor<generic_profile>(supervisor_pointer<generic_profile>,
-                                  instance_config<generic_profile>, restart_backoff);
+    supervisor_actor<generic_profile>(supervisor_pointer<generic_profile>,
+                                      instance_config<generic_profile>, restart_backoff);
 
 extern template client_interface<generic_profile>::routing_type::behavior_type
-client_actor<generic_profile>(client_pointer<generic_profile>,
-                              std::vector<interfaces<generic_profile>::matchmaker>,
-                              std::chrono::milliseconds, std::uint64_t);
+    client_actor<generic_profile>(client_pointer<generic_profile>,
+                                  std::vector<interfaces<generic_profile>::matchmaker>,
+                                  std::chrono::milliseconds, std::uint64_t);
 
 extern template std::vector<interfaces<generic_profile>::matchmaker>
 spawn_instance_set<generic_profile, caf::actor_system>(caf::actor_system&, std::uint32_t,

@@ -6,14 +6,13 @@
 #pragma once
 
 #include <caf/all.hpp>
-
 #include <chrono>
 #include <memory>
 #include <string>
 
 #include "mm/actors/db_worker.hpp"
-#include "mm/engine/engine.hpp"
 #include "mm/actors/interface.hpp"
+#include "mm/engine/engine.hpp"
 #include "mm/engine/log.hpp"
 #include "mm/storage/snapshot.hpp"
 
@@ -21,7 +20,7 @@ namespace mm::actors {
 
 template <class Profile>
 struct instance_config {
-  std::string id;   // instance id: the key of its state row
+  std::string id;  // instance id: the key of its state row
   options opts;
   Profile profile;
   db_worker_config database;
@@ -64,10 +63,9 @@ using instance_pointer =
 template <class Profile>
 std::int64_t now_unix_ms(instance_pointer<Profile> self) {
   const auto& st = self->state;
-  return st.wall_at_start_unix_ms +
-         std::chrono::duration_cast<std::chrono::milliseconds>(self->clock().now() -
-                                                               st.clock_at_start)
-             .count();
+  return st.wall_at_start_unix_ms + std::chrono::duration_cast<std::chrono::milliseconds>(
+                                        self->clock().now() - st.clock_at_start)
+                                        .count();
 }
 
 // Encodes a snapshot here (it reads the engine) and has the worker write it.
@@ -75,7 +73,8 @@ template <class Profile>
 void write_snapshot(instance_pointer<Profile> self) {
   auto& st = self->state;
   const auto started = std::chrono::steady_clock::now();
-  stored_state s{now_unix_ms<Profile>(self), snapshot_version, encode_snapshot(take_snapshot(*st.eng))};
+  stored_state s{now_unix_ms<Profile>(self), snapshot_version,
+                 encode_snapshot(take_snapshot(*st.eng))};
   const std::int64_t at = s.persisted_at_unix_ms;
   self->request(st.worker, caf::infinite, save_atom::value, st.config.id, std::move(s))
       .then(
@@ -108,13 +107,16 @@ void rebalance_if_due_early(instance_pointer<Profile> self) {
 // than the interval still rebalances on time.
 template <class Profile>
 void arm_rebalance_tick(instance_pointer<Profile> self) {
-  const auto interval = std::chrono::milliseconds(self->state.config.opts.buckets_rebalance_interval);
+  const auto interval =
+      std::chrono::milliseconds(self->state.config.opts.buckets_rebalance_interval);
   const std::int64_t last = self->state.eng->last_rebalance_unix_ms();
   auto delay = interval;
   if (last > 0) {
     const auto since = std::chrono::milliseconds(now_unix_ms<Profile>(self) - last);
-    if (since >= interval) delay = std::chrono::milliseconds(0);
-    else if (since.count() >= 0) delay = interval - since;
+    if (since >= interval)
+      delay = std::chrono::milliseconds(0);
+    else if (since.count() >= 0)
+      delay = interval - since;
   }
   self->delayed_send(self, delay, rebalance_tick_atom::value);
 }
@@ -172,9 +174,9 @@ void take_sizing_sample(instance_pointer<Profile> self) {
           },
           [=](caf::error& e) {
             ++self->state.counters.scan_errors;
-            log(log_level::warning, "matchmaker '" + self->state.config.id +
-                                        "': sizing sample failed (the scans will size): " +
-                                        self->system().render(e));
+            log(log_level::warning,
+                "matchmaker '" + self->state.config.id +
+                    "': sizing sample failed (the scans will size): " + self->system().render(e));
           });
 }
 
@@ -220,9 +222,9 @@ void restore(instance_pointer<Profile> self) {
           },
           [=](caf::error& e) {
             finish_restore<Profile>(self);
-            log(log_level::error, "matchmaker '" + self->state.config.id +
-                                      "': snapshot not read, starting empty: " +
-                                      self->system().render(e));
+            log(log_level::error,
+                "matchmaker '" + self->state.config.id +
+                    "': snapshot not read, starting empty: " + self->system().render(e));
           });
 }
 
@@ -236,12 +238,13 @@ typename interfaces<Profile>::instance::behavior_type instance_actor(
   st.eng = std::make_unique<engine<Profile>>(config.opts, config.profile);
   st.config = std::move(config);
   const options& o = st.config.opts;
-  st.worker = st.config.detached_worker
-                  ? self->template spawn<caf::detached + caf::linked>(db_worker_actor,
-                                                                     st.config.database)
-                  : self->template spawn<caf::linked>(db_worker_actor, st.config.database);
+  st.worker =
+      st.config.detached_worker
+          ? self->template spawn<caf::detached + caf::linked>(db_worker_actor, st.config.database)
+          : self->template spawn<caf::linked>(db_worker_actor, st.config.database);
   restore<Profile>(self);
-  if (o.enable_database_scan) self->delayed_send(self, o.database_scan_first_delay, scan_tick_atom::value);
+  if (o.enable_database_scan)
+    self->delayed_send(self, o.database_scan_first_delay, scan_tick_atom::value);
   self->delayed_send(self, o.state_snapshot_interval, snapshot_tick_atom::value);
   // The rebalance tick is armed once the restore told when the last one was.
   // A graceful stop writes a final snapshot; the worker, linked, stops after
@@ -277,7 +280,8 @@ typename interfaces<Profile>::instance::behavior_type instance_actor(
                     return;
                   }
                   std::vector<model> models;
-                  if (self->state.eng->profile().make_models(row, models) != row_verdict::eligible) {
+                  if (self->state.eng->profile().make_models(row, models) !=
+                      row_verdict::eligible) {
                     rp.deliver(false);
                     return;
                   }
@@ -293,7 +297,8 @@ typename interfaces<Profile>::instance::behavior_type instance_actor(
       },
       [=](player_atom, player_id id) { return self->state.eng->player(id); },
       [=](inspect_atom, std::uint32_t bucket, std::uint32_t offset, std::uint32_t limit) {
-        return self->state.eng->inspect_bucket(bucket, offset, std::min<std::uint32_t>(limit, 10'000));
+        return self->state.eng->inspect_bucket(bucket, offset,
+                                               std::min<std::uint32_t>(limit, 10'000));
       },
       [=](top_atom, std::uint32_t n) {
         return self->state.eng->top_by_mmr(std::min<std::uint32_t>(n, 10'000));

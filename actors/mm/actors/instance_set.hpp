@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "mm/actors/client.hpp"
-#include "mm/engine/stable_hash.hpp"
 #include "mm/actors/supervisor.hpp"
+#include "mm/engine/stable_hash.hpp"
 
 namespace mm::actors {
 

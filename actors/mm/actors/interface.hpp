@@ -12,7 +12,6 @@
 #include <caf/atom.hpp>
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
-
 #include <cstdint>
 #include <string>
 #include <vector>

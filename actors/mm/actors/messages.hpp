@@ -5,7 +5,6 @@
 #pragma once
 
 #include <caf/meta/type_name.hpp>
-
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -51,10 +50,10 @@ struct player_update {
 // An instance actor's own counters: its scans and snapshots. The actor keeps
 // them in this one struct and reports it as is.
 struct instance_counters {
-  std::uint64_t state_bytes = 0;            // size of the last snapshot written
-  std::int64_t last_snapshot_unix_ms = 0;   // 0: none yet
-  std::uint64_t scan_errors = 0;            // scans that failed (database errors)
-  std::vector<std::string> scan_reports;    // latest unreadable-row explanations
+  std::uint64_t state_bytes = 0;           // size of the last snapshot written
+  std::int64_t last_snapshot_unix_ms = 0;  // 0: none yet
+  std::uint64_t scan_errors = 0;           // scans that failed (database errors)
+  std::vector<std::string> scan_reports;   // latest unreadable-row explanations
   // The scans applied: rows asked for and rows found (a table smaller than the
   // fetch count, or a shard with few players, finds fewer), and their time.
   double last_scan_seconds = 0;
@@ -129,17 +128,16 @@ typename Inspector::result_type inspect(Inspector& f, engine_stats& x) {
   return f(caf::meta::type_name("engine_stats"), x.queries_success, x.queries_none_found,
            x.queries_fake, x.queries_invalid, x.updates_inserted, x.updates_updated,
            x.updates_bucket_changed, x.updates_removed, x.updates_no_op, x.updates_rejected,
-           x.evictions, x.inserts_refused_capacity, x.removed_after_offer, x.scans, x.rows_applied, x.rows_malformed,
-           x.samples_taken, x.rebalances, x.players_lost_in_rebalance, x.mmr_gap_counts,
-           x.mmr_gap_sum);
+           x.evictions, x.inserts_refused_capacity, x.removed_after_offer, x.scans, x.rows_applied,
+           x.rows_malformed, x.samples_taken, x.rebalances, x.players_lost_in_rebalance,
+           x.mmr_gap_counts, x.mmr_gap_sum);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, engine_info& x) {
   return f(caf::meta::type_name("engine_info"), x.name, x.players, x.capacity, x.overall_fill,
-           x.bucket_count, x.buckets, x.mmr_low, x.mmr_high, x.samples,
-           x.enough_data_for_rebalance, x.last_rebalance_unix_ms, x.memory_bytes, x.stats,
-           x.row_reports);
+           x.bucket_count, x.buckets, x.mmr_low, x.mmr_high, x.samples, x.enough_data_for_rebalance,
+           x.last_rebalance_unix_ms, x.memory_bytes, x.stats, x.row_reports);
 }
 
 template <class Inspector>
@@ -191,9 +189,8 @@ typename Inspector::result_type inspect(Inspector& f, player_info& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, rebalance_report& x) {
   return f(caf::meta::type_name("rebalance_report"), x.performed, x.reason, x.mmr_range_changed,
-           x.mmr_low, x.mmr_high, x.samples, x.buckets_before, x.buckets_after,
-           x.buckets_resized, x.buckets_pruned, x.players_before, x.players_after,
-           x.players_lost, x.capacity_after);
+           x.mmr_low, x.mmr_high, x.samples, x.buckets_before, x.buckets_after, x.buckets_resized,
+           x.buckets_pruned, x.players_before, x.players_after, x.players_lost, x.capacity_after);
 }
 
 }  // namespace mm

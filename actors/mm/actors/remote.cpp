@@ -33,8 +33,7 @@ std::optional<std::string> tls_problem(const actor_tls& tls) {
   for (const auto* f : {&tls.certificate, &tls.key, &tls.ca})
     if (!readable(*f)) return "cannot read '" + *f + "'";
   ERR_clear_error();
-  std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx(SSL_CTX_new(TLS_method()),
-                                                        SSL_CTX_free);
+  std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx(SSL_CTX_new(TLS_method()), SSL_CTX_free);
   if (!ctx) return "OpenSSL: " + openssl_reason();
   if (SSL_CTX_use_certificate_chain_file(ctx.get(), tls.certificate.c_str()) != 1)
     return "'" + tls.certificate + "' is not a PEM certificate: " + openssl_reason();
@@ -43,32 +42,28 @@ std::optional<std::string> tls_problem(const actor_tls& tls) {
     // not the certificate's the same way as a file that is no key at all.
     std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> alone(SSL_CTX_new(TLS_method()),
                                                             SSL_CTX_free);
-    if (!alone || SSL_CTX_use_PrivateKey_file(alone.get(), tls.key.c_str(),
-                                              SSL_FILETYPE_PEM) != 1)
-      return "'" + tls.key +
-             "' is not an unencrypted PEM private key: " + openssl_reason();
+    if (!alone || SSL_CTX_use_PrivateKey_file(alone.get(), tls.key.c_str(), SSL_FILETYPE_PEM) != 1)
+      return "'" + tls.key + "' is not an unencrypted PEM private key: " + openssl_reason();
   }
   if (SSL_CTX_use_PrivateKey_file(ctx.get(), tls.key.c_str(), SSL_FILETYPE_PEM) != 1 ||
       SSL_CTX_check_private_key(ctx.get()) != 1)
-    return "the key '" + tls.key + "' does not belong to the certificate '" +
-           tls.certificate + "'";
+    return "the key '" + tls.key + "' does not belong to the certificate '" + tls.certificate + "'";
   if (SSL_CTX_load_verify_locations(ctx.get(), tls.ca.c_str(), nullptr) != 1)
     return "'" + tls.ca + "' is not a PEM CA certificate: " + openssl_reason();
   // This node's own certificate must pass the check its peers will make.
   STACK_OF(X509)* chain = nullptr;  // intermediates from the certificate file
   SSL_CTX_get0_chain_certs(ctx.get(), &chain);
   X509_STORE_CTX* check = X509_STORE_CTX_new();
-  const bool signed_by_ca =
-      check &&
-      X509_STORE_CTX_init(check, SSL_CTX_get_cert_store(ctx.get()),
-                          SSL_CTX_get0_certificate(ctx.get()), chain) == 1 &&
-      X509_verify_cert(check) == 1;
+  const bool signed_by_ca = check &&
+                            X509_STORE_CTX_init(check, SSL_CTX_get_cert_store(ctx.get()),
+                                                SSL_CTX_get0_certificate(ctx.get()), chain) == 1 &&
+                            X509_verify_cert(check) == 1;
   const std::string why =
       check ? X509_verify_cert_error_string(X509_STORE_CTX_get_error(check)) : "";
   X509_STORE_CTX_free(check);
   if (!signed_by_ca)
-    return "the certificate '" + tls.certificate + "' does not verify against '" +
-           tls.ca + "': " + why;
+    return "the certificate '" + tls.certificate + "' does not verify against '" + tls.ca +
+           "': " + why;
   return std::nullopt;
 }
 

@@ -38,8 +38,7 @@ void use_network(caf::actor_system_config& cfg, const actor_tls& tls);
 // Publishes `whom` on host:port (0: any free port), over TLS when `tls`.
 template <class Handle>
 caf::expected<std::uint16_t> publish_actor(caf::actor_system& sys, const Handle& whom,
-                                           std::uint16_t port, const std::string& host,
-                                           bool tls) {
+                                           std::uint16_t port, const std::string& host, bool tls) {
   if (tls) return caf::openssl::publish(whom, port, host.c_str());
   return sys.middleman().publish(whom, port, host.c_str());
 }

@@ -82,17 +82,17 @@ typename interfaces<Profile>::supervisor::behavior_type supervisor_actor(
     if (self->state.instance) self->send_exit(self->state.instance, msg.reason);
     self->quit(msg.reason);
   });
-  auto down = [] {
-    return make_error(errc::instance_down, "matchmaker instance restarting");
-  };
+  auto down = [] { return make_error(errc::instance_down, "matchmaker instance restarting"); };
   return {
       [=](find_atom a, const match_request<query>& r) -> caf::result<match_reply<model>> {
         if (!self->state.instance) return down();
         return self->delegate(self->state.instance, a, r);
       },
       [=](update_atom a, const player_update<model>& u) {
-        if (!self->state.instance) ++self->state.counters.updates_dropped;
-        else self->send(self->state.instance, a, u);
+        if (!self->state.instance)
+          ++self->state.counters.updates_dropped;
+        else
+          self->send(self->state.instance, a, u);
       },
       [=](enroll_atom a, player_id id) -> caf::result<bool> {
         if (!self->state.instance) return down();

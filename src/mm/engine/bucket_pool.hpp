@@ -144,9 +144,12 @@ class bucket_order {
       const int stage = head_stage_++;
       std::optional<std::uint32_t> b;
       const bool upper = (stage == 1) == upper_first_;
-      if (stage == 0) b = pool_.find(query_);
-      else if (upper) b = pool_.find(query_.with_mmr_index(m + 1));
-      else if (m > 0) b = pool_.find(query_.with_mmr_index(m - 1));
+      if (stage == 0)
+        b = pool_.find(query_);
+      else if (upper)
+        b = pool_.find(query_.with_mmr_index(m + 1));
+      else if (m > 0)
+        b = pool_.find(query_.with_mmr_index(m - 1));
       if (b) {
         head_[head_count_++] = *b;
         return b;
@@ -165,12 +168,14 @@ class bucket_order {
       if (std::find(head_, head_ + head_count_, i) != head_ + head_count_) continue;
       const label_tuple& t = pool_.at(i).labels;
       std::uint64_t d = t.mmr_index > query_.mmr_index ? t.mmr_index - query_.mmr_index
-                                                        : query_.mmr_index - t.mmr_index;
+                                                       : query_.mmr_index - t.mmr_index;
       bool allowed = true;
       for (std::size_t s = 0; s < traits_.size() && allowed; ++s) {
         auto ds = label_distance(traits_[s].kind, traits_[s].hard, t.extra[s], query_.extra[s]);
-        if (ds) d += *ds;
-        else allowed = false;
+        if (ds)
+          d += *ds;
+        else
+          allowed = false;
       }
       if (!allowed) continue;
       rest_.emplace_back((std::min<std::uint64_t>(d, 0xffffffffu) << 32) | (rng_() >> 32), i);
@@ -198,9 +203,9 @@ class bucket_order {
 // Each step takes the next player of one lane, chosen with a chance
 // proportional to the players that lane's bucket has left (its slots left times
 // its fill): the two random walks merge into about one random walk over both
-// buckets, so the first players seen are a near-uniform sample of the two. Strict alternation would not be fair: beside a bucket of
-// 2,000 players, each of a 12-player bucket's players would be seen about 80
-// times as often as each of the others.
+// buckets, so the first players seen are a near-uniform sample of the two. Strict alternation would
+// not be fair: beside a bucket of 2,000 players, each of a 12-player bucket's players would be seen
+// about 80 times as often as each of the others.
 template <class Pool>
 class two_lane_walk {
   using walk_type = typename Pool::bucket_type::walk;

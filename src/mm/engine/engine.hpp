@@ -17,10 +17,10 @@
 #include "mm/engine/exclusion_set.hpp"
 #include "mm/engine/game_profile.hpp"
 #include "mm/engine/introspection.hpp"
-#include "mm/strategies/mmr_strategy.hpp"
 #include "mm/engine/options.hpp"
 #include "mm/engine/player_cache.hpp"
 #include "mm/engine/sizing.hpp"
+#include "mm/strategies/mmr_strategy.hpp"
 
 namespace mm {
 
@@ -43,8 +43,8 @@ class engine {
         samples_(opt_.buckets_rebalance_sample_count,
                  static_cast<std::uint32_t>(strategies_.size())) {
     if (strategies_.size() > max_extra_strategies)
-      throw config_error("a game profile may add at most " +
-                         std::to_string(max_extra_strategies) + " strategies");
+      throw config_error("a game profile may add at most " + std::to_string(max_extra_strategies) +
+                         " strategies");
     for (std::size_t i = 0; i < strategies_.size(); ++i) {
       traits_.push_back({strategies_[i]->kind(), strategies_[i]->hard()});
       for (std::size_t j = 0; j < i; ++j)
@@ -158,9 +158,7 @@ class engine {
   }
 
   // Explicit removal: every entry of the player leaves the cache.
-  update_result remove(player_id id) {
-    return counted(cache_.remove_all(id));
-  }
+  update_result remove(player_id id) { return counted(cache_.remove_all(id)); }
 
   // A stored player row (from the scan): through the model factory, into the
   // sizing samples and the cache. A malformed row is counted, never fatal.
@@ -176,8 +174,10 @@ class engine {
           report_row(row.id, profile_.explain_malformed(row));
         return malformed_row("the model factory rejected the row");
       }
-      case row_verdict::not_eligible: return remove(row.id);
-      case row_verdict::eligible: break;
+      case row_verdict::not_eligible:
+        return remove(row.id);
+      case row_verdict::eligible:
+        break;
     }
     for (const model_type& m : row_models_) {
       if (Profile::id_of(m) != row.id || !std::isfinite(Profile::mmr_of(m)))
@@ -250,8 +250,7 @@ class engine {
     r.players_before = pool().players();
     if (!samples_.enough_data()) {
       r.reason = "not enough samples: " + std::to_string(samples_.size()) + " of more than " +
-                 std::to_string(std::min<std::size_t>(samples_.capacity() / 10, 1000)) +
-                 " needed";
+                 std::to_string(std::min<std::size_t>(samples_.capacity() / 10, 1000)) + " needed";
       return r;
     }
     const auto range = mmr_.rebalance(samples_.mmrs(), opt_.mmr_range_low_percentile,
@@ -259,7 +258,8 @@ class engine {
     for (std::uint32_t s = 0; s < strategies_.size(); ++s)
       strategies_[s]->rebalance(samples_.extra_column(s));
     set_sizing(measure_sizing(now_unix_ms));
-    cache_.rebuild(range.changed, [&](const model_type& m) { return labels_of(m); }, r, rng_);
+    cache_.rebuild(
+        range.changed, [&](const model_type& m) { return labels_of(m); }, r, rng_);
     r.mmr_range_changed = range.changed;
     return finish_rebalance(now_unix_ms, r);
   }
@@ -348,17 +348,18 @@ class engine {
   // have made (another profile's, or a crafted snapshot's) is skipped:
   // describe() and the walk index the strategies by the tuple's labels.
   void restore_layout(std::span<const bucket_layout> layouts) {
-    cache_.restore_layout(layouts, [&](const label_tuple& t) {
-      return t.extra_count == strategies_.size() && t.mmr_index < opt_.mmr_bucket_count;
-    }, rng_);
+    cache_.restore_layout(
+        layouts,
+        [&](const label_tuple& t) {
+          return t.extra_count == strategies_.size() && t.mmr_index < opt_.mmr_bucket_count;
+        },
+        rng_);
   }
 
   // The most bucket capacity this engine ever holds (player_cache::capacity_limit).
   std::uint64_t capacity_limit() const { return cache_.capacity_limit(); }
   // The capacity a bucket of this tuple is created with, before the limit.
-  std::uint32_t planned_capacity(const label_tuple& t) const {
-    return cache_.planned_capacity(t);
-  }
+  std::uint32_t planned_capacity(const label_tuple& t) const { return cache_.planned_capacity(t); }
 
   // (strategy name, state bytes), the MMR strategy first under the name "mmr".
   std::vector<std::pair<std::string, std::string>> strategy_states() const {
@@ -427,8 +428,10 @@ class engine {
 
   std::string rejection_reason(const query_type& q, const model_type& m,
                                std::uint32_t retries) const {
-    if constexpr (explains_rejections<Profile>) return profile_.explain_rejection(q, m, retries);
-    else return "the match rule rejected it";
+    if constexpr (explains_rejections<Profile>)
+      return profile_.explain_rejection(q, m, retries);
+    else
+      return "the match rule rejected it";
   }
 
   static options checked(options o) {
@@ -468,12 +471,24 @@ class engine {
   void count(const update_result& r) {
     stats_.evictions += r.evicted;
     switch (r.outcome) {
-      case update_outcome::inserted: ++stats_.updates_inserted; break;
-      case update_outcome::updated: ++stats_.updates_updated; break;
-      case update_outcome::bucket_changed: ++stats_.updates_bucket_changed; break;
-      case update_outcome::removed: ++stats_.updates_removed; break;
-      case update_outcome::no_op: ++stats_.updates_no_op; break;
-      case update_outcome::rejected: ++stats_.updates_rejected; break;
+      case update_outcome::inserted:
+        ++stats_.updates_inserted;
+        break;
+      case update_outcome::updated:
+        ++stats_.updates_updated;
+        break;
+      case update_outcome::bucket_changed:
+        ++stats_.updates_bucket_changed;
+        break;
+      case update_outcome::removed:
+        ++stats_.updates_removed;
+        break;
+      case update_outcome::no_op:
+        ++stats_.updates_no_op;
+        break;
+      case update_outcome::rejected:
+        ++stats_.updates_rejected;
+        break;
     }
   }
 
@@ -523,8 +538,7 @@ class engine {
       label_tuple t;
       t.mmr_index = mmr_.index_of(mmrs[i]);
       t.extra_count = static_cast<std::uint32_t>(strategies_.size());
-      for (std::uint32_t k = 0; k < t.extra_count; ++k)
-        t.extra[k] = samples_.extra(i, k);
+      for (std::uint32_t k = 0; k < t.extra_count; ++k) t.extra[k] = samples_.extra(i, k);
       ++counts[t];
     }
     for (auto& [t, n] : counts) s.ratios.emplace(t, static_cast<double>(n) / mmrs.size());

@@ -14,7 +14,8 @@
 namespace mm {
 
 template <game_profile Profile>
-auto engine<Profile>::explain(const request_type& req, std::uint32_t max_retries, std::size_t max_rejected) -> query_explanation {
+auto engine<Profile>::explain(const request_type& req, std::uint32_t max_retries,
+                              std::size_t max_rejected) -> query_explanation {
   query_explanation out;
   out.error = std::string(request_error(req));
   if (!out.error.empty()) return out;
@@ -42,8 +43,8 @@ auto engine<Profile>::explain(const request_type& req, std::uint32_t max_retries
       }
     };
     bucket_order<pool_type> order = order_for(q, walk_rng);
-    const auto found = search_candidates(pool(), profile_, q, retries, order, excluded_,
-                                         limits(), walk_rng, observe);
+    const auto found = search_candidates(pool(), profile_, q, retries, order, excluded_, limits(),
+                                         walk_rng, observe);
     query_try t;
     t.retries = retries;
     t.players_tested = found.tested;
@@ -138,7 +139,8 @@ auto engine<Profile>::player(player_id id) const -> player_info {
 }
 
 template <game_profile Profile>
-auto engine<Profile>::inspect_bucket(std::uint32_t b, std::uint32_t offset, std::uint32_t limit) const -> std::vector<model_type> {
+auto engine<Profile>::inspect_bucket(std::uint32_t b, std::uint32_t offset,
+                                     std::uint32_t limit) const -> std::vector<model_type> {
   std::vector<model_type> all;
   if (b >= pool().size()) return all;
   pool().at(b).slots.for_each([&](const model_type& m) { all.push_back(m); });
@@ -153,10 +155,9 @@ auto engine<Profile>::top_by_mmr(std::uint32_t n) const -> std::vector<model_typ
   std::vector<const model_type*> all;
   for_each_player([&](const model_type& m) { all.push_back(&m); });
   const std::size_t k = std::min<std::size_t>(n, all.size());
-  std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(k), all.end(),
-                    [](const model_type* a, const model_type* b) {
-                      return by_mmr_descending(*a, *b);
-                    });
+  std::partial_sort(
+      all.begin(), all.begin() + static_cast<std::ptrdiff_t>(k), all.end(),
+      [](const model_type* a, const model_type* b) { return by_mmr_descending(*a, *b); });
   std::vector<model_type> out;
   for (std::size_t i = 0; i < k; ++i) out.push_back(*all[i]);
   return out;

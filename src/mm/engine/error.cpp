@@ -4,12 +4,18 @@ namespace mm {
 
 std::string_view to_string(errc e) {
   switch (e) {
-    case errc::invalid_config: return "invalid_config";
-    case errc::invalid_argument: return "invalid_argument";
-    case errc::database: return "database";
-    case errc::snapshot: return "snapshot";
-    case errc::no_instances: return "no_instances";
-    case errc::instance_down: return "instance_down";
+    case errc::invalid_config:
+      return "invalid_config";
+    case errc::invalid_argument:
+      return "invalid_argument";
+    case errc::database:
+      return "database";
+    case errc::snapshot:
+      return "snapshot";
+    case errc::no_instances:
+      return "no_instances";
+    case errc::instance_down:
+      return "instance_down";
   }
   return "unknown";
 }

@@ -1,7 +1,7 @@
-// What a game supplies at compile time (docs/design.md, Game profiles): its model and query types, the
-// match rule, the model factory, the fake-opponent factory and extra strategies.
-// The engine is a template over a profile, so the match rule is inlined into the
-// query loop. See docs/strategies.md and examples/ for a complete profile.
+// What a game supplies at compile time (docs/design.md, Game profiles): its model and query types,
+// the match rule, the model factory, the fake-opponent factory and extra strategies. The engine is
+// a template over a profile, so the match rule is inlined into the query loop. See
+// docs/strategies.md and examples/ for a complete profile.
 #pragma once
 
 #include <concepts>
@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "mm/engine/player_row.hpp"
-#include "mm/strategies/strategy.hpp"
 #include "mm/engine/types.hpp"
+#include "mm/strategies/strategy.hpp"
 
 namespace mm {
 
@@ -24,9 +24,9 @@ concept game_profile = requires(const P& p, const typename P::model_type& m,
   // trivially copyable, as they live in fixed array slots.
   requires std::is_trivially_copyable_v<typename P::model_type>;
   { P::id_of(m) } -> std::convertible_to<player_id>;
-  { P::mmr_of(m) } -> std::convertible_to<double>;       // defense MMR
+  { P::mmr_of(m) } -> std::convertible_to<double>;  // defense MMR
   { P::attacker_of(q) } -> std::convertible_to<player_id>;
-  { P::mmr_of(q) } -> std::convertible_to<double>;       // attack MMR
+  { P::mmr_of(q) } -> std::convertible_to<double>;  // attack MMR
   // The match rule: possible or not, and the quality (higher is better).
   { p.match(q, m, std::uint32_t{}) } -> std::same_as<match_verdict>;
   // The model factory: appends the models of a stored player to `out`.

@@ -17,35 +17,43 @@ std::optional<E> parse_enum(std::string_view s, const std::array<E, N>& all) {
 
 std::string_view to_string(attribute_rule r) {
   switch (r) {
-    case attribute_rule::none: return "none";
-    case attribute_rule::hard_equal: return "hard_equal";
-    case attribute_rule::must_differ: return "must_differ";
-    case attribute_rule::prefer_equal: return "prefer_equal";
-    case attribute_rule::prefer_different: return "prefer_different";
+    case attribute_rule::none:
+      return "none";
+    case attribute_rule::hard_equal:
+      return "hard_equal";
+    case attribute_rule::must_differ:
+      return "must_differ";
+    case attribute_rule::prefer_equal:
+      return "prefer_equal";
+    case attribute_rule::prefer_different:
+      return "prefer_different";
   }
   return "?";
 }
 
 std::optional<attribute_rule> parse_attribute_rule(std::string_view s) {
-  return parse_enum(s, std::array{attribute_rule::none, attribute_rule::hard_equal,
-                                  attribute_rule::must_differ, attribute_rule::prefer_equal,
-                                  attribute_rule::prefer_different});
+  return parse_enum(
+      s, std::array{attribute_rule::none, attribute_rule::hard_equal, attribute_rule::must_differ,
+                    attribute_rule::prefer_equal, attribute_rule::prefer_different});
 }
 
 std::string_view to_string(attribute_bucketing b) {
   switch (b) {
-    case attribute_bucketing::none: return "none";
-    case attribute_bucketing::distinct_hard: return "distinct_hard";
-    case attribute_bucketing::distinct_soft: return "distinct_soft";
-    case attribute_bucketing::ranged: return "ranged";
+    case attribute_bucketing::none:
+      return "none";
+    case attribute_bucketing::distinct_hard:
+      return "distinct_hard";
+    case attribute_bucketing::distinct_soft:
+      return "distinct_soft";
+    case attribute_bucketing::ranged:
+      return "ranged";
   }
   return "?";
 }
 
 std::optional<attribute_bucketing> parse_attribute_bucketing(std::string_view s) {
   return parse_enum(s, std::array{attribute_bucketing::none, attribute_bucketing::distinct_hard,
-                                  attribute_bucketing::distinct_soft,
-                                  attribute_bucketing::ranged});
+                                  attribute_bucketing::distinct_soft, attribute_bucketing::ranged});
 }
 
 generic_profile::generic_profile(generic_profile_config c) : c_(std::move(c)) {
@@ -79,8 +87,8 @@ std::string generic_profile::explain_rejection(const query_type& q, const model_
   if (gap > window(retries))
     return "MMR gap " + std::to_string(static_cast<long long>(std::lround(gap))) +
            " is wider than the window " +
-           std::to_string(static_cast<long long>(std::lround(window(retries)))) +
-           " at retry " + std::to_string(retries);
+           std::to_string(static_cast<long long>(std::lround(window(retries)))) + " at retry " +
+           std::to_string(retries);
   for (std::uint8_t i = 0; i < rule_count_; ++i) {
     const compiled_rule& r = rules_[i];
     const std::uint32_t mine = q.attributes[r.index], theirs = m.attributes[r.index];
@@ -118,8 +126,7 @@ std::string generic_profile::explain_malformed(const player_row& row) const {
   return "the model factory rejected the row";
 }
 
-std::vector<std::unique_ptr<strategy<generic_profile>>> generic_profile::make_strategies()
-    const {
+std::vector<std::unique_ptr<strategy<generic_profile>>> generic_profile::make_strategies() const {
   std::vector<std::unique_ptr<strategy<generic_profile>>> out;
   for (std::size_t i = 0; i < c_.attributes.size(); ++i) {
     const generic_attribute& a = c_.attributes[i];
@@ -127,8 +134,8 @@ std::vector<std::unique_ptr<strategy<generic_profile>>> generic_profile::make_st
     attribute_strategy_config sc;
     sc.name = a.name;
     sc.attribute = i;
-    sc.kind = a.bucketing == attribute_bucketing::ranged ? label_kind::ranged
-                                                         : label_kind::distinct;
+    sc.kind =
+        a.bucketing == attribute_bucketing::ranged ? label_kind::ranged : label_kind::distinct;
     sc.hard = a.bucketing == attribute_bucketing::distinct_hard;
     sc.tier_width = a.tier_width;
     out.push_back(std::make_unique<attribute_strategy<generic_profile>>(sc));

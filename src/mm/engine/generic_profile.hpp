@@ -1,6 +1,6 @@
-// The generic game profile (docs/design.md, Game profiles) used by the standalone server: a player is
-// an id, an MMR and up to four integer attributes; the rules are set up at run
-// time from configuration.
+// The generic game profile (docs/design.md, Game profiles) used by the standalone server: a player
+// is an id, an MMR and up to four integer attributes; the rules are set up at run time from
+// configuration.
 #pragma once
 
 #include <array>
@@ -132,7 +132,8 @@ class generic_profile {
         case attribute_rule::prefer_different:
           if (!equal) quality += r.weight;
           break;
-        case attribute_rule::none: break;
+        case attribute_rule::none:
+          break;
       }
     }
     return match_verdict::with_quality(quality);

@@ -21,7 +21,8 @@ struct bucket_info {
 
 // Upper bounds of the MMR-gap histogram of successful matches; one more count
 // past the last bound holds the wider gaps.
-inline constexpr std::array<double, 10> mmr_gap_bounds{5, 10, 25, 50, 100, 200, 400, 800, 1600, 3200};
+inline constexpr std::array<double, 10> mmr_gap_bounds{5,   10,  25,  50,   100,
+                                                       200, 400, 800, 1600, 3200};
 
 inline std::size_t mmr_gap_slot(double gap) {
   std::size_t i = 0;
@@ -30,11 +31,10 @@ inline std::size_t mmr_gap_slot(double gap) {
 }
 
 struct engine_stats {
-  std::uint64_t queries_success = 0, queries_none_found = 0, queries_fake = 0,
-                queries_invalid = 0;
+  std::uint64_t queries_success = 0, queries_none_found = 0, queries_fake = 0, queries_invalid = 0;
   std::uint64_t updates_inserted = 0, updates_updated = 0, updates_bucket_changed = 0,
                 updates_removed = 0, updates_no_op = 0, updates_rejected = 0;
-  std::uint64_t evictions = 0;            // players pushed out by inserts
+  std::uint64_t evictions = 0;  // players pushed out by inserts
   // Inserts of a tuple with no bucket when a new bucket would pass the
   // capacity limit (engine::capacity_limit); a rebalance gives it room.
   std::uint64_t inserts_refused_capacity = 0;
@@ -71,7 +71,7 @@ struct engine_info {
 struct player_info {
   bool participating = false;
   double mmr = 0;
-  double percentile = 0;  // share of cached players with an MMR <= this one
+  double percentile = 0;               // share of cached players with an MMR <= this one
   std::vector<std::uint32_t> buckets;  // indices into engine_info::buckets
 };
 
@@ -96,8 +96,8 @@ struct rejected_candidate {
 };
 
 struct query_explanation {
-  std::string error;  // set when the request itself is invalid
-  std::vector<query_try> tries;  // until the first Success, at most max_retries + 1
+  std::string error;                         // set when the request itself is invalid
+  std::vector<query_try> tries;              // until the first Success, at most max_retries + 1
   std::vector<rejected_candidate> rejected;  // nearest in MMR first
   std::uint64_t players_cached = 0;
   std::uint32_t buckets_walked = 0;        // on the last try
@@ -111,8 +111,7 @@ struct rebalance_report {
   bool mmr_range_changed = false;
   double mmr_low = 0, mmr_high = 0;
   std::uint64_t samples = 0;
-  std::uint64_t buckets_before = 0, buckets_after = 0, buckets_resized = 0,
-                buckets_pruned = 0;
+  std::uint64_t buckets_before = 0, buckets_after = 0, buckets_resized = 0, buckets_pruned = 0;
   std::uint64_t players_before = 0, players_after = 0, players_lost = 0;
   std::uint64_t capacity_after = 0;
 };

@@ -13,10 +13,14 @@ log_sink current_sink;
 
 const char* name(log_level l) {
   switch (l) {
-    case log_level::debug: return "debug";
-    case log_level::info: return "info";
-    case log_level::warning: return "warning";
-    case log_level::error: return "error";
+    case log_level::debug:
+      return "debug";
+    case log_level::info:
+      return "info";
+    case log_level::warning:
+      return "warning";
+    case log_level::error:
+      return "error";
   }
   return "?";
 }
@@ -40,8 +44,10 @@ void set_log_sink(log_sink sink) {
 
 void log(log_level level, std::string_view message) {
   std::lock_guard lock(sink_mutex);
-  if (current_sink) current_sink(level, message);
-  else to_stderr(level, message);
+  if (current_sink)
+    current_sink(level, message);
+  else
+    to_stderr(level, message);
 }
 
 }  // namespace mm

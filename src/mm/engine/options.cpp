@@ -27,14 +27,13 @@ std::vector<std::string> check(const options& o, const profile_capabilities& cap
 
   if (o.bucket_min_size > o.bucket_initial_size)
     e.push_back("bucket_min_size (" + std::to_string(o.bucket_min_size) +
-                ") must not exceed bucket_initial_size (" +
-                std::to_string(o.bucket_initial_size) + ")");
+                ") must not exceed bucket_initial_size (" + std::to_string(o.bucket_initial_size) +
+                ")");
   if (o.bucket_initial_size > o.player_cache_size)
     e.push_back("bucket_initial_size must not exceed player_cache_size");
   if (o.database_cache_size > o.player_cache_size)
     e.push_back("database_cache_size must not exceed player_cache_size");
-  if (o.sizing_sample_rows > 10'000'000)
-    e.push_back("sizing_sample_rows must be at most 10000000");
+  if (o.sizing_sample_rows > 10'000'000) e.push_back("sizing_sample_rows must be at most 10000000");
   if (o.database_scan_min_fetch > o.database_scan_max_fetch)
     e.push_back("database_scan_min_fetch must not exceed database_scan_max_fetch");
   if (o.matching_candidate_amount > o.matching_max_search)

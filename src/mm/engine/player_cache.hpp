@@ -278,11 +278,10 @@ class player_cache {
     };
     if (near) {
       const std::uint32_t m = near->mmr_index;
-      for (const label_tuple& t : {*near, near->with_mmr_index(m + 1),
-                                   near->with_mmr_index(m > 0 ? m - 1 : m + 1)}) {
+      for (const label_tuple& t :
+           {*near, near->with_mmr_index(m + 1), near->with_mmr_index(m > 0 ? m - 1 : m + 1)}) {
         const auto b = pool_.find(t);
-        if (!b || std::find(probed, probed + probed_count, *b) != probed + probed_count)
-          continue;
+        if (!b || std::find(probed, probed + probed_count, *b) != probed + probed_count) continue;
         probed[probed_count++] = *b;
         if (probe(*b)) return;
       }
@@ -315,8 +314,8 @@ class player_cache {
   // rebuild: the memory per player must not depend on when the last rebuild
   // happened (2x the players held rounded a 1M cache's filter up to 4 MiB).
   void rebuild_filter() {
-    present_.reset(std::max<std::uint64_t>(opt_.player_cache_size,
-                                           pool_.players() + pool_.players() / 4));
+    present_.reset(
+        std::max<std::uint64_t>(opt_.player_cache_size, pool_.players() + pool_.players() / 4));
     for_each_player([&](const model_type& m) { present_.add(Profile::id_of(m)); });
     filter_stale_ = 0;
   }

@@ -51,8 +51,7 @@ class sample_fifo {
   std::vector<label_value> extra_column(std::uint32_t strategy) const {
     std::vector<label_value> col;
     col.reserve(size());
-    for (std::size_t i = 0; i < size(); ++i)
-      col.push_back(extra((head_ + i) % size(), strategy));
+    for (std::size_t i = 0; i < size(); ++i) col.push_back(extra((head_ + i) % size(), strategy));
     return col;
   }
   std::size_t memory_bytes() const {
@@ -75,7 +74,6 @@ struct sizing_model {
   std::unordered_map<label_tuple, double, label_tuple_hash> ratios;
 
   bool empty() const { return ratios.empty(); }
-
 };
 
 // The capacity of every sized bucket, derived from a sizing model: a tuple's

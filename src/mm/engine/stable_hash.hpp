@@ -8,8 +8,7 @@
 namespace mm {
 
 // FNV-1a, 64-bit, with the standard offset basis and prime.
-constexpr std::uint64_t fnv1a64(std::string_view bytes,
-                                std::uint64_t h = 0xcbf29ce484222325ull) {
+constexpr std::uint64_t fnv1a64(std::string_view bytes, std::uint64_t h = 0xcbf29ce484222325ull) {
   for (unsigned char c : bytes) {
     h ^= c;
     h *= 0x100000001b3ull;

@@ -1,4 +1,5 @@
-// The snapshot payload (docs/design.md, Persistence): what an instance persists so a restart is warm.
+// The snapshot payload (docs/design.md, Persistence): what an instance persists so a restart is
+// warm.
 //
 // Layout: "MMSS" | version u32 | body length u64 | FNV-1a 64 of the body | body,
 // integers little-endian, the body a cereal portable-binary archive. The
@@ -9,12 +10,12 @@
 // member or free function); the generic model is.
 #pragma once
 
+#include <algorithm>
 #include <cereal/archives/portable_binary.hpp>
 #include <cereal/types/array.hpp>
 #include <cereal/types/string.hpp>
 #include <cereal/types/utility.hpp>
 #include <cereal/types/vector.hpp>
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -39,7 +40,7 @@ struct engine_snapshot {
   std::uint32_t player_cache_size = 0;  // when the snapshot was taken
   std::int64_t last_rebalance_unix_ms = 0;
   std::vector<std::pair<std::string, std::string>> strategy_states;  // name -> bytes
-  std::vector<Model> players;  // a proportional sample of the cache
+  std::vector<Model> players;          // a proportional sample of the cache
   std::vector<bucket_layout> buckets;  // empty in a version 1 snapshot
 };
 
@@ -145,7 +146,8 @@ std::string encode_snapshot(const engine_snapshot<Model>& s) {
   }
   const std::string body = body_stream.str();
   std::string out = "MMSS";
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((snapshot_version >> (8 * i)) & 0xff));
+  for (int i = 0; i < 4; ++i)
+    out.push_back(static_cast<char>((snapshot_version >> (8 * i)) & 0xff));
   detail::put_u64(out, body.size());
   detail::put_u64(out, fnv1a64(body));
   out += body;
@@ -160,7 +162,8 @@ std::variant<engine_snapshot<Model>, decode_error> decode_snapshot(std::string_v
   if (in.size() < header_size) return decode_error{"payload shorter than its header"};
   if (in.substr(0, 4) != "MMSS") return decode_error{"not a matchmaker snapshot (bad magic)"};
   std::uint32_t version = 0;
-  for (int i = 0; i < 4; ++i) version |= std::uint32_t{static_cast<unsigned char>(in[4 + i])} << (8 * i);
+  for (int i = 0; i < 4; ++i)
+    version |= std::uint32_t{static_cast<unsigned char>(in[4 + i])} << (8 * i);
   if (version > snapshot_version)
     return decode_error{"snapshot version " + std::to_string(version) +
                         " is newer than this build's " + std::to_string(snapshot_version)};

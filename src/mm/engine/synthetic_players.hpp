@@ -15,15 +15,14 @@ struct synthetic_population {
   double mmr_mean = 1500, mmr_stddev = 300;
   double outlier_share = 0.001;  // players at outlier_mmr (smurfs, test accounts)
   double outlier_mmr = 1e6;
-  std::uint32_t regions = 4;   // attribute 0
-  std::uint32_t guilds = 2000; // attribute 1
-  std::uint32_t heroes = 20;   // attribute 2
-  std::uint32_t leagues = 8;   // attribute 3
+  std::uint32_t regions = 4;    // attribute 0
+  std::uint32_t guilds = 2000;  // attribute 1
+  std::uint32_t heroes = 20;    // attribute 2
+  std::uint32_t leagues = 8;    // attribute 3
 };
 
 // Attribute names of the synthetic population, in attribute order.
-inline constexpr const char* synthetic_attribute_names[] = {"region", "guild", "hero",
-                                                            "league"};
+inline constexpr const char* synthetic_attribute_names[] = {"region", "guild", "hero", "league"};
 
 // Players with ids first_id, first_id + 1, ...
 std::vector<player_row> make_players(const synthetic_population& p, std::size_t n,

@@ -24,10 +24,14 @@ enum class fill_threshold : std::uint8_t {
 
 constexpr bool threshold_reached(fill_threshold t, double fill) {
   switch (t) {
-    case fill_threshold::always: return true;
-    case fill_threshold::low_population: return fill > 0.2;
-    case fill_threshold::high_population: return fill >= 0.8;
-    case fill_threshold::never: return false;
+    case fill_threshold::always:
+      return true;
+    case fill_threshold::low_population:
+      return fill > 0.2;
+    case fill_threshold::high_population:
+      return fill >= 0.8;
+    case fill_threshold::never:
+      return false;
   }
   return false;
 }

@@ -10,7 +10,8 @@ namespace mm {
 namespace {
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -49,8 +50,9 @@ std::optional<player_row> parse_csv_player(std::string_view line, std::string& p
   r.id = id;
   if (!parse_number(f[1], r.mmr)) {
     // from_chars leaves out_of_range values unparsed: say which it was.
-    const bool too_large = !f[1].empty() && std::from_chars(f[1].data(), f[1].data() + f[1].size(),
-                                                            r.mmr).ec == std::errc::result_out_of_range;
+    const bool too_large =
+        !f[1].empty() && std::from_chars(f[1].data(), f[1].data() + f[1].size(), r.mmr).ec ==
+                             std::errc::result_out_of_range;
     problem = "mmr '" + std::string(f[1]) + "' " +
               (too_large ? std::string("is out of range: it must fit a 32-bit float")
                          : std::string("is not a number"));
@@ -80,8 +82,7 @@ std::optional<player_row> parse_csv_player(std::string_view line, std::string& p
   return r;
 }
 
-csv_import_report import_players_csv(database& db, std::istream& in,
-                                     const csv_import_options& o) {
+csv_import_report import_players_csv(database& db, std::istream& in, const csv_import_options& o) {
   csv_import_report report;
   std::vector<player_row> batch;
   batch.reserve(o.batch_size);

@@ -51,10 +51,11 @@ const std::vector<migration>& migrations() {
   return all;
 }
 
-int database::latest_schema_version() { return migrations().back().version; }
+int database::latest_schema_version() {
+  return migrations().back().version;
+}
 
-database::database(const std::string& path, database_options o)
-    : path_(path), db_(open(path, o)) {
+database::database(const std::string& path, database_options o) : path_(path), db_(open(path, o)) {
   try {
     if (!o.read_only) {
       db_.exec("PRAGMA journal_mode = WAL");

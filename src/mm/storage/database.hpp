@@ -4,9 +4,10 @@
 #pragma once
 
 #include <SQLiteCpp/Database.h>
+
 #include <cstdint>
-#include <stdexcept>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "mm/engine/error.hpp"

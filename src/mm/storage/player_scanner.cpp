@@ -97,12 +97,12 @@ player_scanner::player_scanner(const std::string& path, const std::string& sourc
     throw store_error("scan source '" + source +
                       "' is not a plain table or view name (letters, digits, '_')");
   try {
-    SQLite::Statement probe(db_.sql(), std::string("SELECT ") + columns + " FROM \"" + source_ +
-                                           "\" LIMIT 0");
+    SQLite::Statement probe(db_.sql(),
+                            std::string("SELECT ") + columns + " FROM \"" + source_ + "\" LIMIT 0");
   } catch (const SQLite::Exception& e) {
-    throw store_error("scan source '" + source + "' in '" + path +
-                      "' cannot be read: " + e.what() +
-                      " (it needs the columns id, mmr, attr0, attr1, attr2, attr3, payload, is_bot)");
+    throw store_error(
+        "scan source '" + source + "' in '" + path + "' cannot be read: " + e.what() +
+        " (it needs the columns id, mmr, attr0, attr1, attr2, attr3, payload, is_bot)");
   }
 }
 
@@ -119,7 +119,7 @@ void player_scanner::read(statement& q, scan_result& out, std::int64_t& last_id)
     int bad = last_id <= 0 ? 0 : -1;  // the first unusable column
     for (int c = 1; c < 8 && bad < 0; ++c) {
       const int t = q.type(c);
-      const bool ok = c == 1 ? (t == SQLITE_INTEGER || t == SQLITE_FLOAT)
+      const bool ok = c == 1   ? (t == SQLITE_INTEGER || t == SQLITE_FLOAT)
                       : c == 6 ? (t != SQLITE_INTEGER && t != SQLITE_FLOAT)
                       : c == 7 ? (t == SQLITE_INTEGER || t == SQLITE_NULL)
                                : t == SQLITE_INTEGER;
@@ -128,10 +128,10 @@ void player_scanner::read(statement& q, scan_result& out, std::int64_t& last_id)
     if (bad >= 0) {
       ++out.unreadable;
       if (out.reports.size() < max_reports)
-        out.reports.push_back("player " + std::to_string(last_id) + ": " +
-                              (bad == 0 ? std::string("id must be positive")
-                                        : std::string(column_names[bad]) + " is " +
-                                              type_name(q.type(bad))));
+        out.reports.push_back(
+            "player " + std::to_string(last_id) + ": " +
+            (bad == 0 ? std::string("id must be positive")
+                      : std::string(column_names[bad]) + " is " + type_name(q.type(bad))));
       continue;
     }
     player_row& r = out.rows.emplace_back();
@@ -155,8 +155,9 @@ scan_result player_scanner::sample(std::uint32_t wanted, std::uint64_t seed) {
     if (rows == 0) return out;
     // Out of 2^31 hash values: every row when the table is no larger than asked.
     const std::int64_t below =
-        rows <= wanted ? (std::int64_t{1} << 31)
-                       : static_cast<std::int64_t>(static_cast<double>(wanted) / rows * 2147483648.0);
+        rows <= wanted
+            ? (std::int64_t{1} << 31)
+            : static_cast<std::int64_t>(static_cast<double>(wanted) / rows * 2147483648.0);
     statement q(db_.sql(), std::string("SELECT ") + columns + from +
                                " AND mm_sample_hash(id, ?) < ? ORDER BY id");
     q.bind(1, static_cast<std::int64_t>(seed));
@@ -195,8 +196,8 @@ void player_scanner::scan_into(std::uint32_t fetch, std::uint32_t batch_size, sc
     // Two subqueries: SQLite answers a lone MIN or MAX from the index, but reads
     // the whole table for MIN(id), MAX(id) together.
     const std::string from_source = " FROM \"" + source_ + "\")";
-    SQLite::Statement bounds(db_.sql(), "SELECT (SELECT MIN(id)" + from_source +
-                                            ", (SELECT MAX(id)" + from_source);
+    SQLite::Statement bounds(
+        db_.sql(), "SELECT (SELECT MIN(id)" + from_source + ", (SELECT MAX(id)" + from_source);
     bounds.executeStep();
     if (bounds.getColumn(0).isNull()) return;  // empty table
     const std::int64_t lo = bounds.getColumn(0).getInt64(), hi = bounds.getColumn(1).getInt64();
@@ -212,12 +213,10 @@ void player_scanner::scan_into(std::uint32_t fetch, std::uint32_t batch_size, sc
       if (rng_.unit() < repoint_chance) p = random_pointer();
 
     statement from(db_.sql(), std::string("SELECT ") + columns + " FROM \"" + source_ +
-                                          "\" WHERE id > ?" + shard_filter_ +
-                                   " ORDER BY id LIMIT ?");
+                                  "\" WHERE id > ?" + shard_filter_ + " ORDER BY id LIMIT ?");
     // After the end, from the start up to where this batch began: no row twice.
     statement wrap(db_.sql(), std::string("SELECT ") + columns + " FROM \"" + source_ +
-                                          "\" WHERE id <= ?" + shard_filter_ +
-                                   " ORDER BY id LIMIT ?");
+                                  "\" WHERE id <= ?" + shard_filter_ + " ORDER BY id LIMIT ?");
     out.rows.reserve(fetch);
     std::uint32_t left = fetch;
     for (std::uint32_t b = 0; b < batches; ++b, ++out.batches) {

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "mm/storage/database.hpp"
 #include "mm/engine/player_row.hpp"
 #include "mm/engine/random.hpp"
+#include "mm/storage/database.hpp"
 
 namespace mm {
 

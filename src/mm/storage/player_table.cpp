@@ -35,8 +35,10 @@ write_report upsert_players(database& db, std::span<const player_row> rows) {
       up.bind(1, static_cast<int64_t>(r.id));
       up.bind(2, r.mmr);
       for (int a = 0; a < 4; ++a) up.bind(3 + a, static_cast<int64_t>(r.attributes[a]));
-      if (r.payload.empty()) up.bind(7);
-      else up.bind(7, r.payload.data(), static_cast<int>(r.payload.size()));
+      if (r.payload.empty())
+        up.bind(7);
+      else
+        up.bind(7, r.payload.data(), static_cast<int>(r.payload.size()));
       up.bind(8, r.is_bot ? 1 : 0);
       up.bind(9, static_cast<int64_t>(r.updated_at_unix_ms ? r.updated_at_unix_ms : now));
       up.exec();

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "mm/storage/database.hpp"
 #include "mm/engine/player_row.hpp"
+#include "mm/storage/database.hpp"
 
 namespace mm {
 

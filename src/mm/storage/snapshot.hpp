@@ -41,12 +41,12 @@ struct shard {
 };
 
 struct restore_report {
-  bool found = false;     // a snapshot row existed
-  bool restored = false;  // and was applied
-  std::string problem;    // why not, when found but not restored
-  std::uint64_t players = 0;  // cached after the restore
-  std::uint64_t other_shard = 0;  // entries left out: another instance owns them
-  bool resized = false;  // player_cache_size changed: buckets were resized
+  bool found = false;                           // a snapshot row existed
+  bool restored = false;                        // and was applied
+  std::string problem;                          // why not, when found but not restored
+  std::uint64_t players = 0;                    // cached after the restore
+  std::uint64_t other_shard = 0;                // entries left out: another instance owns them
+  bool resized = false;                         // player_cache_size changed: buckets were resized
   std::vector<std::string> unknown_strategies;  // states no strategy claimed
 };
 
@@ -72,8 +72,10 @@ restore_report apply_snapshot(engine<Profile>& e,
   // it had, so nobody is lost to a collision.
   e.restore_layout(s.buckets);
   for (const auto& m : s.players) {
-    if (owned.owns(Profile::id_of(m))) e.restore_entry(m);
-    else ++r.other_shard;
+    if (owned.owns(Profile::id_of(m)))
+      e.restore_entry(m);
+    else
+      ++r.other_shard;
   }
   if (s.player_cache_size != e.opts().player_cache_size && !e.sizing().empty()) {
     e.resize_to_sizing(now_unix_ms);

@@ -1,6 +1,6 @@
-// The matchmaker state table (docs/design.md, Persistence): one snapshot row per instance, written in
-// one transaction so a crash mid-write leaves the previous snapshot intact, and
-// a side table where unreadable snapshots are kept for inspection.
+// The matchmaker state table (docs/design.md, Persistence): one snapshot row per instance, written
+// in one transaction so a crash mid-write leaves the previous snapshot intact, and a side table
+// where unreadable snapshots are kept for inspection.
 #pragma once
 
 #include <cstdint>

@@ -1,13 +1,13 @@
 #include "mm/strategies/mmr_strategy.hpp"
 
-#include "mm/strategies/percentile.hpp"
-
 #include <algorithm>
 #include <cereal/archives/portable_binary.hpp>
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
 #include <vector>
+
+#include "mm/strategies/percentile.hpp"
 
 namespace mm {
 
@@ -29,8 +29,8 @@ double mmr_strategy::position_in_slice(double mmr) const {
   return std::clamp(slot - std::floor(slot), 0.0, 1.0);
 }
 
-mmr_strategy::range_update mmr_strategy::rebalance(std::span<const float> mmrs,
-                                                    double p_low, double p_high) {
+mmr_strategy::range_update mmr_strategy::rebalance(std::span<const float> mmrs, double p_low,
+                                                   double p_high) {
   if (mmrs.empty()) return {false, low_, high_};
   const std::vector<float> v(mmrs.begin(), mmrs.end());
   double lo = percentile(v, p_low), hi = percentile(v, p_high);

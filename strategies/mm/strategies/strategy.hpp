@@ -50,8 +50,8 @@ class strategy {
 
 // Distance between two labels of one strategy in the query's bucket order
 // (design.md, Queries); nullopt when a hard strategy forbids the pair.
-inline std::optional<std::uint64_t> label_distance(label_kind kind, bool hard,
-                                                   label_value a, label_value b) {
+inline std::optional<std::uint64_t> label_distance(label_kind kind, bool hard, label_value a,
+                                                   label_value b) {
   if (a == b) return 0;
   if (hard) return std::nullopt;
   if (kind == label_kind::distinct) return 2;
