@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "bench_util.hpp"
-#include "child_process.hpp"
 #include "mm/engine/random.hpp"
-#include "temp_dir.hpp"
+#include "mm/testing/child_process.hpp"
+#include "mm/testing/temp_dir.hpp"
 
 namespace {
 

@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "child_process.hpp"
-#include "temp_dir.hpp"
+#include "mm/testing/child_process.hpp"
+#include "mm/testing/temp_dir.hpp"
 
 namespace mm::test {
 

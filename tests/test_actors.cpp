@@ -5,7 +5,7 @@
 #include "mm/actors/generic_actors.hpp"
 #include "mm/engine/synthetic_players.hpp"
 #include "mm/storage/player_table.hpp"
-#include "temp_dir.hpp"
+#include "mm/testing/temp_dir.hpp"
 #include "test_support.hpp"
 
 using namespace mm;
@@ -515,8 +515,8 @@ TEST_CASE("a cold start sizes from a sample spread over the whole table", "[acto
 }
 
 TEST_CASE("errors carry the project's cause across actors", "[actors][errors]") {
-  actor_fixture f;
-  temp_dir dir;
+  test::actor_fixture f;
+  test::temp_dir dir;
   // The database worker cannot open a file in a directory that does not
   // exist: enrolling (which reads the player's row) fails with the cause
   // "database", not a generic runtime error.

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "mm/actors/actor_tls.hpp"
-#include "temp_dir.hpp"
+#include "mm/testing/temp_dir.hpp"
 
 namespace mm::test {
 

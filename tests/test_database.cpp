@@ -7,7 +7,7 @@
 #include "mm/storage/csv_import.hpp"
 #include "mm/storage/database.hpp"
 #include "mm/storage/player_table.hpp"
-#include "temp_dir.hpp"
+#include "mm/testing/temp_dir.hpp"
 
 using namespace mm;
 

@@ -10,11 +10,11 @@
 #include <string>
 #include <thread>
 
-#include "child_process.hpp"
 #include "mm/actors/client.hpp"
 #include "mm/actors/registration.hpp"
 #include "mm/actors/remote.hpp"
-#include "temp_dir.hpp"
+#include "mm/testing/child_process.hpp"
+#include "mm/testing/temp_dir.hpp"
 #include "test_certificates.hpp"
 
 using namespace mm;

@@ -4,7 +4,7 @@
 #include "mm/engine/synthetic_players.hpp"
 #include "mm/storage/player_scanner.hpp"
 #include "mm/storage/player_table.hpp"
-#include "temp_dir.hpp"
+#include "mm/testing/temp_dir.hpp"
 #include "test_support.hpp"
 
 using namespace mm;

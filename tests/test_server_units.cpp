@@ -8,8 +8,8 @@
 
 #include "access.hpp"
 #include "json_codec.hpp"
+#include "mm/testing/temp_dir.hpp"
 #include "server_config.hpp"
-#include "temp_dir.hpp"
 
 using namespace mm;
 using namespace mm::server;

@@ -10,7 +10,7 @@
 
 #include "mm/engine/synthetic_players.hpp"
 #include "mm/storage/snapshot.hpp"
-#include "temp_dir.hpp"
+#include "mm/testing/temp_dir.hpp"
 #include "test_support.hpp"
 
 using namespace mm;

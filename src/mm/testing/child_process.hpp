@@ -1,5 +1,5 @@
-// A child process for the tests that run the real binaries: its stdout (and,
-// if asked, stderr) is read line by line; it runs in its own process group so
+// A child process for the tests and benchmarks that run the real binaries: its
+// stdout (and, if asked, stderr) is read line by line; it runs in its own process group so
 // that everything it started is killed with it.
 #pragma once
 
