@@ -18,6 +18,7 @@
 
 #include "mm/actors/generic_actors.hpp"
 #include "mm/actors/registration.hpp"
+#include "mm/actors/remote.hpp"
 #include "mm/engine/synthetic_players.hpp"
 #include "mm/storage/player_table.hpp"
 
@@ -104,7 +105,7 @@ int main(int argc, char** argv) try {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
 
-  auto port = sys.middleman().publish(client, a.port, a.host.c_str());
+  auto port = mm::actors::publish_actor(sys, client, a.port, a.host, false);
   if (!port) {
     std::fprintf(stderr, "mm_node: cannot publish on %s:%u: %s\n", a.host.c_str(), a.port,
                  sys.render(port.error()).c_str());
@@ -112,14 +113,14 @@ int main(int argc, char** argv) try {
     self->send_exit(client, caf::exit_reason::user_shutdown);
     return 1;
   }
-  std::printf("listening on %s:%u\n", a.host.c_str(), static_cast<unsigned>(*port));
+  std::printf("listening on %s:%u\n", a.host.c_str(), static_cast<unsigned>((*port)->port()));
   std::fflush(stdout);
 
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
   while (!stop_requested) std::this_thread::sleep_for(std::chrono::milliseconds(100));
 
-  sys.middleman().unpublish(client, *port);
+  (*port)->close();
   self->send_exit(client, caf::exit_reason::user_shutdown);
   for (auto& inst : set) self->send_exit(inst, caf::exit_reason::user_shutdown);
   for (auto& inst : set) {

@@ -18,6 +18,7 @@
 #include "bench_util.hpp"
 #include "mm/actors/generic_actors.hpp"
 #include "mm/actors/registration.hpp"
+#include "mm/actors/remote.hpp"
 #include "mm/engine/synthetic_players.hpp"
 #include "mm/storage/snapshot.hpp"
 #include "mm/strategies/percentile.hpp"
@@ -266,21 +267,64 @@ int main(int argc, char** argv) {
 
     if (n == 2) {
       // The same path through CAF's network layer on loopback: a second actor
-      // system in this process connects to the published client.
-      auto port = sys.middleman().publish(client, 0, "127.0.0.1");
+      // system in this process connects to the published client. Published as
+      // matchmakerd publishes it (behind the frame-checking guard), and, as
+      // the reference in the same run, by CAF directly (no guard); in turns,
+      // twice each, so that drift hits both alike.
       caf::actor_system_config cfg2;
       cfg2.load<caf::io::middleman>();
       cfg2.set("logger.verbosity", caf::atom("quiet"));
       add_message_types<generic_profile>(cfg2, "generic");
       caf::actor_system remote_sys{cfg2};
-      auto remote = remote_sys.middleman().remote_actor<front>("127.0.0.1", *port);
-      if (remote) {
-        const auto rm = drive(remote_sys, *remote, reqs, loaders, in_flight, 0, seconds);
-        emit("actors", "remote_queries_per_s", rm.qps, "1/s", p);
-        emit("actors", "remote_latency_p99_us", rm.p99, "us", p);
-        emit("actors", "remote_latency_p50_us", rm.p50, "us", p);
+      // Turn 0 warms the connection path up and is not counted; then the
+      // two ports alternate, four turns each, and each reports its medians.
+      std::vector<measurement> guarded, direct;
+      for (int turn = 0; turn < 9; ++turn) {
+        const bool guard = turn % 2 == 1;
+        std::unique_ptr<published_port> published;
+        caf::expected<std::uint16_t> port{std::uint16_t{0}};
+        if (guard) {
+          auto pp = publish_actor(sys, client, 0, "127.0.0.1", false);
+          if (pp) published = std::move(*pp);
+          port = pp ? caf::expected<std::uint16_t>{published->port()}
+                    : caf::expected<std::uint16_t>{pp.error()};
+        } else {
+          port = sys.middleman().publish(client, 0, "127.0.0.1");
+        }
+        auto remote = port ? remote_sys.middleman().remote_actor<front>("127.0.0.1", *port)
+                           : caf::expected<front>{port.error()};
+        if (!remote) {
+          std::fprintf(stderr, "actor_bench: remote: %s\n", sys.render(remote.error()).c_str());
+          break;
+        }
+        const auto rm = drive(remote_sys, *remote, reqs, loaders, in_flight, 0, seconds / 4);
+        if (turn > 0) (guard ? guarded : direct).push_back(rm);
+        if (published)
+          published->close();
+        else
+          sys.middleman().unpublish(client, *port);
       }
-      sys.middleman().unpublish(client, *port);
+      const auto median = [](std::vector<measurement> runs, double measurement::*field) {
+        if (runs.empty()) return 0.0;
+        std::sort(runs.begin(), runs.end(),
+                  [&](const measurement& a, const measurement& b) { return a.*field < b.*field; });
+        const std::size_t count = runs.size();
+        return (runs[(count - 1) / 2].*field + runs[count / 2].*field) / 2;
+      };
+      const std::string g = p + ", \"port\": \"guarded\", \"turns\": 4";
+      emit("actors", "remote_queries_per_s", median(guarded, &measurement::qps), "1/s", g);
+      emit("actors", "remote_latency_p99_us", median(guarded, &measurement::p99), "us", g);
+      emit("actors", "remote_latency_p50_us", median(guarded, &measurement::p50), "us", g);
+      const std::string u = p + ", \"port\": \"caf_direct\", \"turns\": 4";
+      emit("actors", "remote_unguarded_queries_per_s", median(direct, &measurement::qps), "1/s", u);
+      emit("actors", "remote_unguarded_latency_p99_us", median(direct, &measurement::p99), "us", u);
+      if (!direct.empty() && !guarded.empty()) {
+        emit("actors", "remote_guarded_vs_unguarded_per_s",
+             median(guarded, &measurement::qps) / median(direct, &measurement::qps), "ratio", p);
+        emit("actors", "remote_guarded_vs_unguarded_per_cpu_s",
+             median(guarded, &measurement::per_cpu_s) / median(direct, &measurement::per_cpu_s),
+             "ratio", p);
+      }
     }
     self->send_exit(client, caf::exit_reason::user_shutdown);
     for (auto& h : set) self->send_exit(h, caf::exit_reason::user_shutdown);

@@ -75,6 +75,28 @@ TEST_CASE("config: no token means loopback only and off loopback the actor port 
         std::string::npos);
 }
 
+TEST_CASE("config: the plain actor port's limits, with their floors", "[server][config]") {
+  const auto c = parse({"--actor.max_frame_bytes=65536", "--actor.max_connections=3",
+                        "--actor.handshake_timeout=1500ms"});
+  CHECK(c.config.actor_limits.max_frame_bytes == 65536);
+  CHECK(c.config.actor_limits.max_connections == 3);
+  CHECK(c.config.actor_limits.handshake_timeout == std::chrono::milliseconds(1500));
+  const auto d = parse({});
+  CHECK(d.config.actor_limits.max_frame_bytes == 16u << 20);
+  CHECK(d.config.actor_limits.max_connections == 64);
+  CHECK(d.config.actor_limits.handshake_timeout == std::chrono::seconds(10));
+  // A frame limit under 4 KiB would refuse legitimate handshakes.
+  CHECK(config_problem([] {
+          parse({"--actor.max_frame_bytes=100"});
+        }).find("actor.max_frame_bytes") != std::string::npos);
+  CHECK(config_problem([] {
+          parse({"--actor.max_connections=0"});
+        }).find("actor.max_connections") != std::string::npos);
+  CHECK(config_problem([] {
+          parse({"--actor.handshake_timeout=0"});
+        }).find("actor.handshake_timeout") != std::string::npos);
+}
+
 TEST_CASE("config: a file's keys, flags over them, tokens never printed", "[server][config]") {
   mm::test::temp_dir dir;
   const std::string path = dir.file("c.json");

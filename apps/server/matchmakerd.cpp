@@ -131,19 +131,19 @@ int run(const server::server_config& c) {
             });
   };
 
-  std::optional<std::uint16_t> actor_port;
+  std::unique_ptr<actors::published_port> actor_port;
   if (c.actor_port >= 0) {
-    auto port = actors::publish_actor(sys, client, static_cast<std::uint16_t>(c.actor_port),
-                                      c.actor_host, c.actor_tls.enabled());
-    if (!port) {
+    auto published = actors::publish_actor(sys, client, static_cast<std::uint16_t>(c.actor_port),
+                                           c.actor_host, c.actor_tls.enabled(), c.actor_limits);
+    if (!published) {
       std::fprintf(stderr, "matchmakerd: cannot publish the actor port on %s:%d: %s\n",
-                   c.actor_host.c_str(), c.actor_port, sys.render(port.error()).c_str());
+                   c.actor_host.c_str(), c.actor_port, sys.render(published.error()).c_str());
       stop_actors();
       return 1;
     }
-    actor_port = *port;
-    say("matchmakerd: actor port listening on " + c.actor_host + ":" + std::to_string(*port) +
-        (c.actor_tls.enabled() ? " (mutual TLS)" : ""));
+    actor_port = std::move(*published);
+    say("matchmakerd: actor port listening on " + c.actor_host + ":" +
+        std::to_string(actor_port->port()) + (c.actor_tls.enabled() ? " (mutual TLS)" : ""));
   }
 
   caf::actor load;
@@ -161,6 +161,7 @@ int run(const server::server_config& c) {
                                 " files (ulimit -n): connections past that are refused");
   server::http_server http(c.http, server::api_handlers(ctx));
   ctx.counters.connections = &http.stats();
+  if (actor_port) ctx.counters.actor_port = [p = actor_port.get()] { return p->counters(); };
   std::uint16_t http_port = 0;
   try {
     http_port = http.listen(c.http_host, c.http_port);
@@ -178,7 +179,7 @@ int run(const server::server_config& c) {
   say("matchmakerd: stopping (writing snapshots)");
   http.stop();
   if (load) self->send_exit(load, caf::exit_reason::user_shutdown);
-  if (actor_port && !c.actor_tls.enabled()) sys.middleman().unpublish(client, *actor_port);
+  if (actor_port) actor_port->close();
   stop_actors();
   say("matchmakerd: stopped");
   return 0;

@@ -218,6 +218,25 @@ std::string render_metrics(const std::vector<matchmaker_figures>& all,
     w.sample("mm_http_connections_total", "outcome=\"timed_out\"", c->timed_out.load());
     w.sample("mm_http_connections_total", "outcome=\"malformed\"", c->malformed.load());
   }
+  if (http.actor_port) {
+    const actors::port_guard_counters g = http.actor_port();
+    w.family("mm_actor_port_connections_open", "gauge",
+             "Connections open on the plain actor port now (0 over TLS: not counted).");
+    w.sample("mm_actor_port_connections_open", "", g.open);
+    w.family("mm_actor_port_connections_total", "counter",
+             "Connections to the plain actor port by what became of them: accepted (taken by "
+             "the actor layer); refused_full (actor.max_connections reached); bad_frame (cut: a "
+             "frame broke a rule); slow_handshake (cut: no handshake within "
+             "actor.handshake_timeout).");
+    w.sample("mm_actor_port_connections_total", "outcome=\"accepted\"", g.accepted);
+    w.sample("mm_actor_port_connections_total", "outcome=\"refused_full\"", g.refused_full);
+    w.sample("mm_actor_port_connections_total", "outcome=\"bad_frame\"", g.cut_bad_frame);
+    w.sample("mm_actor_port_connections_total", "outcome=\"slow_handshake\"", g.cut_slow_handshake);
+    w.family("mm_actor_port_dropped_messages_total", "counter",
+             "Exit and down messages sent by peers to the published actor, dropped (only the "
+             "actor runtime may stop or notify the server's actors).");
+    w.sample("mm_actor_port_dropped_messages_total", "", g.dropped_runtime_messages);
+  }
   return w.str();
 }
 

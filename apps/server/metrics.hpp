@@ -4,12 +4,14 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "http_server.hpp"
 #include "mm/actors/messages.hpp"
+#include "mm/actors/port_guard.hpp"
 
 namespace mm::server {
 
@@ -17,6 +19,8 @@ namespace mm::server {
 struct http_counters {
   std::atomic<std::uint64_t> ok{0}, client_error{0}, server_error{0}, unauthorized{0};
   const http_connection_stats* connections = nullptr;  // the server's, once it listens
+  // The actor port's refusals, when it is published.
+  std::function<actors::port_guard_counters()> actor_port;
 };
 
 struct matchmaker_figures {

@@ -295,6 +295,29 @@ const std::vector<key_spec>& keys() {
          c.actor_port = static_cast<std::int32_t>(as_int("actor.port", v, -1, 65535));
        },
        [](const server_config& c) -> json { return c.actor_port; }},
+      {"actor.max_frame_bytes", K::integer, std::to_string(d.actor_limits.max_frame_bytes),
+       "largest frame a peer may send on the plain actor port; a larger one cuts the "
+       "connection (connections x this bounds what peers can make the server allocate)",
+       [](server_config& c, const json& v) {
+         c.actor_limits.max_frame_bytes = as_uint<std::uint32_t>("actor.max_frame_bytes", v, 4096);
+       },
+       [](const server_config& c) -> json { return c.actor_limits.max_frame_bytes; }},
+      {"actor.max_connections", K::integer, std::to_string(d.actor_limits.max_connections),
+       "connections to the plain actor port at once; more are closed at once",
+       [](server_config& c, const json& v) {
+         c.actor_limits.max_connections = as_uint<std::uint32_t>("actor.max_connections", v, 1);
+       },
+       [](const server_config& c) -> json { return c.actor_limits.max_connections; }},
+      {"actor.handshake_timeout", K::duration, seconds_text(d.actor_limits.handshake_timeout),
+       "time a new connection to the plain actor port has to send its handshake",
+       [](server_config& c, const json& v) {
+         c.actor_limits.handshake_timeout = as_duration("actor.handshake_timeout", v);
+         if (c.actor_limits.handshake_timeout.count() == 0)
+           bad("actor.handshake_timeout", "must be at least 1ms");
+       },
+       [](const server_config& c) -> json {
+         return seconds_text(c.actor_limits.handshake_timeout);
+       }},
 #define MM_TLS_FILE(field, help)                                         \
   {                                                                      \
     "actor.tls." #field, K::text, "", help,                              \

@@ -9,6 +9,7 @@
 
 #include "http_server.hpp"
 #include "mm/actors/actor_tls.hpp"
+#include "mm/actors/port_limits.hpp"
 #include "mm/engine/generic_profile.hpp"
 #include "mm/engine/options.hpp"
 #include "mm/engine/synthetic_players.hpp"
@@ -42,8 +43,9 @@ struct server_config {
   // loopback names, e.g. the name of a reverse proxy. See http_api.cpp.
   std::vector<std::string> http_allowed_hosts;
   std::string actor_host = "127.0.0.1";
-  std::int32_t actor_port = 4242;  // 0: any free port; -1: not published
-  actors::actor_tls actor_tls;     // mutual TLS; required off loopback
+  std::int32_t actor_port = 4242;    // 0: any free port; -1: not published
+  actors::actor_tls actor_tls;       // mutual TLS; required off loopback
+  actors::port_limits actor_limits;  // the plain port's guard
   std::uint32_t query_timeout_ms = 1000;
   std::vector<access_token> tokens;
   generic_profile_config profile = demo_profile_config();

@@ -76,4 +76,50 @@ void use_network(caf::actor_system_config& cfg, const actor_tls& tls) {
   cfg.openssl_cafile = tls.ca;
 }
 
+published_port::published_port(caf::actor_system& sys, caf::strong_actor_ptr gate,
+                               std::shared_ptr<network_gate_stats> gate_stats, std::uint16_t port,
+                               bool tls, std::shared_ptr<const port_guard_stats> guard)
+    : sys_(sys),
+      gate_(std::move(gate)),
+      gate_stats_(std::move(gate_stats)),
+      port_(port),
+      tls_(tls),
+      guard_(std::move(guard)) {}
+
+published_port::~published_port() {
+  close();
+}
+
+port_guard_counters published_port::counters() const {
+  port_guard_counters c = guard_ ? guard_->read() : port_guard_counters{};
+  c.dropped_runtime_messages = gate_stats_->dropped.load();
+  return c;
+}
+
+void published_port::close() {
+  if (!gate_) return;
+  // (CAF 0.17.6's openssl::unpublish does not compile: a TLS port stays
+  // open until the actor system shuts down.)
+  if (!tls_) sys_.middleman().unpublish(caf::actor_cast<caf::actor>(gate_), port_);
+  gate_ = nullptr;
+}
+
+caf::expected<std::unique_ptr<published_port>> publish_actor(
+    caf::actor_system& sys, caf::strong_actor_ptr whom, std::set<std::string> sigs,
+    std::uint16_t port, const std::string& host, bool tls, const port_limits& limits) {
+  if (!whom) return caf::make_error(caf::sec::cannot_publish_invalid_actor);
+  auto gate_stats = std::make_shared<network_gate_stats>();
+  auto gate = make_network_gate(sys, std::move(whom), sigs, gate_stats);
+  if (tls) {
+    auto bound = caf::openssl::publish(sys, gate, std::move(sigs), port, host.c_str(), false);
+    if (!bound) return std::move(bound.error());
+    return std::make_unique<published_port>(sys, std::move(gate), std::move(gate_stats), *bound,
+                                            true, nullptr);
+  }
+  auto guarded = publish_guarded(sys, gate, std::move(sigs), port, host, limits);
+  if (!guarded) return std::move(guarded.error());
+  return std::make_unique<published_port>(sys, std::move(gate), std::move(gate_stats),
+                                          guarded->port, false, std::move(guarded->stats));
+}
+
 }  // namespace mm::actors

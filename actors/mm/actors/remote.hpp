@@ -3,7 +3,10 @@
 //
 // Plain (no TLS): CAF's network layer has no authentication, so whoever can
 // connect can call every message of the published interface. matchmakerd
-// therefore publishes plainly on loopback addresses only.
+// therefore publishes plainly on loopback addresses only. The plain port is
+// guarded (port_guard.hpp): every frame a peer sends is checked before CAF
+// acts on it, since one crafted frame can make CAF 0.17.6 allocate gigabytes
+// or crash.
 // Mutual TLS (CAF's OpenSSL module): both ends present a certificate signed by
 // the deployment's CA, and each refuses a peer without one, before any actor
 // message is read. CAF checks the chain, not the host name: the CA must sign
@@ -18,10 +21,15 @@
 #include <caf/openssl/publish.hpp>
 #include <caf/openssl/remote_actor.hpp>
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "mm/actors/actor_tls.hpp"
+#include "mm/actors/network_gate.hpp"
+#include "mm/actors/port_guard.hpp"
+#include "mm/actors/port_limits.hpp"
 
 namespace mm::actors {
 
@@ -35,12 +43,46 @@ std::optional<std::string> tls_problem(const actor_tls& tls);
 // module with these files. Before the actor system is made from `cfg`.
 void use_network(caf::actor_system_config& cfg, const actor_tls& tls);
 
-// Publishes `whom` on host:port (0: any free port), over TLS when `tls`.
+// An actor published on a port. Unpublished when destroyed (or by close()).
+class published_port {
+ public:
+  published_port(caf::actor_system& sys, caf::strong_actor_ptr gate,
+                 std::shared_ptr<network_gate_stats> gate_stats, std::uint16_t port, bool tls,
+                 std::shared_ptr<const port_guard_stats> guard);
+  ~published_port();
+  published_port(const published_port&) = delete;
+  published_port& operator=(const published_port&) = delete;
+
+  std::uint16_t port() const { return port_; }
+  // What the port refused: the plain port's guard (zero over TLS) and the gate.
+  port_guard_counters counters() const;
+  // Stops accepting connections (those open stay, as with CAF's unpublish).
+  void close();
+
+ private:
+  caf::actor_system& sys_;
+  caf::strong_actor_ptr gate_;  // what is published: network_gate.hpp
+  std::shared_ptr<network_gate_stats> gate_stats_;
+  std::uint16_t port_;
+  bool tls_;
+  std::shared_ptr<const port_guard_stats> guard_;  // plain only
+};
+
+// Publishes `whom` (with its interface `sigs`) on host:port (0: any free
+// port), behind a gate that keeps peers' exit messages from it
+// (network_gate.hpp): over TLS with CAF's OpenSSL module when `tls`, else
+// behind the frame-checking guard with `limits`.
+caf::expected<std::unique_ptr<published_port>> publish_actor(
+    caf::actor_system& sys, caf::strong_actor_ptr whom, std::set<std::string> sigs,
+    std::uint16_t port, const std::string& host, bool tls, const port_limits& limits);
+
 template <class Handle>
-caf::expected<std::uint16_t> publish_actor(caf::actor_system& sys, const Handle& whom,
-                                           std::uint16_t port, const std::string& host, bool tls) {
-  if (tls) return caf::openssl::publish(whom, port, host.c_str());
-  return sys.middleman().publish(whom, port, host.c_str());
+caf::expected<std::unique_ptr<published_port>> publish_actor(caf::actor_system& sys,
+                                                             const Handle& whom, std::uint16_t port,
+                                                             const std::string& host, bool tls,
+                                                             const port_limits& limits = {}) {
+  return publish_actor(sys, caf::actor_cast<caf::strong_actor_ptr>(whom), sys.message_types(whom),
+                       port, host, tls, limits);
 }
 
 // Connects to the actor published on host:port, over TLS when `tls`.

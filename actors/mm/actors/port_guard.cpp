@@ -1,0 +1,174 @@
+#include "mm/actors/port_guard.hpp"
+
+#include <sys/socket.h>
+
+#include <caf/atom.hpp>
+#include <caf/io/basp_broker.hpp>
+#include <caf/io/middleman.hpp>
+#include <caf/io/network/default_multiplexer.hpp>
+#include <caf/io/network/doorman_impl.hpp>
+#include <caf/io/network/native_socket.hpp>
+#include <caf/io/network/scribe_impl.hpp>
+#include <caf/send.hpp>
+#include <chrono>
+#include <mutex>
+#include <vector>
+
+#include "mm/actors/basp_frame_check.hpp"
+#include "mm/engine/log.hpp"
+
+namespace mm::actors {
+
+namespace {
+
+using caf::io::network::default_multiplexer;
+using caf::io::network::native_socket;
+using clock_type = std::chrono::steady_clock;
+
+// What every connection of one port shares.
+struct guard_context {
+  port_limits limits;
+  std::shared_ptr<port_guard_stats> stats = std::make_shared<port_guard_stats>();
+  std::mutex log_mutex;
+  clock_type::time_point last_warning{};
+  std::uint64_t unlogged = 0;
+
+  // Refusals are logged at most once a second, so that a flood of bad
+  // connections cannot flood the log; the counters count every one.
+  void warn(const std::string& what) {
+    std::lock_guard<std::mutex> lock(log_mutex);
+    const auto now = clock_type::now();
+    if (now - last_warning < std::chrono::seconds(1) && last_warning != clock_type::time_point{}) {
+      ++unlogged;
+      return;
+    }
+    last_warning = now;
+    std::string line = "actor port: " + what;
+    if (unlogged > 0) line += " (and " + std::to_string(unlogged) + " more not logged)";
+    unlogged = 0;
+    log(log_level::warning, line);
+  }
+};
+
+// One connection: CAF's own, with every frame checked between CAF's read and
+// CAF's use of it. CAF reads a frame's 32-byte header, hands it to consume(),
+// and only then sizes its buffer for the payload: a refused header never gets
+// that far.
+class guarded_scribe final : public caf::io::network::scribe_impl {
+ public:
+  guarded_scribe(default_multiplexer& mpx, native_socket fd, std::shared_ptr<guard_context> ctx)
+      : scribe_impl(mpx, fd),
+        ctx_(std::move(ctx)),
+        check_(ctx_->limits.max_frame_bytes),
+        greet_by_(clock_type::now() + ctx_->limits.handshake_timeout) {
+    ++ctx_->stats->open;
+  }
+
+  bool consume(caf::execution_unit* unit, const void* data, std::size_t n) override {
+    if (const char* why = check_.feed(static_cast<const unsigned char*>(data), n)) {
+      ++ctx_->stats->cut_bad_frame;
+      ctx_->warn(std::string("connection cut: ") + why);
+      cut(unit);
+      return false;
+    }
+    return scribe_impl::consume(unit, data, n);
+  }
+
+  bool greeted() const { return check_.greeted(); }
+  bool late(clock_type::time_point now) const { return !greeted() && now >= greet_by_; }
+
+  // Ends the connection as a read error would: the broker is told and forgets
+  // the connection. The socket is shut at once (it is closed when CAF lets go
+  // of the connection), so the peer sees the end now.
+  void cut(caf::execution_unit* unit) {
+    if (detached()) return;
+    ::shutdown(stream_.fd(), SHUT_RDWR);
+    io_failure(unit, caf::io::network::operation::read);
+  }
+
+ protected:
+  void detach_from(caf::io::abstract_broker* broker) override {
+    scribe_impl::detach_from(broker);
+    --ctx_->stats->open;
+  }
+
+ private:
+  std::shared_ptr<guard_context> ctx_;
+  basp_frame_check check_;
+  clock_type::time_point greet_by_;
+};
+
+// The port's acceptor: CAF's own, making guarded connections, and refusing
+// connections past the cap.
+class guarded_doorman final : public caf::io::network::doorman_impl {
+ public:
+  guarded_doorman(default_multiplexer& mpx, native_socket fd, std::shared_ptr<guard_context> ctx)
+      : doorman_impl(mpx, fd), ctx_(std::move(ctx)) {}
+
+  bool new_connection() override {
+    if (detached()) return false;
+    auto& mpx = acceptor_.backend();
+    const native_socket fd = acceptor_.accepted_socket();
+    close_late_ones(&mpx);
+    if (ctx_->stats->open.load() >= ctx_->limits.max_connections) {
+      ++ctx_->stats->refused_full;
+      caf::io::network::close_socket(fd);
+      ctx_->warn("connection refused: actor.max_connections (" +
+                 std::to_string(ctx_->limits.max_connections) + ") reached");
+      return true;
+    }
+    caf::io::network::keepalive(fd, true);  // as CAF's own connections
+    auto connection = caf::make_counted<guarded_scribe>(mpx, fd, ctx_);
+    greeting_.push_back(connection);
+    ++ctx_->stats->accepted;
+    const auto hdl = connection->hdl();
+    parent()->add_scribe(std::move(connection));
+    return doorman::new_connection(&mpx, hdl);
+  }
+
+ private:
+  // Connections still waiting for their handshake: the late ones are cut,
+  // the greeted and the closed ones are forgotten.
+  void close_late_ones(caf::execution_unit* unit) {
+    const auto now = clock_type::now();
+    std::size_t kept = 0;
+    for (auto& c : greeting_) {
+      if (!c->detached() && c->late(now)) {
+        ++ctx_->stats->cut_slow_handshake;
+        ctx_->warn("connection cut: no handshake within actor.handshake_timeout");
+        c->cut(unit);
+      }
+      if (!c->detached() && !c->greeted()) greeting_[kept++] = std::move(c);
+    }
+    greeting_.resize(kept);
+  }
+
+  std::shared_ptr<guard_context> ctx_;
+  std::vector<caf::intrusive_ptr<guarded_scribe>> greeting_;
+};
+
+}  // namespace
+
+caf::expected<guarded_port> publish_guarded(caf::actor_system& sys, caf::strong_actor_ptr whom,
+                                            std::set<std::string> sigs, std::uint16_t port,
+                                            const std::string& host, const port_limits& limits) {
+  if (!whom) return caf::make_error(caf::sec::cannot_publish_invalid_actor);
+  auto* mpx = dynamic_cast<default_multiplexer*>(&sys.middleman().backend());
+  if (mpx == nullptr)
+    return caf::make_error(caf::sec::runtime_error,
+                           "the guarded actor port needs CAF's default network backend");
+  auto fd = caf::io::network::new_tcp_acceptor_impl(port, host.c_str(), true);
+  if (!fd) return std::move(fd.error());
+  auto ctx = std::make_shared<guard_context>();
+  ctx->limits = limits;
+  auto doorman = caf::make_counted<guarded_doorman>(*mpx, *fd, ctx);
+  const std::uint16_t bound = doorman->port();
+  // As CAF's publish does: the BASP broker adopts the acceptor and answers
+  // its connections with `whom` and its interface.
+  auto broker = sys.middleman().named_broker<caf::io::basp_broker>(caf::atom("BASP"));
+  caf::anon_send(broker, caf::publish_atom::value, caf::io::doorman_ptr{std::move(doorman)},
+                 bound, std::move(whom), std::move(sigs));
+  return guarded_port{bound, ctx->stats};
+}
+
+}  // namespace mm::actors

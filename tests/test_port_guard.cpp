@@ -1,0 +1,171 @@
+// The plain actor port's guard with real CAF network layers in this process:
+// one actor system publishes an echo actor behind the guard, another connects
+// to it as a game node would, and raw sockets play the attacker.
+#include <caf/all.hpp>
+#include <caf/io/all.hpp>
+#include <catch2/catch.hpp>
+#include <thread>
+#include <vector>
+
+#include "basp_frames.hpp"
+#include "mm/actors/remote.hpp"
+#include "raw_http.hpp"
+
+using namespace mm;
+using namespace mm::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+using echo_actor = caf::typed_actor<caf::replies_to<std::int32_t>::with<std::int32_t>>;
+
+echo_actor::behavior_type echo() {
+  return {[](std::int32_t x) { return x; }};
+}
+
+caf::actor_system_config& quiet(caf::actor_system_config& cfg) {
+  cfg.load<caf::io::middleman>();
+  cfg.set("logger.verbosity", caf::atom("quiet"));
+  return cfg;
+}
+
+// A server with an echo actor published as matchmakerd publishes its client
+// (plain: behind the gate and the guard).
+struct guarded_server {
+  explicit guarded_server(const actors::port_limits& limits) : sys(quiet(cfg)) {
+    whom = sys.spawn(echo);
+    auto published = actors::publish_actor(sys, whom, 0, "127.0.0.1", false, limits);
+    REQUIRE(published);
+    port = (*published)->port();
+    published_port = std::move(*published);
+  }
+  ~guarded_server() {
+    published_port.reset();
+    caf::anon_send_exit(whom, caf::exit_reason::user_shutdown);
+  }
+  actors::port_guard_counters counters() const { return published_port->counters(); }
+
+  caf::actor_system_config cfg;
+  caf::actor_system sys;
+  echo_actor whom;
+  std::uint16_t port = 0;
+  std::unique_ptr<actors::published_port> published_port;
+};
+
+// A game node in its own actor system: connects, asks once, answers whether
+// the echo came back.
+bool game_node_is_served(std::uint16_t port) {
+  caf::actor_system_config cfg;
+  caf::actor_system sys(quiet(cfg));
+  auto remote = sys.middleman().remote_actor<echo_actor>("127.0.0.1", port);
+  if (!remote) return false;
+  caf::scoped_actor self{sys};
+  bool answered = false;
+  self->request(*remote, 10s, std::int32_t{41})
+      .receive([&](std::int32_t x) { answered = x == 41; }, [](caf::error&) {});
+  return answered;
+}
+
+// Whether the server accepted the connection: it sends its handshake at once.
+bool accepted(raw_connection& c) {
+  return !c.receive(5s, [](const std::string& got) { return !got.empty(); }).empty();
+}
+
+// `n` connections that say nothing, each accepted.
+std::vector<raw_connection> silent_connections(std::uint16_t port, int n) {
+  std::vector<raw_connection> held;
+  for (int i = 0; i < n; ++i) {
+    held.emplace_back(port);
+    REQUIRE(accepted(held.back()));
+  }
+  return held;
+}
+
+}  // namespace
+
+TEST_CASE("a game node is served through the guarded port", "[actor-port]") {
+  guarded_server s({});
+  CHECK(game_node_is_served(s.port));
+  CHECK(game_node_is_served(s.port));
+  const auto c = s.counters();
+  CHECK(c.accepted == 2);
+  CHECK(c.cut_bad_frame == 0);
+}
+
+TEST_CASE("the guard cuts a connection at a bad frame and the port keeps serving",
+          "[actor-port]") {
+  actors::port_limits limits;
+  limits.max_frame_bytes = 1 << 20;
+  guarded_server s(limits);
+  caf::actor_system_config cfg;
+  caf::actor_system local(quiet(cfg));
+  const std::string hello = basp_client_handshake(local.node());
+  const std::vector<std::string> attacks = {
+      basp_frame(message_type::client_handshake, ""),  // crashed CAF 0.17.6
+      hello + basp_frame(message_type::direct_message, "", 0, 0, 7, (1 << 20) + 1),
+      hello + basp_frame(message_type::direct_message, "", 0, 0, 7, 0xffffffffu),
+      basp_frame(message_type::direct_message, "x", 0, 0, 7)};
+  for (const auto& bytes : attacks) {
+    raw_connection c(s.port);
+    REQUIRE(c.send(bytes + std::string(100, '\0')));
+    CHECK(c.closed_by_peer(5s));
+  }
+  CHECK(game_node_is_served(s.port));
+  const auto counters = s.counters();
+  CHECK(counters.cut_bad_frame == attacks.size());
+  CHECK(counters.accepted == attacks.size() + 1);
+}
+
+TEST_CASE("the guard holds at most max_connections, and a silent one past its time gives way",
+          "[actor-port]") {
+  actors::port_limits limits;
+  limits.max_connections = 3;
+  SECTION("silent connections within their time: a fourth is refused") {
+    limits.handshake_timeout = std::chrono::hours(1);
+    guarded_server s(limits);
+    std::vector<raw_connection> held = silent_connections(s.port, 3);
+    raw_connection fourth(s.port);
+    CHECK_FALSE(accepted(fourth));
+    CHECK(fourth.closed_by_peer(5s));
+    CHECK(s.counters().refused_full == 1);
+    CHECK(s.counters().open == 3);
+    held.clear();  // they leave: room again, once the server has seen them go
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (s.counters().open > 0 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::yield();
+    CHECK(game_node_is_served(s.port));
+  }
+  SECTION("silent connections past their time are cut when the next one arrives") {
+    limits.handshake_timeout = std::chrono::milliseconds(0);
+    guarded_server s(limits);
+    std::vector<raw_connection> held = silent_connections(s.port, 3);
+    raw_connection fourth(s.port);
+    CHECK(accepted(fourth));
+    for (auto& c : held) CHECK(c.closed_by_peer(5s));
+    CHECK(s.counters().cut_slow_handshake == 3);
+    CHECK(s.counters().refused_full == 0);
+  }
+}
+
+
+TEST_CASE("a game node cannot stop the published actor: its exit messages are dropped",
+          "[actor-port]") {
+  guarded_server s({});
+  for (auto reason : {caf::exit_reason::user_shutdown, caf::exit_reason::kill}) {
+    caf::actor_system_config cfg;
+    caf::actor_system game(quiet(cfg));
+    auto remote = game.middleman().remote_actor<echo_actor>("127.0.0.1", s.port);
+    REQUIRE(remote);
+    caf::scoped_actor self{game};
+    self->send_exit(*remote, reason);
+    self->send(caf::actor_cast<caf::actor>(*remote), caf::down_msg{self->address(), caf::exit_reason::kill});
+    // A request after them on the same connection is answered: they were
+    // handled (dropped) first.
+    bool answered = false;
+    self->request(*remote, 10s, std::int32_t{5})
+        .receive([&](std::int32_t x) { answered = x == 5; }, [](caf::error&) {});
+    CHECK(answered);
+  }
+  CHECK(game_node_is_served(s.port));
+  CHECK(s.counters().dropped_runtime_messages == 4);
+}
