@@ -52,16 +52,22 @@ TEST_CASE("every kind of frame a client sends passes, however the stream is cut 
   rng r(5);
   for (int i = 0; i < 60; ++i, ++frames) {
     switch (r.below(5)) {
-      case 0: stream += direct(1 + r.below(3000), 1 + r.below(1000)); break;
+      case 0:
+        stream += direct(1 + r.below(3000), 1 + r.below(1000));
+        break;
       case 1:
-        stream += basp_frame(message_type::routed_message, std::string(1 + r.below(500), 'r'), 0,
-                             3, 1 + r.below(9));
+        stream += basp_frame(message_type::routed_message, std::string(1 + r.below(500), 'r'), 0, 3,
+                             1 + r.below(9));
         break;
-      case 2: stream += basp_frame(message_type::monitor_message, std::string(40, 'm'), 0, 0, 9);
+      case 2:
+        stream += basp_frame(message_type::monitor_message, std::string(40, 'm'), 0, 0, 9);
         break;
-      case 3: stream += basp_frame(message_type::down_message, std::string(40, 'd'), 0, 9, 0);
+      case 3:
+        stream += basp_frame(message_type::down_message, std::string(40, 'd'), 0, 9, 0);
         break;
-      default: stream += basp_frame(message_type::heartbeat, ""); break;
+      default:
+        stream += basp_frame(message_type::heartbeat, "");
+        break;
     }
   }
   stream += direct(limit);  // exactly at the limit
@@ -125,7 +131,7 @@ TEST_CASE("the frame check refuses what CAF 0.17.6 must not read", "[actor-port]
   }
   SECTION("headers CAF's own check refuses") {
     CHECK(verdict(hello + direct(10, 0)) != nullptr);  // no receiver
-    CHECK(verdict(hello + direct(0)) != nullptr);       // no payload
+    CHECK(verdict(hello + direct(0)) != nullptr);      // no payload
     CHECK(verdict(hello + basp_frame(message_type::heartbeat, "", 0, 1)) != nullptr);
     CHECK(verdict(hello + basp_frame(static_cast<message_type>(7), "x")) != nullptr);
     CHECK(verdict(hello + basp_frame(static_cast<message_type>(0xff), "x")) != nullptr);

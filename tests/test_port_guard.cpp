@@ -92,8 +92,7 @@ TEST_CASE("a game node is served through the guarded port", "[actor-port]") {
   CHECK(c.cut_bad_frame == 0);
 }
 
-TEST_CASE("the guard cuts a connection at a bad frame and the port keeps serving",
-          "[actor-port]") {
+TEST_CASE("the guard cuts a connection at a bad frame and the port keeps serving", "[actor-port]") {
   actors::port_limits limits;
   limits.max_frame_bytes = 1 << 20;
   guarded_server s(limits);
@@ -147,7 +146,6 @@ TEST_CASE("the guard holds at most max_connections, and a silent one past its ti
   }
 }
 
-
 TEST_CASE("a game node cannot stop the published actor: its exit messages are dropped",
           "[actor-port]") {
   guarded_server s({});
@@ -158,7 +156,8 @@ TEST_CASE("a game node cannot stop the published actor: its exit messages are dr
     REQUIRE(remote);
     caf::scoped_actor self{game};
     self->send_exit(*remote, reason);
-    self->send(caf::actor_cast<caf::actor>(*remote), caf::down_msg{self->address(), caf::exit_reason::kill});
+    self->send(caf::actor_cast<caf::actor>(*remote),
+               caf::down_msg{self->address(), caf::exit_reason::kill});
     // A request after them on the same connection is answered: they were
     // handled (dropped) first.
     bool answered = false;

@@ -1,8 +1,8 @@
 #include "mm/actors/network_gate.hpp"
 
 #include <caf/actor_cast.hpp>
-#include <caf/make_actor.hpp>
 #include <caf/mailbox_element.hpp>
+#include <caf/make_actor.hpp>
 #include <caf/monitorable_actor.hpp>
 #include <caf/system_messages.hpp>
 

@@ -2,6 +2,7 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <caf/atom.hpp>
 #include <caf/io/basp_broker.hpp>
 #include <caf/io/middleman.hpp>
@@ -25,16 +26,33 @@ using caf::io::network::default_multiplexer;
 using caf::io::network::native_socket;
 using clock_type = std::chrono::steady_clock;
 
+class guarded_scribe;
+
 // What every connection of one port shares.
 struct guard_context {
   port_limits limits;
   std::shared_ptr<port_guard_stats> stats = std::make_shared<port_guard_stats>();
+  // Connections still waiting for their whole handshake. Not owned: each
+  // takes itself out once greeted or detached from the broker (which CAF
+  // does before it lets go of a connection).
+  std::mutex greeting_mutex;
+  std::vector<guarded_scribe*> greeting;
   std::mutex log_mutex;
   clock_type::time_point last_warning{};
   std::uint64_t unlogged = 0;
 
   // Refusals are logged at most once a second, so that a flood of bad
   // connections cannot flood the log; the counters count every one.
+  void forget(guarded_scribe* c) {
+    std::lock_guard<std::mutex> lock(greeting_mutex);
+    greeting.erase(std::remove(greeting.begin(), greeting.end(), c), greeting.end());
+  }
+
+  bool still_greeting(guarded_scribe* c) {
+    std::lock_guard<std::mutex> lock(greeting_mutex);
+    return std::find(greeting.begin(), greeting.end(), c) != greeting.end();
+  }
+
   void warn(const std::string& what) {
     std::lock_guard<std::mutex> lock(log_mutex);
     const auto now = clock_type::now();
@@ -62,15 +80,24 @@ class guarded_scribe final : public caf::io::network::scribe_impl {
         check_(ctx_->limits.max_frame_bytes),
         greet_by_(clock_type::now() + ctx_->limits.handshake_timeout) {
     ++ctx_->stats->open;
+    std::lock_guard<std::mutex> lock(ctx_->greeting_mutex);
+    ctx_->greeting.push_back(this);
+  }
+
+  ~guarded_scribe() override {
+    if (!counted_out_) --ctx_->stats->open;  // never attached to the broker
+    ctx_->forget(this);
   }
 
   bool consume(caf::execution_unit* unit, const void* data, std::size_t n) override {
+    const bool was_greeted = check_.greeted();
     if (const char* why = check_.feed(static_cast<const unsigned char*>(data), n)) {
       ++ctx_->stats->cut_bad_frame;
       ctx_->warn(std::string("connection cut: ") + why);
       cut(unit);
       return false;
     }
+    if (!was_greeted && check_.greeted()) ctx_->forget(this);
     return scribe_impl::consume(unit, data, n);
   }
 
@@ -89,13 +116,16 @@ class guarded_scribe final : public caf::io::network::scribe_impl {
  protected:
   void detach_from(caf::io::abstract_broker* broker) override {
     scribe_impl::detach_from(broker);
-    --ctx_->stats->open;
+    if (!counted_out_) --ctx_->stats->open;
+    counted_out_ = true;
+    ctx_->forget(this);
   }
 
  private:
   std::shared_ptr<guard_context> ctx_;
   basp_frame_check check_;
   clock_type::time_point greet_by_;
+  bool counted_out_ = false;  // no longer counted as open
 };
 
 // The port's acceptor: CAF's own, making guarded connections, and refusing
@@ -119,7 +149,6 @@ class guarded_doorman final : public caf::io::network::doorman_impl {
     }
     caf::io::network::keepalive(fd, true);  // as CAF's own connections
     auto connection = caf::make_counted<guarded_scribe>(mpx, fd, ctx_);
-    greeting_.push_back(connection);
     ++ctx_->stats->accepted;
     const auto hdl = connection->hdl();
     parent()->add_scribe(std::move(connection));
@@ -127,24 +156,26 @@ class guarded_doorman final : public caf::io::network::doorman_impl {
   }
 
  private:
-  // Connections still waiting for their handshake: the late ones are cut,
-  // the greeted and the closed ones are forgotten.
+  // Cuts the connections whose handshake is late. A connection leaves the
+  // list before it is destroyed, and only this thread (CAF's network thread)
+  // detaches them: one still listed right before its cut is alive.
   void close_late_ones(caf::execution_unit* unit) {
     const auto now = clock_type::now();
-    std::size_t kept = 0;
-    for (auto& c : greeting_) {
-      if (!c->detached() && c->late(now)) {
-        ++ctx_->stats->cut_slow_handshake;
-        ctx_->warn("connection cut: no handshake within actor.handshake_timeout");
-        c->cut(unit);
-      }
-      if (!c->detached() && !c->greeted()) greeting_[kept++] = std::move(c);
+    std::vector<guarded_scribe*> late;
+    {
+      std::lock_guard<std::mutex> lock(ctx_->greeting_mutex);
+      for (guarded_scribe* c : ctx_->greeting)
+        if (c->late(now)) late.push_back(c);
     }
-    greeting_.resize(kept);
+    for (guarded_scribe* c : late) {  // cut() takes each out of the list
+      if (!ctx_->still_greeting(c)) continue;
+      ++ctx_->stats->cut_slow_handshake;
+      ctx_->warn("connection cut: no handshake within actor.handshake_timeout");
+      c->cut(unit);
+    }
   }
 
   std::shared_ptr<guard_context> ctx_;
-  std::vector<caf::intrusive_ptr<guarded_scribe>> greeting_;
 };
 
 }  // namespace
@@ -166,8 +197,8 @@ caf::expected<guarded_port> publish_guarded(caf::actor_system& sys, caf::strong_
   // As CAF's publish does: the BASP broker adopts the acceptor and answers
   // its connections with `whom` and its interface.
   auto broker = sys.middleman().named_broker<caf::io::basp_broker>(caf::atom("BASP"));
-  caf::anon_send(broker, caf::publish_atom::value, caf::io::doorman_ptr{std::move(doorman)},
-                 bound, std::move(whom), std::move(sigs));
+  caf::anon_send(broker, caf::publish_atom::value, caf::io::doorman_ptr{std::move(doorman)}, bound,
+                 std::move(whom), std::move(sigs));
   return guarded_port{bound, ctx->stats};
 }
 

@@ -45,8 +45,8 @@ class port_guard_stats {
             open.load()};
   }
 
-  std::atomic<std::uint64_t> accepted{0}, refused_full{0}, cut_bad_frame{0},
-      cut_slow_handshake{0}, open{0};
+  std::atomic<std::uint64_t> accepted{0}, refused_full{0}, cut_bad_frame{0}, cut_slow_handshake{0},
+      open{0};
 };
 
 struct guarded_port {
