@@ -19,6 +19,7 @@
 #include "mm/actors/generic_actors.hpp"
 #include "mm/actors/registration.hpp"
 #include "mm/actors/remote.hpp"
+#include "mm/actors/worker_idle.hpp"
 #include "mm/engine/synthetic_players.hpp"
 #include "mm/storage/player_table.hpp"
 
@@ -77,6 +78,7 @@ int main(int argc, char** argv) try {
 
   caf::actor_system_config cfg;
   cfg.load<caf::io::middleman>();
+  mm::actors::set_worker_idle(cfg, mm::actors::worker_idle::sleep);
   cfg.set("logger.verbosity", caf::atom("quiet"));
   mm::actors::add_message_types<mm::generic_profile>(cfg, "generic");
   caf::actor_system sys{cfg};

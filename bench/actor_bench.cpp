@@ -10,6 +10,7 @@
 #include <atomic>
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
@@ -19,6 +20,7 @@
 #include "mm/actors/generic_actors.hpp"
 #include "mm/actors/registration.hpp"
 #include "mm/actors/remote.hpp"
+#include "mm/actors/worker_idle.hpp"
 #include "mm/engine/synthetic_players.hpp"
 #include "mm/storage/snapshot.hpp"
 #include "mm/strategies/percentile.hpp"
@@ -49,6 +51,9 @@ struct load_results {
 
 // Closed loop: keeps `in_flight` requests outstanding until `until` (wall time).
 // Open loop (rate > 0): sends `rate` requests per second on a 1 ms tick.
+// Poisson (rate < 0): -rate requests per second, one at a time, each after an
+// exponential gap (a timer per request: for low rates, where a 1 ms tick
+// would be most of the load).
 template <class Handle>
 void loader(caf::event_based_actor* self, Handle target, std::vector<request_t> reqs,
             std::size_t in_flight, double rate, double until, load_results* out) {
@@ -81,13 +86,22 @@ void loader(caf::event_based_actor* self, Handle target, std::vector<request_t> 
               if (again && now_s() < until) (*fire)(true);
             });
   };
-  if (rate <= 0) {
+  if (rate == 0) {
     for (std::size_t i = 0; i < in_flight; ++i) (*fire)(true);
   } else {
     self->send(self, tick_atom::value);
   }
+  auto gaps = std::make_shared<rng>(static_cast<std::uint64_t>(until * 1e6));
   self->become([=](tick_atom) {
     if (now_s() >= until) return;
+    if (rate < 0) {
+      (*fire)(false);
+      const double u = (static_cast<double>(gaps->below(1u << 30)) + 0.5) / (1u << 30);
+      const double gap_s = -std::log(u) / -rate;
+      self->delayed_send(self, std::chrono::microseconds(static_cast<std::int64_t>(gap_s * 1e6)),
+                         tick_atom::value);
+      return;
+    }
     st->carry += rate / 1000.0;
     for (; st->carry >= 1; st->carry -= 1) (*fire)(false);
     self->delayed_send(self, std::chrono::milliseconds(1), tick_atom::value);
@@ -101,6 +115,7 @@ void loader(caf::event_based_actor* self, Handle target, std::vector<request_t> 
 
 struct measurement {
   double qps = 0, per_cpu_s = 0, p50 = 0, p99 = 0, p999 = 0;
+  double cpu_cores = 0;  // process CPU time / wall time while the load ran
   std::uint64_t errors = 0;
 };
 
@@ -125,11 +140,11 @@ measurement drive(caf::actor_system& sys, Handle target, const std::vector<reque
   for (auto& l : spawned) self->send_exit(l, caf::exit_reason::user_shutdown);
   std::size_t down = 0;
   self->receive_while([&] { return down < spawned.size(); })([&](const caf::down_msg&) { ++down; });
-  const double wall = now_s() - t0 - 0.5, cpu = cpu_seconds() - c0;
+  const double wall = now_s() - t0, cpu = cpu_seconds() - c0;
   measurement m;
   m.qps = static_cast<double>(res.replies) / seconds;
   m.per_cpu_s = static_cast<double>(res.replies) / cpu;
-  (void)wall;
+  m.cpu_cores = cpu / wall;
   m.p50 = percentile(res.latencies_us, 0.5);
   m.p99 = percentile(res.latencies_us, 0.99);
   m.p999 = percentile(res.latencies_us, 0.999);
@@ -170,6 +185,69 @@ void prepare_snapshots(const std::string& db_path, const std::string& name, std:
 }
 }  // namespace
 
+// The same N = 2 set (client path) in an actor system of its own for each way
+// CAF's workers may wait (worker_idle.hpp): CPU at 100 queries/s (Poisson),
+// the peak, and p99 at half of it. Made before any other actor system of the
+// run, so that the process CPU is this system's.
+void compare_worker_idle(const std::string& db_path, const std::vector<player_row>& rows,
+                         const std::vector<request_t>& reqs, double seconds,
+                         const std::string& params) {
+  options o;
+  o.player_cache_size = static_cast<std::uint32_t>(rows.size() / 2);
+  o.database_cache_size = o.player_cache_size;
+  o.buckets_rebalance_sample_count = o.player_cache_size;
+  o.enable_database_scan = false;
+  o.random_seed = 9;
+  prepare_snapshots(db_path, "idle", 2, rows, o);
+  double low_cpu[2] = {0, 0}, peak[2] = {0, 0}, half_p99[2] = {0, 0};
+  for (const worker_idle mode : {worker_idle::poll, worker_idle::sleep}) {
+    const int m = mode == worker_idle::poll ? 0 : 1;
+    caf::actor_system_config cfg;
+    cfg.set("logger.verbosity", caf::atom("quiet"));
+    set_worker_idle(cfg, mode);
+    add_message_types<generic_profile>(cfg, "generic");
+    caf::actor_system sys{cfg};
+    instance_config<generic_profile> base;
+    base.id = "idle";
+    base.opts = o;
+    base.profile = generic_profile(demo_profile_config());
+    base.database.path = db_path;
+    auto set = spawn_instance_set<generic_profile>(sys, 2, base);
+    auto client =
+        spawn_client<generic_profile>(sys, set, std::chrono::milliseconds(1000), std::uint64_t{5});
+    caf::scoped_actor self{sys};
+    for (auto& h : set)
+      for (int attempt = 0; attempt < 600; ++attempt) {
+        std::uint64_t cached = 0;
+        self->request(h, std::chrono::seconds(30), info_atom::value)
+            .receive([&](const instance_info& i) { cached = i.engine.players; },
+                     [](caf::error&) {});
+        if (cached > 0) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    const std::string p =
+        params + ", \"instances\": 2, \"worker_idle\": \"" + to_string(mode) + "\"";
+    const auto low = drive(sys, front{client}, reqs, 1, 1, -100.0, seconds);
+    low_cpu[m] = low.cpu_cores;
+    emit("actors", "cpu_cores_at_100_per_s", low.cpu_cores, "cores",
+         p + ", \"offered_per_s\": 100, \"arrivals\": \"poisson\"");
+    emit("actors", "latency_p99_at_100_per_s_us", low.p99, "us", p);
+    const auto top = drive(sys, front{client}, reqs, 4, 64, 0, seconds);
+    peak[m] = top.qps;
+    emit("actors", "actor_queries_per_s", top.qps, "1/s", p);
+    const auto half = drive(sys, front{client}, reqs, 16, 64, top.qps / 2, seconds);
+    half_p99[m] = half.p99;
+    emit("actors", "latency_p99_half_load_us", half.p99, "us", p);
+    self->send_exit(client, caf::exit_reason::user_shutdown);
+    for (auto& h : set) self->send_exit(h, caf::exit_reason::user_shutdown);
+  }
+  if (low_cpu[0] > 0 && peak[0] > 0 && half_p99[0] > 0) {
+    emit("actors", "sleep_vs_poll_cpu_at_100_per_s", low_cpu[1] / low_cpu[0], "ratio", params);
+    emit("actors", "sleep_vs_poll_peak_per_s", peak[1] / peak[0], "ratio", params);
+    emit("actors", "sleep_vs_poll_half_load_p99", half_p99[1] / half_p99[0], "ratio", params);
+  }
+}
+
 int main(int argc, char** argv) {
   const std::size_t players = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1'000'000;
   const double seconds = argc > 2 ? std::strtod(argv[2], nullptr) : 3.0;
@@ -188,6 +266,8 @@ int main(int argc, char** argv) {
   std::vector<request_t> reqs(200'000);
   for (std::size_t i = 0; i < reqs.size(); ++i)
     reqs[i].query = make_query(synthetic_population{}, players + 1 + i, r);
+
+  compare_worker_idle(db_path, rows, reqs, seconds, params);
 
   caf::actor_system_config cfg;
   cfg.load<caf::io::middleman>();

@@ -622,7 +622,9 @@ TEST_CASE("on the plain actor port crafted frames are cut before the actor layer
   CHECK(game_is_served(s.actor_port(), {}));
   const std::uint64_t after = rss_kib(s.pid());
   INFO("RSS " << before / 1024 << " -> " << after / 1024 << " MiB");
-  CHECK(after < before + 32 * 1024);
+  // Without the guard one of these frames alone takes 1 GiB; 64 MiB leaves
+  // room for the sanitizer's quarantine of freed memory.
+  CHECK(after < before + 64 * 1024);
   const std::string metrics = s.get("/metrics", view_token)->body;
   CHECK(metrics.find("mm_actor_port_connections_total{outcome=\"bad_frame\"} " +
                      std::to_string(2 * attacks.size())) != std::string::npos);
@@ -670,17 +672,18 @@ TEST_CASE("the plain actor port holds a bounded number of connections and drops 
     CHECK(game_is_served(s.actor_port(), {}));
   }
   SECTION("silent connections past the handshake timeout give way to a game node") {
-    live_server s({{"actor", {{"port", 0}, {"max_connections", 8}, {"handshake_timeout", "1ms"}}}},
+    live_server s({{"actor", {{"port", 0}, {"max_connections", 8}, {"handshake_timeout", "1s"}}}},
                   4000);
     REQUIRE(s.actor_port() != 0);
     std::vector<raw_connection> silent;
     for (int i = 0; i < 8; ++i) silent.emplace_back(s.actor_port());
     for (auto& c : silent) REQUIRE(server_greets(c));
+    // The server closes late connections when the next one arrives: let the
+    // timeout pass (a wait on the behaviour under test, not a synchronisation).
+    std::this_thread::sleep_for(1200ms);
     CHECK(game_is_served(s.actor_port(), {}));
-    INFO("cut for a slow handshake: "
-         << actor_port_figure(s, "connections_total{outcome=\"slow_handshake\"}")
-         << ", accepted: " << actor_port_figure(s, "connections_total{outcome=\"accepted\"}"));
     for (auto& c : silent) CHECK(c.closed_by_peer(5s));
+    CHECK(actor_port_figure(s, "connections_total{outcome=\"slow_handshake\"}") == 8);
   }
 }
 

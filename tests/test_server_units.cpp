@@ -97,6 +97,13 @@ TEST_CASE("config: the plain actor port's limits, with their floors", "[server][
         }).find("actor.handshake_timeout") != std::string::npos);
 }
 
+TEST_CASE("config: how idle worker threads wait", "[server][config]") {
+  CHECK(parse({}).config.worker_idle == actors::worker_idle::sleep);
+  CHECK(parse({"--actor.worker_idle=poll"}).config.worker_idle == actors::worker_idle::poll);
+  CHECK(config_problem([] { parse({"--actor.worker_idle=spin"}); }).find("actor.worker_idle") !=
+        std::string::npos);
+}
+
 TEST_CASE("config: a file's keys, flags over them, tokens never printed", "[server][config]") {
   mm::test::temp_dir dir;
   const std::string path = dir.file("c.json");

@@ -95,6 +95,7 @@ int run(const server::server_config& c) {
 
   caf::actor_system_config cfg;
   actors::use_network(cfg, c.actor_tls);
+  actors::set_worker_idle(cfg, c.worker_idle);
   cfg.set("logger.verbosity", caf::atom("quiet"));
   actors::add_message_types<profile>(cfg, "generic");
   caf::actor_system sys{cfg};

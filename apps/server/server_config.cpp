@@ -318,6 +318,19 @@ const std::vector<key_spec>& keys() {
        [](const server_config& c) -> json {
          return seconds_text(c.actor_limits.handshake_timeout);
        }},
+      {"actor.worker_idle", K::text, to_string(d.worker_idle),
+       "how idle worker threads wait: sleep (at once, woken by the next message) or poll "
+       "(CAF's default: 25 ms of polling every 50 us first, most of a core at a low rate)",
+       [](server_config& c, const json& v) {
+         const std::string w = as_text("actor.worker_idle", v);
+         if (w == "sleep")
+           c.worker_idle = actors::worker_idle::sleep;
+         else if (w == "poll")
+           c.worker_idle = actors::worker_idle::poll;
+         else
+           bad("actor.worker_idle", "expected \"sleep\" or \"poll\", got " + describe(v));
+       },
+       [](const server_config& c) -> json { return to_string(c.worker_idle); }},
 #define MM_TLS_FILE(field, help)                                         \
   {                                                                      \
     "actor.tls." #field, K::text, "", help,                              \

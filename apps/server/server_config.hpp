@@ -10,6 +10,7 @@
 #include "http_server.hpp"
 #include "mm/actors/actor_tls.hpp"
 #include "mm/actors/port_limits.hpp"
+#include "mm/actors/worker_idle.hpp"
 #include "mm/engine/generic_profile.hpp"
 #include "mm/engine/options.hpp"
 #include "mm/engine/synthetic_players.hpp"
@@ -46,6 +47,8 @@ struct server_config {
   std::int32_t actor_port = 4242;    // 0: any free port; -1: not published
   actors::actor_tls actor_tls;       // mutual TLS; required off loopback
   actors::port_limits actor_limits;  // the plain port's guard
+  // How CAF's worker threads wait for work (mm/actors/worker_idle.hpp).
+  actors::worker_idle worker_idle = actors::worker_idle::sleep;
   std::uint32_t query_timeout_ms = 1000;
   std::vector<access_token> tokens;
   generic_profile_config profile = demo_profile_config();
