@@ -41,8 +41,6 @@ struct guard_context {
   clock_type::time_point last_warning{};
   std::uint64_t unlogged = 0;
 
-  // Refusals are logged at most once a second, so that a flood of bad
-  // connections cannot flood the log; the counters count every one.
   void forget(guarded_scribe* c) {
     std::lock_guard<std::mutex> lock(greeting_mutex);
     greeting.erase(std::remove(greeting.begin(), greeting.end(), c), greeting.end());
@@ -53,6 +51,8 @@ struct guard_context {
     return std::find(greeting.begin(), greeting.end(), c) != greeting.end();
   }
 
+  // Refusals are logged at most once a second, so that a flood of bad
+  // connections cannot flood the log; the counters count every one.
   void warn(const std::string& what) {
     std::lock_guard<std::mutex> lock(log_mutex);
     const auto now = clock_type::now();
