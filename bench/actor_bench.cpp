@@ -185,6 +185,25 @@ void prepare_snapshots(const std::string& db_path, const std::string& name, std:
 }
 }  // namespace
 
+// Waits until every instance of `set` holds players (its snapshot restored:
+// polled, up to a minute each) and returns how many they hold in all.
+template <class Set>
+std::uint64_t wait_until_restored(caf::scoped_actor& self, const Set& set) {
+  std::uint64_t cached = 0;
+  for (auto& h : set)
+    for (int attempt = 0; attempt < 600; ++attempt) {
+      std::uint64_t players = 0;
+      self->request(h, std::chrono::seconds(30), info_atom::value)
+          .receive([&](const instance_info& i) { players = i.engine.players; }, [](caf::error&) {});
+      if (players > 0) {
+        cached += players;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  return cached;
+}
+
 // The same N = 2 set (client path) in an actor system of its own for each way
 // CAF's workers may wait (worker_idle.hpp): CPU at 100 queries/s (Poisson),
 // the peak, and p99 at half of it. Made before any other actor system of the
@@ -216,15 +235,7 @@ void compare_worker_idle(const std::string& db_path, const std::vector<player_ro
     auto client =
         spawn_client<generic_profile>(sys, set, std::chrono::milliseconds(1000), std::uint64_t{5});
     caf::scoped_actor self{sys};
-    for (auto& h : set)
-      for (int attempt = 0; attempt < 600; ++attempt) {
-        std::uint64_t cached = 0;
-        self->request(h, std::chrono::seconds(30), info_atom::value)
-            .receive([&](const instance_info& i) { cached = i.engine.players; },
-                     [](caf::error&) {});
-        if (cached > 0) break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      }
+    wait_until_restored(self, set);
     const std::string p =
         params + ", \"instances\": 2, \"worker_idle\": \"" + to_string(mode) + "\"";
     const auto low = drive(sys, front{client}, reqs, 1, 1, -100.0, seconds);
@@ -301,18 +312,7 @@ int main(int argc, char** argv) {
     auto client =
         spawn_client<generic_profile>(sys, set, std::chrono::milliseconds(1000), std::uint64_t{5});
     caf::scoped_actor self{sys};
-    std::uint64_t cached = 0;
-    for (auto& h : set)  // the restore runs before any request is answered... wait for it
-      for (int attempt = 0; attempt < 600; ++attempt) {
-        std::uint64_t p = 0;
-        self->request(h, std::chrono::seconds(30), info_atom::value)
-            .receive([&](const instance_info& i) { p = i.engine.players; }, [](caf::error&) {});
-        if (p > 0) {
-          cached += p;
-          break;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      }
+    const std::uint64_t cached = wait_until_restored(self, set);
     const std::string p = params + ", \"instances\": " + std::to_string(n) + ", \"path\": \"" +
                           (n == 1 ? "supervisor" : "client") + "\"" +
                           ", \"cached\": " + std::to_string(cached);
