@@ -92,8 +92,7 @@ int main(int argc, char** argv) try {
   base.profile = mm::generic_profile(mm::demo_profile_config());
   base.database.path = a.db;
   auto set = mm::actors::spawn_instance_set<mm::generic_profile>(sys, a.instances, base);
-  auto client = mm::actors::spawn_client<mm::generic_profile>(
-      sys, set, std::chrono::milliseconds(500), std::uint64_t{1});
+  auto client = mm::actors::spawn_client<mm::generic_profile>(sys, set, std::uint64_t{1});
 
   // Ready once every instance holds players (or the table is empty).
   caf::scoped_actor self{sys};

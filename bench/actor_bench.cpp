@@ -3,7 +3,11 @@
 // in the same run with the bare CAF round trip (the same messages answered by a
 // trivial handler), so the ratio says what the matchmaker costs on top of CAF.
 //
-//   mm_actor_bench [players] [seconds per measurement]
+//   mm_actor_bench [players] [seconds per measurement] [all|routing]
+//
+// `routing` runs only the in-process paths (no worker-idle comparison, no
+// network layer): quicker, for work on the routing.
+#include <sys/prctl.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -13,6 +17,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -20,6 +25,7 @@
 #include "mm/actors/generic_actors.hpp"
 #include "mm/actors/registration.hpp"
 #include "mm/actors/remote.hpp"
+#include "mm/actors/router.hpp"
 #include "mm/actors/worker_idle.hpp"
 #include "mm/engine/synthetic_players.hpp"
 #include "mm/storage/snapshot.hpp"
@@ -32,7 +38,7 @@ using bench::emit;
 using bench::now_s;
 using reply_t = match_reply<generic_model>;
 using request_t = match_request<generic_query>;
-using tick_atom = caf::atom_constant<caf::atom("ldtick")>;
+using fire_atom = caf::atom_constant<caf::atom("ldfire")>;
 using front = client_interface<generic_profile>::type;
 
 double cpu_seconds() {
@@ -45,36 +51,58 @@ double cpu_seconds() {
 // What the load generators share: the latencies they measured.
 struct load_results {
   std::mutex m;
-  std::vector<double> latencies_us;
+  std::vector<double> latencies_us, lateness_us;
   std::uint64_t replies = 0, errors = 0;
 };
 
-// Closed loop: keeps `in_flight` requests outstanding until `until` (wall time).
-// Open loop (rate > 0): sends `rate` requests per second on a 1 ms tick.
-// Poisson (rate < 0): -rate requests per second, one at a time, each after an
-// exponential gap (a timer per request: for low rates, where a 1 ms tick
-// would be most of the load).
+// How a load generator sends one query: a request to one handle (a
+// supervisor, the client actor, a remote proxy), or through a router of its
+// own, in its own context (the game-facing API). Returns the request's handle.
+using reply_handle = decltype(std::declval<caf::event_based_actor*>()->request(
+    std::declval<front>(), std::chrono::seconds(1), find_atom::value, std::declval<request_t>()));
+using sender_fn = std::function<reply_handle(caf::event_based_actor*, const request_t&)>;
+
 template <class Handle>
-void loader(caf::event_based_actor* self, Handle target, std::vector<request_t> reqs,
-            std::size_t in_flight, double rate, double until, load_results* out) {
+sender_fn to_handle(Handle h) {
+  return [h](caf::event_based_actor* self, const request_t& r) {
+    return self->request(h, std::chrono::seconds(10), find_atom::value, r);
+  };
+}
+
+sender_fn through_router(set_router<generic_profile> router) {
+  return [router](caf::event_based_actor* self, const request_t& r) mutable {
+    return router.find(self, std::chrono::seconds(10), r);
+  };
+}
+
+// Closed loop (in_flight > 0): keeps `in_flight` requests outstanding until
+// `until` (wall time). Open loop (in_flight == 0): sends one request per
+// `fire` message, which carries the arrival's planned time (arrivals()).
+// Latency runs from the moment a request is sent; how late it went out
+// against its planned arrival is kept apart (`lateness_us`).
+void loader(caf::event_based_actor* self, sender_fn send, std::vector<request_t> reqs,
+            std::size_t in_flight, double until, std::size_t expected, load_results* out) {
   struct local {
-    std::vector<double> lat;
+    std::vector<double> lat, late;
     std::size_t next = 0;
     std::uint64_t replies = 0, errors = 0;
-    double carry = 0;
   };
   auto st = std::make_shared<local>();
+  // Room for every sample up front: growing a large vector inside the loader
+  // would stall it (and show up as the service's latency).
+  st->lat.reserve(expected);
+  if (in_flight == 0) st->late.reserve(expected);
   auto flush = [=] {
     std::lock_guard lock(out->m);
     out->latencies_us.insert(out->latencies_us.end(), st->lat.begin(), st->lat.end());
+    out->lateness_us.insert(out->lateness_us.end(), st->late.begin(), st->late.end());
     out->replies += st->replies;
     out->errors += st->errors;
   };
   auto fire = std::make_shared<std::function<void(bool)>>();
   *fire = [=](bool again) {
     const double sent = now_s();
-    const auto& r = reqs[st->next++ % reqs.size()];
-    self->request(target, std::chrono::seconds(10), find_atom::value, r)
+    send(self, reqs[st->next++ % reqs.size()])
         .then(
             [=](const reply_t&) {
               st->lat.push_back((now_s() - sent) * 1e6);
@@ -86,25 +114,10 @@ void loader(caf::event_based_actor* self, Handle target, std::vector<request_t> 
               if (again && now_s() < until) (*fire)(true);
             });
   };
-  if (rate == 0) {
-    for (std::size_t i = 0; i < in_flight; ++i) (*fire)(true);
-  } else {
-    self->send(self, tick_atom::value);
-  }
-  auto gaps = std::make_shared<rng>(static_cast<std::uint64_t>(until * 1e6));
-  self->become([=](tick_atom) {
-    if (now_s() >= until) return;
-    if (rate < 0) {
-      (*fire)(false);
-      const double u = (static_cast<double>(gaps->below(1u << 30)) + 0.5) / (1u << 30);
-      const double gap_s = -std::log(u) / -rate;
-      self->delayed_send(self, std::chrono::microseconds(static_cast<std::int64_t>(gap_s * 1e6)),
-                         tick_atom::value);
-      return;
-    }
-    st->carry += rate / 1000.0;
-    for (; st->carry >= 1; st->carry -= 1) (*fire)(false);
-    self->delayed_send(self, std::chrono::milliseconds(1), tick_atom::value);
+  for (std::size_t i = 0; i < in_flight; ++i) (*fire)(true);
+  self->become([=](fire_atom, double planned) {
+    st->late.push_back((now_s() - planned) * 1e6);
+    (*fire)(false);
   });
   // Flushed inside the actor, before its down message reaches drive().
   self->set_exit_handler([=](const caf::exit_msg& m) {
@@ -113,15 +126,39 @@ void loader(caf::event_based_actor* self, Handle target, std::vector<request_t> 
   });
 }
 
+// Open-loop arrivals: a thread of its own plans Poisson arrivals at `rate`
+// per second until `until` and hands each, at its time, to the next loader in
+// turn. It sleeps until shortly before an arrival (timer slack set to 1 us)
+// and spins the rest, so arrivals are spaced as planned, not bunched on a
+// timer tick; behind plan, it sends at once (the load stays open-loop).
+void arrivals(const std::vector<caf::actor>& loaders, double rate, double until,
+              std::uint64_t seed) {
+  prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
+  rng gaps(seed);
+  const auto gap_s = [&] {
+    const double u = (static_cast<double>(gaps.below(1u << 30)) + 0.5) / (1u << 30);
+    return -std::log(u) / rate;
+  };
+  std::size_t k = 0;
+  for (double planned = now_s() + gap_s(); planned < until; planned += gap_s()) {
+    const double ahead = planned - now_s();
+    if (ahead > 0) std::this_thread::sleep_for(std::chrono::duration<double>(ahead));
+    caf::anon_send(loaders[k++ % loaders.size()], fire_atom::value, planned);
+  }
+}
+
 struct measurement {
   double qps = 0, per_cpu_s = 0, p50 = 0, p99 = 0, p999 = 0;
+  double late_p99 = 0;   // open loop: how late the generator's timer sent, p99
   double cpu_cores = 0;  // process CPU time / wall time while the load ran
   std::uint64_t errors = 0;
 };
 
-template <class Handle>
-measurement drive(caf::actor_system& sys, Handle target, const std::vector<request_t>& reqs,
-                  std::size_t loaders, std::size_t in_flight, double rate, double seconds) {
+// `make_sender(i)` gives loader i its way to send (a router each, seeded apart).
+template <class MakeSender>
+measurement drive(caf::actor_system& sys, MakeSender make_sender,
+                  const std::vector<request_t>& reqs, std::size_t loaders, std::size_t in_flight,
+                  double rate, double seconds) {
   load_results res;
   const double t0 = now_s(), c0 = cpu_seconds();
   const double until = t0 + seconds;
@@ -130,13 +167,18 @@ measurement drive(caf::actor_system& sys, Handle target, const std::vector<reque
     std::vector<request_t> mine(
         reqs.begin() + static_cast<std::ptrdiff_t>(i * reqs.size() / loaders),
         reqs.begin() + static_cast<std::ptrdiff_t>((i + 1) * reqs.size() / loaders));
-    spawned.push_back(sys.spawn(loader<Handle>, target, std::move(mine), in_flight,
-                                rate / static_cast<double>(loaders), until, &res));
+    // Expected replies: the rate, or a generous bound of 1.5 M/s closed-loop.
+    const double per_loader =
+        (rate > 0 ? 1.3 * rate : 1.5e6) * seconds / static_cast<double>(loaders);
+    spawned.push_back(sys.spawn(loader, sender_fn(make_sender(i)), std::move(mine),
+                                rate > 0 ? 0 : in_flight, until,
+                                static_cast<std::size_t>(per_loader) + 1024, &res));
   }
+  if (rate > 0) arrivals(spawned, rate, until, static_cast<std::uint64_t>(rate) + loaders);
   // Loaders stop sending at `until`; wait for their last replies, then stop them.
   caf::scoped_actor self{sys};
   for (auto& l : spawned) self->monitor(l);
-  std::this_thread::sleep_for(std::chrono::duration<double>(seconds + 0.5));
+  std::this_thread::sleep_for(std::chrono::duration<double>(std::max(0.0, until - now_s()) + 0.5));
   for (auto& l : spawned) self->send_exit(l, caf::exit_reason::user_shutdown);
   std::size_t down = 0;
   self->receive_while([&] { return down < spawned.size(); })([&](const caf::down_msg&) { ++down; });
@@ -148,8 +190,21 @@ measurement drive(caf::actor_system& sys, Handle target, const std::vector<reque
   m.p50 = percentile(res.latencies_us, 0.5);
   m.p99 = percentile(res.latencies_us, 0.99);
   m.p999 = percentile(res.latencies_us, 0.999);
+  if (!res.lateness_us.empty()) m.late_p99 = percentile(res.lateness_us, 0.99);
+
   m.errors = res.errors;
   return m;
+}
+
+template <class Handle>
+auto handle_sender(Handle h) {
+  return [h](std::size_t) { return to_handle(h); };
+}
+
+auto router_sender(const std::vector<interfaces<generic_profile>::matchmaker>& set) {
+  return [set](std::size_t i) {
+    return through_router(set_router<generic_profile>(set, std::uint64_t{77 + i}));
+  };
 }
 
 // The reference: the same request and reply types answered at once.
@@ -232,21 +287,21 @@ void compare_worker_idle(const std::string& db_path, const std::vector<player_ro
     base.profile = generic_profile(demo_profile_config());
     base.database.path = db_path;
     auto set = spawn_instance_set<generic_profile>(sys, 2, base);
-    auto client =
-        spawn_client<generic_profile>(sys, set, std::chrono::milliseconds(1000), std::uint64_t{5});
+    auto client = spawn_client<generic_profile>(sys, set, std::uint64_t{5});
     caf::scoped_actor self{sys};
     wait_until_restored(self, set);
-    const std::string p =
-        params + ", \"instances\": 2, \"worker_idle\": \"" + to_string(mode) + "\"";
-    const auto low = drive(sys, front{client}, reqs, 1, 1, -100.0, seconds);
+    const std::string p = params + ", \"instances\": 2, \"path\": \"client_actor\"" +
+                          ", \"worker_idle\": \"" + to_string(mode) + "\"";
+    const auto via_client = handle_sender(front{client});
+    const auto low = drive(sys, via_client, reqs, 1, 1, 100.0, seconds);
     low_cpu[m] = low.cpu_cores;
     emit("actors", "cpu_cores_at_100_per_s", low.cpu_cores, "cores",
          p + ", \"offered_per_s\": 100, \"arrivals\": \"poisson\"");
     emit("actors", "latency_p99_at_100_per_s_us", low.p99, "us", p);
-    const auto top = drive(sys, front{client}, reqs, 4, 64, 0, seconds);
+    const auto top = drive(sys, via_client, reqs, 4, 64, 0, seconds);
     peak[m] = top.qps;
     emit("actors", "actor_queries_per_s", top.qps, "1/s", p);
-    const auto half = drive(sys, front{client}, reqs, 16, 64, top.qps / 2, seconds);
+    const auto half = drive(sys, via_client, reqs, 4, 0, top.qps / 2, seconds);
     half_p99[m] = half.p99;
     emit("actors", "latency_p99_half_load_us", half.p99, "us", p);
     self->send_exit(client, caf::exit_reason::user_shutdown);
@@ -262,6 +317,7 @@ void compare_worker_idle(const std::string& db_path, const std::vector<player_ro
 int main(int argc, char** argv) {
   const std::size_t players = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1'000'000;
   const double seconds = argc > 2 ? std::strtod(argv[2], nullptr) : 3.0;
+  const bool everything = argc <= 3 || std::string(argv[3]) != "routing";
   const std::size_t loaders = 4, in_flight = 64;
   const std::string params = "\"players\": " + std::to_string(players) +
                              ", \"loaders\": " + std::to_string(loaders) +
@@ -278,7 +334,7 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < reqs.size(); ++i)
     reqs[i].query = make_query(synthetic_population{}, players + 1 + i, r);
 
-  compare_worker_idle(db_path, rows, reqs, seconds, params);
+  if (everything) compare_worker_idle(db_path, rows, reqs, seconds, params);
 
   caf::actor_system_config cfg;
   cfg.load<caf::io::middleman>();
@@ -287,13 +343,17 @@ int main(int argc, char** argv) {
   caf::actor_system sys{cfg};
 
   const front echo = sys.spawn(echo_actor);
-  const auto ref = drive(sys, echo, reqs, loaders, in_flight, 0, seconds);
+  const auto ref = drive(sys, handle_sender(echo), reqs, loaders, in_flight, 0, seconds);
+
   caf::anon_send_exit(echo, caf::exit_reason::user_shutdown);
   emit("actors", "caf_roundtrip_per_s", ref.qps, "1/s", params);
   emit("actors", "caf_roundtrip_per_cpu_s", ref.per_cpu_s, "1/s", params);
 
-  double n1_per_cpu = 0, n1_qps = 0;
-  for (std::uint32_t n : {1u, 2u}) {
+  // The best path available: one instance's supervisor, asked directly (no
+  // routing). Measured at N = 1, in turns with the routed paths.
+  measurement direct_n1;
+  double direct_n1_half_p99 = 0;
+  for (std::uint32_t n : {1u, 2u, 4u}) {
     options o;
     o.player_cache_size = static_cast<std::uint32_t>(players / n);
     o.database_cache_size = o.player_cache_size;
@@ -309,43 +369,93 @@ int main(int argc, char** argv) {
     base.profile = generic_profile(demo_profile_config());
     base.database.path = db_path;
     auto set = spawn_instance_set<generic_profile>(sys, n, base);
-    auto client =
-        spawn_client<generic_profile>(sys, set, std::chrono::milliseconds(1000), std::uint64_t{5});
+    auto client = spawn_client<generic_profile>(sys, set, std::uint64_t{5});
     caf::scoped_actor self{sys};
     const std::uint64_t cached = wait_until_restored(self, set);
-    const std::string p = params + ", \"instances\": " + std::to_string(n) + ", \"path\": \"" +
-                          (n == 1 ? "supervisor" : "client") + "\"" +
+    const std::string p = params + ", \"instances\": " + std::to_string(n) +
                           ", \"cached\": " + std::to_string(cached);
-    // One instance needs no routing: games hold its supervisor's handle. Two go
-    // through the client, which routes and falls back.
-    const front target = n == 1 ? front{set[0]} : front{client};
-    const auto m = drive(sys, target, reqs, loaders, in_flight, 0, seconds);
-    // The per-CPU comparison of N=2 with N=1 needs the same path: the client.
-    const auto via_client =
-        n == 1 ? drive(sys, front{client}, reqs, loaders, in_flight, 0, seconds) : m;
-    emit("actors", "actor_queries_per_s", m.qps, "1/s", p);
-    emit("actors", "actor_queries_per_cpu_s", m.per_cpu_s, "1/s", p);
-    emit("actors", "latency_p50_us", m.p50, "us", p);
-    emit("actors", "latency_p99_us", m.p99, "us", p);
-    emit("actors", "latency_p999_us", m.p999, "us", p);
-    // Half of the peak rate, offered open-loop by more generators in smaller
-    // bursts (each sends on a 1 ms tick), so the latency is the service's.
-    const auto half = drive(sys, target, reqs, 4 * loaders, in_flight, m.qps / 2, seconds);
-    emit("actors", "latency_p99_half_load_us", half.p99, "us",
-         p + ", \"offered_per_s\": " + std::to_string(static_cast<long long>(m.qps / 2)));
-    if (n == 1) {
-      n1_per_cpu = via_client.per_cpu_s;
-      n1_qps = via_client.qps;
-      emit("actors", "actor_queries_per_s_via_client", via_client.qps, "1/s", p);
-      emit("actors", "actor_queries_per_cpu_s_via_client", via_client.per_cpu_s, "1/s", p);
-      emit("actors", "n1_vs_caf_roundtrip", m.qps / ref.qps, "ratio", p);
-    } else {
-      emit("actors", "n2_vs_n1_per_cpu_s", m.per_cpu_s / n1_per_cpu, "ratio",
-           p + ", \"both_via\": \"client\"");
-      emit("actors", "n2_vs_n1_per_s", m.qps / n1_qps, "ratio", p + ", \"both_via\": \"client\"");
+    const auto path = [&](const char* via) { return p + ", \"path\": \"" + via + "\""; };
+    // Closed loop, two turns each, alternating; the better turn of each counts
+    // (drift and the other core's noise only ever slow a turn down).
+    const auto best = [](const measurement& a, const measurement& b) {
+      return a.qps >= b.qps ? a : b;
+    };
+    measurement routed, via_client, direct;
+    for (int turn = 0; turn < 2; ++turn) {
+      if (n == 1)
+        direct = best(
+            direct, drive(sys, handle_sender(front{set[0]}), reqs, loaders, in_flight, 0, seconds));
+      routed = best(routed, drive(sys, router_sender(set), reqs, loaders, in_flight, 0, seconds));
+      via_client = best(via_client, drive(sys, handle_sender(front{client}), reqs, loaders,
+                                          in_flight, 0, seconds));
     }
+    if (n == 1) direct_n1 = direct;
+    const auto report = [&](const std::string& q, const measurement& m) {
+      emit("actors", "actor_queries_per_s", m.qps, "1/s", q);
+      emit("actors", "actor_queries_per_cpu_s", m.per_cpu_s, "1/s", q);
+      emit("actors", "latency_p50_us", m.p50, "us", q);
+      emit("actors", "latency_p99_us", m.p99, "us", q);
+      emit("actors", "latency_p999_us", m.p999, "us", q);
+    };
+    if (n == 1) report(path("supervisor"), direct);
+    report(path("router"), routed);
+    report(path("client_actor"), via_client);
+    if (n == 1) {
+      emit("actors", "n1_vs_caf_roundtrip", direct.qps / ref.qps, "ratio", path("supervisor"));
+      emit("actors", "client_vs_supervisor", routed.qps / direct.qps, "ratio", path("router"));
+      emit("actors", "client_vs_supervisor_per_cpu_s", routed.per_cpu_s / direct.per_cpu_s, "ratio",
+           path("router"));
+      emit("actors", "client_actor_vs_supervisor", via_client.qps / direct.qps, "ratio",
+           path("client_actor"));
+    } else {
+      const std::string k = "n" + std::to_string(n) + "_vs_n1_direct";
+      emit("actors", (k + "_per_cpu_s").c_str(), routed.per_cpu_s / direct_n1.per_cpu_s, "ratio",
+           path("router") + ", \"against\": \"supervisor, N = 1\"");
+      emit("actors", (k + "_per_s").c_str(), routed.qps / direct_n1.qps, "ratio",
+           path("router") + ", \"against\": \"supervisor, N = 1\"");
+      emit("actors", (k + "_client_actor_per_cpu_s").c_str(),
+           via_client.per_cpu_s / direct_n1.per_cpu_s, "ratio",
+           path("client_actor") + ", \"against\": \"supervisor, N = 1\"");
+    }
+    // Half of the peak rate, Poisson arrivals (open loop), so the latency is
+    // the service's own and not a queue the generator made.
+    const auto half_load = [&](const std::string& q, auto sender, double peak) {
+      const auto h = drive(sys, sender, reqs, loaders, 0, peak / 2, seconds);
+      const std::string hq =
+          q + ", \"offered_per_s\": " + std::to_string(static_cast<long long>(peak / 2)) +
+          ", \"arrivals\": \"poisson\"";
+      emit("actors", "latency_p50_half_load_us", h.p50, "us", hq);
+      emit("actors", "latency_p99_half_load_us", h.p99, "us", hq);
+      emit("actors", "latency_p999_half_load_us", h.p999, "us", hq);
+      emit("actors", "generator_lateness_p99_us", h.late_p99, "us", hq);
+      return h;
+    };
+    // The first open-loop second after a closed loop has a tail of its own
+    // (seen at every rate, with the echo actor too): one such second is run
+    // and not counted.
+    drive(sys, router_sender(set), reqs, loaders, 0, 1000, 1.0);
+    if (n == 1)
+      direct_n1_half_p99 =
+          half_load(path("supervisor"), handle_sender(front{set[0]}), direct.qps).p99;
+    const auto routed_half = half_load(path("router"), router_sender(set), routed.qps);
+    if (n == 1 && direct_n1_half_p99 > 0)
+      emit("actors", "router_vs_supervisor_half_load_p99", routed_half.p99 / direct_n1_half_p99,
+           "ratio", path("router"));
+    // Where the tail starts: the same open loop at fixed rates.
+    if (n == 1)
+      for (const double rate : {1e3, 10e3, 25e3, 50e3}) {
+        const auto h = drive(sys, router_sender(set), reqs, loaders, 0, rate, seconds);
+        const std::string rq = path("router") + ", \"offered_per_s\": " +
+                               std::to_string(static_cast<long long>(rate)) +
+                               ", \"arrivals\": \"poisson\"";
+        emit("actors", "latency_p50_at_rate_us", h.p50, "us", rq);
+        emit("actors", "latency_p99_at_rate_us", h.p99, "us", rq);
+        emit("actors", "latency_p999_at_rate_us", h.p999, "us", rq);
+        emit("actors", "generator_lateness_p99_us", h.late_p99, "us", rq);
+        emit("actors", "cpu_cores", h.cpu_cores, "cores", rq);
+      }
 
-    if (n == 2) {
+    if (n == 2 && everything) {
       // The same path through CAF's network layer on loopback: a second actor
       // system in this process connects to the published client. Published as
       // matchmakerd publishes it (behind the frame-checking guard), and, as
@@ -358,7 +468,7 @@ int main(int argc, char** argv) {
       caf::actor_system remote_sys{cfg2};
       // Turn 0 warms the connection path up and is not counted; then the
       // two ports alternate, four turns each, and each reports its medians.
-      std::vector<measurement> guarded, direct;
+      std::vector<measurement> guarded, unguarded;
       for (int turn = 0; turn < 9; ++turn) {
         const bool guard = turn % 2 == 1;
         std::unique_ptr<published_port> published;
@@ -377,8 +487,9 @@ int main(int argc, char** argv) {
           std::fprintf(stderr, "actor_bench: remote: %s\n", sys.render(remote.error()).c_str());
           break;
         }
-        const auto rm = drive(remote_sys, *remote, reqs, loaders, in_flight, 0, seconds / 4);
-        if (turn > 0) (guard ? guarded : direct).push_back(rm);
+        const auto rm =
+            drive(remote_sys, handle_sender(*remote), reqs, loaders, in_flight, 0, seconds / 4);
+        if (turn > 0) (guard ? guarded : unguarded).push_back(rm);
         if (published)
           published->close();
         else
@@ -391,18 +502,20 @@ int main(int argc, char** argv) {
         const std::size_t count = runs.size();
         return (runs[(count - 1) / 2].*field + runs[count / 2].*field) / 2;
       };
-      const std::string g = p + ", \"port\": \"guarded\", \"turns\": 4";
+      const std::string g = path("client_actor") + ", \"port\": \"guarded\", \"turns\": 4";
       emit("actors", "remote_queries_per_s", median(guarded, &measurement::qps), "1/s", g);
       emit("actors", "remote_latency_p99_us", median(guarded, &measurement::p99), "us", g);
       emit("actors", "remote_latency_p50_us", median(guarded, &measurement::p50), "us", g);
-      const std::string u = p + ", \"port\": \"caf_direct\", \"turns\": 4";
-      emit("actors", "remote_unguarded_queries_per_s", median(direct, &measurement::qps), "1/s", u);
-      emit("actors", "remote_unguarded_latency_p99_us", median(direct, &measurement::p99), "us", u);
-      if (!direct.empty() && !guarded.empty()) {
+      const std::string u = path("client_actor") + ", \"port\": \"caf_direct\", \"turns\": 4";
+      emit("actors", "remote_unguarded_queries_per_s", median(unguarded, &measurement::qps), "1/s",
+           u);
+      emit("actors", "remote_unguarded_latency_p99_us", median(unguarded, &measurement::p99), "us",
+           u);
+      if (!unguarded.empty() && !guarded.empty()) {
         emit("actors", "remote_guarded_vs_unguarded_per_s",
-             median(guarded, &measurement::qps) / median(direct, &measurement::qps), "ratio", p);
+             median(guarded, &measurement::qps) / median(unguarded, &measurement::qps), "ratio", p);
         emit("actors", "remote_guarded_vs_unguarded_per_cpu_s",
-             median(guarded, &measurement::per_cpu_s) / median(direct, &measurement::per_cpu_s),
+             median(guarded, &measurement::per_cpu_s) / median(unguarded, &measurement::per_cpu_s),
              "ratio", p);
       }
     }

@@ -134,8 +134,7 @@ int main(int argc, char** argv) try {
   base.profile = generic_profile(demo_profile_config());
   base.database.path = path;
   auto set = spawn_instance_set<generic_profile>(sys, 2, base);
-  client_t mm =
-      spawn_client<generic_profile>(sys, set, std::chrono::milliseconds(250), std::uint64_t{3});
+  client_t mm = spawn_client<generic_profile>(sys, set, std::uint64_t{3});
 
   caf::scoped_actor self{sys};
   // Let the first scans fill the caches before the players come online.

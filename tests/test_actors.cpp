@@ -65,6 +65,12 @@ iface::matchmaker::behavior_type silent_matchmaker(
         self->state.held.push_back(rp);
         return rp;
       },
+      [=](find_atom, const match_request<generic_query>&,
+          set_route) -> caf::result<match_reply<model>> {
+        auto rp = self->make_response_promise<match_reply<model>>();
+        self->state.held.push_back(rp);
+        return rp;
+      },
       [](update_atom, const player_update<model>&) {},
       [=](enroll_atom, player_id) -> caf::result<bool> { return never(); },
       [=](remove_atom, player_id) -> caf::result<bool> { return never(); },
@@ -225,6 +231,70 @@ TEST_CASE("a crashed instance restarts from its snapshot, backing off", "[actors
   caf::anon_send_exit(sup, caf::exit_reason::user_shutdown);
 }
 
+TEST_CASE("a routed query passes over a member that is down; the set answers for it", "[actors]") {
+  test::temp_dir dir;
+  const auto path = dir.file("mm.db");
+  fill_table(path, 3000);  // the crash needs player 666's row
+  test::actor_fixture f;
+  instance_config<crashing_profile> c;
+  c.id = "mm";
+  c.opts = config_for(path).opts;
+  c.opts.enable_database_scan = false;
+  c.database.path = path;
+  c.detached_worker = false;
+  const restart_backoff slow{std::chrono::hours(1), std::chrono::hours(1), std::chrono::hours(2)};
+  for (std::uint32_t n : {2u, 3u}) {
+    auto set = spawn_instance_set<crashing_profile>(f.sys(), n, c, slow);
+    set_router<crashing_profile> router(set, 5);
+    f.run();
+    // Player 1 lives on member 1; member 0 (the owner of 666) crashes.
+    caf::anon_send(set[1], update_atom::value, player_update<model>{1, {test::model(1, 900)}});
+    crash_armed = true;
+    f.ask<bool>(set[0], enroll_atom::value, player_id{666});
+    crash_armed = false;
+    CHECK_FALSE(f.ask<instance_info>(set[0], info_atom::value).first);  // down for an hour
+    const auto ask = [&](float mmr) {
+      auto out = std::make_shared<std::optional<match_reply<model>>>();
+      f.sys().spawn([out, &router, mmr](caf::event_based_actor* self) {
+        router.find(self, 24h, query_at(mmr)).then([out](match_reply<model>& r) { *out = r; });
+      });
+      f.run();
+      REQUIRE(*out);
+      return **out;
+    };
+    for (int q = 0; q < 12; ++q) {
+      const auto found = ask(905);
+      CHECK(found.type == match_type::success);
+      CHECK(found.best_candidate_id == 1);
+      // Nobody near: NoneFound, also when the last member asked is the one
+      // that is down (its supervisor answers for the set).
+      CHECK(ask(5000).type == match_type::none_found);
+    }
+    f.advance(std::chrono::hours(1));  // member 0 is back; its supervisor kept its counts
+    auto [info, e] = f.ask<instance_info>(set[0], info_atom::value);
+    REQUIRE(info);
+    CHECK(info->supervisor.routed.passed_on > 0);
+    if (n == 2) CHECK(info->supervisor.routed.none_found > 0);
+    for (auto& h : set) caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
+    f.run();
+  }
+  // A set of one that is down: an error with the cause, at once.
+  auto single = spawn_instance_set<crashing_profile>(f.sys(), 1, c, slow);
+  set_router<crashing_profile> router(single, 5);
+  f.run();
+  crash_armed = true;
+  f.ask<bool>(single[0], enroll_atom::value, player_id{666});
+  crash_armed = false;
+  caf::error failure;
+  f.sys().spawn([&](caf::event_based_actor* self) {
+    router.find(self, 24h, query_at(500))
+        .then([](match_reply<model>&) {}, [&](caf::error& err) { failure = err; });
+  });
+  f.run();
+  CHECK(error_code_of(failure) == errc::instance_down);
+  caf::anon_send_exit(single[0], caf::exit_reason::user_shutdown);
+}
+
 TEST_CASE("backoff doubles up to its maximum", "[actors]") {
   restart_backoff b{100ms, 1000ms, 60s};
   CHECK(backoff_delay(b, 1) == 100ms);
@@ -234,13 +304,41 @@ TEST_CASE("backoff doubles up to its maximum", "[actors]") {
   CHECK(backoff_delay(b, 50) == 1000ms);
 }
 
-TEST_CASE("the client routes updates by id mod N and falls back across instances", "[actors]") {
+// Asks `router`'s set from a game actor of the test, in that actor's own
+// context (no client actor): the reply, or the error.
+std::pair<std::optional<match_reply<model>>, caf::error> ask_set(
+    test::actor_fixture& f, set_router<generic_profile>& router,
+    const match_request<generic_query>& req, caf::timespan timeout = 24h) {
+  auto out = std::make_shared<std::pair<std::optional<match_reply<model>>, caf::error>>();
+  f.sys().spawn([out, &router, req, timeout](caf::event_based_actor* self) {
+    router.find(self, timeout, req)
+        .then([out](match_reply<model>& r) { out->first = std::move(r); },
+              [out](caf::error& e) { out->second = std::move(e); });
+  });
+  f.run();
+  return *out;
+}
+
+// The set's final answers as its members counted them.
+routed_answers set_answers(test::actor_fixture& f, const std::vector<iface::matchmaker>& set) {
+  routed_answers sum;
+  for (const auto& h : set) {
+    auto [info, e] = f.ask<instance_info>(h, info_atom::value);
+    REQUIRE(info);
+    sum += info->instance.routed;
+    sum += info->supervisor.routed;
+  }
+  return sum;
+}
+
+TEST_CASE("routing sends updates by id mod N and a query on through the set", "[actors]") {
   test::temp_dir dir;
   test::actor_fixture f;
   auto base = config_for(dir.file("mm.db"));
   base.opts.enable_database_scan = false;
   auto set = spawn_instance_set<generic_profile>(f.sys(), 3, base);
-  auto client = spawn_client<generic_profile>(f.sys(), set, 250ms, std::uint64_t{7});
+  auto client = spawn_client<generic_profile>(f.sys(), set, std::uint64_t{7});
+  set_router<generic_profile> router(set, 13);
   f.run();
   for (player_id id = 1; id <= 30; ++id)
     caf::anon_send(client, update_atom::value, player_update<model>{id, {test::model(id, 100)}});
@@ -250,66 +348,63 @@ TEST_CASE("the client routes updates by id mod N and falls back across instances
       auto [p, e] = f.ask<player_info>(set[i], player_atom::value, id);
       REQUIRE(p);
       CHECK(p->participating == (id % 3 == i));
+      CHECK((router.owner(id) == set[i]) == (id % 3 == i));
     }
   // Only instance 1 holds a player near MMR 900: every query finds it, wherever
-  // it starts.
+  // it starts, through the client actor and through a router in the caller.
   caf::anon_send(client, update_atom::value, player_update<model>{4, {test::model(4, 900)}});
   f.run();
+  std::set<std::uint64_t> first_asked;
   for (int q = 0; q < 12; ++q) {
+    const auto before = set_answers(f, set);
     auto [r, e] = f.ask<match_reply<model>>(client, find_atom::value, query_at(905));
     REQUIRE(r);
     CHECK(r->type == match_type::success);
     CHECK(r->best_candidate_id == 4);
+    auto [g, ge] = ask_set(f, router, query_at(905));
+    REQUIRE(g);
+    CHECK(g->type == match_type::success);
+    CHECK(g->best_candidate_id == 4);
+    CHECK(set_answers(f, set).success - before.success == 2);  // one count per query
   }
+  // The members that found none on the way counted NoneFound in their engines:
+  // the queries did start elsewhere than instance 1.
+  std::uint64_t none_on_the_way = 0;
+  for (auto& h : set) {
+    auto [info, e] = f.ask<instance_info>(h, info_atom::value);
+    REQUIRE(info);
+    none_on_the_way += info->engine.stats.queries_none_found;
+  }
+  CHECK(none_on_the_way > 0);
   auto [none, e] = f.ask<match_reply<model>>(client, find_atom::value, query_at(5000));
   REQUIRE(none);
   CHECK(none->type == match_type::none_found);
+  auto [gnone, ge] = ask_set(f, router, query_at(5000));
+  REQUIRE(gnone);
+  CHECK(gnone->type == match_type::none_found);
+  CHECK(set_answers(f, set).none_found == 2);
   for (auto& h : set) caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(client, caf::exit_reason::user_shutdown);
 }
 
-TEST_CASE("a silent instance times out and a crashed one errors, others still answer", "[actors]") {
-  test::temp_dir dir;
+TEST_CASE("a member that never answers costs the caller its own timeout, not a hang", "[actors]") {
   test::actor_fixture f;
-  auto c = config_for(dir.file("mm.db"));
-  c.opts.enable_database_scan = false;
-  iface::matchmaker good = f.sys().spawn(instance_actor<generic_profile>, c);
   iface::matchmaker silent = f.sys().spawn(silent_matchmaker);
-  c.id = "other";
-  iface::matchmaker doomed = f.sys().spawn(instance_actor<generic_profile>, c);
-  f.run();
-  caf::anon_send(good, update_atom::value, player_update<model>{5, {test::model(5, 500)}});
-  caf::anon_send_exit(doomed, caf::exit_reason::kill);
-  f.run();
-  auto client = spawn_client<generic_profile>(
-      f.sys(), std::vector<iface::matchmaker>{silent, doomed, good}, 250ms, std::uint64_t{3});
-  f.run();
-  for (int q = 0; q < 6; ++q) {
-    std::optional<match_reply<model>> reply;
-    f.sys().spawn([&](caf::event_based_actor* self) {
-      self->request(client, std::chrono::seconds(3600), find_atom::value, query_at(500))
-          .then([&](match_reply<model>& r) { reply = r; });
-    });
-    f.run();
-    if (!reply) f.advance(250ms);  // the silent one was asked first: its timeout fires
-    REQUIRE(reply);
-    CHECK(reply->type == match_type::success);
-    CHECK(reply->best_candidate_id == 5);
-  }
-  // Nobody able to answer: an error, not a hang.
-  auto lonely = spawn_client<generic_profile>(f.sys(), std::vector<iface::matchmaker>{silent},
-                                              250ms, std::uint64_t{1});
-  caf::error failure;
+  set_router<generic_profile> router({silent}, 1);
+  auto client = spawn_client<generic_profile>(f.sys(), std::vector<iface::matchmaker>{silent},
+                                              std::uint64_t{1});
+  caf::error via_client;
   f.sys().spawn([&](caf::event_based_actor* self) {
-    self->request(lonely, std::chrono::seconds(3600), find_atom::value, query_at(500))
-        .then([](match_reply<model>&) {}, [&](caf::error& e) { failure = e; });
+    self->request(client, 250ms, find_atom::value, query_at(500))
+        .then([](match_reply<model>&) {}, [&](caf::error& e) { via_client = e; });
   });
-  f.run();
+  auto [r, e] = ask_set(f, router, query_at(500), 250ms);
+  CHECK_FALSE(r);
+  CHECK_FALSE(e);  // still waiting
   f.advance(250ms);
-  CHECK(failure);
-  for (const auto& h : {good, silent}) caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
+  CHECK(via_client == caf::sec::request_timeout);
+  caf::anon_send_exit(silent, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(client, caf::exit_reason::user_shutdown);
-  caf::anon_send_exit(lonely, caf::exit_reason::user_shutdown);
 }
 
 TEST_CASE("with fake opponents on a real opponent on any instance beats a bot", "[actors]") {
@@ -319,7 +414,7 @@ TEST_CASE("with fake opponents on a real opponent on any instance beats a bot", 
   base.opts.enable_database_scan = false;
   base.opts.enable_fake_opponents = true;
   auto set = spawn_instance_set<generic_profile>(f.sys(), 2, base);
-  auto client = spawn_client<generic_profile>(f.sys(), set, 250ms, std::uint64_t{11});
+  auto client = spawn_client<generic_profile>(f.sys(), set, std::uint64_t{11});
   f.run();
   // The one real defender lives on mm-0 (even id).
   caf::anon_send(client, update_atom::value, player_update<model>{4, {test::model(4, 500)}});
@@ -351,14 +446,16 @@ TEST_CASE("with fake opponents on a real opponent on any instance beats a bot", 
   const auto after = totals();
   CHECK(after.first == 10);
   CHECK(after.second - before.second == 10);  // the first instance of each fallback
-  // The client counts each query once, as the game saw it.
+  // The client passed each query on once; the set counted each answer once,
+  // as the game saw it.
   auto [stats, serr] = f.ask<client_stats>(client, stats_atom::value);
   REQUIRE(stats);
   CHECK(stats->queries == 40);
-  CHECK(stats->success == 30);
-  CHECK(stats->fake_opponent == 10);
-  CHECK(stats->none_found == 0);
   CHECK(stats->updates == 1);
+  const auto answers = set_answers(f, set);
+  CHECK(answers.success == 30);
+  CHECK(answers.fake_opponent == 10);
+  CHECK(answers.none_found == 0);
   // A request that allows no fake gets NoneFound from the whole set.
   auto req = query_at(9000);
   req.allow_fake_opponent = false;
@@ -531,8 +628,8 @@ TEST_CASE("errors carry the project's cause across actors", "[actors][errors]") 
   CHECK(f.sys().render(failure).find("missing/dir/mm.db") != std::string::npos);
 
   // A client given no instance says so with its own cause.
-  auto none = spawn_client<generic_profile>(f.sys(), std::vector<iface::matchmaker>{}, 250ms,
-                                            std::uint64_t{1});
+  auto none =
+      spawn_client<generic_profile>(f.sys(), std::vector<iface::matchmaker>{}, std::uint64_t{1});
   auto [reply, no_instance] = f.ask<match_reply<model>>(none, find_atom::value, query_at(500));
   CHECK_FALSE(reply);
   CHECK(error_code_of(no_instance) == errc::no_instances);

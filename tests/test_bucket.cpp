@@ -1,6 +1,8 @@
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <set>
 #include <unordered_map>
+#include <vector>
 
 #include "mm/engine/bucket.hpp"
 
@@ -147,4 +149,56 @@ TEST_CASE("resize keeps players unless they collide, and counts the lost", "[buc
   const auto lost_shrink = b.resize(10, r);
   CHECK(b.count() <= 10);
   CHECK(b.count() + lost_shrink == before_shrink);
+}
+
+namespace {
+// An empty value that is not zero bytes, and one that is not trivially copyable.
+struct marked {
+  mm::player_id id = 0;
+  int mark = 7;
+};
+struct named {
+  mm::player_id id = 0;
+  std::vector<int> tags = {1, 2};
+};
+}  // namespace
+
+TEST_CASE("slot arrays start as Model{} however the model is made", "[bucket]") {
+  mm::slot_array<item> zero(100'000);
+  CHECK(zero.size() == 100'000);
+  CHECK(std::all_of(zero.begin(), zero.end(),
+                    [](const item& i) { return i.id == 0 && i.value == 0; }));
+  zero[99'999] = {5, 6};
+  mm::slot_array<item> copy = zero;
+  CHECK(copy[99'999].value == 6);
+  copy[99'999].value = 8;
+  CHECK(zero[99'999].value == 6);
+
+  mm::slot_array<marked> marks(1000);
+  CHECK(std::all_of(marks.begin(), marks.end(), [](const marked& m) { return m.mark == 7; }));
+  mm::slot_array<named> names(1000);
+  CHECK(std::all_of(names.begin(), names.end(), [](const named& n) {
+    return n.tags == std::vector<int>{1, 2};
+  }));
+  names[3].tags.push_back(3);
+  mm::slot_array<named> moved = std::move(names);
+  CHECK(moved[3].tags.size() == 3);
+  CHECK(mm::slot_array<item>(0).size() == 0);
+}
+
+TEST_CASE("a cleared bucket is empty and takes players again", "[bucket]") {
+  mm::rng r(4);
+  test_bucket b(4096, r);
+  for (mm::player_id id = 1; id <= 1000; ++id) b.insert({id, 1});
+  const auto held = b.count();
+  REQUIRE(held > 800);
+  b.clear();
+  CHECK(b.count() == 0);
+  CHECK(b.capacity() == 4096);
+  std::size_t seen = 0;
+  b.for_each([&](const item&) { ++seen; });
+  CHECK(seen == 0);
+  for (mm::player_id id = 1; id <= 1000; ++id) CHECK(b.find(id) == nullptr);
+  for (mm::player_id id = 1; id <= 1000; ++id) b.insert({id, 2});
+  CHECK(b.count() == held);  // the same seed: the same slots, the same collisions
 }

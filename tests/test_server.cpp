@@ -465,7 +465,7 @@ TEST_CASE("/metrics exposes requests, gaps, updates, scans, buckets, cache and s
         "mm_cache_players", "mm_cache_buckets", "mm_snapshot_duration_seconds", "mm_snapshot_bytes",
         "mm_removed_after_offer_total", "mm_inserts_refused_capacity_total",
         "mm_instance_restarts_total", "mm_updates_dropped_total", "mm_client_queries_total",
-        "mm_client_failed_requests_total"})
+        "mm_client_passed_on_total"})
     CHECK(m.find(std::string("# TYPE ") + family + " ") != std::string::npos);
   const double success = metric(m, "mm_requests_total{matchmaker=\"mm-0\",result=\"success\"}") +
                          metric(m, "mm_requests_total{matchmaker=\"mm-1\",result=\"success\"}");

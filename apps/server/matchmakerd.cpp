@@ -110,7 +110,7 @@ int run(const server::server_config& c) {
   for (std::uint32_t i = 0; i < c.instances; ++i)
     names.push_back(actors::member_config(base, c.instances, i).id);
   const auto timeout = std::chrono::milliseconds(c.query_timeout_ms);
-  auto client = actors::spawn_client<profile>(sys, set, timeout, std::uint64_t{1});
+  auto client = actors::spawn_client<profile>(sys, set, std::uint64_t{1});
   actors::admin_bridge<profile> bridge(sys, set, names, client, timeout);
 
   caf::scoped_actor self{sys};

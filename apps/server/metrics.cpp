@@ -178,23 +178,30 @@ std::string render_metrics(const std::vector<matchmaker_figures>& all,
        "back).",
        [](const instance_info& i) { return i.supervisor.updates_dropped; });
 
+  // The instance set's final answers to routed queries, counted by the members
+  // that gave them (a member's instance restart resets its share).
+  routed_answers set;
+  for (const auto& [l, i] : up) {
+    set += i->instance.routed;
+    set += i->supervisor.routed;
+  }
+  w.family("mm_client_queries_total", "counter",
+           "Queries routed through the instance set (the routing client, or a router in a "
+           "game's own actor), by the answer the game got: one per query, whichever matchmaker "
+           "gave it; unanswered: none could (an error to the caller).");
+  for (const auto& [result, n] : {std::pair<const char*, std::uint64_t>{"success", set.success},
+                                  {"none_found", set.none_found},
+                                  {"fake_opponent", set.fake_opponent},
+                                  {"invalid_request", set.invalid_request},
+                                  {"unanswered", set.unanswered}})
+    w.sample("mm_client_queries_total", std::string("result=\"") + result + "\"", n);
+  w.family("mm_client_passed_on_total", "counter",
+           "Routed queries that reached a matchmaker while it restarted and were passed on to "
+           "the next one.");
+  w.sample("mm_client_passed_on_total", "", set.passed_on);
   if (client) {
-    const client_stats& c = *client;
-    w.family("mm_client_queries_total", "counter",
-             "Queries as the game saw them through the routing client: one per query, by "
-             "result, wherever it was answered; unanswered: no matchmaker answered.");
-    for (const auto& [result, n] : {std::pair<const char*, std::uint64_t>{"success", c.success},
-                                    {"none_found", c.none_found},
-                                    {"fake_opponent", c.fake_opponent},
-                                    {"invalid_request", c.invalid_request},
-                                    {"unanswered", c.unanswered}})
-      w.sample("mm_client_queries_total", std::string("result=\"") + result + "\"", n);
-    w.family("mm_client_failed_requests_total", "counter",
-             "Requests from the client to a matchmaker that timed out or failed (the client "
-             "then asks the next one).");
-    w.sample("mm_client_failed_requests_total", "", c.failed_requests);
-    w.family("mm_client_updates_total", "counter", "Player updates routed by the client.");
-    w.sample("mm_client_updates_total", "", c.updates);
+    w.family("mm_client_updates_total", "counter", "Player updates routed by the client actor.");
+    w.sample("mm_client_updates_total", "", client->updates);
   }
 
   w.family("mm_http_responses_total", "counter", "Admin API responses by status class.");

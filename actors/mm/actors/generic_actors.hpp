@@ -25,7 +25,7 @@ extern template interfaces<generic_profile>::supervisor::behavior_type
 extern template client_interface<generic_profile>::routing_type::behavior_type
     client_actor<generic_profile>(client_pointer<generic_profile>,
                                   std::vector<interfaces<generic_profile>::matchmaker>,
-                                  std::chrono::milliseconds, std::uint64_t);
+                                  std::uint64_t);
 
 extern template std::vector<interfaces<generic_profile>::matchmaker>
 spawn_instance_set<generic_profile, caf::actor_system>(caf::actor_system&, std::uint32_t,
@@ -34,7 +34,6 @@ spawn_instance_set<generic_profile, caf::actor_system>(caf::actor_system&, std::
 
 extern template client_interface<generic_profile>::routing_type
 spawn_client<generic_profile, caf::actor_system>(
-    caf::actor_system&, std::vector<interfaces<generic_profile>::matchmaker>,
-    std::chrono::milliseconds, std::uint64_t);
+    caf::actor_system&, std::vector<interfaces<generic_profile>::matchmaker>, std::uint64_t);
 
 }  // namespace mm::actors

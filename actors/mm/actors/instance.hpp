@@ -39,6 +39,9 @@ struct instance_state {
   bool scan_in_flight = false;
   bool restore_done = false;
   instance_counters counters;
+  // Where a routed query goes when this instance finds none (invalid: nowhere,
+  // this instance answers for the set).
+  typename interfaces<Profile>::set_member next;
   // Updates that arrive before the snapshot is restored wait here: the restore
   // replaces the cache, and they must not be lost under it.
   std::vector<player_update<typename Profile::model_type>> pending_updates;
@@ -256,6 +259,25 @@ typename interfaces<Profile>::instance::behavior_type instance_actor(
   return {
       [=](find_atom, const match_request<typename Profile::query_type>& req) {
         return match_reply<model>::from(self->state.eng->find_match(req));
+      },
+      // A query on its way through the set. Taken by reference: the request is
+      // moved on, not copied, when it travels to the next member.
+      [=](find_atom a, match_request<typename Profile::query_type>& req,
+          set_route route) -> caf::result<match_reply<model>> {
+        auto& s = self->state;
+        const bool last = route.hops_left == 0 || !s.next;
+        req.allow_fake_opponent = last && route.fake_allowed;
+        auto reply = match_reply<model>::from(s.eng->find_match(req));
+        if (last || reply.type != match_type::none_found) {
+          s.counters.routed.count(reply.type);
+          return reply;
+        }
+        --route.hops_left;
+        route.someone_said_none = true;
+        return self->delegate(s.next, a, std::move(req), route);
+      },
+      [=](next_atom, typename interfaces<Profile>::set_member next) {
+        self->state.next = std::move(next);
       },
       [=](update_atom, const player_update<model>& u) {
         auto& s = self->state;

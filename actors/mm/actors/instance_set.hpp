@@ -1,6 +1,7 @@
 // An instance set: N supervised instances, instance i owning the players with
-// id mod N == i (its scan reads only those, the client routes their updates to
-// it). Each has its own id ("<base>-<i>") and so its own state row.
+// id mod N == i (its scan reads only those, routers send their updates to
+// it). Each has its own id ("<base>-<i>") and so its own state row. Member i
+// passes a routed query it cannot answer to member i + 1 (mod N).
 #pragma once
 
 #include <vector>
@@ -34,10 +35,17 @@ template <class Profile, class Spawner>
 std::vector<typename interfaces<Profile>::matchmaker> spawn_instance_set(
     Spawner& spawner, std::uint32_t n, const instance_config<Profile>& base,
     restart_backoff backoff = {}) {
-  std::vector<typename interfaces<Profile>::matchmaker> out;
+  std::vector<typename interfaces<Profile>::supervisor> supervisors;
   for (std::uint32_t i = 0; i < n; ++i)
-    out.push_back(spawner.spawn(supervisor_actor<Profile>, member_config(base, n, i), backoff));
-  return out;
+    supervisors.push_back(
+        spawner.spawn(supervisor_actor<Profile>, member_config(base, n, i), backoff));
+  // Told before this returns: a local send is in the mailbox when it returns,
+  // so no query can reach a member before its next does.
+  if (n > 1)
+    for (std::uint32_t i = 0; i < n; ++i)
+      caf::anon_send(supervisors[i], next_atom::value,
+                     typename interfaces<Profile>::set_member{supervisors[(i + 1) % n]});
+  return {supervisors.begin(), supervisors.end()};
 }
 
 }  // namespace mm::actors

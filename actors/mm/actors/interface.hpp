@@ -32,6 +32,7 @@ using rebalance_atom = caf::atom_constant<caf::atom("rebalance")>;
 using clear_atom = caf::atom_constant<caf::atom("clear")>;
 using explain_atom = caf::atom_constant<caf::atom("explain")>;
 using stats_atom = caf::atom_constant<caf::atom("stats")>;
+using next_atom = caf::atom_constant<caf::atom("next")>;
 
 // Timers and internal traffic.
 using scan_tick_atom = caf::atom_constant<caf::atom("scantick")>;
@@ -56,15 +57,23 @@ struct interfaces {
       // Remove every entry of a player; true when the cache changed.
       caf::replies_to<remove_atom, player_id>::with<bool>>;
 
-  // The routing client over an instance set: the client's messages and its
-  // own counts (the game's view of its queries).
+  // A member of an instance set as the others (and a router) see it: a query
+  // on its way through the set (set_route). An instance that finds none passes
+  // it to the next member itself; the answer goes straight to the caller.
+  using set_member =
+      caf::typed_actor<typename caf::replies_to<find_atom, match_request<query>,
+                                                set_route>::template with<match_reply<model>>>;
+
+  // The routing client actor over an instance set (for callers that hold one
+  // handle, such as game nodes across the network): the client's messages and
+  // its own counts.
   using routing_client = typename client::template extend<
       // Queries by result as the game saw them, failed instance requests, updates.
       caf::replies_to<stats_atom>::with<client_stats>>;
 
-  // One matchmaker (an instance, or its supervisor): the client's messages and
-  // the introspection and maintenance ones.
-  using matchmaker = typename client::template extend<
+  // One matchmaker (an instance, or its supervisor): the client's messages, the
+  // routed query, and the introspection and maintenance ones.
+  using matchmaker = typename client::template extend_with<set_member>::template extend<
       // Name, players, fill, buckets, sizing and scan state, snapshot size.
       caf::replies_to<info_atom>::with<instance_info>,
       // Participation, MMR, percentile and buckets of one player.
@@ -89,12 +98,16 @@ struct interfaces {
       // Write a snapshot now and re-arm.
       caf::reacts_to<snapshot_tick_atom>,
       // Rebalance (and snapshot) now and re-arm.
-      caf::reacts_to<rebalance_tick_atom>>;
+      caf::reacts_to<rebalance_tick_atom>,
+      // The member a routed query goes to next when this one finds none.
+      caf::reacts_to<next_atom, set_member>>;
 
   // A supervisor: the matchmaker interface, forwarded to its current instance.
   using supervisor = typename matchmaker::template extend<
       // Start the instance again after a crash (sent to itself after a backoff).
-      caf::reacts_to<restart_atom>>;
+      caf::reacts_to<restart_atom>,
+      // The member a routed query goes to next (told to every new instance too).
+      caf::reacts_to<next_atom, set_member>>;
 };
 
 }  // namespace mm::actors

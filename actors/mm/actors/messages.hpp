@@ -47,6 +47,52 @@ struct player_update {
   std::vector<Model> models;
 };
 
+// How far a query still travels through an instance set. The first instance
+// is asked with hops_left = N - 1; one that finds none passes the query to the
+// next instance itself (delegation: the answer goes straight back to the
+// caller, never through a router actor).
+struct set_route {
+  std::uint32_t hops_left = 0;     // instances still to ask after this one
+  bool fake_allowed = false;       // the caller's wish; only the last one asked may make a fake
+  bool someone_said_none = false;  // an earlier instance found none (a later one may be down)
+};
+
+// The final answers to routed queries, counted where they were given: summed
+// over an instance set (instances and supervisors) they are the game's view,
+// one count per query whichever instance answered.
+struct routed_answers {
+  std::uint64_t success = 0, none_found = 0, fake_opponent = 0, invalid_request = 0;
+  // Supervisors only: queries that reached an instance that was down and were
+  // passed on to the next one, and those left with nobody to answer (an error).
+  std::uint64_t passed_on = 0, unanswered = 0;
+
+  void count(match_type t) {
+    switch (t) {
+      case match_type::success:
+        ++success;
+        break;
+      case match_type::none_found:
+        ++none_found;
+        break;
+      case match_type::fake_opponent:
+        ++fake_opponent;
+        break;
+      case match_type::invalid_request:
+        ++invalid_request;
+        break;
+    }
+  }
+  routed_answers& operator+=(const routed_answers& o) {
+    success += o.success;
+    none_found += o.none_found;
+    fake_opponent += o.fake_opponent;
+    invalid_request += o.invalid_request;
+    passed_on += o.passed_on;
+    unanswered += o.unanswered;
+    return *this;
+  }
+};
+
 // An instance actor's own counters: its scans and snapshots. The actor keeps
 // them in this one struct and reports it as is.
 struct instance_counters {
@@ -63,13 +109,16 @@ struct instance_counters {
   // Snapshots written: encoding here plus the worker's transaction.
   double last_snapshot_seconds = 0;
   std::uint64_t snapshots_written = 0;
+  routed_answers routed;  // routed queries this instance gave the final answer to
 };
 
-// A supervisor's counters: restarts of its instance after a crash, and updates
-// that arrived while it was down.
+// A supervisor's counters: restarts of its instance after a crash, updates
+// that arrived while it was down, and routed queries it answered or passed on
+// then.
 struct supervisor_counters {
   std::uint32_t restarts = 0;
   std::uint64_t updates_dropped = 0;
+  routed_answers routed;
 };
 
 // What an instance reports about itself: the engine's view, its own counters,
@@ -80,13 +129,11 @@ struct instance_info {
   supervisor_counters supervisor;
 };
 
-// What the routing client saw: the game's own view of its queries (one count
-// per query, wherever it was answered) and the instances that failed it.
+// What the routing client actor passed on. It never sees the answers (the
+// instances send them straight to the caller): those are counted where they
+// are given (routed_answers).
 struct client_stats {
   std::uint64_t queries = 0;
-  std::uint64_t success = 0, none_found = 0, fake_opponent = 0, invalid_request = 0;
-  std::uint64_t unanswered = 0;       // no instance answered at all: an error to the caller
-  std::uint64_t failed_requests = 0;  // instance timeouts and errors, each try counted
   std::uint64_t updates = 0;
 };
 
@@ -145,12 +192,23 @@ typename Inspector::result_type inspect(Inspector& f, instance_counters& x) {
   return f(caf::meta::type_name("instance_counters"), x.state_bytes, x.last_snapshot_unix_ms,
            x.scan_errors, x.scan_reports, x.last_scan_seconds, x.last_scan_requested,
            x.last_scan_found, x.scan_seconds_total, x.scan_rows_requested_total,
-           x.scan_rows_found_total, x.last_snapshot_seconds, x.snapshots_written);
+           x.scan_rows_found_total, x.last_snapshot_seconds, x.snapshots_written, x.routed);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, set_route& x) {
+  return f(caf::meta::type_name("set_route"), x.hops_left, x.fake_allowed, x.someone_said_none);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, routed_answers& x) {
+  return f(caf::meta::type_name("routed_answers"), x.success, x.none_found, x.fake_opponent,
+           x.invalid_request, x.passed_on, x.unanswered);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, supervisor_counters& x) {
-  return f(caf::meta::type_name("supervisor_counters"), x.restarts, x.updates_dropped);
+  return f(caf::meta::type_name("supervisor_counters"), x.restarts, x.updates_dropped, x.routed);
 }
 
 template <class Inspector>
@@ -160,8 +218,7 @@ typename Inspector::result_type inspect(Inspector& f, instance_info& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, client_stats& x) {
-  return f(caf::meta::type_name("client_stats"), x.queries, x.success, x.none_found,
-           x.fake_opponent, x.invalid_request, x.unanswered, x.failed_requests, x.updates);
+  return f(caf::meta::type_name("client_stats"), x.queries, x.updates);
 }
 
 template <class Inspector>

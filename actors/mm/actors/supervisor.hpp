@@ -30,6 +30,8 @@ struct supervisor_state {
   restart_backoff backoff;
   std::uint32_t crashes_in_a_row = 0;
   supervisor_counters counters;
+  // The next member of the instance set, told to each new instance.
+  typename interfaces<Profile>::set_member next;
   caf::actor_clock::time_point started;
   static inline const char* name = "mm.supervisor";
 };
@@ -42,6 +44,7 @@ template <class Profile>
 void start_instance(supervisor_pointer<Profile> self) {
   auto& st = self->state;
   st.instance = self->template spawn<caf::monitored>(instance_actor<Profile>, st.config);
+  if (st.next) self->send(st.instance, next_atom::value, st.next);
   st.started = self->clock().now();
 }
 
@@ -84,9 +87,32 @@ typename interfaces<Profile>::supervisor::behavior_type supervisor_actor(
   });
   auto down = [] { return make_error(errc::instance_down, "matchmaker instance restarting"); };
   return {
-      [=](find_atom a, const match_request<query>& r) -> caf::result<match_reply<model>> {
+      [=](find_atom a, match_request<query>& r) -> caf::result<match_reply<model>> {
         if (!self->state.instance) return down();
-        return self->delegate(self->state.instance, a, r);
+        return self->delegate(self->state.instance, a, std::move(r));
+      },
+      // A routed query: to the instance; while it is down, on to the next
+      // member, or answered for the set when this was the last one to ask.
+      [=](find_atom a, match_request<query>& r,
+          set_route route) -> caf::result<match_reply<model>> {
+        auto& st = self->state;
+        if (st.instance) return self->delegate(st.instance, a, std::move(r), route);
+        if (route.hops_left > 0 && st.next) {
+          ++st.counters.routed.passed_on;
+          --route.hops_left;
+          return self->delegate(st.next, a, std::move(r), route);
+        }
+        if (route.someone_said_none) {
+          ++st.counters.routed.none_found;
+          return match_reply<model>{};  // NoneFound: those that answered found none
+        }
+        ++st.counters.routed.unanswered;
+        return down();
+      },
+      [=](next_atom a, typename interfaces<Profile>::set_member next) {
+        auto& st = self->state;
+        st.next = std::move(next);
+        if (st.instance) self->send(st.instance, a, st.next);
       },
       [=](update_atom a, const player_update<model>& u) {
         if (!self->state.instance)

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "mm/engine/random.hpp"
+#include "mm/engine/slot_array.hpp"
 #include "mm/engine/stable_hash.hpp"
 #include "mm/engine/types.hpp"
 
@@ -79,7 +80,7 @@ class bucket {
   // Rehashes every player into `capacity` slots with a fresh seed. Players that
   // collide lose their place (the later one wins); returns how many were lost.
   std::uint32_t resize(std::uint32_t capacity, rng& r) {
-    std::vector<Model> old = std::move(slots_);
+    slot_array<Model> old = std::move(slots_);
     seed_ = r();
     reset(capacity, r);
     std::uint32_t lost = 0;
@@ -88,8 +89,9 @@ class bucket {
     return lost;
   }
 
+  // Fresh, untouched slots (slot_array.hpp), not a pass writing over every slot.
   void clear() {
-    std::fill(slots_.begin(), slots_.end(), Model{});
+    slots_ = slot_array<Model>(slots_.size());
     count_ = 0;
   }
 
@@ -162,7 +164,7 @@ class bucket {
  private:
   void reset(std::uint32_t capacity, rng& r) {
     if (capacity == 0) throw std::invalid_argument("bucket capacity must be at least 1");
-    slots_.assign(capacity, Model{});
+    slots_ = slot_array<Model>(capacity);
     count_ = 0;
     pick_strides(r);
   }
@@ -184,7 +186,7 @@ class bucket {
     if (strides_.empty()) strides_.push_back(1);
   }
 
-  std::vector<Model> slots_;
+  slot_array<Model> slots_;
   std::vector<std::uint32_t> strides_;
   std::uint64_t seed_;
   std::uint32_t count_ = 0;

@@ -1,0 +1,87 @@
+// Routing over an instance set in the caller's own context (docs/design.md,
+// Instances): a plain value a game actor keeps, with no actor of its own in
+// the way. A query goes to a random member with a set_route; a member that
+// finds none passes it to the next one itself, and whichever answers sends the
+// reply straight back to the caller. So a query costs the caller one request,
+// as a query to one matchmaker does. Updates, enrolments and removals go to
+// the member that owns the player: `player_id mod N`.
+//
+// Failures: a member whose instance is down (its supervisor restarting it)
+// passes the query on; when none is left, the set answers NoneFound if some
+// member found none, else an error. A member that never answers costs the
+// caller its own request timeout: an error, never a hang.
+#pragma once
+
+#include <caf/timespan.hpp>
+#include <cassert>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "mm/actors/interface.hpp"
+#include "mm/engine/random.hpp"
+
+namespace mm::actors {
+
+template <class Profile>
+class set_router {
+ public:
+  using matchmaker = typename interfaces<Profile>::matchmaker;
+  using query = typename Profile::query_type;
+  using model = typename Profile::model_type;
+
+  set_router() = default;
+  // `seed` drives the choice of the first member of each query.
+  set_router(std::vector<matchmaker> members, std::uint64_t seed)
+      : members_(std::move(members)), random_(seed) {}
+
+  bool empty() const { return members_.empty(); }
+  std::size_t size() const { return members_.size(); }
+  const std::vector<matchmaker>& members() const { return members_; }
+
+  // The member that owns a player: its updates, enrolments and removals go there.
+  const matchmaker& owner(player_id id) const {
+    assert(!empty());
+    return members_[static_cast<std::size_t>(id % members_.size())];
+  }
+
+  // The route a query starts with: through every member, fakes as the caller wishes.
+  set_route first_route(const match_request<query>& req) const {
+    return set_route{static_cast<std::uint32_t>(members_.size() - 1), req.allow_fake_opponent,
+                     false};
+  }
+
+  // Asks the set from `self`; returns the request's handle (`.then(...)`,
+  // `.receive(...)` or `.await(...)`, as for any CAF request). Needs a
+  // non-empty set. Pass the request as an rvalue to move it into the message.
+  template <class Self, class Request>
+  auto find(Self* self, caf::timespan timeout, Request&& req) {
+    assert(!empty());
+    const set_route route = first_route(req);
+    return self->request(pick_first(), timeout, find_atom::value, std::forward<Request>(req),
+                         route);
+  }
+
+  // The same from inside a handler that answers a query of its own: the set's
+  // answer goes to the sender of the current message (CAF delegation).
+  template <class Self>
+  auto delegate_find(Self* self, match_request<query>&& req) {
+    assert(!empty());
+    const set_route route = first_route(req);
+    return self->delegate(pick_first(), find_atom::value, std::move(req), route);
+  }
+
+  // A player's update goes to its owner; fire and forget.
+  template <class Self>
+  void update(Self* self, const player_update<model>& u) const {
+    self->send(owner(u.id), update_atom::value, u);
+  }
+
+ private:
+  const matchmaker& pick_first() { return members_[random_.below(members_.size())]; }
+
+  std::vector<matchmaker> members_;
+  rng random_{1};
+};
+
+}  // namespace mm::actors
