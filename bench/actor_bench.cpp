@@ -196,6 +196,72 @@ measurement drive(caf::actor_system& sys, MakeSender make_sender,
   return m;
 }
 
+// Closed loop of batches: keeps `in_flight` batches of `batch` queries each
+// outstanding against `target` until `until`. Latency is per batch.
+void batch_loader(caf::event_based_actor* self, front target, std::vector<request_t> reqs,
+                  std::size_t in_flight, std::size_t batch, double until, load_results* out) {
+  struct local {
+    std::vector<double> lat;
+    std::size_t next = 0;
+    std::uint64_t replies = 0, errors = 0;
+  };
+  auto st = std::make_shared<local>();
+  auto fire = std::make_shared<std::function<void()>>();
+  *fire = [=] {
+    std::vector<request_t> b;
+    b.reserve(batch);
+    for (std::size_t i = 0; i < batch; ++i) b.push_back(reqs[st->next++ % reqs.size()]);
+    const double sent = now_s();
+    self->request(target, std::chrono::seconds(10), find_atom::value, std::move(b))
+        .then(
+            [=](const std::vector<reply_t>& r) {
+              st->lat.push_back((now_s() - sent) * 1e6);
+              st->replies += r.size();
+              if (now_s() < until) (*fire)();
+            },
+            [=](caf::error& e) {
+              if (st->errors++ == 0)
+                std::fprintf(stderr, "actor_bench: batch: %s\n", self->system().render(e).c_str());
+              if (now_s() < until) (*fire)();
+            });
+  };
+  for (std::size_t i = 0; i < in_flight; ++i) (*fire)();
+  // A behavior of its own: without one the actor would end after this function.
+  self->become([](fire_atom, double) {});
+  self->set_exit_handler([=](const caf::exit_msg& m) {
+    std::lock_guard lock(out->m);
+    out->latencies_us.insert(out->latencies_us.end(), st->lat.begin(), st->lat.end());
+    out->replies += st->replies;
+    out->errors += st->errors;
+    self->quit(m.reason);
+  });
+}
+
+measurement drive_batches(caf::actor_system& sys, front target, const std::vector<request_t>& reqs,
+                          std::size_t loaders, std::size_t in_flight, std::size_t batch,
+                          double seconds) {
+  load_results res;
+  const double t0 = now_s(), c0 = cpu_seconds();
+  const double until = t0 + seconds;
+  std::vector<caf::actor> spawned;
+  for (std::size_t i = 0; i < loaders; ++i)
+    spawned.push_back(sys.spawn(batch_loader, target, reqs, in_flight, batch, until, &res));
+  caf::scoped_actor self{sys};
+  for (auto& l : spawned) self->monitor(l);
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds + 0.5));
+  for (auto& l : spawned) self->send_exit(l, caf::exit_reason::user_shutdown);
+  std::size_t down = 0;
+  self->receive_while([&] { return down < spawned.size(); })([&](const caf::down_msg&) { ++down; });
+  measurement m;
+  m.qps = static_cast<double>(res.replies) / seconds;
+  m.per_cpu_s = static_cast<double>(res.replies) / (cpu_seconds() - c0);
+  m.p50 = percentile(res.latencies_us, 0.5);
+  m.p99 = percentile(res.latencies_us, 0.99);
+  m.p999 = percentile(res.latencies_us, 0.999);
+  m.errors = res.errors;
+  return m;
+}
+
 template <class Handle>
 auto handle_sender(Handle h) {
   return [h](std::size_t) { return to_handle(h); };
@@ -215,6 +281,14 @@ front::behavior_type echo_actor() {
         x.type = match_type::success;
         x.best_candidate_id = r.query.attacker + 1;
         return x;
+      },
+      [](find_atom, const std::vector<request_t>& batch) {
+        std::vector<reply_t> out(batch.size());
+        for (std::size_t i = 0; i < batch.size(); ++i) {
+          out[i].type = match_type::success;
+          out[i].best_candidate_id = batch[i].query.attacker + 1;
+        }
+        return out;
       },
       [](update_atom, const player_update<generic_model>&) {},
       [](enroll_atom, player_id) { return true; },
@@ -490,6 +564,34 @@ int main(int argc, char** argv) {
         const auto rm =
             drive(remote_sys, handle_sender(*remote), reqs, loaders, in_flight, 0, seconds / 4);
         if (turn > 0) (guard ? guarded : unguarded).push_back(rm);
+        // The port as matchmakerd serves it, last turn: batches, and single
+        // queries at half the single-query peak (Poisson).
+        if (turn == 7) {
+          for (const std::size_t b : {16u, 64u, 256u}) {
+            const auto bm = drive_batches(remote_sys, *remote, reqs, loaders, 4, b, seconds);
+            const std::string bq = path("client_actor") +
+                                   ", \"port\": \"guarded\", \"batch\": " + std::to_string(b) +
+                                   ", \"batches_in_flight\": 16";
+            emit("actors", "remote_batched_queries_per_s", bm.qps, "1/s", bq);
+            emit("actors", "remote_batched_queries_per_cpu_s", bm.per_cpu_s, "1/s", bq);
+            emit("actors", "remote_batch_latency_p50_us", bm.p50, "us", bq);
+            emit("actors", "remote_batch_latency_p99_us", bm.p99, "us", bq);
+            emit("actors", "remote_vs_routed_per_s", bm.qps / routed.qps, "ratio",
+                 bq + ", \"against\": \"router, in process\"");
+          }
+          const double remote_peak = guarded.empty() ? rm.qps : guarded.back().qps;
+          drive(remote_sys, handle_sender(*remote), reqs, loaders, 0, 1000, 1.0);  // warm-up
+          const auto hm =
+              drive(remote_sys, handle_sender(*remote), reqs, loaders, 0, remote_peak / 2, seconds);
+          const std::string hq =
+              path("client_actor") + ", \"port\": \"guarded\"" +
+              ", \"offered_per_s\": " + std::to_string(static_cast<long long>(remote_peak / 2)) +
+              ", \"arrivals\": \"poisson\"";
+          emit("actors", "remote_latency_p50_half_load_us", hm.p50, "us", hq);
+          emit("actors", "remote_latency_p99_half_load_us", hm.p99, "us", hq);
+          emit("actors", "remote_latency_p999_half_load_us", hm.p999, "us", hq);
+          emit("actors", "generator_lateness_p99_us", hm.late_p99, "us", hq);
+        }
         if (published)
           published->close();
         else

@@ -65,6 +65,8 @@ iface::matchmaker::behavior_type silent_matchmaker(
         self->state.held.push_back(rp);
         return rp;
       },
+      [=](find_atom, const std::vector<match_request<generic_query>>&)
+          -> caf::result<std::vector<match_reply<model>>> { return never(); },
       [=](find_atom, const match_request<generic_query>&,
           set_route) -> caf::result<match_reply<model>> {
         auto rp = self->make_response_promise<match_reply<model>>();
@@ -270,6 +272,18 @@ TEST_CASE("a routed query passes over a member that is down; the set answers for
       // that is down (its supervisor answers for the set).
       CHECK(ask(5000).type == match_type::none_found);
     }
+    // A batch through the client actor passes over the member that is down too.
+    auto client = spawn_client<crashing_profile>(f.sys(), set, std::uint64_t{n});
+    for (int q = 0; q < 6; ++q) {
+      auto [replies, be] = f.ask<std::vector<match_reply<model>>>(
+          client, find_atom::value,
+          std::vector<match_request<generic_query>>{query_at(905), query_at(5000)});
+      REQUIRE(replies);
+      REQUIRE(replies->size() == 2);
+      CHECK((*replies)[0].best_candidate_id == 1);
+      CHECK((*replies)[1].type == match_type::none_found);
+    }
+    caf::anon_send_exit(client, caf::exit_reason::user_shutdown);
     f.advance(std::chrono::hours(1));  // member 0 is back; its supervisor kept its counts
     auto [info, e] = f.ask<instance_info>(set[0], info_atom::value);
     REQUIRE(info);
@@ -383,6 +397,65 @@ TEST_CASE("routing sends updates by id mod N and a query on through the set", "[
   REQUIRE(gnone);
   CHECK(gnone->type == match_type::none_found);
   CHECK(set_answers(f, set).none_found == 2);
+  for (auto& h : set) caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(client, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("a batch of queries is answered in order, through the set or by one instance",
+          "[actors]") {
+  test::temp_dir dir;
+  test::actor_fixture f;
+  auto base = config_for(dir.file("mm.db"));
+  base.opts.enable_database_scan = false;
+  auto set = spawn_instance_set<generic_profile>(f.sys(), 3, base);
+  auto client = spawn_client<generic_profile>(f.sys(), set, std::uint64_t{9});
+  f.run();
+  // Player k (MMR 1000 k) lives on member k % 3.
+  for (player_id id = 1; id <= 6; ++id)
+    caf::anon_send(client, update_atom::value,
+                   player_update<model>{id, {test::model(id, 1000.0f * static_cast<float>(id))}});
+  f.run();
+  using batch_t = std::vector<match_request<generic_query>>;
+  using replies_t = std::vector<match_reply<model>>;
+  batch_t batch;
+  for (player_id id : {3, 1, 6, 2, 5, 4})
+    batch.push_back(query_at(1000.0f * static_cast<float>(id) + 5));
+  batch.push_back(query_at(9500));  // nobody near
+  auto [replies, e] = f.ask<replies_t>(client, find_atom::value, batch);
+  REQUIRE(replies);
+  REQUIRE(replies->size() == 7);
+  const player_id expected[] = {3, 1, 6, 2, 5, 4};
+  for (std::size_t i = 0; i < 6; ++i) {
+    CHECK((*replies)[i].type == match_type::success);
+    CHECK((*replies)[i].best_candidate_id == expected[i]);
+  }
+  CHECK((*replies)[6].type == match_type::none_found);
+  auto [stats, se] = f.ask<client_stats>(client, stats_atom::value);
+  REQUIRE(stats);
+  CHECK(stats->queries == 7);
+  CHECK(stats->batches.success == 6);
+  CHECK(stats->batches.none_found == 1);
+  // One instance answers a batch alone: member 0 holds players 3 and 6.
+  auto [alone, ae] = f.ask<replies_t>(set[0], find_atom::value, batch);
+  REQUIRE(alone);
+  REQUIRE(alone->size() == 7);
+  CHECK((*alone)[0].best_candidate_id == 3);
+  CHECK((*alone)[2].best_candidate_id == 6);
+  CHECK((*alone)[1].best_candidate_id != 1);  // held by member 1
+  // Empty: an empty answer. Over the limit: refused, naming it.
+  auto [empty, ee] = f.ask<replies_t>(client, find_atom::value, batch_t{});
+  REQUIRE(empty);
+  CHECK(empty->empty());
+  const batch_t huge(max_batch_queries + 1, query_at(500));
+  for (const auto& h : {iface::matchmaker{set[1]}}) {
+    auto [r, err] = f.ask<replies_t>(h, find_atom::value, huge);
+    CHECK_FALSE(r);
+    CHECK(error_code_of(err) == errc::invalid_argument);
+    CHECK(f.sys().render(err).find("at most 4096") != std::string::npos);
+  }
+  auto [r, err] = f.ask<replies_t>(client, find_atom::value, huge);
+  CHECK_FALSE(r);
+  CHECK(error_code_of(err) == errc::invalid_argument);
   for (auto& h : set) caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(client, caf::exit_reason::user_shutdown);
 }

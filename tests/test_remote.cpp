@@ -110,8 +110,23 @@ TEST_CASE("a game process finds opponents in a matchmaker process over loopback"
   self->request(game.remote, std::chrono::seconds(10), find_atom::value, far)
       .receive([&](const match_reply<generic_model>& r) { CHECK(r.best_candidate_id == 77'777); },
                [&](caf::error& e) { FAIL(sys.render(e)); });
+  // A batch crosses in one message; the replies come back in order.
+  std::vector<match_request<generic_query>> batch(64);
+  for (std::size_t i = 0; i < batch.size(); ++i)
+    batch[i].query = i % 2 == 0 ? generic_query{2'000'000 + i, 1500, {0, 1, 2, 3}} : far.query;
+  self->request(game.remote, std::chrono::seconds(10), find_atom::value, batch)
+      .receive(
+          [&](const std::vector<match_reply<generic_model>>& replies) {
+            REQUIRE(replies.size() == batch.size());
+            for (std::size_t i = 0; i < replies.size(); ++i) {
+              CHECK(replies[i].type == match_type::success);
+              if (i % 2 == 1) CHECK(replies[i].best_candidate_id == 77'777);
+              if (i % 2 == 0) CHECK(replies[i].model.attributes[0] == 0);
+            }
+          },
+          [&](caf::error& e) { FAIL(sys.render(e)); });
   self->send_exit(game.remote,
-                  caf::exit_reason::user_shutdown);  // drops our proxy only
+                  caf::exit_reason::user_shutdown);  // dropped by the server's gate
   CHECK(node.stop() == 0);
   CHECK(node.read_line() == "stopped");
 }

@@ -185,6 +185,7 @@ std::string render_metrics(const std::vector<matchmaker_figures>& all,
     set += i->instance.routed;
     set += i->supervisor.routed;
   }
+  if (client) set += client->batches;  // batches are answered through the client actor
   w.family("mm_client_queries_total", "counter",
            "Queries routed through the instance set (the routing client, or a router in a "
            "game's own actor), by the answer the game got: one per query, whichever matchmaker "

@@ -7,7 +7,9 @@
 #pragma once
 
 #include <caf/all.hpp>
+#include <chrono>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "mm/actors/errors.hpp"
@@ -24,6 +26,11 @@ struct client_interface {
   using routing_type = typename interfaces<Profile>::routing_client;
 };
 
+// How long the client waits for one member's answer to a batch (instances
+// answer in microseconds or crash; this only bounds a batch when something is
+// wrong: the member is then passed over).
+inline constexpr std::chrono::seconds batch_item_timeout{10};
+
 template <class Profile>
 struct client_state {
   // Not an aggregate: CAF would otherwise build the state from the actor pointer.
@@ -36,6 +43,72 @@ struct client_state {
 template <class Profile>
 using client_pointer = typename client_interface<Profile>::routing_type::template stateful_pointer<
     client_state<Profile>>;
+
+// A batch on its way through the set: the queries still open (NoneFound so
+// far) go to member (first + hop) mod N.
+template <class Profile>
+struct batch_job {
+  std::vector<match_request<typename Profile::query_type>> requests;
+  std::vector<match_reply<typename Profile::model_type>> replies;
+  std::vector<std::uint32_t> open;  // indices of the queries not answered yet
+  std::size_t first = 0;
+  bool someone_said_none = false;
+  caf::typed_response_promise<std::vector<match_reply<typename Profile::model_type>>> promise;
+};
+
+// Counts the batch's answers (the game's view) and sends them.
+template <class Profile>
+void deliver_batch(client_pointer<Profile> self, batch_job<Profile>& job) {
+  for (const auto& r : job.replies) self->state.stats.batches.count(r.type);
+  job.promise.deliver(std::move(job.replies));
+}
+
+// Asks the member of `hop` for every open query of `job`. Only the last member
+// asked may make fake opponents (for the queries whose caller allows them).
+template <class Profile>
+void ask_batch(client_pointer<Profile> self, std::shared_ptr<batch_job<Profile>> job,
+               std::size_t hop) {
+  using model = typename Profile::model_type;
+  const auto& router = self->state.router;
+  const std::size_t n = router.size();
+  const bool last = hop + 1 == n;
+  std::vector<match_request<typename Profile::query_type>> ask;
+  ask.reserve(job->open.size());
+  for (const std::uint32_t i : job->open) {
+    ask.push_back(job->requests[i]);
+    ask.back().allow_fake_opponent = last && job->requests[i].allow_fake_opponent;
+  }
+  self->request(router.members()[(job->first + hop) % n], batch_item_timeout, find_atom::value,
+                std::move(ask))
+      .then(
+          [=](std::vector<match_reply<model>>& got) mutable {
+            std::vector<std::uint32_t> still;
+            for (std::size_t k = 0; k < got.size() && k < job->open.size(); ++k) {
+              const std::uint32_t i = job->open[k];
+              if (got[k].type == match_type::none_found && !last)
+                still.push_back(i);
+              else
+                job->replies[i] = std::move(got[k]);
+            }
+            if (!still.empty()) job->someone_said_none = true;
+            job->open = std::move(still);
+            if (job->open.empty())
+              deliver_batch<Profile>(self, *job);
+            else
+              ask_batch<Profile>(self, std::move(job), hop + 1);
+          },
+          [=](caf::error& e) mutable {
+            // A member that is down (or silent) is passed over.
+            if (!last) {
+              ask_batch<Profile>(self, std::move(job), hop + 1);
+            } else if (job->someone_said_none) {
+              deliver_batch<Profile>(self, *job);  // the open ones: NoneFound
+            } else {
+              self->state.stats.batches.unanswered += job->open.size();
+              job->promise.deliver(std::move(e));
+            }
+          });
+}
 
 template <class Profile>
 typename client_interface<Profile>::routing_type::behavior_type client_actor(
@@ -52,6 +125,27 @@ typename client_interface<Profile>::routing_type::behavior_type client_actor(
         if (s.router.empty()) return none();
         ++s.stats.queries;
         return s.router.delegate_find(self, std::move(req));
+      },
+      // A batch goes to one member whole; the queries it found none for go
+      // on, together, to the next member, until each is answered or every
+      // member was asked. A few messages per batch, not two per query.
+      [=](find_atom, std::vector<match_request<query>>& batch)
+          -> caf::result<std::vector<match_reply<model>>> {
+        auto& s = self->state;
+        if (s.router.empty()) return none();
+        if (batch.size() > max_batch_queries) return batch_too_large(batch.size());
+        if (batch.empty()) return std::vector<match_reply<model>>{};
+        s.stats.queries += batch.size();
+        auto job = std::make_shared<batch_job<Profile>>();
+        job->requests = std::move(batch);
+        job->replies.resize(job->requests.size());
+        job->open.resize(job->requests.size());
+        for (std::uint32_t i = 0; i < job->open.size(); ++i) job->open[i] = i;
+        job->first = s.router.pick_first_index();
+        job->promise = self->template make_response_promise<std::vector<match_reply<model>>>();
+        auto rp = job->promise;
+        ask_batch<Profile>(self, std::move(job), 0);
+        return rp;
       },
       [=](update_atom, const player_update<model>& u) {
         auto& s = self->state;

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "mm/actors/messages.hpp"
 #include "mm/engine/error.hpp"
 
 namespace mm {
@@ -28,6 +29,13 @@ inline caf::error make_error(errc code, std::string what) {
 inline std::optional<errc> error_code_of(const caf::error& e) {
   if (e.category() != error_category || e.code() == 0) return std::nullopt;
   return static_cast<errc>(e.code());
+}
+
+// The answer to a batch of more than max_batch_queries queries.
+inline caf::error batch_too_large(std::size_t n) {
+  return make_error(
+      errc::invalid_argument,
+      "a batch of " + std::to_string(n) + " queries; at most " + std::to_string(max_batch_queries));
 }
 
 // Lets actor_system::render() print "mm.database: cannot ..." for these errors.

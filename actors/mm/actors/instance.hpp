@@ -276,6 +276,15 @@ typename interfaces<Profile>::instance::behavior_type instance_actor(
         route.someone_said_none = true;
         return self->delegate(s.next, a, std::move(req), route);
       },
+      [=](find_atom, const std::vector<match_request<typename Profile::query_type>>& batch)
+          -> caf::result<std::vector<match_reply<model>>> {
+        if (batch.size() > max_batch_queries) return batch_too_large(batch.size());
+        std::vector<match_reply<model>> out;
+        out.reserve(batch.size());
+        for (const auto& req : batch)
+          out.push_back(match_reply<model>::from(self->state.eng->find_match(req)));
+        return out;
+      },
       [=](next_atom, typename interfaces<Profile>::set_member next) {
         self->state.next = std::move(next);
       },

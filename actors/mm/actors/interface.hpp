@@ -49,6 +49,10 @@ struct interfaces {
   using client = caf::typed_actor<
       // Find an opponent: Success, NoneFound, FakeOpponent or InvalidRequest.
       typename caf::replies_to<find_atom, match_request<query>>::template with<match_reply<model>>,
+      // The same for up to max_batch_queries queries in one message (one
+      // round trip over the network for many): the replies in the same order.
+      typename caf::replies_to<find_atom, std::vector<match_request<query>>>::template with<
+          std::vector<match_reply<model>>>,
       // Player state update, fire and forget; no models: no longer a target.
       caf::reacts_to<update_atom, player_update<model>>,
       // Enroll a player by id: its row is read and goes through the model

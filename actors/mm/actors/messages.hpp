@@ -47,6 +47,10 @@ struct player_update {
   std::vector<Model> models;
 };
 
+// The most queries one batch message may carry (find_atom with a vector of
+// requests): bounds what one message from the network makes a matchmaker do.
+inline constexpr std::size_t max_batch_queries = 4096;
+
 // How far a query still travels through an instance set. The first instance
 // is asked with hops_left = N - 1; one that finds none passes the query to the
 // next instance itself (delegation: the answer goes straight back to the
@@ -135,6 +139,7 @@ struct instance_info {
 struct client_stats {
   std::uint64_t queries = 0;
   std::uint64_t updates = 0;
+  routed_answers batches;  // the answers to the queries of batches (the client gathers those)
 };
 
 template <class Inspector>
@@ -218,7 +223,7 @@ typename Inspector::result_type inspect(Inspector& f, instance_info& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, client_stats& x) {
-  return f(caf::meta::type_name("client_stats"), x.queries, x.updates);
+  return f(caf::meta::type_name("client_stats"), x.queries, x.updates, x.batches);
 }
 
 template <class Inspector>

@@ -17,6 +17,8 @@ void add_message_types(caf::actor_system_config& cfg, const std::string& profile
   const std::string p = "mm." + profile_name + ".";
   cfg.add_message_type<match_request<query>>(p + "match_request");
   cfg.add_message_type<match_reply<model>>(p + "match_reply");
+  cfg.add_message_type<std::vector<match_request<query>>>(p + "match_requests");
+  cfg.add_message_type<std::vector<match_reply<model>>>(p + "match_replies");
   cfg.add_message_type<player_update<model>>(p + "player_update");
   cfg.add_message_type<std::vector<model>>(p + "models");
   cfg.add_message_type<set_route>("mm.set_route");

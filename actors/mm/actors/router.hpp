@@ -71,6 +71,11 @@ class set_router {
     return self->delegate(pick_first(), find_atom::value, std::move(req), route);
   }
 
+  // A random member's index: where a query (or a batch) starts.
+  std::size_t pick_first_index() {
+    return static_cast<std::size_t>(random_.below(members_.size()));
+  }
+
   // A player's update goes to its owner; fire and forget.
   template <class Self>
   void update(Self* self, const player_update<model>& u) const {
@@ -78,7 +83,7 @@ class set_router {
   }
 
  private:
-  const matchmaker& pick_first() { return members_[random_.below(members_.size())]; }
+  const matchmaker& pick_first() { return members_[pick_first_index()]; }
 
   std::vector<matchmaker> members_;
   rng random_{1};

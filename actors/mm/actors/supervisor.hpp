@@ -91,6 +91,11 @@ typename interfaces<Profile>::supervisor::behavior_type supervisor_actor(
         if (!self->state.instance) return down();
         return self->delegate(self->state.instance, a, std::move(r));
       },
+      [=](find_atom a, std::vector<match_request<query>>& batch)
+          -> caf::result<std::vector<match_reply<model>>> {
+        if (!self->state.instance) return down();
+        return self->delegate(self->state.instance, a, std::move(batch));
+      },
       // A routed query: to the instance; while it is down, on to the next
       // member, or answered for the set when this was the last one to ask.
       [=](find_atom a, match_request<query>& r,
