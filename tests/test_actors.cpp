@@ -233,7 +233,8 @@ TEST_CASE("a crashed instance restarts from its snapshot, backing off", "[actors
   caf::anon_send_exit(sup, caf::exit_reason::user_shutdown);
 }
 
-TEST_CASE("a routed query passes over a member that is down; the set answers for it", "[actors]") {
+TEST_CASE("a routed query passes over a member that is down and the set answers for it",
+          "[actors]") {
   test::temp_dir dir;
   const auto path = dir.file("mm.db");
   fill_table(path, 3000);  // the crash needs player 666's row
