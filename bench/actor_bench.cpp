@@ -149,33 +149,22 @@ void arrivals(const std::vector<caf::actor>& loaders, double rate, double until,
 
 struct measurement {
   double qps = 0, per_cpu_s = 0, p50 = 0, p99 = 0, p999 = 0;
-  double late_p99 = 0;   // open loop: how late the generator's timer sent, p99
+  double late_p99 = 0;   // open loop: how late the arrival thread sent, p99
   double cpu_cores = 0;  // process CPU time / wall time while the load ran
   std::uint64_t errors = 0;
 };
 
-// `make_sender(i)` gives loader i its way to send (a router each, seeded apart).
-template <class MakeSender>
-measurement drive(caf::actor_system& sys, MakeSender make_sender,
-                  const std::vector<request_t>& reqs, std::size_t loaders, std::size_t in_flight,
-                  double rate, double seconds) {
-  load_results res;
-  const double t0 = now_s(), c0 = cpu_seconds();
-  const double until = t0 + seconds;
-  std::vector<caf::actor> spawned;
-  for (std::size_t i = 0; i < loaders; ++i) {
-    std::vector<request_t> mine(
-        reqs.begin() + static_cast<std::ptrdiff_t>(i * reqs.size() / loaders),
-        reqs.begin() + static_cast<std::ptrdiff_t>((i + 1) * reqs.size() / loaders));
-    // Expected replies: the rate, or a generous bound of 1.5 M/s closed-loop.
-    const double per_loader =
-        (rate > 0 ? 1.3 * rate : 1.5e6) * seconds / static_cast<double>(loaders);
-    spawned.push_back(sys.spawn(loader, sender_fn(make_sender(i)), std::move(mine),
-                                rate > 0 ? 0 : in_flight, until,
-                                static_cast<std::size_t>(per_loader) + 1024, &res));
-  }
-  if (rate > 0) arrivals(spawned, rate, until, static_cast<std::uint64_t>(rate) + loaders);
-  // Loaders stop sending at `until`; wait for their last replies, then stop them.
+// Loader i's share of the requests.
+std::vector<request_t> share(const std::vector<request_t>& reqs, std::size_t i,
+                             std::size_t loaders) {
+  return {reqs.begin() + static_cast<std::ptrdiff_t>(i * reqs.size() / loaders),
+          reqs.begin() + static_cast<std::ptrdiff_t>((i + 1) * reqs.size() / loaders)};
+}
+
+// Waits until the loaders stopped sending (at `until`) and had their last
+// replies, stops them (they flush into `res`), and sums up since t0 / c0.
+measurement finish(caf::actor_system& sys, const std::vector<caf::actor>& spawned,
+                   const load_results& res, double t0, double c0, double until, double seconds) {
   caf::scoped_actor self{sys};
   for (auto& l : spawned) self->monitor(l);
   std::this_thread::sleep_for(std::chrono::duration<double>(std::max(0.0, until - now_s()) + 0.5));
@@ -191,9 +180,27 @@ measurement drive(caf::actor_system& sys, MakeSender make_sender,
   m.p99 = percentile(res.latencies_us, 0.99);
   m.p999 = percentile(res.latencies_us, 0.999);
   if (!res.lateness_us.empty()) m.late_p99 = percentile(res.lateness_us, 0.99);
-
   m.errors = res.errors;
   return m;
+}
+
+// `make_sender(i)` gives loader i its way to send (a router each, seeded apart).
+template <class MakeSender>
+measurement drive(caf::actor_system& sys, MakeSender make_sender,
+                  const std::vector<request_t>& reqs, std::size_t loaders, std::size_t in_flight,
+                  double rate, double seconds) {
+  load_results res;
+  const double t0 = now_s(), c0 = cpu_seconds();
+  const double until = t0 + seconds;
+  // Expected replies per loader: the rate, or a generous bound of 1.5 M/s closed-loop.
+  const double expected = (rate > 0 ? 1.3 * rate : 1.5e6) * seconds / static_cast<double>(loaders);
+  std::vector<caf::actor> spawned;
+  for (std::size_t i = 0; i < loaders; ++i)
+    spawned.push_back(sys.spawn(loader, sender_fn(make_sender(i)), share(reqs, i, loaders),
+                                rate > 0 ? 0 : in_flight, until,
+                                static_cast<std::size_t>(expected) + 1024, &res));
+  if (rate > 0) arrivals(spawned, rate, until, static_cast<std::uint64_t>(rate) + loaders);
+  return finish(sys, spawned, res, t0, c0, until, seconds);
 }
 
 // Closed loop of batches: keeps `in_flight` batches of `batch` queries each
@@ -245,21 +252,9 @@ measurement drive_batches(caf::actor_system& sys, front target, const std::vecto
   const double until = t0 + seconds;
   std::vector<caf::actor> spawned;
   for (std::size_t i = 0; i < loaders; ++i)
-    spawned.push_back(sys.spawn(batch_loader, target, reqs, in_flight, batch, until, &res));
-  caf::scoped_actor self{sys};
-  for (auto& l : spawned) self->monitor(l);
-  std::this_thread::sleep_for(std::chrono::duration<double>(seconds + 0.5));
-  for (auto& l : spawned) self->send_exit(l, caf::exit_reason::user_shutdown);
-  std::size_t down = 0;
-  self->receive_while([&] { return down < spawned.size(); })([&](const caf::down_msg&) { ++down; });
-  measurement m;
-  m.qps = static_cast<double>(res.replies) / seconds;
-  m.per_cpu_s = static_cast<double>(res.replies) / (cpu_seconds() - c0);
-  m.p50 = percentile(res.latencies_us, 0.5);
-  m.p99 = percentile(res.latencies_us, 0.99);
-  m.p999 = percentile(res.latencies_us, 0.999);
-  m.errors = res.errors;
-  return m;
+    spawned.push_back(
+        sys.spawn(batch_loader, target, share(reqs, i, loaders), in_flight, batch, until, &res));
+  return finish(sys, spawned, res, t0, c0, until, seconds);
 }
 
 template <class Handle>
