@@ -7,6 +7,8 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
+#include <sstream>
 #include <string>
 
 namespace mm::bench {
@@ -21,6 +23,23 @@ inline long long resident_bytes() {
   long long pages_total = 0, pages_resident = 0;
   statm >> pages_total >> pages_resident;
   return pages_resident * sysconf(_SC_PAGESIZE);
+}
+
+// CPU seconds (user + system) a process has used so far, from /proc; 0 when
+// it cannot be read.
+inline double process_cpu_s(long pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  // Fields after the command's closing parenthesis; utime and stime are the
+  // 12th and 13th of them.
+  const auto close = text.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(text.substr(close + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 1; i <= 13 && rest >> field; ++i)
+    if (i >= 12) ticks += std::stod(field);
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 // One result line: {"bench": ..., "metric": ..., "value": ..., "unit": ..., extra}.

@@ -3,7 +3,7 @@
 // static file from the same server (HTTP and threading cost, no matchmaking),
 // so the ratio says what a query through the API adds.
 //
-//   mm_server_bench [seconds per phase = 3] [client threads = 2]
+//   mm_server_bench [seconds per phase = 3] [client threads = 2] [matchmakerd flags...]
 #include <httplib.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -27,12 +27,16 @@ using json = nlohmann::json;
 struct phase_result {
   double per_second = 0;
   double p50_us = 0, p99_us = 0;
+  double server_cpu_us = 0;  // the server's CPU time per request
   std::uint64_t failures = 0;
 };
+
+long server_pid = 0;  // whose CPU time each phase reads
 
 // `threads` keep-alive clients send `request` for `seconds`.
 template <class Request>
 phase_result load(std::uint16_t port, double seconds, int threads, Request request) {
+  const double cpu0 = mm::bench::process_cpu_s(server_pid);
   std::vector<std::vector<double>> latencies(threads);
   std::atomic<std::uint64_t> failures{0};
   const double end = mm::bench::now_s() + seconds;
@@ -61,6 +65,9 @@ phase_result load(std::uint16_t port, double seconds, int threads, Request reque
     out.p99_us = all[all.size() * 99 / 100];
   }
   out.failures = failures;
+  if (!all.empty())
+    out.server_cpu_us =
+        (mm::bench::process_cpu_s(server_pid) - cpu0) * 1e6 / static_cast<double>(all.size());
   return out;
 }
 
@@ -105,11 +112,26 @@ int main(int argc, char** argv) {
   const double seconds = argc > 1 ? std::atof(argv[1]) : 3.0;
   const int threads = argc > 2 ? std::atoi(argv[2]) : 2;
   mm::test::temp_dir dir;
-  mm::test::child_process server(
-      {MATCHMAKERD_BINARY, "--database.path", dir.file("bench.db"), "--demo.players", "50000",
-       "--http.port", "0", "--actor.port", "-1", "--matchmaker.database_scan_first_delay", "0s",
-       "--matchmaker.database_scan_tick", "500ms", "--matchmaker.database_scan_max_fetch", "8192",
-       "--matchmaker.player_cache_size", "30000"});
+  std::vector<std::string> command{MATCHMAKERD_BINARY,
+                                   "--database.path",
+                                   dir.file("bench.db"),
+                                   "--demo.players",
+                                   "50000",
+                                   "--http.port",
+                                   "0",
+                                   "--actor.port",
+                                   "-1",
+                                   "--matchmaker.database_scan_first_delay",
+                                   "0s",
+                                   "--matchmaker.database_scan_tick",
+                                   "500ms",
+                                   "--matchmaker.database_scan_max_fetch",
+                                   "8192",
+                                   "--matchmaker.player_cache_size",
+                                   "30000"};
+  for (int i = 3; i < argc; ++i) command.emplace_back(argv[i]);  // to try a setting
+  mm::test::child_process server(command);
+  server_pid = server.pid();
   const std::string line = server.wait_for_line("http listening on http://127.0.0.1:");
   if (line.empty()) {
     std::fprintf(stderr, "matchmakerd did not start\n");
@@ -182,6 +204,10 @@ int main(int argc, char** argv) {
   emit("server", "api_query_vs_static_ratio", query.per_second / stat.per_second, "ratio", params);
   emit("server", "api_query_p50_us", query.p50_us, "us", params);
   emit("server", "api_query_p99_us", query.p99_us, "us", params);
+  // Where the time goes: the server's CPU per request (the demo's own traffic
+  // and scan included, a few percent), against the wall time per request.
+  emit("server", "static_file_server_cpu_us", stat.server_cpu_us, "us", params);
+  emit("server", "api_query_server_cpu_us", query.server_cpu_us, "us", params);
   emit("server", "api_test_query_per_s", test.per_second, "req/s", params);
   emit("server", "metrics_scrape_ms", metrics.per_second > 0 ? 1000.0 / metrics.per_second : 0,
        "ms", "\"bytes\": " + std::to_string(metrics_bytes));

@@ -3,6 +3,7 @@
 
 #include "actor_fixture.hpp"
 #include "mm/actors/generic_actors.hpp"
+#include "mm/actors/query_bridge.hpp"
 #include "mm/engine/synthetic_players.hpp"
 #include "mm/storage/player_table.hpp"
 #include "mm/testing/temp_dir.hpp"
@@ -479,6 +480,68 @@ TEST_CASE("a member that never answers costs the caller its own timeout, not a h
   CHECK(via_client == caf::sec::request_timeout);
   caf::anon_send_exit(silent, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(client, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("the query bridge answers each callback once: the set's answer, a timeout or its stop",
+          "[actors]") {
+  test::temp_dir dir;
+  test::actor_fixture f;
+  auto base = config_for(dir.file("mm.db"));
+  base.opts.enable_database_scan = false;
+  auto set = spawn_instance_set<generic_profile>(f.sys(), 3, base);
+  f.run();
+  caf::anon_send(set[1], update_atom::value, player_update<model>{4, {test::model(4, 900)}});
+  f.run();
+  using answer = caf::expected<match_reply<model>>;
+  struct answers {
+    std::vector<answer> got;
+    auto callback() {
+      return [this](answer a) { got.push_back(std::move(a)); };
+    }
+  };
+  {
+    query_bridge<generic_profile> bridge(f.sys(), set, 1000ms, 3);
+    answers a;
+    for (int q = 0; q < 6; ++q) bridge.find(query_at(905), a.callback());
+    bridge.find(query_at(5000), a.callback());
+    f.run();
+    REQUIRE(a.got.size() == 7);
+    for (int q = 0; q < 6; ++q) {
+      REQUIRE(a.got[q]);
+      CHECK(a.got[q]->best_candidate_id == 4);
+    }
+    REQUIRE(a.got[6]);
+    CHECK(a.got[6]->type == match_type::none_found);
+  }
+  // A set that never answers: each query times out on the bridge's own sweep,
+  // after its timeout and before 1.125 × it, once.
+  iface::matchmaker silent = f.sys().spawn(silent_matchmaker);
+  answers late;
+  {
+    query_bridge<generic_profile> bridge(f.sys(), {silent}, 800ms, 3);
+    bridge.find(query_at(500), late.callback());
+    f.run();
+    f.advance(400ms);
+    bridge.find(query_at(500), late.callback());
+    f.run();
+    f.advance(399ms);
+    CHECK(late.got.empty());
+    f.advance(100ms);
+    REQUIRE(late.got.size() == 1);
+    CHECK(late.got[0].error() == caf::sec::request_timeout);
+    f.advance(500ms);
+    REQUIRE(late.got.size() == 2);
+    f.advance(2s);
+    CHECK(late.got.size() == 2);  // nothing twice
+    // A query still owed when the bridge stops is answered with an error.
+    bridge.find(query_at(500), late.callback());
+    f.run();
+  }
+  f.run();
+  REQUIRE(late.got.size() == 3);
+  CHECK(late.got[2].error() == caf::sec::request_receiver_down);
+  caf::anon_send_exit(silent, caf::exit_reason::user_shutdown);
+  for (auto& h : set) caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
 }
 
 TEST_CASE("with fake opponents on a real opponent on any instance beats a bot", "[actors]") {

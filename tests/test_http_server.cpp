@@ -18,21 +18,36 @@ using namespace std::chrono_literals;
 namespace {
 
 // Handlers: /private answers 401 from the head; /hold waits until the test
-// lets it go (a busy handler); anything else echoes the method and body.
+// lets it go (a busy handler); /later is answered later, by the test, through
+// its reply; /drop drops its reply unanswered; anything else echoes the
+// method and body.
 struct toy_service {
   std::mutex m;
   std::condition_variable cv;
   int holding = 0;
   bool release = false;
+  std::vector<http_reply> parked;        // /later's replies, oldest first
+  std::thread::id network_thread;        // where admit runs
+  std::vector<bool> started_on_network;  // per /later request
 
   http_handlers handlers() {
     http_handlers h;
-    h.admit = [](http_request& req) -> std::optional<http_response> {
+    h.admit = [this](http_request& req) -> std::optional<http_response> {
+      network_thread = std::this_thread::get_id();
       if (req.path != "/private") return std::nullopt;
       http_response r;
       r.status = 401;
       r.body = "no";
       return r;
+    };
+    h.start = [this](http_request& req, const http_reply& reply) {
+      if (req.path == "/drop") return true;
+      if (req.path != "/later") return false;
+      std::lock_guard lock(m);
+      parked.push_back(reply);
+      started_on_network.push_back(std::this_thread::get_id() == network_thread);
+      cv.notify_all();
+      return true;
     };
     h.handle = [this](http_request& req) {
       if (req.path == "/hold") {
@@ -56,6 +71,12 @@ struct toy_service {
   void wait_holding(int n) {
     std::unique_lock lock(m);
     cv.wait(lock, [&] { return holding >= n; });
+  }
+  // The `i`th parked reply, once it is parked.
+  http_reply parked_reply(std::size_t i) {
+    std::unique_lock lock(m);
+    cv.wait(lock, [&] { return parked.size() > i; });
+    return parked[i];
   }
   void let_go() {
     std::lock_guard lock(m);
@@ -255,4 +276,74 @@ TEST_CASE("a port in use is a clear error", "[http]") {
   // A name of this machine is as good as its address.
   http_server by_name(http_limits{}, toy.handlers());
   CHECK(by_name.listen("localhost", 0) != 0);
+}
+
+namespace {
+
+http_response text(std::string body) {
+  http_response r;
+  r.body = std::move(body);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("a deferred reply is sent when it comes from another thread", "[http]") {
+  toy_service toy;
+  http_limits limits;
+  limits.inline_body_bytes = 10;
+  http_server server(limits, toy.handlers());
+  const auto port = server.listen("127.0.0.1", 0);
+  raw_connection c(port);
+  REQUIRE(c.send("POST /later HTTP/1.1\r\nContent-Length: 5\r\n\r\nsmall"));
+  const http_reply first = toy.parked_reply(0);
+  std::thread([first] { first(text("answered later")); }).join();
+  const std::string answer = c.response();
+  CHECK(is_status(answer, 200));
+  CHECK(answer.find("answered later") != std::string::npos);
+  first(text("twice"));  // only the first answer counts
+
+  // The connection is kept; a body over inline_body_bytes is started on a
+  // handler thread, a small one on the network thread.
+  REQUIRE(c.send("POST /later HTTP/1.1\r\nContent-Length: 20\r\n\r\n" + std::string(20, 'b')));
+  toy.parked_reply(1)(text("second"));
+  CHECK(c.response().find("second") != std::string::npos);
+  CHECK(toy.started_on_network == std::vector<bool>{true, false});
+  // A request `start` does not take goes to `handle` as before.
+  REQUIRE(c.send(get_root));
+  CHECK(c.response().find("GET /x a b c") != std::string::npos);
+}
+
+TEST_CASE("a deferred reply dropped unanswered is a 500, and the server serves on", "[http]") {
+  toy_service toy;
+  http_server server(http_limits{}, toy.handlers());
+  const auto port = server.listen("127.0.0.1", 0);
+  raw_connection c(port);
+  REQUIRE(c.send("POST /drop HTTP/1.1\r\nContent-Length: 1\r\n\r\nx"));
+  CHECK(is_status(c.response(), 500));
+  REQUIRE(c.send(get_root));
+  CHECK(is_status(c.response(), 200));
+}
+
+TEST_CASE("stop waits for the replies owed", "[http]") {
+  toy_service toy;
+  http_limits limits;
+  limits.body_timeout = 300ms;
+  auto server = std::make_unique<http_server>(limits, toy.handlers());
+  const auto port = server->listen("127.0.0.1", 0);
+  raw_connection a(port), b(port);
+  REQUIRE(a.send("POST /later HTTP/1.1\r\nContent-Length: 1\r\n\r\na"));
+  const http_reply owed = toy.parked_reply(0);
+  REQUIRE(b.send("POST /later HTTP/1.1\r\nContent-Length: 1\r\n\r\nb"));
+  const http_reply never = toy.parked_reply(1);
+  auto stopped = std::async(std::launch::async, [&] { server->stop(); });
+  CHECK(stopped.wait_for(100ms) == std::future_status::timeout);  // still owed
+  owed(text("in time"));
+  CHECK(a.response().find("in time") != std::string::npos);
+  // The other is never answered: stop gives up after body_timeout + 1 s.
+  stopped.get();
+  server.reset();
+  // A reply that comes after the server is gone does no harm (ASan checks).
+  never(text("too late"));
+  CHECK_FALSE(raw_connection(port).connected());
 }

@@ -45,6 +45,8 @@ void send_error(http_response& res, int status, const std::string& message) {
 }
 
 using handler = std::function<void(const http_request&, http_response&)>;
+// A route answered later, without holding a thread: it must not block.
+using deferred_handler = std::function<void(const http_request&, const http_reply&)>;
 
 // Whether the caller may use a route that needs `needed`: another site's
 // browser, a missing or unknown token (401) and a weaker role (403) are
@@ -153,6 +155,7 @@ struct api_route {
   path_pattern pattern;
   std::optional<role> needed;
   handler run;
+  deferred_handler start;  // instead of `run`, when set
 };
 
 class api_routes {
@@ -165,8 +168,12 @@ class api_routes {
   void post(const std::string& pattern, role needed, handler h) {
     add("POST", pattern, needed, std::move(h));
   }
+  // POST answered later through the reply (a query waiting on the matchmakers).
+  void post_deferred(const std::string& pattern, role needed, deferred_handler h) {
+    routes_.push_back({"POST", path_pattern(pattern), needed, nullptr, std::move(h)});
+  }
   void file(const std::string& path, handler h) {
-    routes_.push_back({"GET", path_pattern(path), std::nullopt, std::move(h)});
+    routes_.push_back({"GET", path_pattern(path), std::nullopt, std::move(h), nullptr});
   }
 
   std::optional<http_response> admit(http_request& req) const {
@@ -199,9 +206,25 @@ class api_routes {
     return guarded(routes_.at(static_cast<std::size_t>(req.route)).run, req);
   }
 
+  // A deferred route's start; its errors before it hands the request on are
+  // answered at once, as `handle` answers them.
+  bool start(const http_request& req, const http_reply& reply) const {
+    const api_route& r = routes_.at(static_cast<std::size_t>(req.route));
+    if (!r.start) return false;
+    bool handed_on = false;
+    http_response failed = guarded(
+        [&](const http_request& q, http_response&) {
+          r.start(q, reply);
+          handed_on = true;
+        },
+        req);
+    if (!handed_on) reply(std::move(failed));
+    return true;
+  }
+
  private:
   void add(const char* method, const std::string& pattern, role needed, handler h) {
-    routes_.push_back({method, path_pattern(pattern), needed, std::move(h)});
+    routes_.push_back({method, path_pattern(pattern), needed, std::move(h), nullptr});
   }
 
   http_context& ctx_;
@@ -433,13 +456,23 @@ http_handlers api_handlers(http_context& ctx) {
                                                                          : json(nullptr)}});
   });
 
-  api.post("/api/query", role::test, [&ctx, &profile](auto& req, auto& res) {
-    const query_body q = read_query(parse_body(req.body), profile, false);
-    auto reply = ctx.bridge.find(q.request);
-    if (!reply)
-      throw http_error(503, "no matchmaker answered: " + ctx.bridge.render(reply.error()));
-    if (reply->type == match_type::invalid_request) throw bad_request(reply->error);
-    send_json(res, reply_json(*reply, profile));
+  // The game's query, through the query bridge: no thread waits for the
+  // answer. The callback runs on a CAF thread and may outlive `ctx` (a reply
+  // the server gave up on at stop): it holds only the reply, the config's
+  // profile and the actor system, which outlive every actor.
+  api.post_deferred("/api/query", role::test, [&ctx, &profile](auto& req, const http_reply& reply) {
+    query_body q = read_query(parse_body(req.body), profile, false);
+    caf::actor_system* sys = &ctx.queries.system();
+    ctx.queries.find(std::move(q.request), [reply, &profile, sys](auto answer) {
+      http_response res;
+      if (!answer)
+        send_error(res, 503, "no matchmaker answered: " + sys->render(answer.error()));
+      else if (answer->type == match_type::invalid_request)
+        send_error(res, 400, answer->error);
+      else
+        send_json(res, reply_json(*answer, profile));
+      reply(std::move(res));
+    });
   });
   api.post("/api/test-query", role::test, [&ctx, &profile](auto& req, auto& res) {
     send_json(res, test_query(ctx, read_query(parse_body(req.body), profile, true)));
@@ -506,6 +539,9 @@ http_handlers api_handlers(http_context& ctx) {
 
   http_handlers h;
   h.admit = [routes](http_request& req) { return routes->admit(req); };
+  h.start = [routes](http_request& req, const http_reply& reply) {
+    return routes->start(req, reply);
+  };
   h.handle = [routes](http_request& req) { return routes->handle(req); };
   h.error = error_response;
   h.answered = [&ctx](int status) {

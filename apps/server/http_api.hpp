@@ -1,8 +1,10 @@
 // The admin HTTP API, the dashboard's files and /metrics, as the handlers of
-// an http_server. Routes are found and callers checked from a request's head;
-// handlers run on the server's handler threads and reach the matchmakers
-// through the admin bridge (blocking, with a timeout) and the player table
-// through their own connections. Every failure is a JSON {"error": "..."} with
+// an http_server. Routes are found and callers checked from a request's head.
+// A query (POST /api/query) is handed to the query bridge and answered when
+// the matchmakers answer, with no thread waiting; the other handlers run on
+// the server's handler threads and reach the matchmakers through the admin
+// bridge (blocking, with a timeout) and the player table through their own
+// connections. Every failure is a JSON {"error": "..."} with
 // a 4xx or 5xx; no request can stop the server.
 #pragma once
 
@@ -11,6 +13,7 @@
 #include "http_server.hpp"
 #include "metrics.hpp"
 #include "mm/actors/admin_bridge.hpp"
+#include "mm/actors/query_bridge.hpp"
 #include "mm/storage/database.hpp"
 #include "server_config.hpp"
 
@@ -19,7 +22,8 @@ namespace mm::server {
 struct http_context {
   const server_config& config;
   actors::admin_bridge<generic_profile>& bridge;
-  database& db;  // the player table's writer: upserts
+  actors::query_bridge<generic_profile>& queries;  // POST /api/query
+  database& db;                                    // the player table's writer: upserts
   std::mutex db_mutex;
   // A second connection for lookups and exports, so a write waiting on a
   // locked database (up to the busy timeout) does not hold reads back: in WAL

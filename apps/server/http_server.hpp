@@ -49,6 +49,12 @@ struct http_limits {
   std::uint32_t keep_alive_requests = 1000;
   std::uint64_t max_body_bytes = 8u << 20;
   std::uint32_t max_header_bytes = 16 * 1024;
+  // Bodies up to this size are given to `start` on the network thread; a
+  // larger one (slower to parse) goes through a handler thread first.
+  std::uint32_t inline_body_bytes = 16 * 1024;
+  // While a deferred reply is owed, the network thread polls for it this long
+  // before it sleeps (0: never polls).
+  std::chrono::microseconds reply_spin{200};
 };
 
 struct http_request {
@@ -94,12 +100,31 @@ struct http_connection_stats {
   std::atomic<std::uint64_t> malformed{0};  // not HTTP, or a head over the limit
 };
 
+// The answer to a request that a handler finishes later, from any thread,
+// without holding one while it waits. The first call sends the answer; a reply
+// whose last copy is dropped unanswered sends a 500, so no client is left
+// waiting on a connection that nothing will answer.
+class http_reply {
+ public:
+  struct state;  // http_server.cpp
+  explicit http_reply(std::shared_ptr<state> s) : state_(std::move(s)) {}
+  void operator()(http_response answer) const;
+
+ private:
+  std::shared_ptr<state> state_;
+};
+
 struct http_handlers {
   // On the network thread, once a head is in and before the body is read: an
   // answer to send instead of reading on, or nothing to go on. Must not block.
   // (A request with no body answered here keeps its connection: static files
   // are served this way, without a handler thread.)
   std::function<std::optional<http_response>(http_request&)> admit;
+  // With the body read, for a request that is answered later through `reply`
+  // (false: not such a request, `handle` takes it). Must not block. Runs on
+  // the network thread when the body is at most `inline_body_bytes`, else on
+  // a handler thread. Exceptions are answered with 500.
+  std::function<bool(http_request&, const http_reply& reply)> start;
   // On a handler thread, with the body read. Exceptions are answered with 500.
   std::function<http_response(http_request&)> handle;
   // The answer for the server's own refusals (400, 408, 411, 413, 431, 500, 503).
@@ -120,15 +145,18 @@ class http_server {
   // Binds and starts serving; port 0 picks a free port. Returns the port.
   // Throws std::runtime_error naming the address when it cannot bind.
   std::uint16_t listen(const std::string& host, std::uint16_t port);
-  // Closes every connection after the handlers running now have answered.
+  // Closes every connection after the handlers running now, and the replies
+  // still owed, have answered (a reply owed longer than `body_timeout` is
+  // abandoned with its connection).
   void stop();
 
   const http_connection_stats& stats() const;
 
  private:
   friend class http_session;  // one connection (http_server.cpp)
+  friend class http_reply;
   struct impl;
-  std::unique_ptr<impl> impl_;
+  std::shared_ptr<impl> impl_;  // shared with replies still owed
 };
 
 // Raises this process's open-file limit to its hard limit (each connection is

@@ -112,6 +112,7 @@ int run(const server::server_config& c) {
   const auto timeout = std::chrono::milliseconds(c.query_timeout_ms);
   auto client = actors::spawn_client<profile>(sys, set, std::uint64_t{1});
   actors::admin_bridge<profile> bridge(sys, set, names, client, timeout);
+  actors::query_bridge<profile> queries(sys, set, timeout, std::uint64_t{2});
 
   caf::scoped_actor self{sys};
   // Each supervisor passes the stop to its instance, which writes its snapshot
@@ -153,7 +154,7 @@ int run(const server::server_config& c) {
                      count_players(db));
 
   database read_db(c.database_path);
-  server::http_context ctx{c, bridge, db, {}, read_db, {}, {}};
+  server::http_context ctx{c, bridge, queries, db, {}, read_db, {}, {}};
   // Every connection is a file descriptor: take what the system allows.
   const std::uint64_t files = server::raise_open_file_limit();
   if (files != 0 && files < c.http.max_connections + 256)

@@ -54,11 +54,8 @@ class admin_bridge {
     return ask<query_explanation>(set_[i], explain_atom::value, r, max_retries);
   }
 
-  // Through the client: a real query (random instance first, then the others)
-  // and enrolls routed by id mod N, as a game's would be.
-  caf::expected<match_reply<model>> find(const match_request<query>& r) {
-    return ask<match_reply<model>>(client_, find_atom::value, r);
-  }
+  // Through the client: enrolls routed by id mod N, as a game's would be.
+  // (Queries go through the query bridge, which does not block.)
   caf::expected<bool> enroll(player_id id) { return ask<bool>(client_, enroll_atom::value, id); }
   caf::expected<bool> remove(player_id id) { return ask<bool>(client_, remove_atom::value, id); }
   // The client's own counts: the game's view of its queries.

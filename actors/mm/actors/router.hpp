@@ -62,6 +62,17 @@ class set_router {
                          route);
   }
 
+  // The same with no timeout: for a caller that keeps its own deadlines (a
+  // CAF request timeout costs two trips through CAF's clock thread, answered
+  // or not: query_bridge.hpp).
+  template <class Self, class Request>
+  auto find(Self* self, caf::infinite_t, Request&& req) {
+    assert(!empty());
+    const set_route route = first_route(req);
+    return self->request(pick_first(), caf::infinite, find_atom::value, std::forward<Request>(req),
+                         route);
+  }
+
   // The same from inside a handler that answers a query of its own: the set's
   // answer goes to the sender of the current message (CAF delegation).
   template <class Self>
