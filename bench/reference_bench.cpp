@@ -1,0 +1,422 @@
+// The actor port against what a game team would otherwise use: the same
+// lookups on a Redis sorted set per region (ZRANGEBYSCORE from a random start
+// in the MMR window, LIMIT 0 10), on loopback, from the same client process,
+// in the same run. Both servers hold the same synthetic players and get the
+// same query stream; each is measured in turns, twice, and its best turn is
+// reported.
+//
+//   mm_reference_bench [players = 1000000] [seconds per measurement = 3]
+//
+// Throughput at the same in-flight depth (64 queries: a sliding pipeline to
+// Redis, 64 outstanding requests or one batch of 64 to the actor port), the
+// servers' CPU per query (from /proc), latency under an open loop of Poisson
+// arrivals at 2,000/s, and the servers' CPU at 100 queries/s and idle.
+// Skipped with a message (exit 0) when redis-server or hiredis is missing.
+#include <poll.h>
+#include <unistd.h>
+
+#include <caf/all.hpp>
+#include <caf/io/all.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "actor_load.hpp"
+#include "bench_util.hpp"
+#include "mm/actors/registration.hpp"
+#include "mm/engine/synthetic_players.hpp"
+#include "mm/testing/child_process.hpp"
+#include "mm/testing/temp_dir.hpp"
+
+#if MM_HAVE_HIREDIS
+#include <hiredis/hiredis.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#endif
+
+#if !MM_HAVE_HIREDIS
+int main() {
+  std::fprintf(stderr,
+               "mm_reference_bench: skipped: built without hiredis (install libhiredis-dev and "
+               "reconfigure)\n");
+  return 0;
+}
+#else
+
+namespace {
+
+using namespace mm;
+using namespace mm::bench;
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+
+constexpr std::size_t depth = 64;        // queries in flight, for both
+constexpr double window = 100;           // the demo profile's first MMR window
+constexpr double open_loop_rate = 2000;  // queries/s for the latency comparison
+
+std::string in_path(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  for (std::size_t at = 0; at <= dirs.size();) {
+    const auto colon = dirs.find(':', at);
+    const std::string dir = dirs.substr(at, colon == std::string::npos ? colon : colon - at);
+    const std::string candidate = dir + "/" + program;
+    if (!dir.empty() && ::access(candidate.c_str(), X_OK) == 0) return candidate;
+    if (colon == std::string::npos) break;
+    at = colon + 1;
+  }
+  return {};
+}
+
+std::uint16_t free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// One Redis lookup: the region's sorted set, from a random start in the
+// window (so repeated queries do not return the same ten players).
+struct redis_query {
+  std::string key, low, high;
+};
+
+std::vector<redis_query> redis_queries(const std::vector<request_t>& reqs, rng& r) {
+  std::vector<redis_query> out;
+  out.reserve(reqs.size());
+  for (const auto& q : reqs) {
+    const double low = q.query.mmr - window + r.unit() * 2 * window;
+    out.push_back({"region:" + std::to_string(q.query.attributes[0]), std::to_string(low),
+                   std::to_string(q.query.mmr + window)});
+  }
+  return out;
+}
+
+void append(redisContext* c, const redis_query& q) {
+  redisAppendCommand(c, "ZRANGEBYSCORE %s %s %s LIMIT 0 10", q.key.c_str(), q.low.c_str(),
+                     q.high.c_str());
+}
+
+bool take_reply(redisContext* c) {
+  void* reply = nullptr;
+  if (redisGetReply(c, &reply) != REDIS_OK || !reply) return false;
+  const bool ok = static_cast<redisReply*>(reply)->type == REDIS_REPLY_ARRAY;
+  freeReplyObject(reply);
+  return ok;
+}
+
+void load_redis(redisContext* c, const std::vector<player_row>& rows) {
+  const std::size_t chunk = 10'000;
+  for (std::size_t at = 0; at < rows.size(); at += chunk) {
+    const std::size_t end = std::min(rows.size(), at + chunk);
+    for (std::size_t i = at; i < end; ++i)
+      redisAppendCommand(c, "ZADD region:%lld %f %llu",
+                         static_cast<long long>(rows[i].attributes[0]), rows[i].mmr,
+                         static_cast<unsigned long long>(rows[i].id));
+    for (std::size_t i = at; i < end; ++i) take_reply(c);
+  }
+}
+
+struct redis_measurement {
+  double qps = 0, p50 = 0, p99 = 0, p999 = 0, server_cpu_us = 0, server_cores = 0;
+  std::uint64_t errors = 0;
+};
+
+// Closed loop: `depth` lookups always outstanding on one connection (each
+// reply read lets the next command go out with the next write).
+redis_measurement redis_closed(redisContext* c, const std::vector<redis_query>& qs, double seconds,
+                               long pid) {
+  std::deque<double> sent;
+  std::vector<double> lat;
+  lat.reserve(4'000'000);
+  std::size_t next = 0;
+  redis_measurement m;
+  const double t0 = now_s(), cpu0 = process_cpu_s(pid), until = t0 + seconds;
+  for (std::size_t i = 0; i < depth; ++i) {
+    append(c, qs[next++ % qs.size()]);
+    sent.push_back(now_s());
+  }
+  while (!sent.empty()) {
+    if (!take_reply(c)) ++m.errors;
+    lat.push_back((now_s() - sent.front()) * 1e6);
+    sent.pop_front();
+    if (now_s() < until) {
+      append(c, qs[next++ % qs.size()]);
+      sent.push_back(now_s());
+    }
+  }
+  const double wall = now_s() - t0, cpu = process_cpu_s(pid) - cpu0;
+  m.qps = static_cast<double>(lat.size()) / wall;
+  m.server_cpu_us = cpu * 1e6 / static_cast<double>(lat.size());
+  m.server_cores = cpu / wall;
+  m.p50 = percentile(lat, 0.5);
+  m.p99 = percentile(lat, 0.99);
+  m.p999 = percentile(lat, 0.999);
+  return m;
+}
+
+// Open loop: Poisson arrivals at `rate`, each lookup written when it falls
+// due and its reply read whenever it comes; latency from the write.
+redis_measurement redis_open(redisContext* c, const std::vector<redis_query>& qs, double rate,
+                             double seconds, long pid, std::uint64_t seed) {
+  rng gaps(seed);
+  const auto gap_s = [&] { return -std::log(std::max(gaps.unit(), 1e-12)) / rate; };
+  std::deque<double> sent;
+  std::vector<double> lat;
+  std::size_t next = 0;
+  redis_measurement m;
+  const double t0 = now_s(), cpu0 = process_cpu_s(pid), until = t0 + seconds;
+  double planned = t0 + gap_s();
+  while (planned < until || !sent.empty()) {
+    const double now = now_s();
+    if (planned < until && now >= planned) {
+      append(c, qs[next++ % qs.size()]);
+      sent.push_back(now);
+      int done = 0;
+      while (!done)
+        if (redisBufferWrite(c, &done) != REDIS_OK) return m;
+      planned += gap_s();
+      continue;
+    }
+    const double wait_s = planned < until ? planned - now : 1.0;
+    pollfd p{c->fd, POLLIN, 0};
+    timespec ts{static_cast<time_t>(wait_s),
+                static_cast<long>((wait_s - std::floor(wait_s)) * 1e9)};
+    if (::ppoll(&p, 1, &ts, nullptr) <= 0) continue;
+    if (redisBufferRead(c) != REDIS_OK) return m;
+    void* reply = nullptr;
+    while (redisGetReplyFromReader(c, &reply) == REDIS_OK && reply) {
+      freeReplyObject(reply);
+      reply = nullptr;
+      lat.push_back((now_s() - sent.front()) * 1e6);
+      sent.pop_front();
+    }
+  }
+  const double wall = now_s() - t0, cpu = process_cpu_s(pid) - cpu0;
+  m.qps = static_cast<double>(lat.size()) / wall;
+  m.server_cpu_us = lat.empty() ? 0 : cpu * 1e6 / static_cast<double>(lat.size());
+  m.server_cores = cpu / wall;
+  m.p50 = percentile(lat, 0.5);
+  m.p99 = percentile(lat, 0.99);
+  m.p999 = percentile(lat, 0.999);
+  return m;
+}
+
+// The server's CPU over a measurement of the actor port.
+template <class Run>
+std::pair<measurement, double> with_server_cpu(long pid, Run run) {
+  const double t0 = now_s(), cpu0 = process_cpu_s(pid);
+  measurement m = run();
+  const double cpu = process_cpu_s(pid) - cpu0;
+  return {m, cpu / (now_s() - t0)};
+}
+
+std::uint64_t cached_players(std::uint16_t http_port) {
+  httplib::Client admin("127.0.0.1", http_port);
+  auto r = admin.Get("/api/matchmakers");
+  std::uint64_t players = 0;
+  if (r && r->status == 200) {
+    const json list = json::parse(r->body)["matchmakers"];
+    for (const auto& m : list) players += m.value("players", 0);
+  }
+  return players;
+}
+
+double idle_cores(long pid, double seconds) {
+  const double cpu0 = process_cpu_s(pid);
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  return (process_cpu_s(pid) - cpu0) / seconds;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::size_t players = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1'000'000;
+  const double seconds = argc > 2 ? std::atof(argv[2]) : 3.0;
+  const std::string redis_binary = in_path("redis-server");
+  if (redis_binary.empty()) {
+    std::fprintf(stderr,
+                 "mm_reference_bench: skipped: redis-server is not installed (apt-get install "
+                 "redis-server)\n");
+    return 0;
+  }
+  test::temp_dir dir;
+  const std::string params = "\"players\": " + std::to_string(players) +
+                             ", \"in_flight\": " + std::to_string(depth) + ", \"instances\": 2";
+
+  // The matchmaker: the product as shipped, with its demo table of `players`,
+  // filled by fast scans, stopped (its instances write their snapshots) and
+  // started again with the default scan schedule: a warm server, as after a
+  // restart in production, whose background scan does not share the
+  // measurements' CPU.
+  const auto matchmakerd = [&](bool fill) {
+    std::vector<std::string> command{MATCHMAKERD_BINARY,
+                                     "--database.path",
+                                     dir.file("mm.db"),
+                                     "--demo.players",
+                                     std::to_string(players),
+                                     "--demo.queries_per_second",
+                                     "0",
+                                     "--http.port",
+                                     "0",
+                                     "--actor.port",
+                                     "0",
+                                     "--instances",
+                                     "2",
+                                     "--matchmaker.player_cache_size",
+                                     std::to_string(players),
+                                     "--matchmaker.database_cache_size",
+                                     std::to_string(players)};
+    if (fill)
+      for (const char* a :
+           {"--matchmaker.database_scan_first_delay", "0s", "--matchmaker.database_scan_tick",
+            "100ms", "--matchmaker.database_scan_max_fetch", "65536"})
+        command.emplace_back(a);
+    return std::make_unique<test::child_process>(command);
+  };
+  std::unique_ptr<test::child_process> mm_server;
+  std::uint16_t actor_port = 0;
+  std::uint64_t cached = 0;
+  for (const bool fill : {true, false}) {
+    mm_server = matchmakerd(fill);
+    const std::string actor_line = mm_server->wait_for_line("actor port listening on", 600s);
+    const std::string http_line = mm_server->wait_for_line("http listening on http://127.0.0.1:");
+    if (actor_line.empty() || http_line.empty()) {
+      std::fprintf(stderr, "mm_reference_bench: matchmakerd did not start\n");
+      return 1;
+    }
+    actor_port = test::port_of(actor_line);
+    const auto http_port = test::port_of(http_line);
+    // Until the caches hold what they will hold of the table (the buckets'
+    // capacities drop some players): no growth for 3 s, or a minute at most.
+    cached = 0;
+    for (int i = 0, still = 0; i < 600 && still < 30; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      const std::uint64_t now = cached_players(http_port);
+      still = now > 0 && now == cached ? still + 1 : 0;
+      cached = now;
+    }
+    if (fill && mm_server->stop() != 0) {
+      std::fprintf(stderr, "mm_reference_bench: matchmakerd did not stop cleanly\n");
+      return 1;
+    }
+  }
+  emit("reference", "matchmaker_cached_players", static_cast<double>(cached), "players", params);
+
+  // Redis, with the same players: one sorted set per region, scored by MMR.
+  const std::uint16_t redis_port = free_port();
+  test::child_process redis({redis_binary, "--port", std::to_string(redis_port), "--bind",
+                             "127.0.0.1", "--save", "", "--appendonly", "no", "--dir",
+                             dir.file("")});
+  if (redis.wait_for_line("Ready to accept connections").empty()) {
+    std::fprintf(stderr, "mm_reference_bench: redis-server did not start\n");
+    return 1;
+  }
+  redisContext* rc = redisConnect("127.0.0.1", redis_port);
+  if (!rc || rc->err) {
+    std::fprintf(stderr, "mm_reference_bench: cannot connect to redis-server\n");
+    return 1;
+  }
+  {
+    rng r(2026);  // as matchmakerd's demo table: the same players
+    load_redis(rc, make_players(synthetic_population{}, players, 1, r));
+  }
+
+  // The same queries for both: attackers from the population.
+  rng r(11);
+  std::vector<request_t> reqs;
+  for (std::size_t i = 0; i < 200'000; ++i) {
+    request_t q;
+    q.query = make_query(synthetic_population{}, 1 + r.below(players), r);
+    reqs.push_back(q);
+  }
+  const auto lookups = redis_queries(reqs, r);
+
+  caf::actor_system_config cfg;
+  cfg.load<caf::io::middleman>();
+  cfg.set("logger.verbosity", caf::atom("quiet"));
+  actors::add_message_types<generic_profile>(cfg, "generic");
+  caf::actor_system sys{cfg};
+  auto port = sys.middleman().remote_actor<front>("127.0.0.1", actor_port);
+  if (!port) {
+    std::fprintf(stderr, "mm_reference_bench: actor port: %s\n", sys.render(port.error()).c_str());
+    return 1;
+  }
+  const long mm_pid = mm_server->pid(), redis_pid = redis.pid();
+
+  // Warm-up of both, not counted.
+  redis_closed(rc, lookups, 1.0, redis_pid);
+  drive(sys, handle_sender(*port), reqs, 1, depth, 0, 1.0);
+
+  redis_measurement redis_best;
+  measurement single_best, batch_best;
+  double single_cpu_us = 0, batch_cpu_us = 0;
+  for (int turn = 0; turn < 2; ++turn) {
+    const auto rm = redis_closed(rc, lookups, seconds, redis_pid);
+    if (rm.qps > redis_best.qps) redis_best = rm;
+    const auto [sm, s_cores] = with_server_cpu(
+        mm_pid, [&] { return drive(sys, handle_sender(*port), reqs, 1, depth, 0, seconds); });
+    if (sm.qps > single_best.qps) {
+      single_best = sm;
+      single_cpu_us = s_cores * 1e6 / sm.qps;
+    }
+    const auto [bm, b_cores] = with_server_cpu(
+        mm_pid, [&] { return drive_batches(sys, *port, reqs, 1, 1, depth, seconds); });
+    if (bm.qps > batch_best.qps) {
+      batch_best = bm;
+      batch_cpu_us = b_cores * 1e6 / bm.qps;
+    }
+  }
+  emit("reference", "redis_queries_per_s", redis_best.qps, "1/s", params);
+  emit("reference", "redis_server_cpu_us_per_query", redis_best.server_cpu_us, "us", params);
+  emit("reference", "actor_port_queries_per_s", single_best.qps, "1/s", params);
+  emit("reference", "actor_port_server_cpu_us_per_query", single_cpu_us, "us", params);
+  emit("reference", "actor_port_vs_redis", single_best.qps / redis_best.qps, "ratio", params);
+  emit("reference", "actor_port_cpu_vs_redis", single_cpu_us / redis_best.server_cpu_us, "ratio",
+       params);
+  const std::string bp = params + ", \"batch\": " + std::to_string(depth);
+  emit("reference", "actor_port_batched_queries_per_s", batch_best.qps, "1/s", bp);
+  emit("reference", "actor_port_batched_server_cpu_us_per_query", batch_cpu_us, "us", bp);
+  emit("reference", "actor_port_batched_vs_redis", batch_best.qps / redis_best.qps, "ratio", bp);
+  emit("reference", "actor_port_batched_cpu_vs_redis", batch_cpu_us / redis_best.server_cpu_us,
+       "ratio", bp);
+
+  // Latency at 2,000 queries/s, open loop, Poisson arrivals; then the
+  // servers' CPU at 100 queries/s and idle.
+  for (const double rate : {open_loop_rate, 100.0}) {
+    const std::string op = "\"players\": " + std::to_string(players) +
+                           ", \"offered_per_s\": " + std::to_string(static_cast<int>(rate)) +
+                           ", \"arrivals\": \"poisson\"";
+    const auto ro = redis_open(rc, lookups, rate, seconds, redis_pid, 5);
+    const auto [ao, a_cores] = with_server_cpu(
+        mm_pid, [&] { return drive(sys, handle_sender(*port), reqs, 1, 0, rate, seconds); });
+    if (rate == open_loop_rate) {
+      emit("reference", "redis_latency_p50_us", ro.p50, "us", op);
+      emit("reference", "redis_latency_p99_us", ro.p99, "us", op);
+      emit("reference", "redis_latency_p999_us", ro.p999, "us", op);
+      emit("reference", "actor_port_latency_p50_us", ao.p50, "us", op);
+      emit("reference", "actor_port_latency_p99_us", ao.p99, "us", op);
+      emit("reference", "actor_port_latency_p999_us", ao.p999, "us", op);
+      emit("reference", "actor_port_generator_lateness_p99_us", ao.late_p99, "us", op);
+    }
+    emit("reference", "redis_server_cores", ro.server_cores, "cores", op);
+    emit("reference", "actor_port_server_cores", a_cores, "cores", op);
+  }
+  const std::string ip = "\"players\": " + std::to_string(players);
+  emit("reference", "redis_idle_server_cores", idle_cores(redis_pid, seconds), "cores", ip);
+  emit("reference", "actor_port_idle_server_cores", idle_cores(mm_pid, seconds), "cores", ip);
+
+  redisFree(rc);
+  return mm_server->stop() == 0 ? 0 : 1;
+}
+#endif
