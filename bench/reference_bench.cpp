@@ -35,8 +35,6 @@
 #if MM_HAVE_HIREDIS
 #include <hiredis/hiredis.h>
 #include <httplib.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #endif
 
 #if !MM_HAVE_HIREDIS
@@ -71,18 +69,6 @@ std::string in_path(const std::string& program) {
     at = colon + 1;
   }
   return {};
-}
-
-std::uint16_t free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
 }
 
 // One Redis lookup: the region's sorted set, from a random start in the
@@ -314,7 +300,7 @@ int main(int argc, char** argv) {
   emit("reference", "matchmaker_cached_players", static_cast<double>(cached), "players", params);
 
   // Redis, with the same players: one sorted set per region, scored by MMR.
-  const std::uint16_t redis_port = free_port();
+  const std::uint16_t redis_port = test::free_loopback_port();
   test::child_process redis({redis_binary, "--port", std::to_string(redis_port), "--bind",
                              "127.0.0.1", "--save", "", "--appendonly", "no", "--dir",
                              dir.file("")});

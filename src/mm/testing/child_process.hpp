@@ -3,9 +3,11 @@
 // that everything it started is killed with it.
 #pragma once
 
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +18,20 @@
 #include <vector>
 
 namespace mm::test {
+
+// A loopback port free now (the kernel's pick for port 0), for a server that
+// must be told its port. Another process may take it before it is used.
+inline std::uint16_t free_loopback_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
 
 // The port of a "... listening on HOST:PORT" line (a trailing "/" is ignored).
 inline std::uint16_t port_of(const std::string& line) {
