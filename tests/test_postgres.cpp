@@ -1,19 +1,45 @@
-// The footing of the PostgreSQL store's tests: a real server that the test
-// starts itself (mm/testing/postgres_server.hpp), reached with libpqxx.
-// Skipped, with a message, only where PostgreSQL's server is not installed.
+// The PostgreSQL store on a real server that each test starts itself
+// (mm/testing/postgres_server.hpp). Skipped, with a message, only where
+// PostgreSQL's server is not installed.
 #include <catch2/catch.hpp>
+#include <future>
+#include <map>
 #include <pqxx/pqxx>
 
+#include "mm/storage/pg_database.hpp"
 #include "mm/testing/postgres_server.hpp"
 
 using mm::test::postgres_server;
 
+namespace {
+
+bool have_postgres() {
+  if (!postgres_server::binaries().empty()) return true;
+  WARN("skipped: PostgreSQL's server is not installed (apt-get install postgresql)");
+  return false;
+}
+
+// Column name -> type of a table, as PostgreSQL reports them.
+std::map<std::string, std::string> columns(pqxx::connection& c, const std::string& table) {
+  pqxx::work w(c);
+  std::map<std::string, std::string> out;
+  for (const auto& row : w.exec_params(
+           "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = $1",
+           table))
+    out[row[0].as<std::string>()] = row[1].as<std::string>();
+  return out;
+}
+
+int migration_rows(pqxx::connection& c) {
+  pqxx::work w(c);
+  return w.exec1("SELECT count(*) FROM schema_migrations")[0].as<int>();
+}
+
+}  // namespace
+
 TEST_CASE("a PostgreSQL server started by the test takes libpqxx connections and is gone after",
           "[postgres]") {
-  if (postgres_server::binaries().empty()) {
-    WARN("skipped: PostgreSQL's server is not installed (apt-get install postgresql)");
-    return;
-  }
+  if (!have_postgres()) return;
   std::string url;
   {
     postgres_server pg;
@@ -38,4 +64,74 @@ TEST_CASE("a PostgreSQL server started by the test takes libpqxx connections and
   }
   // Stopped and deleted with the object.
   CHECK_THROWS_AS(pqxx::connection(url), pqxx::broken_connection);
+}
+
+TEST_CASE("both dialects have the same migrations", "[postgres]") {
+  const auto& sqlite = mm::migrations();
+  const auto& postgres = mm::postgres_migrations();
+  REQUIRE(sqlite.size() == postgres.size());
+  for (std::size_t i = 0; i < sqlite.size(); ++i) {
+    CHECK(sqlite[i].version == postgres[i].version);
+    CHECK(sqlite[i].name == postgres[i].name);
+  }
+  CHECK(mm::pg_database::latest_schema_version() == mm::database::latest_schema_version());
+}
+
+TEST_CASE("a new PostgreSQL database is migrated once to the schema of SQLite's", "[postgres]") {
+  if (!have_postgres()) return;
+  postgres_server pg;
+  {
+    mm::pg_database db(pg.url());
+    CHECK(db.schema_version() == mm::pg_database::latest_schema_version());
+    // The same tables and columns as on SQLite, in PostgreSQL's types.
+    const auto players = columns(db.sql(), "players");
+    CHECK(players.size() == 9);
+    CHECK(players.at("id") == "bigint");
+    CHECK(players.at("mmr") == "double precision");
+    CHECK(players.at("payload") == "bytea");
+    CHECK(players.at("updated_at") == "bigint");
+    CHECK(columns(db.sql(), "matchmaker_state").size() == 4);
+    CHECK(columns(db.sql(), "matchmaker_state_rejected").size() == 6);
+    CHECK(migration_rows(db.sql()) == mm::pg_database::latest_schema_version());
+  }
+  // Opened again: nothing to do. Opened by four nodes at once: one migrates.
+  mm::pg_database again(pg.url());
+  CHECK(migration_rows(again.sql()) == mm::pg_database::latest_schema_version());
+  postgres_server fresh;
+  std::vector<std::future<int>> nodes;
+  for (int i = 0; i < 4; ++i)
+    nodes.push_back(std::async(std::launch::async,
+                               [&] { return mm::pg_database(fresh.url()).schema_version(); }));
+  for (auto& n : nodes) CHECK(n.get() == mm::pg_database::latest_schema_version());
+  mm::pg_database after(fresh.url());
+  CHECK(migration_rows(after.sql()) == mm::pg_database::latest_schema_version());
+}
+
+TEST_CASE("a PostgreSQL database that cannot be used is a clear error", "[postgres]") {
+  if (!have_postgres()) return;
+  postgres_server pg;
+  {
+    mm::pg_database db(pg.url());
+    pqxx::work w(db.sql());
+    w.exec0("INSERT INTO schema_migrations VALUES (999, '999_future.sql', 0)");
+    w.commit();
+  }
+  CHECK_THROWS_WITH(mm::pg_database(pg.url()),
+                    Catch::Contains("has schema version 999, newer than this build's"));
+  // Nobody listens there; the password is not in the message.
+  const std::string nowhere =
+      "postgresql://mm:s3cret@127.0.0.1:" + std::to_string(mm::test::free_loopback_port()) +
+      "/postgres";
+  try {
+    mm::pg_database db(nowhere);
+    FAIL("connected to nothing");
+  } catch (const mm::store_error& e) {
+    const std::string what = e.what();
+    CHECK(what.find("cannot connect to PostgreSQL database 'postgresql://mm:***@127.0.0.1:") !=
+          std::string::npos);
+    CHECK(what.find("s3cret") == std::string::npos);
+  }
+  CHECK(mm::redacted_url("postgresql://a:b@h/d") == "postgresql://a:***@h/d");
+  CHECK(mm::redacted_url("postgresql://a@h:5432/d") == "postgresql://a@h:5432/d");
+  CHECK(mm::redacted_url("postgresql://h/d?x=a@b") == "postgresql://h/d?x=a@b");
 }

@@ -32,22 +32,26 @@ std::int64_t unix_ms_now() {
       .count();
 }
 
+std::vector<migration> numbered_migrations(
+    const std::vector<std::pair<std::string_view, std::string_view>>& files,
+    const std::string& dir) {
+  std::vector<migration> out;
+  for (const auto& [name, sql] : files) {
+    int version = 0;
+    const auto digits = name.substr(0, 3);
+    const bool numbered = name.size() > 4 && name[3] == '_' &&
+                          digits.find_first_not_of("0123456789") == std::string_view::npos;
+    if (numbered) version = std::stoi(std::string(digits));
+    if (!numbered || version != static_cast<int>(out.size()) + 1)
+      throw std::logic_error(dir + "/" + std::string(name) + ": expected migration " +
+                             std::to_string(out.size() + 1) + " next, named NNN_name.sql");
+    out.push_back({version, name, sql});
+  }
+  return out;
+}
+
 const std::vector<migration>& migrations() {
-  static const std::vector<migration> all = [] {
-    std::vector<migration> out;
-    for (const auto& [name, sql] : schema_files()) {
-      int version = 0;
-      const auto digits = name.substr(0, 3);
-      const bool numbered = name.size() > 4 && name[3] == '_' &&
-                            digits.find_first_not_of("0123456789") == std::string_view::npos;
-      if (numbered) version = std::stoi(std::string(digits));
-      if (!numbered || version != static_cast<int>(out.size()) + 1)
-        throw std::logic_error("schema/" + std::string(name) + ": expected migration " +
-                               std::to_string(out.size() + 1) + " next, named NNN_name.sql");
-      out.push_back({version, name, sql});
-    }
-    return out;
-  }();
+  static const std::vector<migration> all = numbered_migrations(schema_files(), "schema");
   return all;
 }
 

@@ -1,0 +1,85 @@
+#include "mm/storage/pg_database.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace mm {
+
+namespace {
+
+// One key for "a matchmaker migrates this database" (an arbitrary constant:
+// "mm schema" in ASCII), held for the migrating transaction only.
+constexpr long long migration_lock = 0x6d6d20736368656dLL;
+
+pqxx::connection connect(const std::string& url, const std::string& where) {
+  try {
+    return pqxx::connection(url);
+  } catch (const pqxx::failure& e) {
+    throw store_error("cannot connect to PostgreSQL database '" + where + "': " + e.what());
+  } catch (const std::invalid_argument& e) {  // libpq's URL parser
+    throw store_error("'" + where + "' is not a PostgreSQL URL: " + e.what());
+  }
+}
+
+}  // namespace
+
+const std::vector<migration>& postgres_migrations() {
+  static const std::vector<migration> all =
+      numbered_migrations(postgres_schema_files(), "schema/postgresql");
+  return all;
+}
+
+int pg_database::latest_schema_version() {
+  return postgres_migrations().back().version;
+}
+
+std::string redacted_url(const std::string& url) {
+  // scheme://user:password@host...: the password is what lies between the
+  // first ':' after the scheme and the last '@' before the path.
+  const auto scheme = url.find("://");
+  if (scheme == std::string::npos) return url;
+  const auto start = scheme + 3;
+  const auto path = url.find('/', start);
+  const auto at = url.rfind('@', path == std::string::npos ? std::string::npos : path);
+  if (at == std::string::npos || at < start) return url;
+  const auto colon = url.find(':', start);
+  if (colon == std::string::npos || colon > at) return url;
+  return url.substr(0, colon + 1) + "***" + url.substr(at);
+}
+
+pg_database::pg_database(const std::string& url)
+    : where_(redacted_url(url)), connection_(connect(url, where_)) {
+  migrate();
+}
+
+void pg_database::migrate() {
+  const int latest = latest_schema_version();
+  try {
+    pqxx::work tx(connection_);
+    tx.exec_params("SELECT pg_advisory_xact_lock($1)", migration_lock);
+    tx.exec0(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)");
+    version_ = tx.exec1("SELECT COALESCE(MAX(version), 0) FROM schema_migrations")[0].as<int>();
+    if (version_ > latest)
+      throw store_error("PostgreSQL database '" + where_ + "' has schema version " +
+                        std::to_string(version_) + ", newer than this build's " +
+                        std::to_string(latest) +
+                        ": run a newer matchmaker on it, or point this one at another database");
+    // PostgreSQL's DDL is transactional: every migration and its record
+    // commit together, or none does.
+    for (const migration& m : postgres_migrations()) {
+      if (m.version <= version_) continue;
+      tx.exec0(std::string(m.sql));
+      tx.exec_params0("INSERT INTO schema_migrations VALUES ($1, $2, $3)", m.version,
+                      std::string(m.name), unix_ms_now());
+    }
+    tx.commit();
+    version_ = std::max(version_, latest);
+  } catch (const pqxx::failure& e) {
+    throw store_error("cannot migrate PostgreSQL database '" + where_ + "' to schema version " +
+                      std::to_string(latest) + ": " + e.what());
+  }
+}
+
+}  // namespace mm

@@ -1,0 +1,62 @@
+// A matchmaker database on PostgreSQL: the player table and the snapshots
+// shared by several matchmakerd nodes. Opened from a libpq URL
+// (postgresql://user[:password]@host[:port]/dbname) and migrated to this
+// build's schema (schema/postgresql/*.sql, the same versions as SQLite's
+// schema/*.sql, compiled in). Nodes that start together migrate once: the
+// migrations run in one transaction under an advisory lock. A database whose
+// schema is newer than this build is refused, never touched.
+//
+// Errors are store_error naming the database without its password; libpqxx's
+// exceptions never leave the storage library.
+#pragma once
+
+#include <pqxx/pqxx>
+#include <string>
+#include <vector>
+
+#include "mm/storage/database.hpp"
+#include "mm/storage/migrations.hpp"
+
+namespace mm {
+
+// The PostgreSQL migrations, version 1, 2, 3..., one for each of SQLite's.
+const std::vector<migration>& postgres_migrations();
+
+// schema/postgresql/*.sql as (file name, SQL) pairs (cmake/EmbedFiles.cmake).
+const std::vector<std::pair<std::string_view, std::string_view>>& postgres_schema_files();
+
+// `url` with any password replaced by "***", for messages and logs.
+std::string redacted_url(const std::string& url);
+
+class pg_database {
+ public:
+  // Throws store_error when the server cannot be reached, refuses the login,
+  // or holds a newer schema.
+  explicit pg_database(const std::string& url);
+
+  pqxx::connection& sql() { return connection_; }
+  // The URL without its password.
+  const std::string& where() const { return where_; }
+  int schema_version() const { return version_; }
+  static int latest_schema_version();
+
+  // Runs f; a libpqxx exception becomes a store_error saying "cannot <what>
+  // in '<where>'".
+  template <class F>
+  auto guarded(const char* what, F&& f) -> decltype(f()) {
+    try {
+      return f();
+    } catch (const pqxx::failure& e) {
+      throw store_error(std::string("cannot ") + what + " in '" + where_ + "': " + e.what());
+    }
+  }
+
+ private:
+  void migrate();
+
+  std::string where_;
+  pqxx::connection connection_;
+  int version_ = 0;
+};
+
+}  // namespace mm
