@@ -101,8 +101,9 @@ class query_bridge {
   // timeout while queries are owed: a CAF request with a timeout costs a
   // round trip through CAF's clock thread when it is sent and another when
   // the timeout falls due, answered or not (measured: docs/performance.md,
-  // Server). So a query is answered at the latest between `timeout` and
-  // 1.125 × `timeout` after it came.
+  // "HTTP queries without a waiting thread"). So a query is answered at the
+  // latest between `timeout` and 1.125 × `timeout` after it came. The queries
+  // owed are bounded by the callers (the HTTP server: one per connection).
   struct state {
     set_router<Profile> router;
     caf::timespan timeout{};
