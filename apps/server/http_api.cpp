@@ -464,13 +464,18 @@ http_handlers api_handlers(http_context& ctx) {
     query_body q = read_query(parse_body(req.body), profile, false);
     caf::actor_system* sys = &ctx.queries.system();
     ctx.queries.find(std::move(q.request), [reply, &profile, sys](auto answer) {
+      // Nothing may escape into the bridge's actor: it serves every query.
       http_response res;
-      if (!answer)
-        send_error(res, 503, "no matchmaker answered: " + sys->render(answer.error()));
-      else if (answer->type == match_type::invalid_request)
-        send_error(res, 400, answer->error);
-      else
-        send_json(res, reply_json(*answer, profile));
+      try {
+        if (!answer)
+          send_error(res, 503, "no matchmaker answered: " + sys->render(answer.error()));
+        else if (answer->type == match_type::invalid_request)
+          send_error(res, 400, answer->error);
+        else
+          send_json(res, reply_json(*answer, profile));
+      } catch (const std::exception& e) {
+        send_error(res, 500, std::string("internal error: ") + e.what());
+      }
       reply(std::move(res));
     });
   });
