@@ -118,6 +118,20 @@ struct redis_measurement {
   std::uint64_t errors = 0;
 };
 
+// Rates, the server's CPU since `cpu0` and the latency percentiles of a
+// measurement that began at `t0`.
+redis_measurement summary(redis_measurement m, const std::vector<double>& lat, double t0,
+                          double cpu0, long pid) {
+  const double wall = now_s() - t0, cpu = process_cpu_s(pid) - cpu0;
+  m.qps = static_cast<double>(lat.size()) / wall;
+  m.server_cpu_us = lat.empty() ? 0 : cpu * 1e6 / static_cast<double>(lat.size());
+  m.server_cores = cpu / wall;
+  m.p50 = percentile(lat, 0.5);
+  m.p99 = percentile(lat, 0.99);
+  m.p999 = percentile(lat, 0.999);
+  return m;
+}
+
 // Closed loop: `depth` lookups always outstanding on one connection (each
 // reply read lets the next command go out with the next write).
 redis_measurement redis_closed(redisContext* c, const std::vector<redis_query>& qs, double seconds,
@@ -141,14 +155,7 @@ redis_measurement redis_closed(redisContext* c, const std::vector<redis_query>& 
       sent.push_back(now_s());
     }
   }
-  const double wall = now_s() - t0, cpu = process_cpu_s(pid) - cpu0;
-  m.qps = static_cast<double>(lat.size()) / wall;
-  m.server_cpu_us = cpu * 1e6 / static_cast<double>(lat.size());
-  m.server_cores = cpu / wall;
-  m.p50 = percentile(lat, 0.5);
-  m.p99 = percentile(lat, 0.99);
-  m.p999 = percentile(lat, 0.999);
-  return m;
+  return summary(m, lat, t0, cpu0, pid);
 }
 
 // Open loop: Poisson arrivals at `rate`, each lookup written when it falls
@@ -188,14 +195,7 @@ redis_measurement redis_open(redisContext* c, const std::vector<redis_query>& qs
       sent.pop_front();
     }
   }
-  const double wall = now_s() - t0, cpu = process_cpu_s(pid) - cpu0;
-  m.qps = static_cast<double>(lat.size()) / wall;
-  m.server_cpu_us = lat.empty() ? 0 : cpu * 1e6 / static_cast<double>(lat.size());
-  m.server_cores = cpu / wall;
-  m.p50 = percentile(lat, 0.5);
-  m.p99 = percentile(lat, 0.99);
-  m.p999 = percentile(lat, 0.999);
-  return m;
+  return summary(m, lat, t0, cpu0, pid);
 }
 
 // The server's CPU over a measurement of the actor port.

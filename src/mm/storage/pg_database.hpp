@@ -40,17 +40,6 @@ class pg_database {
   int schema_version() const { return version_; }
   static int latest_schema_version();
 
-  // Runs f; a libpqxx exception becomes a store_error saying "cannot <what>
-  // in '<where>'".
-  template <class F>
-  auto guarded(const char* what, F&& f) -> decltype(f()) {
-    try {
-      return f();
-    } catch (const pqxx::failure& e) {
-      throw store_error(std::string("cannot ") + what + " in '" + where_ + "': " + e.what());
-    }
-  }
-
  private:
   void migrate();
 

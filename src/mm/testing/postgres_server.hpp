@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "mm/testing/child_process.hpp"
+#include "mm/testing/temp_dir.hpp"
 
 namespace mm::test {
 
@@ -49,46 +50,36 @@ class postgres_server {
   // and quoting its output when one fails.
   postgres_server() : bin_(binaries()) {
     if (bin_.empty()) throw std::runtime_error("PostgreSQL's server is not installed");
-    std::string pattern = (std::filesystem::temp_directory_path() / "mm-pg-XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-    dir_ = pattern;
     if (geteuid() == 0) {
       const passwd* pw = getpwnam("postgres");
-      if (!pw || chown(dir_.c_str(), pw->pw_uid, pw->pw_gid) != 0) {
-        remove();
+      if (!pw || chown(dir_.c_str(), pw->pw_uid, pw->pw_gid) != 0)
         throw std::runtime_error(
             "running as root, and there is no 'postgres' user to run PostgreSQL as");
-      }
       as_user_ = "runuser -u postgres -- ";
     }
-    try {
-      run("initdb", bin_ + "/initdb -D " + data() + " -U " + user +
-                        " -A trust --no-sync --encoding=UTF8 --locale=C");
-      // A free port may be taken between the choice and the start: try again.
-      for (int attempt = 0;; ++attempt) {
-        port_ = free_loopback_port();
-        try {
-          run("pg_ctl start", bin_ + "/pg_ctl -D " + data() + " -l " + dir_ +
-                                  "/server.log -w -t 60 -o '-p " + std::to_string(port_) + " -k " +
-                                  dir_ + " -c listen_addresses=127.0.0.1 -c fsync=off'" + " start");
-          break;
-        } catch (const std::runtime_error&) {
-          if (attempt == 2) throw;
-        }
+    run("initdb", bin_ + "/initdb -D " + data() + " -U " + user +
+                      " -A trust --no-sync --encoding=UTF8 --locale=C");
+    // A free port may be taken between the choice and the start: try again.
+    for (int attempt = 0;; ++attempt) {
+      port_ = free_loopback_port();
+      try {
+        run("pg_ctl start", bin_ + "/pg_ctl -D " + data() + " -l " + dir_ +
+                                "/server.log -w -t 60 -o '-p " + std::to_string(port_) + " -k " +
+                                dir_ + " -c listen_addresses=127.0.0.1 -c fsync=off'" + " start");
+        break;
+      } catch (const std::runtime_error&) {
+        if (attempt == 2) throw;
       }
-      started_ = true;
-    } catch (...) {
-      remove();
-      throw;
     }
+    started_ = true;
   }
 
+  // Stops the server; the temporary directory goes with `tmp_`, after.
   ~postgres_server() {
     if (started_)
       std::system(
           (as_user_ + bin_ + "/pg_ctl -D " + data() + " -m immediate -w stop > /dev/null 2>&1")
               .c_str());
-    remove();
   }
   postgres_server(const postgres_server&) = delete;
   postgres_server& operator=(const postgres_server&) = delete;
@@ -122,13 +113,9 @@ class postgres_server {
     return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   }
 
-  void remove() {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
-
+  temp_dir tmp_;  // declared first: removed last, once the server has stopped
+  std::string dir_ = std::filesystem::path(tmp_.file("data")).parent_path().string();
   std::string bin_;
-  std::string dir_;
   std::string as_user_;
   std::uint16_t port_ = 0;
   bool started_ = false;
