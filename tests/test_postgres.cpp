@@ -7,6 +7,7 @@
 #include <pqxx/pqxx>
 
 #include "mm/storage/pg_database.hpp"
+#include "mm/storage/player_store.hpp"
 #include "mm/testing/postgres_server.hpp"
 
 using mm::test::postgres_server;
@@ -134,4 +135,7 @@ TEST_CASE("a PostgreSQL database that cannot be used is a clear error", "[postgr
   CHECK(mm::redacted_url("postgresql://a:b@h/d") == "postgresql://a:***@h/d");
   CHECK(mm::redacted_url("postgresql://a@h:5432/d") == "postgresql://a@h:5432/d");
   CHECK(mm::redacted_url("postgresql://h/d?x=a@b") == "postgresql://h/d?x=a@b");
+  CHECK(mm::redacted_url("postgresql://h/d?password=pw&sslmode=require") ==
+        "postgresql://h/d?password=***&sslmode=require");
+  CHECK(mm::redacted_url("host=h password=pw dbname=d") == "host=h password=*** dbname=d");
 }

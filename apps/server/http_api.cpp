@@ -423,7 +423,7 @@ http_handlers api_handlers(http_context& ctx) {
     std::optional<player_row> row;
     {
       std::lock_guard lock(ctx.read_db_mutex);
-      row = find_player(ctx.read_db, id);
+      row = ctx.read_db.find_player(id);
     }
     json per = json::array();
     bool anywhere = false;
@@ -447,7 +447,7 @@ http_handlers api_handlers(http_context& ctx) {
     std::vector<player_row> rows;
     {
       std::lock_guard lock(ctx.read_db_mutex);
-      rows = players_after(ctx.read_db, after, limit);
+      rows = ctx.read_db.players_after(after, limit);
     }
     json list = json::array();
     for (const auto& r : rows) list.push_back(row_json(r));
@@ -496,7 +496,7 @@ http_handlers api_handlers(http_context& ctx) {
     const player_id id = read_id_body(parse_body(req.body));
     {
       std::lock_guard lock(ctx.read_db_mutex);
-      if (!find_player(ctx.read_db, id))
+      if (!ctx.read_db.find_player(id))
         throw http_error(404, "player " + std::to_string(id) + " is not in the player table");
     }
     auto changed = ctx.bridge.enroll(id);
@@ -535,7 +535,7 @@ http_handlers api_handlers(http_context& ctx) {
     write_report report;
     {
       std::lock_guard lock(ctx.db_mutex);
-      report = upsert_players(ctx.db, rows);
+      report = ctx.db.upsert_players(rows);
     }
     for (const auto& p : report.rejected)
       rejected.push_back({{"index", positions[p.index]}, {"id", p.id}, {"reason", p.reason}});

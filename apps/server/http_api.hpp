@@ -14,7 +14,7 @@
 #include "metrics.hpp"
 #include "mm/actors/admin_bridge.hpp"
 #include "mm/actors/query_bridge.hpp"
-#include "mm/storage/database.hpp"
+#include "mm/storage/player_store.hpp"
 #include "server_config.hpp"
 
 namespace mm::server {
@@ -23,12 +23,12 @@ struct http_context {
   const server_config& config;
   actors::admin_bridge<generic_profile>& bridge;
   actors::query_bridge<generic_profile>& queries;  // POST /api/query
-  database& db;                                    // the player table's writer: upserts
+  player_store& db;                                // the player table's writer: upserts
   std::mutex db_mutex;
   // A second connection for lookups and exports, so a write waiting on a
   // locked database (up to the busy timeout) does not hold reads back: in WAL
   // mode a reader never waits for a writer.
-  database& read_db;
+  player_store& read_db;
   std::mutex read_db_mutex;
   http_counters counters;
 };

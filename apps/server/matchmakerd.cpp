@@ -1,7 +1,7 @@
 // matchmakerd: the matchmaker as a service. It opens (or creates) the SQLite
-// database, runs a supervised instance set, publishes it on the actor port for
-// game servers, and serves the admin HTTP API, the dashboard and /metrics.
-// SIGINT or SIGTERM: every instance writes its snapshot, then exit 0.
+// database, or the PostgreSQL one that several nodes share, runs a supervised instance set,
+// publishes it on the actor port for game servers, and serves the admin HTTP API, the dashboard and
+// /metrics. SIGINT or SIGTERM: every instance writes its snapshot, then exit 0.
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
 #include <csignal>
@@ -16,7 +16,7 @@
 #include "mm/actors/remote.hpp"
 #include "mm/engine/log.hpp"
 #include "mm/engine/synthetic_players.hpp"
-#include "mm/storage/player_table.hpp"
+#include "store_url.hpp"
 
 namespace {
 
@@ -34,15 +34,14 @@ void say(const std::string& line) {
   std::fflush(stdout);
 }
 
-void fill_demo_table(database& db, std::int64_t players) {
-  if (players <= 0 || count_players(db) > 0) return;
-  say("matchmakerd: writing " + std::to_string(players) + " synthetic players into " + db.path());
+void fill_demo_table(player_store& db, std::int64_t players) {
+  if (players <= 0 || db.count_players() > 0) return;
+  say("matchmakerd: writing " + std::to_string(players) + " synthetic players into " + db.where());
   rng r(2026);
   const std::size_t chunk = 10'000;
   for (std::int64_t done = 0; done < players; done += chunk) {
     const auto n = static_cast<std::size_t>(std::min<std::int64_t>(chunk, players - done));
-    upsert_players(db,
-                   make_players(synthetic_population{}, n, static_cast<player_id>(done) + 1, r));
+    db.upsert_players(make_players(synthetic_population{}, n, static_cast<player_id>(done) + 1, r));
   }
 }
 
@@ -83,14 +82,16 @@ int run(const server::server_config& c) {
     log(log_level::warning,
         "no access token configured: the API and the actor port are open to every process on "
         "this machine, and bound to loopback only");
-  const std::filesystem::path db_path(c.database_path);
-  if (db_path.has_parent_path()) std::filesystem::create_directories(db_path.parent_path());
-  database db(c.database_path);
-  if (auto problem = db.integrity_problem())
-    throw store_error("database '" + c.database_path + "' is damaged (" + *problem +
+  if (c.database_url.empty()) {
+    const std::filesystem::path db_path(c.database_path);
+    if (db_path.has_parent_path()) std::filesystem::create_directories(db_path.parent_path());
+  }
+  const auto db = server::open_configured_store(c);
+  if (auto problem = db->integrity_problem())
+    throw store_error("database '" + db->where() + "' is damaged (" + *problem +
                       "): restore it from a backup, or move it aside to start on a new file");
-  fill_demo_table(db, c.effective_demo_players());
-  say("matchmakerd: database " + c.database_path + " holds " + std::to_string(count_players(db)) +
+  fill_demo_table(*db, c.effective_demo_players());
+  say("matchmakerd: database " + db->where() + " holds " + std::to_string(db->count_players()) +
       " players");
 
   caf::actor_system_config cfg;
@@ -104,7 +105,8 @@ int run(const server::server_config& c) {
   base.id = "mm";
   base.opts = c.opts;
   base.profile = profile(c.profile);
-  base.database.path = c.database_path;
+  base.database.path = server::store_location(c);
+  base.database.open = server::open_store_at;
   auto set = actors::spawn_instance_set<profile>(sys, c.instances, base);
   std::vector<std::string> names;
   for (std::uint32_t i = 0; i < c.instances; ++i)
@@ -151,10 +153,10 @@ int run(const server::server_config& c) {
   caf::actor load;
   if (c.effective_demo_qps() > 0)
     load = sys.spawn(demo_load, caf::actor_cast<iface::client>(client), c.effective_demo_qps(),
-                     count_players(db));
+                     db->count_players());
 
-  database read_db(c.database_path);
-  server::http_context ctx{c, bridge, queries, db, {}, read_db, {}, {}};
+  const auto read_db = server::open_configured_store(c);
+  server::http_context ctx{c, bridge, queries, *db, {}, *read_db, {}, {}};
   // Every connection is a file descriptor: take what the system allows.
   const std::uint64_t files = server::raise_open_file_limit();
   if (files != 0 && files < c.http.max_connections + 256)

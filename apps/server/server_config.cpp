@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "json_codec.hpp"
+#include "mm/storage/player_store.hpp"
 
 namespace mm::server {
 
@@ -206,6 +207,12 @@ const std::vector<key_spec>& keys() {
        "SQLite file (created and migrated if needed); the default is the demo database",
        [](server_config& c, const json& v) { c.database_path = as_text("database.path", v); },
        [](const server_config& c) -> json { return c.database_path; }},
+      {"database.url", K::text, "",
+       "PostgreSQL URL (postgresql://user@host:port/dbname) of a player table and snapshots "
+       "shared by several nodes; empty: the SQLite file database.path. Keep the password out "
+       "of it: libpq reads PGPASSWORD or ~/.pgpass",
+       [](server_config& c, const json& v) { c.database_url = as_text("database.url", v); },
+       [](const server_config& c) -> json { return redacted_url(c.database_url); }},
       {"demo.players", K::integer, "auto",
        "synthetic players written into an EMPTY player table; auto: 50000 on the demo database, "
        "0 on any other",
@@ -523,6 +530,10 @@ void check(const server_config& c) {
   }
   generic_profile{c.profile};  // throws config_error naming the attribute
   if (c.instances > 256) throw config_error("config key 'instances': at most 256");
+  if (!c.database_url.empty() && c.database_url.rfind("postgresql://", 0) != 0 &&
+      c.database_url.rfind("postgres://", 0) != 0)
+    throw config_error("config key 'database.url': '" + redacted_url(c.database_url) +
+                       "' is not a PostgreSQL URL (postgresql://user@host:port/dbname)");
   if (c.tokens.empty()) {
     if (!is_loopback(c.http_host))
       throw config_error("refusing to serve HTTP on '" + c.http_host +
@@ -600,7 +611,8 @@ command_line parse_command_line(int argc, const char* const* argv) {
   if (out.help) return out;
   if (!config_file.empty()) load_file(out.config, config_file);
   bool own_database = false;
-  for (const auto& f : flags) own_database |= f.first == "database.path";
+  for (const auto& f : flags)
+    own_database |= f.first == "database.path" || f.first == "database.url";
   if (config_file.empty() && !own_database) apply_demo_tuning(out.config);
   for (const auto& [name, raw] : flags) {
     const key_spec* spec = find_key(name);
@@ -620,10 +632,10 @@ std::string help_text() {
        "With no configuration it serves the demo database with synthetic players on\n"
        "http://127.0.0.1:8080/. Keys nest in the JSON file by their dots:\n"
        "--http.port=9000 is {\"http\": {\"port\": 9000}}. Durations take ms, s, m or h.\n"
-       "With no config file and no --database.path the demo tuning applies on top of the\n"
-       "defaults below (flags still win): player_cache_size 20000, database_cache_size\n"
-       "4000, first scan at once then every 2s, database_scan_max_fetch 8192, a snapshot\n"
-       "every 60s.\n\n";
+       "With no config file and no --database.path or --database.url the demo tuning\n"
+       "applies on top of the defaults below (flags still win): player_cache_size 20000,\n"
+       "database_cache_size 4000, first scan at once then every 2s,\n"
+       "database_scan_max_fetch 8192, a snapshot every 60s.\n\n";
   for (const auto& k : keys()) {
     s << "  " << k.name << "\n      default: " << k.default_text << "\n      " << k.help << "\n";
   }

@@ -28,6 +28,9 @@ inline constexpr const char* demo_database_path = "demo-data/matchmakerd.db";
 
 struct server_config {
   std::string database_path = demo_database_path;
+  // A PostgreSQL URL: the player store shared by several nodes. Empty: the
+  // SQLite file database_path. Never printed with its password.
+  std::string database_url;
   // Synthetic players written into an empty player table; -1: 50,000 on the
   // demo database, none on any other (a real table is never filled with fakes).
   std::int64_t demo_players = -1;
@@ -54,7 +57,7 @@ struct server_config {
   generic_profile_config profile = demo_profile_config();
   options opts;
 
-  bool demo_database() const { return database_path == demo_database_path; }
+  bool demo_database() const { return database_url.empty() && database_path == demo_database_path; }
   std::int64_t effective_demo_players() const {
     return demo_players >= 0 ? demo_players : demo_database() ? 50'000 : 0;
   }

@@ -1,6 +1,7 @@
-// The database worker: owns the SQLite connections of one instance (one for
-// snapshots and lookups, the scanner's read-only one) and does the blocking
-// work, so the instance's thread only applies results. Spawn it detached in a
+// The database worker: owns the database connections of one instance (one for
+// snapshots and lookups, the scanner's own) and does the blocking work, so the
+// instance's thread only applies results. The database is SQLite unless the
+// config's opener says otherwise (a server opens PostgreSQL URLs with it). Spawn it detached in a
 // server; tests spawn it on the deterministic scheduler instead.
 #pragma once
 
@@ -15,9 +16,7 @@
 #include <string>
 
 #include "mm/engine/player_row.hpp"
-#include "mm/storage/database.hpp"
-#include "mm/storage/player_scanner.hpp"
-#include "mm/storage/state_table.hpp"
+#include "mm/storage/player_store.hpp"
 
 namespace mm {
 
@@ -52,7 +51,7 @@ using set_aside_atom = caf::atom_constant<caf::atom("setaside")>;
 using fetch_atom = caf::atom_constant<caf::atom("fetch")>;
 using sample_atom = caf::atom_constant<caf::atom("sample")>;
 
-// The database worker: blocking SQLite work on its own thread.
+// The database worker: blocking database work on its own thread.
 using db_worker = caf::typed_actor<
     // Read about `fetch` rows in batches of `batch` through the scan pointers.
     caf::replies_to<scan_atom, std::uint32_t, std::uint32_t>::with<scan_result>,
@@ -68,7 +67,9 @@ using db_worker = caf::typed_actor<
     caf::replies_to<sample_atom, std::uint32_t>::with<scan_result>>;
 
 struct db_worker_config {
-  std::string path;                     // the SQLite file
+  std::string path;  // the SQLite file, or what `open` opens
+  // Opens `path` (a connection per call); empty: a SQLite file.
+  store_opener open;
   std::string scan_source = "players";  // table or view the scan reads
   std::uint64_t seed = 0;               // of the scan pointers; 0: drawn from the system
   int busy_timeout_ms = 5000;
@@ -80,9 +81,9 @@ struct db_worker_state {
   // Not an aggregate: CAF would otherwise build the state from the actor pointer.
   db_worker_state() = default;
   db_worker_config config;
-  std::uint64_t seed = 0;                   // of the scan pointers and the sample (never 0)
-  std::unique_ptr<database> db;             // opened on first use, reopened after errors
-  std::unique_ptr<player_scanner> scanner;  // likewise
+  std::uint64_t seed = 0;                // of the scan pointers and the sample (never 0)
+  std::unique_ptr<player_store> db;      // opened on first use, reopened after errors
+  std::unique_ptr<row_scanner> scanner;  // likewise
   static inline const char* name = "mm.db_worker";
 };
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "mm/storage/player_store.hpp"
+
 namespace mm {
 
 namespace {
@@ -31,20 +33,6 @@ const std::vector<migration>& postgres_migrations() {
 
 int pg_database::latest_schema_version() {
   return postgres_migrations().back().version;
-}
-
-std::string redacted_url(const std::string& url) {
-  // scheme://user:password@host...: the password is what lies between the
-  // first ':' after the scheme and the last '@' before the path.
-  const auto scheme = url.find("://");
-  if (scheme == std::string::npos) return url;
-  const auto start = scheme + 3;
-  const auto path = url.find('/', start);
-  const auto at = url.rfind('@', path == std::string::npos ? std::string::npos : path);
-  if (at == std::string::npos || at < start) return url;
-  const auto colon = url.find(':', start);
-  if (colon == std::string::npos || colon > at) return url;
-  return url.substr(0, colon + 1) + "***" + url.substr(at);
 }
 
 pg_database::pg_database(const std::string& url)

@@ -25,9 +25,6 @@ const std::vector<migration>& postgres_migrations();
 // schema/postgresql/*.sql as (file name, SQL) pairs (cmake/EmbedFiles.cmake).
 const std::vector<std::pair<std::string_view, std::string_view>>& postgres_schema_files();
 
-// `url` with any password replaced by "***", for messages and logs.
-std::string redacted_url(const std::string& url);
-
 class pg_database {
  public:
   // Throws store_error when the server cannot be reached, refuses the login,

@@ -67,21 +67,12 @@ void sample_hash(sqlite3_context* ctx, int, sqlite3_value** argv) {
 }
 }  // namespace
 
-bool valid_sql_identifier(const std::string& name) {
-  if (name.empty() || name.size() > 128) return false;
-  if (name[0] >= '0' && name[0] <= '9') return false;
-  for (char c : name)
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'))
-      return false;
-  return true;
-}
-
 player_scanner::player_scanner(const std::string& path, const std::string& source,
                                std::uint64_t seed, int busy_timeout_ms, std::uint32_t shard_count,
                                std::uint32_t shard_index)
-    : db_(path, database_options{busy_timeout_ms, /*read_only=*/true, /*single_thread=*/true}),
-      source_(source),
-      rng_(seed) {
+    : row_scanner(seed),
+      db_(path, database_options{busy_timeout_ms, /*read_only=*/true, /*single_thread=*/true}),
+      source_(source) {
   // The scan jumps between pointers all over the table: let SQLite map the file
   // instead of a pread per page, and keep a larger page cache.
   db_.sql().exec("PRAGMA mmap_size = 1073741824");
@@ -104,15 +95,29 @@ player_scanner::player_scanner(const std::string& path, const std::string& sourc
         "scan source '" + source + "' in '" + path + "' cannot be read: " + e.what() +
         " (it needs the columns id, mmr, attr0, attr1, attr2, attr3, payload, is_bot)");
   }
+  const std::string select = std::string("SELECT ") + columns + " FROM \"" + source_ + "\" WHERE ";
+  // Two subqueries: SQLite answers a lone MIN or MAX from the index, but reads
+  // the whole table for MIN(id), MAX(id) together.
+  const std::string from_source = " FROM \"" + source_ + "\")";
+  bounds_ = std::make_unique<statement>(
+      db_.sql(), "SELECT (SELECT MIN(id)" + from_source + ", (SELECT MAX(id)" + from_source);
+  after_ = std::make_unique<statement>(db_.sql(),
+                                       select + "id > ?" + shard_filter_ + " ORDER BY id LIMIT ?");
+  up_to_ = std::make_unique<statement>(db_.sql(),
+                                       select + "id <= ?" + shard_filter_ + " ORDER BY id LIMIT ?");
+}
+
+player_scanner::~player_scanner() = default;
+
+std::string player_scanner::describe() const {
+  return "scan of '" + source_ + "' in '" + db_.path() + "'";
 }
 
 void player_scanner::read(statement& q, scan_result& out, std::int64_t& last_id) {
   while (q.step()) {
     if (q.type(0) != SQLITE_INTEGER) {
-      ++out.unreadable;
-      if (out.reports.size() < max_reports)
-        out.reports.push_back("row after id " + std::to_string(last_id) + ": id is " +
-                              type_name(q.type(0)));
+      unreadable(out,
+                 "row after id " + std::to_string(last_id) + ": id is " + type_name(q.type(0)));
       continue;
     }
     last_id = q.int64(0);
@@ -126,12 +131,10 @@ void player_scanner::read(statement& q, scan_result& out, std::int64_t& last_id)
       if (!ok) bad = c;
     }
     if (bad >= 0) {
-      ++out.unreadable;
-      if (out.reports.size() < max_reports)
-        out.reports.push_back(
-            "player " + std::to_string(last_id) + ": " +
-            (bad == 0 ? std::string("id must be positive")
-                      : std::string(column_names[bad]) + " is " + type_name(q.type(bad))));
+      unreadable(out,
+                 "player " + std::to_string(last_id) + ": " +
+                     (bad == 0 ? std::string("id must be positive")
+                               : std::string(column_names[bad]) + " is " + type_name(q.type(bad))));
       continue;
     }
     player_row& r = out.rows.emplace_back();
@@ -166,11 +169,7 @@ scan_result player_scanner::sample(std::uint32_t wanted, std::uint64_t seed) {
     std::int64_t last_id = 0;
     read(q, out, last_id);
     out.batches = 1;
-    // In random order: a consumer that keeps only the latest rows (the sample
-    // FIFO, when it is smaller) must not keep only the highest ids.
-    rng order(seed ^ 0x5bd1e995u);
-    for (std::size_t i = out.rows.size(); i > 1; --i)
-      std::swap(out.rows[i - 1], out.rows[order.below(i)]);
+    shuffle(out.rows, seed);
   } catch (const std::exception& e) {
     throw store_error("sample of '" + source_ + "' in '" + db_.path() + "' failed: " + e.what());
   }
@@ -178,70 +177,30 @@ scan_result player_scanner::sample(std::uint32_t wanted, std::uint64_t seed) {
   return out;
 }
 
-scan_result player_scanner::scan(std::uint32_t fetch, std::uint32_t batch_size) {
-  scan_result out;
-  scan_into(fetch, batch_size, out);
-  return out;
+std::optional<std::pair<std::int64_t, std::int64_t>> player_scanner::id_range() {
+  // Each statement is reset after use: one left open would hold its read
+  // transaction, and with it an old snapshot of the table.
+  statement& q = *bounds_;
+  std::optional<std::pair<std::int64_t, std::int64_t>> range;
+  if (q.step() && q.type(0) != SQLITE_NULL) range = std::pair{q.int64(0), q.int64(1)};
+  q.reset();
+  return range;
 }
 
-void player_scanner::scan_into(std::uint32_t fetch, std::uint32_t batch_size, scan_result& out) {
-  const auto start = std::chrono::steady_clock::now();
-  out.rows.clear();
-  out.unreadable = 0;
-  out.reports.clear();
-  out.batches = out.wraps = 0;
-  out.seconds = 0;
-  if (fetch == 0 || batch_size == 0) return;
-  try {
-    // Two subqueries: SQLite answers a lone MIN or MAX from the index, but reads
-    // the whole table for MIN(id), MAX(id) together.
-    const std::string from_source = " FROM \"" + source_ + "\")";
-    SQLite::Statement bounds(
-        db_.sql(), "SELECT (SELECT MIN(id)" + from_source + ", (SELECT MAX(id)" + from_source);
-    bounds.executeStep();
-    if (bounds.getColumn(0).isNull()) return;  // empty table
-    const std::int64_t lo = bounds.getColumn(0).getInt64(), hi = bounds.getColumn(1).getInt64();
-    auto random_pointer = [&] {
-      // Just below a random id, so the batch starts with that id's row.
-      const auto span = static_cast<std::uint64_t>(hi - lo) + 1;
-      return lo + static_cast<std::int64_t>(rng_.below(span)) - 1;
-    };
+void player_scanner::read_after(std::int64_t after, std::uint32_t limit, scan_result& out,
+                                std::int64_t& last_id) {
+  after_->bind(1, after);
+  after_->bind(2, limit);
+  read(*after_, out, last_id);
+  after_->reset();
+}
 
-    const std::uint32_t batches = (fetch + batch_size - 1) / batch_size;
-    while (pointers_.size() < batches) pointers_.push_back(random_pointer());
-    for (auto& p : pointers_)
-      if (rng_.unit() < repoint_chance) p = random_pointer();
-
-    statement from(db_.sql(), std::string("SELECT ") + columns + " FROM \"" + source_ +
-                                  "\" WHERE id > ?" + shard_filter_ + " ORDER BY id LIMIT ?");
-    // After the end, from the start up to where this batch began: no row twice.
-    statement wrap(db_.sql(), std::string("SELECT ") + columns + " FROM \"" + source_ +
-                                  "\" WHERE id <= ?" + shard_filter_ + " ORDER BY id LIMIT ?");
-    out.rows.reserve(fetch);
-    std::uint32_t left = fetch;
-    for (std::uint32_t b = 0; b < batches; ++b, ++out.batches) {
-      const std::uint32_t want = std::min(left, batch_size);
-      const std::size_t before = out.rows.size() + out.unreadable;
-      std::int64_t& pointer = pointers_[b];
-      const std::int64_t began = pointer;
-      from.bind(1, pointer);
-      from.bind(2, want);
-      read(from, out, pointer);
-      from.reset();
-      const auto got = static_cast<std::uint32_t>(out.rows.size() + out.unreadable - before);
-      if (got < want) {
-        ++out.wraps;
-        wrap.bind(1, began);
-        wrap.bind(2, want - got);
-        read(wrap, out, pointer);
-        wrap.reset();
-      }
-      left -= want;
-    }
-  } catch (const std::exception& e) {
-    throw store_error("scan of '" + source_ + "' in '" + db_.path() + "' failed: " + e.what());
-  }
-  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+void player_scanner::read_up_to(std::int64_t upto, std::uint32_t limit, scan_result& out,
+                                std::int64_t& last_id) {
+  up_to_->bind(1, upto);
+  up_to_->bind(2, limit);
+  read(*up_to_, out, last_id);
+  up_to_->reset();
 }
 
 }  // namespace mm

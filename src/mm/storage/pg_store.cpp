@@ -1,0 +1,440 @@
+#include "mm/storage/pg_store.hpp"
+
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <unordered_map>
+
+#include "mm/engine/log.hpp"
+
+namespace mm {
+
+namespace {
+
+constexpr const char* row_columns =
+    "SELECT id, mmr, attr0, attr1, attr2, attr3, payload, is_bot, updated_at FROM players ";
+
+// One key for "a matchmaker creates a shard index" (an arbitrary constant:
+// "mm shard" in ASCII), held for the creating transaction only.
+constexpr long long shard_index_lock = 0x6d6d207368617264LL;
+
+bool parse(const pqxx::field& f, std::int64_t& v) {
+  if (f.is_null()) return false;
+  const char* s = f.c_str();
+  const char* end = s + f.size();
+  const auto [p, ec] = std::from_chars(s, end, v);
+  return ec == std::errc{} && p == end;
+}
+
+bool parse(const pqxx::field& f, double& v) {
+  if (f.is_null()) return false;
+  const char* s = f.c_str();
+  const char* end = s + f.size();
+  const auto [p, ec] = std::from_chars(s, end, v);
+  return ec == std::errc{} && p == end;
+}
+
+std::string payload_of(const pqxx::field& f) {
+  return f.is_null() ? std::string() : pqxx::binarystring(f).str();
+}
+
+player_row read_row(const pqxx::row& r) {
+  player_row p;
+  std::int64_t v = 0;
+  parse(r[0], v);
+  p.id = static_cast<player_id>(v);
+  parse(r[1], p.mmr);
+  for (int a = 0; a < 4; ++a) {
+    parse(r[2 + a], v);
+    p.attributes[a] = v;
+  }
+  p.payload = payload_of(r[6]);
+  p.is_bot = r[7].as<std::int64_t>(0) != 0;
+  parse(r[8], v);
+  p.updated_at_unix_ms = v;
+  return p;
+}
+
+// Text for a parameter: what libpq sends for each value of a row.
+std::string text(std::int64_t v) {
+  char buf[24];
+  return std::string(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+}
+std::string text(double v) {
+  char buf[32];  // the shortest form that reads back as the same double
+  return std::string(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+}
+// bytea's hex input form.
+std::string hex_bytea(std::string_view bytes) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out = "\\x";
+  out.reserve(2 + bytes.size() * 2);
+  for (unsigned char c : bytes) {
+    out.push_back(digits[c >> 4]);
+    out.push_back(digits[c & 15]);
+  }
+  return out;
+}
+
+// An array literal of ids for = ANY($1::bigint[]).
+std::string id_array(std::span<const player_id> ids) {
+  std::string out = "{";
+  for (player_id id : ids) {
+    if (id == invalid_player || id > max_stored_player_id) continue;
+    if (out.size() > 1) out.push_back(',');
+    out += text(static_cast<std::int64_t>(id));
+  }
+  out.push_back('}');
+  return out;
+}
+
+// INSERT ... VALUES ($1..$9), ($10..$18), ... for `rows` rows.
+std::string upsert_statement(std::size_t rows) {
+  std::string sql =
+      "INSERT INTO players (id, mmr, attr0, attr1, attr2, attr3, payload, is_bot, updated_at) "
+      "VALUES ";
+  int n = 0;
+  for (std::size_t r = 0; r < rows; ++r) {
+    sql += r ? ",(" : "(";
+    for (int c = 0; c < 9; ++c) {
+      sql += c ? ",$" : "$";
+      sql += std::to_string(++n);
+    }
+    sql += ")";
+  }
+  return sql +
+         " ON CONFLICT (id) DO UPDATE SET mmr = excluded.mmr, attr0 = excluded.attr0, "
+         "attr1 = excluded.attr1, attr2 = excluded.attr2, attr3 = excluded.attr3, "
+         "payload = excluded.payload, is_bot = excluded.is_bot, updated_at = excluded.updated_at";
+}
+
+}  // namespace
+
+template <class F>
+auto pg_store::guarded(const char* what, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const store_error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw store_error(std::string("cannot ") + what + " in PostgreSQL database '" + db_.where() +
+                      "': " + e.what());
+  }
+}
+
+pg_store::pg_store(const std::string& url) : url_(url), db_(url) {}
+
+write_report pg_store::upsert_players(std::span<const player_row> rows) {
+  write_report report;
+  const std::int64_t now = unix_ms_now();
+  // The rows to send: valid ones, and of a player given twice only the last
+  // (one INSERT ... ON CONFLICT cannot touch a row twice).
+  std::vector<std::size_t> send;
+  send.reserve(rows.size());
+  std::unordered_map<player_id, std::size_t> slot;  // player -> position in `send`
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (auto problem = row_problem_of(rows[i])) {
+      report.rejected.push_back({i, rows[i].id, *problem});
+      continue;
+    }
+    ++report.written;
+    const auto [it, fresh] = slot.try_emplace(rows[i].id, send.size());
+    if (fresh)
+      send.push_back(i);
+    else
+      send[it->second] = i;
+  }
+  if (send.empty()) return report;
+  guarded("write players", [&] {
+    pqxx::work tx(db_.sql());
+    std::vector<std::string> values;
+    std::vector<const char*> params;
+    for (std::size_t from = 0; from < send.size(); from += rows_per_statement) {
+      const std::size_t n = std::min(rows_per_statement, send.size() - from);
+      values.clear();
+      values.reserve(n * 9);
+      for (std::size_t k = 0; k < n; ++k) {
+        const player_row& r = rows[send[from + k]];
+        values.push_back(text(static_cast<std::int64_t>(r.id)));
+        values.push_back(text(r.mmr));
+        for (int a = 0; a < 4; ++a) values.push_back(text(r.attributes[a]));
+        values.push_back(r.payload.empty() ? std::string() : hex_bytea(r.payload));
+        values.push_back(r.is_bot ? "1" : "0");
+        values.push_back(text(r.updated_at_unix_ms ? r.updated_at_unix_ms : now));
+      }
+      // An empty payload is NULL, as on SQLite.
+      params.clear();
+      for (std::size_t v = 0; v < values.size(); ++v)
+        params.push_back(v % 9 == 6 && values[v].empty() ? nullptr : values[v].c_str());
+      tx.exec_params0(upsert_statement(n), pqxx::prepare::make_dynamic_params(params));
+    }
+    tx.commit();
+  });
+  return report;
+}
+
+std::uint64_t pg_store::delete_players(std::span<const player_id> ids) {
+  return guarded("delete players", [&] {
+    pqxx::work tx(db_.sql());
+    const auto r =
+        tx.exec_params0("DELETE FROM players WHERE id = ANY($1::bigint[])", id_array(ids));
+    tx.commit();
+    return static_cast<std::uint64_t>(r.affected_rows());
+  });
+}
+
+std::optional<player_row> pg_store::find_player(player_id id) {
+  if (id == invalid_player || id > max_stored_player_id) return std::nullopt;
+  return guarded("read a player", [&]() -> std::optional<player_row> {
+    pqxx::nontransaction tx(db_.sql());
+    const auto r =
+        tx.exec_params(std::string(row_columns) + "WHERE id = $1", static_cast<std::int64_t>(id));
+    if (r.empty()) return std::nullopt;
+    return read_row(r[0]);
+  });
+}
+
+std::vector<player_row> pg_store::players_after(player_id after, std::size_t limit) {
+  std::vector<player_row> out;
+  if (after >= max_stored_player_id) return out;
+  guarded("read players", [&] {
+    pqxx::nontransaction tx(db_.sql());
+    for (const auto& row :
+         tx.exec_params(std::string(row_columns) + "WHERE id > $1 ORDER BY id LIMIT $2",
+                        static_cast<std::int64_t>(after), static_cast<std::int64_t>(limit)))
+      out.push_back(read_row(row));
+  });
+  return out;
+}
+
+std::uint64_t pg_store::count_players() {
+  return guarded("count players", [&] {
+    pqxx::nontransaction tx(db_.sql());
+    return tx.exec1("SELECT count(*) FROM players")[0].as<std::uint64_t>();
+  });
+}
+
+void pg_store::write_state(const std::string& instance_id, const stored_state& s) {
+  guarded("write the matchmaker state", [&] {
+    pqxx::work tx(db_.sql());
+    tx.exec_params0(
+        "INSERT INTO matchmaker_state (instance_id, persisted_at, payload_version, payload) "
+        "VALUES ($1, $2, $3, $4) ON CONFLICT (instance_id) DO UPDATE SET "
+        "persisted_at = excluded.persisted_at, payload_version = excluded.payload_version, "
+        "payload = excluded.payload",
+        instance_id, s.persisted_at_unix_ms, static_cast<std::int64_t>(s.payload_version),
+        pqxx::binarystring(s.payload.data(), s.payload.size()));
+    tx.commit();
+  });
+}
+
+std::optional<stored_state> pg_store::read_state(const std::string& instance_id) {
+  return guarded("read the matchmaker state", [&]() -> std::optional<stored_state> {
+    pqxx::nontransaction tx(db_.sql());
+    const auto r = tx.exec_params(
+        "SELECT persisted_at, payload_version, payload FROM matchmaker_state "
+        "WHERE instance_id = $1",
+        instance_id);
+    if (r.empty()) return std::nullopt;
+    stored_state s;
+    s.persisted_at_unix_ms = r[0][0].as<std::int64_t>();
+    s.payload_version = r[0][1].as<std::uint32_t>();
+    s.payload = payload_of(r[0][2]);
+    return s;
+  });
+}
+
+void pg_store::set_aside_state(const std::string& instance_id, const std::string& reason,
+                               std::int64_t now_unix_ms) {
+  guarded("set the matchmaker state aside", [&] {
+    pqxx::work tx(db_.sql());
+    tx.exec_params0(
+        "INSERT INTO matchmaker_state_rejected (instance_id, set_aside_at, reason, "
+        "persisted_at, payload) SELECT instance_id, $1, $2, persisted_at, payload "
+        "FROM matchmaker_state WHERE instance_id = $3",
+        now_unix_ms, reason, instance_id);
+    tx.exec_params0("DELETE FROM matchmaker_state WHERE instance_id = $1", instance_id);
+    tx.commit();
+  });
+}
+
+std::vector<rejected_state> pg_store::rejected_states(const std::string& instance_id) {
+  return guarded("read rejected states", [&] {
+    std::vector<rejected_state> out;
+    pqxx::nontransaction tx(db_.sql());
+    for (const auto& r :
+         tx.exec_params("SELECT set_aside_at, reason, COALESCE(persisted_at, 0), payload FROM "
+                        "matchmaker_state_rejected WHERE instance_id = $1 ORDER BY id",
+                        instance_id))
+      out.push_back({r[0].as<std::int64_t>(), r[1].as<std::string>(), r[2].as<std::int64_t>(),
+                     payload_of(r[3])});
+    return out;
+  });
+}
+
+std::unique_ptr<row_scanner> pg_store::open_scanner(const scan_options& o) {
+  return std::make_unique<pg_scanner>(url_, o);
+}
+
+// --- the scan ---------------------------------------------------------------
+
+namespace {
+constexpr const char* scan_columns = "id, mmr, attr0, attr1, attr2, attr3, payload, is_bot";
+constexpr const char* column_names[] = {"id",    "mmr",   "attr0",   "attr1",
+                                        "attr2", "attr3", "payload", "is_bot"};
+}  // namespace
+
+pg_scanner::pg_scanner(const std::string& url, const scan_options& o)
+    : row_scanner(o.seed), db_(url), source_(o.source) {
+  if (!valid_sql_identifier(source_))
+    throw store_error("scan source '" + source_ +
+                      "' is not a plain table or view name (letters, digits, '_')");
+  if (o.shard_count > 1)
+    shard_filter_ = " AND id % " + std::to_string(o.shard_count) + " = " +
+                    std::to_string(o.shard_index % o.shard_count);
+  const std::string from = " FROM \"" + source_ + "\"";
+  try {
+    pqxx::nontransaction probe(db_.sql());
+    probe.exec(std::string("SELECT ") + scan_columns + from + " LIMIT 0");
+  } catch (const std::exception& e) {
+    throw store_error(
+        "scan source '" + source_ + "' in PostgreSQL database '" + db_.where() +
+        "' cannot be read: " + e.what() +
+        " (it needs the columns id, mmr, attr0, attr1, attr2, attr3, payload, is_bot)");
+  }
+  if (o.shard_count > 1) ensure_shard_index(o.shard_count);
+  try {
+    pqxx::nontransaction settings(db_.sql());
+    settings.exec0(session_settings);
+  } catch (const std::exception& e) {
+    throw store_error(describe() + ": cannot set up its connection: " + e.what());
+  }
+  const std::string select = std::string("SELECT ") + scan_columns + from + " WHERE ";
+  try {
+    db_.sql().prepare("mm_scan_range", "SELECT MIN(id), MAX(id)" + from);
+    db_.sql().prepare("mm_scan_after",
+                      select + "id > $1" + shard_filter_ + " ORDER BY id LIMIT $2");
+    db_.sql().prepare("mm_scan_up_to",
+                      select + "id <= $1" + shard_filter_ + " ORDER BY id LIMIT $2");
+  } catch (const std::exception& e) {
+    throw store_error(describe() + " cannot be prepared: " + e.what());
+  }
+}
+
+std::string pg_scanner::describe() const {
+  return "scan of '" + source_ + "' in PostgreSQL database '" + db_.where() + "'";
+}
+
+std::string pg_scanner::shard_index_name(const std::string& table, std::uint32_t shards) {
+  return table + "_id_mod_" + std::to_string(shards);
+}
+
+void pg_scanner::ensure_shard_index(std::uint32_t shards) {
+  // Only a table can be indexed; a view's scan filters what the view reads.
+  try {
+    pqxx::work tx(db_.sql());
+    const auto kind = tx.exec_params("SELECT relkind FROM pg_class WHERE oid = to_regclass($1)",
+                                     "\"" + source_ + "\"");
+    if (kind.empty() ||
+        (kind[0][0].as<std::string>() != "r" && kind[0][0].as<std::string>() != "p"))
+      return;
+    // Nodes that start together create it once.
+    tx.exec_params("SELECT pg_advisory_xact_lock($1)", shard_index_lock);
+    const std::string n = std::to_string(shards);
+    tx.exec0("CREATE INDEX IF NOT EXISTS \"" + shard_index_name(source_, shards) + "\" ON \"" +
+             source_ + "\" ((id % " + n + "), id)");
+    tx.commit();
+  } catch (const std::exception& e) {
+    // The scan still works without it, reading the other shards' rows too.
+    log(log_level::warning, describe() + ": cannot create the index " +
+                                shard_index_name(source_, shards) +
+                                " that lets a shard's scan read only its rows: " + e.what());
+  }
+}
+
+std::optional<std::pair<std::int64_t, std::int64_t>> pg_scanner::id_range() {
+  pqxx::nontransaction tx(db_.sql());
+  const auto r = tx.exec_prepared1("mm_scan_range");
+  std::int64_t lo = 0, hi = 0;
+  if (!parse(r[0], lo) || !parse(r[1], hi)) return std::nullopt;
+  return std::pair{lo, hi};
+}
+
+void pg_scanner::read_after(std::int64_t after, std::uint32_t limit, scan_result& out,
+                            std::int64_t& last_id) {
+  pqxx::nontransaction tx(db_.sql());
+  read(tx.exec_prepared("mm_scan_after", after, static_cast<std::int64_t>(limit)), out, last_id);
+}
+
+void pg_scanner::read_up_to(std::int64_t upto, std::uint32_t limit, scan_result& out,
+                            std::int64_t& last_id) {
+  pqxx::nontransaction tx(db_.sql());
+  read(tx.exec_prepared("mm_scan_up_to", upto, static_cast<std::int64_t>(limit)), out, last_id);
+}
+
+void pg_scanner::read(const pqxx::result& rows, scan_result& out, std::int64_t& last_id) {
+  for (const auto& q : rows) {
+    std::int64_t id = 0;
+    if (!parse(q[0], id)) {
+      unreadable(out, "row after id " + std::to_string(last_id) + ": id is " +
+                          (q[0].is_null() ? "NULL" : "'" + std::string(q[0].c_str()) + "'"));
+      continue;
+    }
+    last_id = id;
+    player_row r;
+    std::int64_t attr = 0;
+    int bad = id <= 0 ? 0 : -1;  // the first unusable column
+    if (bad < 0 && !parse(q[1], r.mmr)) bad = 1;
+    for (int a = 0; a < 4 && bad < 0; ++a) {
+      if (!parse(q[2 + a], attr)) bad = 2 + a;
+      r.attributes[a] = attr;
+    }
+    std::int64_t bot = 0;
+    if (bad < 0 && !q[7].is_null() && !parse(q[7], bot)) bad = 7;
+    if (bad >= 0) {
+      unreadable(out,
+                 "player " + std::to_string(id) + ": " +
+                     (bad == 0 ? std::string("id must be positive")
+                               : std::string(column_names[bad]) + " is " +
+                                     (q[bad].is_null() ? "NULL"
+                                                       : "'" + std::string(q[bad].c_str()) + "'")));
+      continue;
+    }
+    r.id = static_cast<player_id>(id);
+    r.payload = payload_of(q[6]);
+    r.is_bot = bot != 0;
+    out.rows.push_back(std::move(r));
+  }
+}
+
+scan_result pg_scanner::sample(std::uint32_t wanted, std::uint64_t seed) {
+  const auto start = std::chrono::steady_clock::now();
+  scan_result out;
+  if (wanted == 0) return out;
+  try {
+    const std::string from = " FROM \"" + source_ + "\" WHERE true" + shard_filter_;
+    pqxx::nontransaction tx(db_.sql());
+    const auto rows = tx.exec1("SELECT count(*)" + from)[0].as<std::uint64_t>();
+    if (rows == 0) return out;
+    // Out of 2^31 hash values: every row when the table is no larger than asked.
+    const std::int64_t below =
+        rows <= wanted
+            ? (std::int64_t{1} << 31)
+            : static_cast<std::int64_t>(static_cast<double>(wanted) / rows * 2147483648.0);
+    out.rows.reserve(std::min<std::uint64_t>(rows, wanted + wanted / 4 + 64));
+    std::int64_t last_id = 0;
+    read(tx.exec_params(std::string("SELECT ") + scan_columns + from +
+                            " AND (hashint8extended(id, $1) & 2147483647) < $2 ORDER BY id",
+                        static_cast<std::int64_t>(seed), below),
+         out, last_id);
+    out.batches = 1;
+    shuffle(out.rows, seed);
+  } catch (const std::exception& e) {
+    throw store_error("sample of '" + source_ + "' in PostgreSQL database '" + db_.where() +
+                      "' failed: " + e.what());
+  }
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+}  // namespace mm

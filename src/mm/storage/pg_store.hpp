@@ -1,0 +1,89 @@
+// The player store on PostgreSQL (mm/storage/player_store.hpp): the player
+// table and the snapshots that several matchmakerd nodes share. The same rows,
+// batches and scan as on SQLite; where PostgreSQL differs:
+// - a batch of upserts is one multi-row INSERT ... ON CONFLICT per 1,000 rows
+//   (a round trip each, not one per row); a player twice in a batch is written
+//   once, with its last row, as SQLite's one-by-one upserts leave it;
+// - a sharded scan reads through an index on (id % shards, id), created when
+//   the first scanner of that many shards opens, so that an instance's scan
+//   reads only its own rows;
+// - the cold-start sample hashes ids with PostgreSQL's hashint8extended: every
+//   row has the same chance, as on SQLite, but not the same rows are drawn.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "mm/storage/pg_database.hpp"
+#include "mm/storage/player_store.hpp"
+
+namespace mm {
+
+class pg_store final : public player_store {
+ public:
+  // Connects and migrates (pg_database). Throws store_error.
+  explicit pg_store(const std::string& url);
+
+  pg_database& db() { return db_; }
+
+  const std::string& where() const override { return db_.where(); }
+  write_report upsert_players(std::span<const player_row> rows) override;
+  std::uint64_t delete_players(std::span<const player_id> ids) override;
+  std::optional<player_row> find_player(player_id id) override;
+  std::uint64_t count_players() override;
+  std::vector<player_row> players_after(player_id after, std::size_t limit) override;
+  void write_state(const std::string& instance_id, const stored_state& s) override;
+  std::optional<stored_state> read_state(const std::string& instance_id) override;
+  void set_aside_state(const std::string& instance_id, const std::string& reason,
+                       std::int64_t now_unix_ms) override;
+  std::vector<rejected_state> rejected_states(const std::string& instance_id) override;
+  // PostgreSQL checks its own pages (and reports damage on read): nothing to
+  // do at start.
+  std::optional<std::string> integrity_problem() override { return std::nullopt; }
+  std::unique_ptr<row_scanner> open_scanner(const scan_options& o) override;
+
+  // Rows per INSERT statement of a batch.
+  static constexpr std::size_t rows_per_statement = 1000;
+
+ private:
+  template <class F>
+  auto guarded(const char* what, F&& f) -> decltype(f());
+
+  std::string url_;  // with its password: scanners open their own connections
+  pg_database db_;
+};
+
+// The scan on PostgreSQL: row_scanner's pointers and batches, read with
+// prepared statements on a connection of its own.
+class pg_scanner final : public row_scanner {
+ public:
+  pg_scanner(const std::string& url, const scan_options& o);
+
+  scan_result sample(std::uint32_t wanted, std::uint64_t seed) override;
+
+  // Run on the scanner's connection. The scan reads short runs from random
+  // points of a table that is mostly cached (or on SSD): with PostgreSQL's
+  // default random_page_cost of 4 the planner reads a shard through the
+  // primary key and drops the other shards' rows, (N - 1) / N of what it
+  // reads, rather than through the shard index (docs/performance.md).
+  static constexpr const char* session_settings = "SET random_page_cost = 1.1";
+
+  // The index a scan of `shards` shards of `table` reads through.
+  static std::string shard_index_name(const std::string& table, std::uint32_t shards);
+
+ private:
+  std::optional<std::pair<std::int64_t, std::int64_t>> id_range() override;
+  void read_after(std::int64_t after, std::uint32_t limit, scan_result& out,
+                  std::int64_t& last_id) override;
+  void read_up_to(std::int64_t upto, std::uint32_t limit, scan_result& out,
+                  std::int64_t& last_id) override;
+  std::string describe() const override;
+  void ensure_shard_index(std::uint32_t shards);
+  void read(const pqxx::result& rows, scan_result& out, std::int64_t& last_id);
+
+  pg_database db_;
+  std::string source_;
+  std::string shard_filter_;  // " AND id % N = k", or empty
+};
+
+}  // namespace mm

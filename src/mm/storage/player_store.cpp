@@ -1,0 +1,75 @@
+#include "mm/storage/player_store.hpp"
+
+#include "mm/storage/player_scanner.hpp"
+
+namespace mm {
+
+namespace {
+// The value of every "password=" (a URL's query parameter, or a key of a
+// libpq "key=value" string) replaced by "***".
+std::string redact_password_parameters(std::string s) {
+  static constexpr std::string_view key = "password=";
+  for (auto at = s.find(key); at != std::string::npos; at = s.find(key, at + 1)) {
+    const auto from = at + key.size();
+    auto to = s.find_first_of("& ", from);
+    if (to == std::string::npos) to = s.size();
+    s.replace(from, to - from, "***");
+  }
+  return s;
+}
+}  // namespace
+
+std::string redacted_url(const std::string& url) {
+  // scheme://user:password@host...: the password is what lies between the
+  // first ':' after the scheme and the last '@' before the path.
+  const auto scheme = url.find("://");
+  if (scheme == std::string::npos) return redact_password_parameters(url);
+  const auto start = scheme + 3;
+  const auto path = url.find('/', start);
+  const auto at = url.rfind('@', path == std::string::npos ? std::string::npos : path);
+  const auto colon = url.find(':', start);
+  if (at == std::string::npos || at < start || colon == std::string::npos || colon > at)
+    return redact_password_parameters(url);
+  return redact_password_parameters(url.substr(0, colon + 1) + "***" + url.substr(at));
+}
+
+sqlite_store::sqlite_store(const std::string& path, database_options o)
+    : db_(path, o), busy_timeout_ms_(o.busy_timeout_ms) {}
+
+write_report sqlite_store::upsert_players(std::span<const player_row> rows) {
+  return mm::upsert_players(db_, rows);
+}
+std::uint64_t sqlite_store::delete_players(std::span<const player_id> ids) {
+  return mm::delete_players(db_, ids);
+}
+std::optional<player_row> sqlite_store::find_player(player_id id) {
+  return mm::find_player(db_, id);
+}
+std::uint64_t sqlite_store::count_players() {
+  return mm::count_players(db_);
+}
+std::vector<player_row> sqlite_store::players_after(player_id after, std::size_t limit) {
+  return mm::players_after(db_, after, limit);
+}
+void sqlite_store::write_state(const std::string& instance_id, const stored_state& s) {
+  mm::write_state(db_, instance_id, s);
+}
+std::optional<stored_state> sqlite_store::read_state(const std::string& instance_id) {
+  return mm::read_state(db_, instance_id);
+}
+void sqlite_store::set_aside_state(const std::string& instance_id, const std::string& reason,
+                                   std::int64_t now_unix_ms) {
+  mm::set_aside_state(db_, instance_id, reason, now_unix_ms);
+}
+std::vector<rejected_state> sqlite_store::rejected_states(const std::string& instance_id) {
+  return mm::rejected_states(db_, instance_id);
+}
+std::optional<std::string> sqlite_store::integrity_problem() {
+  return db_.integrity_problem();
+}
+std::unique_ptr<row_scanner> sqlite_store::open_scanner(const scan_options& o) {
+  return std::make_unique<player_scanner>(db_.path(), o.source, o.seed, busy_timeout_ms_,
+                                          o.shard_count, o.shard_index);
+}
+
+}  // namespace mm

@@ -1,0 +1,90 @@
+// The player store: what a matchmaker needs from the database that holds the
+// player table and the snapshots, whichever database that is. SQLite
+// (sqlite_store, embedded, the default) and PostgreSQL (pg_store, shared by
+// several nodes, mm/storage/pg_store.hpp) implement it with the same meaning:
+// the same batches, the same scan, the same snapshot rows.
+//
+// A store is one connection, used by one thread at a time. The scan gets its
+// own connection (open_scanner), so it can run beside the writer.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "mm/engine/player_row.hpp"
+#include "mm/storage/database.hpp"
+#include "mm/storage/player_table.hpp"
+#include "mm/storage/row_scanner.hpp"
+#include "mm/storage/state_table.hpp"
+
+namespace mm {
+
+class player_store {
+ public:
+  virtual ~player_store() = default;
+
+  // The file, or the URL without its password: for messages and logs.
+  virtual const std::string& where() const = 0;
+
+  // The player table (mm/storage/player_table.hpp): one transaction per call;
+  // bad rows reported and skipped, never failing the batch.
+  virtual write_report upsert_players(std::span<const player_row> rows) = 0;
+  virtual std::uint64_t delete_players(std::span<const player_id> ids) = 0;
+  virtual std::optional<player_row> find_player(player_id id) = 0;
+  virtual std::uint64_t count_players() = 0;
+  virtual std::vector<player_row> players_after(player_id after, std::size_t limit) = 0;
+
+  // The snapshots, one row per instance (mm/storage/state_table.hpp).
+  virtual void write_state(const std::string& instance_id, const stored_state& s) = 0;
+  virtual std::optional<stored_state> read_state(const std::string& instance_id) = 0;
+  virtual void set_aside_state(const std::string& instance_id, const std::string& reason,
+                               std::int64_t now_unix_ms) = 0;
+  virtual std::vector<rejected_state> rejected_states(const std::string& instance_id) = 0;
+
+  // A damaged store, found by a check at start, or nothing when it is sound.
+  virtual std::optional<std::string> integrity_problem() = 0;
+
+  // A scanner on a connection of its own. Throws store_error when the source
+  // cannot be read.
+  virtual std::unique_ptr<row_scanner> open_scanner(const scan_options& o) = 0;
+};
+
+// `url` with any password replaced by "***", for messages and logs.
+std::string redacted_url(const std::string& url);
+
+// Opens a store from where it is: a file path or a URL. A server picks the
+// databases it was built with (apps/server/store_url.hpp).
+using store_opener = std::function<std::unique_ptr<player_store>(const std::string& where)>;
+
+// The SQLite store over a database file, created and migrated when new.
+class sqlite_store final : public player_store {
+ public:
+  explicit sqlite_store(const std::string& path, database_options o = {});
+
+  database& db() { return db_; }
+
+  const std::string& where() const override { return db_.path(); }
+  write_report upsert_players(std::span<const player_row> rows) override;
+  std::uint64_t delete_players(std::span<const player_id> ids) override;
+  std::optional<player_row> find_player(player_id id) override;
+  std::uint64_t count_players() override;
+  std::vector<player_row> players_after(player_id after, std::size_t limit) override;
+  void write_state(const std::string& instance_id, const stored_state& s) override;
+  std::optional<stored_state> read_state(const std::string& instance_id) override;
+  void set_aside_state(const std::string& instance_id, const std::string& reason,
+                       std::int64_t now_unix_ms) override;
+  std::vector<rejected_state> rejected_states(const std::string& instance_id) override;
+  std::optional<std::string> integrity_problem() override;
+  std::unique_ptr<row_scanner> open_scanner(const scan_options& o) override;
+
+ private:
+  database db_;
+  int busy_timeout_ms_;
+};
+
+}  // namespace mm

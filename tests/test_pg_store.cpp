@@ -1,0 +1,290 @@
+// The PostgreSQL player store against the SQLite one as its oracle: the same
+// batches, rows, snapshots and scans, on a real PostgreSQL server started by
+// the test and a real SQLite file, with data shaped like a game's (ids in
+// clusters with gaps, MMR rising with the id, outliers, duplicates and bad rows
+// in the batches).
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <map>
+#include <pqxx/pqxx>
+#include <set>
+
+#include "mm/engine/synthetic_players.hpp"
+#include "mm/storage/pg_store.hpp"
+#include "mm/testing/postgres_server.hpp"
+#include "mm/testing/temp_dir.hpp"
+
+using mm::test::postgres_server;
+
+namespace {
+
+bool have_postgres() {
+  if (!postgres_server::binaries().empty()) return true;
+  WARN("skipped: PostgreSQL's server is not installed (apt-get install postgresql)");
+  return false;
+}
+
+// Players as a game has them: ids in signup clusters with gaps between,
+// veterans (low ids) stronger, a few outliers, payloads of any bytes.
+std::vector<mm::player_row> game_players(std::size_t n, std::uint64_t seed) {
+  mm::rng r(seed);
+  auto rows = mm::make_players(mm::synthetic_population{}, n, 1, r);
+  mm::player_id id = 1000;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (r.below(50) == 0) id += 1 + r.below(100'000);  // a gap between signup waves
+    rows[i].id = id++;
+    rows[i].mmr += 600.0 * (1.0 - static_cast<double>(i) / static_cast<double>(n));
+    rows[i].payload.clear();
+    if (i % 3 == 0)
+      for (std::size_t b = 0; b < 1 + i % 40; ++b)
+        rows[i].payload.push_back(static_cast<char>(r.below(256)));
+    rows[i].updated_at_unix_ms = 1'700'000'000'000 + static_cast<std::int64_t>(i);
+  }
+  return rows;
+}
+
+bool same_row(const mm::player_row& a, const mm::player_row& b) {
+  return a.id == b.id && a.mmr == b.mmr && a.attributes == b.attributes && a.payload == b.payload &&
+         a.is_bot == b.is_bot;
+}
+
+// Every row of a store, in id order, through players_after pages.
+std::vector<mm::player_row> all_rows(mm::player_store& s) {
+  std::vector<mm::player_row> out;
+  mm::player_id after = 0;
+  for (;;) {
+    auto page = s.players_after(after, 777);
+    if (page.empty()) return out;
+    after = page.back().id;
+    out.insert(out.end(), page.begin(), page.end());
+  }
+}
+
+struct both_stores {
+  postgres_server server;
+  mm::test::temp_dir dir;
+  mm::sqlite_store sqlite{dir.file("oracle.db")};
+  mm::pg_store pg{server.url()};
+
+  void upsert(const std::vector<mm::player_row>& rows) {
+    const auto a = sqlite.upsert_players(rows);
+    const auto b = pg.upsert_players(rows);
+    REQUIRE(a.written == b.written);
+    REQUIRE(a.rejected.size() == b.rejected.size());
+    for (std::size_t i = 0; i < a.rejected.size(); ++i) {
+      CHECK(a.rejected[i].index == b.rejected[i].index);
+      CHECK(a.rejected[i].reason == b.rejected[i].reason);
+    }
+  }
+};
+
+}  // namespace
+
+TEST_CASE("PostgreSQL keeps the same players as SQLite, batch for batch", "[postgres][store]") {
+  if (!have_postgres()) return;
+  both_stores s;
+  auto rows = game_players(5000, 3);
+  // Bad rows and a player given twice (the later row wins) in the batch.
+  rows[10].mmr = std::nan("");
+  rows[20].id = 0;
+  rows[30].id = mm::max_stored_player_id + 1;
+  auto again = rows[40];
+  again.mmr = 2222.5;
+  again.payload = std::string("\0\xff\x01", 3);
+  rows.push_back(again);
+  rows[50].mmr = 1e300;  // extreme but finite
+  rows[60].attributes = {-1, std::numeric_limits<std::int64_t>::min(),
+                         std::numeric_limits<std::int64_t>::max(), 0};
+  s.upsert(rows);
+  CHECK(s.pg.count_players() == s.sqlite.count_players());
+  const auto a = all_rows(s.sqlite), b = all_rows(s.pg);
+  REQUIRE(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) CHECK(same_row(a[i], b[i]));
+  const auto twice = s.pg.find_player(rows[40].id);
+  REQUIRE(twice);
+  CHECK(twice->mmr == 2222.5);
+  CHECK(twice->payload == std::string("\0\xff\x01", 3));
+  CHECK(!s.pg.find_player(123));
+  CHECK(!s.pg.find_player(0));
+
+  // Updates of some, deletes of others (with unknown and invalid ids).
+  auto changed = std::vector<mm::player_row>(rows.begin() + 100, rows.begin() + 2600);
+  for (auto& r : changed) r.mmr += 17.25;
+  s.upsert(changed);
+  std::vector<mm::player_id> gone;
+  for (std::size_t i = 0; i < rows.size(); i += 7) gone.push_back(rows[i].id);
+  gone.push_back(99);
+  gone.push_back(0);
+  CHECK(s.pg.delete_players(gone) == s.sqlite.delete_players(gone));
+  const auto c = all_rows(s.sqlite), d = all_rows(s.pg);
+  REQUIRE(c.size() == d.size());
+  for (std::size_t i = 0; i < c.size(); ++i) CHECK(same_row(c[i], d[i]));
+}
+
+TEST_CASE("the PostgreSQL scan reads the rows SQLite's reads, pointer for pointer",
+          "[postgres][store][scan]") {
+  if (!have_postgres()) return;
+  both_stores s;
+  s.upsert(game_players(20'000, 5));
+  for (const std::uint32_t shards : {1u, 3u}) {
+    const mm::scan_options o{"players", 77, shards, shards - 1};
+    auto oracle = s.sqlite.open_scanner(o);
+    auto scanner = s.pg.open_scanner(o);
+    mm::rng r(shards);
+    std::uint64_t wraps = 0;
+    for (int tick = 0; tick < 60; ++tick) {
+      // The table changes between ticks, at both ends too.
+      if (tick % 10 == 5) {
+        auto more = game_players(300, 100 + static_cast<std::uint64_t>(tick));
+        for (auto& m : more) m.id += 10'000'000 * static_cast<mm::player_id>(tick);
+        s.upsert(more);
+      }
+      const auto fetch = static_cast<std::uint32_t>(1 + r.below(3000));
+      const auto batch = static_cast<std::uint32_t>(1 + r.below(700));
+      const auto a = oracle->scan(fetch, batch), b = scanner->scan(fetch, batch);
+      REQUIRE(a.rows.size() == b.rows.size());
+      for (std::size_t i = 0; i < a.rows.size(); ++i) {
+        CHECK(same_row(a.rows[i], b.rows[i]));
+        CHECK(b.rows[i].id % shards == shards - 1);
+      }
+      CHECK(a.batches == b.batches);
+      CHECK(a.wraps == b.wraps);
+      CHECK(oracle->pointers() == scanner->pointers());
+      wraps += b.wraps;
+    }
+    CHECK(wraps > 0);  // the scans went round the end of the table
+  }
+}
+
+TEST_CASE("a shard's scan on PostgreSQL reads only its own rows, through an index",
+          "[postgres][store][scan]") {
+  if (!have_postgres()) return;
+  both_stores s;
+  s.upsert(game_players(30'000, 8));
+  auto scanner = s.pg.open_scanner({"players", 1, 4, 2});
+  {
+    pqxx::work w(s.pg.db().sql());
+    w.exec0("ANALYZE players");
+    w.commit();
+  }
+  CHECK(scanner->scan(500, 100).rows.size() == 500);
+  pqxx::nontransaction w(s.pg.db().sql());
+  w.exec0(mm::pg_scanner::session_settings);  // as on the scanner's connection
+  const auto plan =
+      w.exec(
+           "EXPLAIN (ANALYZE, FORMAT JSON) SELECT id, mmr, attr0, attr1, attr2, attr3, payload, "
+           "is_bot FROM players WHERE id > 5000 AND id % 4 = 2 ORDER BY id LIMIT 200")[0][0]
+          .as<std::string>();
+  INFO(plan);
+  CHECK(plan.find("\"Index Name\": \"" + mm::pg_scanner::shard_index_name("players", 4) + "\"") !=
+        std::string::npos);
+  CHECK(plan.find("Rows Removed by Filter") == std::string::npos);
+  CHECK(plan.find("\"Actual Rows\": 200") != std::string::npos);
+}
+
+TEST_CASE("the PostgreSQL sample is uniform over a table whose MMR follows the ids",
+          "[postgres][store][scan]") {
+  if (!have_postgres()) return;
+  both_stores s;
+  const auto rows = game_players(40'000, 9);
+  s.upsert(rows);
+  // The mean MMR of shard 1, outliers left out (a few of them at 1e6 would
+  // swing any sample's mean).
+  double mean = 0;
+  std::size_t in_shard = 0, usual = 0;
+  for (const auto& r : rows) {
+    if (r.id % 2 != 1) continue;
+    ++in_shard;
+    if (r.mmr > 5000) continue;
+    mean += r.mmr;
+    ++usual;
+  }
+  mean /= static_cast<double>(usual);
+  auto scanner = s.pg.open_scanner({"players", 1, 2, 1});
+  const auto sample = scanner->sample(4000, 12);
+  // About 4,000 of the shard's 20,000, each from shard 1, drawn across the ids.
+  CHECK(sample.rows.size() > 3600);
+  CHECK(sample.rows.size() < 4400);
+  double got = 0;
+  std::size_t got_usual = 0;
+  std::set<mm::player_id> ids;
+  for (const auto& r : sample.rows) {
+    CHECK(r.id % 2 == 1);
+    ids.insert(r.id);
+    if (r.mmr > 5000) continue;
+    got += r.mmr;
+    ++got_usual;
+  }
+  got /= static_cast<double>(got_usual);
+  CHECK(ids.size() == sample.rows.size());
+  // A run of consecutive ids would be off by up to 300 here.
+  CHECK(std::abs(got - mean) < 25);
+  // Shuffled: not in id order.
+  CHECK(!std::is_sorted(sample.rows.begin(), sample.rows.end(),
+                        [](const auto& a, const auto& b) { return a.id < b.id; }));
+  // Asking for more than there is: every row of the shard.
+  CHECK(scanner->sample(50'000, 3).rows.size() == in_shard);
+}
+
+TEST_CASE("unreadable rows of a PostgreSQL view are reported as on SQLite",
+          "[postgres][store][scan]") {
+  if (!have_postgres()) return;
+  both_stores s;
+  s.upsert(game_players(1000, 4));
+  const std::string view =
+      "CREATE VIEW odd_players AS SELECT CASE WHEN id % 100 = 0 THEN -id ELSE id END AS id, "
+      "CASE WHEN id % 100 = 1 THEN NULL ELSE mmr END AS mmr, attr0, attr1, attr2, attr3, "
+      "payload, CASE WHEN id % 100 = 2 THEN NULL ELSE is_bot END AS is_bot FROM players";
+  s.sqlite.db().sql().exec(view);
+  {
+    pqxx::work w(s.pg.db().sql());
+    w.exec0(view);
+    w.commit();
+  }
+  auto a = s.sqlite.open_scanner({"odd_players", 4});
+  auto b = s.pg.open_scanner({"odd_players", 4});
+  const auto x = a->scan(1000, 1000), y = b->scan(1000, 1000);
+  CHECK(y.unreadable == x.unreadable);
+  CHECK(y.unreadable > 0);
+  CHECK(y.rows.size() == x.rows.size());
+  REQUIRE(!y.reports.empty());
+  CHECK(y.reports.size() == x.reports.size());
+  bool named_mmr = false;
+  for (const auto& r : y.reports) named_mmr |= r.find("mmr is NULL") != std::string::npos;
+  CHECK(named_mmr);
+  CHECK_THROWS_WITH(
+      s.pg.open_scanner({"no_such_table", 1}),
+      Catch::Contains("scan source 'no_such_table'") && Catch::Contains("cannot be read"));
+  CHECK_THROWS_WITH(s.pg.open_scanner({"players; DROP TABLE players", 1}),
+                    Catch::Contains("not a plain table or view name"));
+}
+
+TEST_CASE("snapshots on PostgreSQL: one row per instance, set aside with a reason",
+          "[postgres][store][state]") {
+  if (!have_postgres()) return;
+  both_stores s;
+  std::string bytes;
+  for (int i = 0; i < 256 * 4; ++i) bytes.push_back(static_cast<char>(i));
+  for (mm::player_store* store :
+       {static_cast<mm::player_store*>(&s.sqlite), static_cast<mm::player_store*>(&s.pg)}) {
+    CHECK(!store->read_state("a"));
+    store->write_state("a", {1, 3, "first"});
+    store->write_state("b", {2, 3, bytes});
+    store->write_state("a", {5, 4, bytes + "!"});
+    const auto a = store->read_state("a");
+    REQUIRE(a);
+    CHECK(a->persisted_at_unix_ms == 5);
+    CHECK(a->payload_version == 4);
+    CHECK(a->payload == bytes + "!");
+    CHECK(store->read_state("b")->payload == bytes);
+    store->set_aside_state("b", "cannot decode", 9);
+    CHECK(!store->read_state("b"));
+    const auto rejected = store->rejected_states("b");
+    REQUIRE(rejected.size() == 1);
+    CHECK(rejected[0].reason == "cannot decode");
+    CHECK(rejected[0].set_aside_at_unix_ms == 9);
+    CHECK(rejected[0].persisted_at_unix_ms == 2);
+    CHECK(rejected[0].payload == bytes);
+    CHECK(store->rejected_states("a").empty());
+  }
+}
