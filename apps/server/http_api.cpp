@@ -91,6 +91,14 @@ http_response guarded(const handler& h, const http_request& req) {
   return res;
 }
 
+// Why a cache change failed: 409 for a player whose shard another node of
+// the cluster runs (ask that node), else 503.
+http_error cache_change_failed(http_context& ctx, const caf::error& e) {
+  if (error_code_of(e) == errc::not_owned_here)
+    return http_error(409, ctx.bridge.render(e) + ": ask the node that runs its shard");
+  return http_error(503, "the matchmaker did not answer: " + ctx.bridge.render(e));
+}
+
 // A route's path: segments between '/'; a segment is a word, "*" (any one
 // non-empty segment, captured) or "a|b" (one of the words, captured). A path is
 // matched in one pass over its segments: no backtracking and no recursion,
@@ -500,15 +508,13 @@ http_handlers api_handlers(http_context& ctx) {
         throw http_error(404, "player " + std::to_string(id) + " is not in the player table");
     }
     auto changed = ctx.bridge.enroll(id);
-    if (!changed)
-      throw http_error(503, "the matchmaker did not answer: " + ctx.bridge.render(changed.error()));
+    if (!changed) throw cache_change_failed(ctx, changed.error());
     send_json(res, {{"id", id}, {"changed", *changed}});
   });
   api.post("/api/cache/remove", role::admin, [&ctx](auto& req, auto& res) {
     const player_id id = read_id_body(parse_body(req.body));
     auto changed = ctx.bridge.remove(id);
-    if (!changed)
-      throw http_error(503, "the matchmaker did not answer: " + ctx.bridge.render(changed.error()));
+    if (!changed) throw cache_change_failed(ctx, changed.error());
     send_json(res, {{"id", id}, {"changed", *changed}});
   });
   api.post("/api/players", role::admin, [&ctx, &profile](auto& req, auto& res) {

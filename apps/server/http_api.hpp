@@ -13,6 +13,7 @@
 #include "http_server.hpp"
 #include "metrics.hpp"
 #include "mm/actors/admin_bridge.hpp"
+#include "mm/actors/errors.hpp"
 #include "mm/actors/query_bridge.hpp"
 #include "mm/storage/player_store.hpp"
 #include "server_config.hpp"

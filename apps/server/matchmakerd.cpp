@@ -107,12 +107,19 @@ int run(const server::server_config& c) {
   base.profile = profile(c.profile);
   base.database.path = server::store_location(c);
   base.database.open = server::open_store_at;
-  auto set = actors::spawn_instance_set<profile>(sys, c.instances, base);
+  const actors::set_part part = c.instance_part();
+  auto set = actors::spawn_instance_part<profile>(sys, part, base);
   std::vector<std::string> names;
-  for (std::uint32_t i = 0; i < c.instances; ++i)
-    names.push_back(actors::member_config(base, c.instances, i).id);
+  for (const std::uint32_t i : part.shards)
+    names.push_back(actors::member_config(base, part.total, i).id);
+  if (c.cluster_total > 0) {
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    say("matchmakerd: node of a cluster of " + std::to_string(c.cluster_total) +
+        " instances, running " + list);
+  }
   const auto timeout = std::chrono::milliseconds(c.query_timeout_ms);
-  auto client = actors::spawn_client<profile>(sys, set, std::uint64_t{1});
+  auto client = actors::spawn_client<profile>(sys, set, std::uint64_t{1}, part);
   actors::admin_bridge<profile> bridge(sys, set, names, client, timeout);
   actors::query_bridge<profile> queries(sys, set, timeout, std::uint64_t{2});
 

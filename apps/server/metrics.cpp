@@ -203,6 +203,10 @@ std::string render_metrics(const std::vector<matchmaker_figures>& all,
   if (client) {
     w.family("mm_client_updates_total", "counter", "Player updates routed by the client actor.");
     w.sample("mm_client_updates_total", "", client->updates);
+    w.family("mm_client_updates_elsewhere_total", "counter",
+             "Player updates dropped because another node of the cluster runs the player's "
+             "shard (send them to that node).");
+    w.sample("mm_client_updates_elsewhere_total", "", client->updates_elsewhere);
   }
 
   w.family("mm_http_responses_total", "counter", "Admin API responses by status class.");

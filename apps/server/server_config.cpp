@@ -199,6 +199,40 @@ json hidden_tokens(const std::vector<access_token>& tokens) {
   return out;
 }
 
+// "0,2-3" -> {0, 2, 3}, in the order given.
+std::vector<std::uint32_t> parse_index_list(const std::string& key, const std::string& text) {
+  std::vector<std::uint32_t> out;
+  auto number = [&](const std::string& part) -> std::uint32_t {
+    if (part.empty() || part.size() > 3 ||
+        part.find_first_not_of("0123456789") != std::string::npos)
+      throw config_error("config key '" + key + "': '" + part +
+                         "' is not an instance index (0 to 255)");
+    return static_cast<std::uint32_t>(std::stoul(part));
+  };
+  std::size_t from = 0;
+  while (from <= text.size() && !text.empty()) {
+    auto comma = text.find(',', from);
+    if (comma == std::string::npos) comma = text.size();
+    const std::string item = text.substr(from, comma - from);
+    const auto dash = item.find('-');
+    if (dash == std::string::npos) {
+      out.push_back(number(item));
+    } else {
+      const auto lo = number(item.substr(0, dash)), hi = number(item.substr(dash + 1));
+      if (lo > hi) throw config_error("config key '" + key + "': range '" + item + "' is empty");
+      for (auto i = lo; i <= hi; ++i) out.push_back(i);
+    }
+    from = comma + 1;
+  }
+  return out;
+}
+
+std::string index_list_text(const std::vector<std::uint32_t>& list) {
+  std::string out;
+  for (auto i : list) out += (out.empty() ? "" : ",") + std::to_string(i);
+  return out;
+}
+
 const std::vector<key_spec>& keys() {
   using K = kind;
   static const server_config d;
@@ -233,6 +267,19 @@ const std::vector<key_spec>& keys() {
          c.instances = as_uint<std::uint32_t>("instances", v, 1);
        },
        [](const server_config& c) -> json { return c.instances; }},
+      {"cluster.total", K::integer, "0",
+       "instances in the whole set when several nodes share one database; each node runs "
+       "those in cluster.owned (instances is then not used); 0: no cluster",
+       [](server_config& c, const json& v) {
+         c.cluster_total = as_uint<std::uint32_t>("cluster.total", v, 0);
+       },
+       [](const server_config& c) -> json { return c.cluster_total; }},
+      {"cluster.owned", K::text, "",
+       "the instances of the cluster's set this node runs: indexes and ranges, \"0,2-3\"",
+       [](server_config& c, const json& v) {
+         c.cluster_owned = parse_index_list("cluster.owned", as_text("cluster.owned", v));
+       },
+       [](const server_config& c) -> json { return index_list_text(c.cluster_owned); }},
       {"http.host", K::text, d.http_host, "address of the admin HTTP API, dashboard and /metrics",
        [](server_config& c, const json& v) { c.http_host = as_text("http.host", v); },
        [](const server_config& c) -> json { return c.http_host; }},
@@ -530,6 +577,21 @@ void check(const server_config& c) {
   }
   generic_profile{c.profile};  // throws config_error naming the attribute
   if (c.instances > 256) throw config_error("config key 'instances': at most 256");
+  if (c.cluster_total > 256) throw config_error("config key 'cluster.total': at most 256");
+  if (c.cluster_total > 0 && c.cluster_owned.empty())
+    throw config_error("config key 'cluster.owned': which of the cluster's " +
+                       std::to_string(c.cluster_total) + " instances does this node run?");
+  if (c.cluster_total == 0 && !c.cluster_owned.empty())
+    throw config_error("config key 'cluster.owned' needs cluster.total");
+  std::vector<bool> seen(c.cluster_total, false);
+  for (auto i : c.cluster_owned) {
+    if (i >= c.cluster_total)
+      throw config_error("config key 'cluster.owned': instance " + std::to_string(i) +
+                         " is not below cluster.total (" + std::to_string(c.cluster_total) + ")");
+    if (seen[i])
+      throw config_error("config key 'cluster.owned': instance " + std::to_string(i) + " twice");
+    seen[i] = true;
+  }
   if (!c.database_url.empty() && c.database_url.rfind("postgresql://", 0) != 0 &&
       c.database_url.rfind("postgres://", 0) != 0)
     throw config_error("config key 'database.url': '" + redacted_url(c.database_url) +

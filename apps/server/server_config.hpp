@@ -10,6 +10,7 @@
 #include "http_server.hpp"
 #include "mm/actors/actor_tls.hpp"
 #include "mm/actors/port_limits.hpp"
+#include "mm/actors/router.hpp"
 #include "mm/actors/worker_idle.hpp"
 #include "mm/engine/generic_profile.hpp"
 #include "mm/engine/options.hpp"
@@ -38,6 +39,11 @@ struct server_config {
   // database, none otherwise. It makes the demo's dashboard move.
   std::int64_t demo_queries_per_second = -1;
   std::uint32_t instances = 2;
+  // A node of a cluster (nodes sharing one database): the set has
+  // cluster_total instances and this node runs those in cluster_owned.
+  // 0: no cluster, this node runs the whole set of `instances`.
+  std::uint32_t cluster_total = 0;
+  std::vector<std::uint32_t> cluster_owned;
   std::string http_host = "127.0.0.1";
   std::uint16_t http_port = 8080;  // 0: any free port (printed at start)
   // Threads, connection caps, timeouts and size limits of the HTTP server.
@@ -57,6 +63,13 @@ struct server_config {
   generic_profile_config profile = demo_profile_config();
   options opts;
 
+  // The instances this node runs, as shards of the whole set.
+  actors::set_part instance_part() const {
+    if (cluster_total > 0) return {cluster_total, cluster_owned};
+    actors::set_part all{instances, {}};
+    for (std::uint32_t i = 0; i < instances; ++i) all.shards.push_back(i);
+    return all;
+  }
   bool demo_database() const { return database_url.empty() && database_path == demo_database_path; }
   std::int64_t effective_demo_players() const {
     return demo_players >= 0 ? demo_players : demo_database() ? 50'000 : 0;

@@ -113,11 +113,15 @@ void ask_batch(client_pointer<Profile> self, std::shared_ptr<batch_job<Profile>>
 template <class Profile>
 typename client_interface<Profile>::routing_type::behavior_type client_actor(
     client_pointer<Profile> self, std::vector<typename interfaces<Profile>::matchmaker> instances,
-    std::uint64_t seed) {
+    std::uint64_t seed, set_part part) {
   using model = typename Profile::model_type;
   using query = typename Profile::query_type;
-  self->state.router = set_router<Profile>(std::move(instances), seed);
+  self->state.router = set_router<Profile>(std::move(instances), seed, part);
   auto none = [] { return make_error(errc::no_instances, "no matchmaker instances"); };
+  auto elsewhere = [](player_id id) {
+    return make_error(errc::not_owned_here, "player " + std::to_string(id) +
+                                                " belongs to a shard that another node runs");
+  };
   return {
       // By reference: the request is moved into the routed message, not copied.
       [=](find_atom, match_request<query>& req) -> caf::result<match_reply<model>> {
@@ -150,17 +154,21 @@ typename client_interface<Profile>::routing_type::behavior_type client_actor(
       [=](update_atom, const player_update<model>& u) {
         auto& s = self->state;
         ++s.stats.updates;
-        if (!s.router.empty()) s.router.update(self, u);
+        if (!s.router.empty() && !s.router.update(self, u)) ++s.stats.updates_elsewhere;
       },
       [=](enroll_atom a, player_id id) -> caf::result<bool> {
         auto& s = self->state;
         if (s.router.empty()) return none();
-        return self->delegate(s.router.owner(id), a, id);
+        const auto* owner = s.router.owner_of(id);
+        if (!owner) return elsewhere(id);
+        return self->delegate(*owner, a, id);
       },
       [=](remove_atom a, player_id id) -> caf::result<bool> {
         auto& s = self->state;
         if (s.router.empty()) return none();
-        return self->delegate(s.router.owner(id), a, id);
+        const auto* owner = s.router.owner_of(id);
+        if (!owner) return elsewhere(id);
+        return self->delegate(*owner, a, id);
       },
       [=](stats_atom) { return self->state.stats; },
   };
@@ -168,12 +176,13 @@ typename client_interface<Profile>::routing_type::behavior_type client_actor(
 
 // Spawns a routing client over `instances` (an instance set, members told
 // their next: spawn_instance_set); `seed` drives the choice of the first
-// instance of each query.
+// instance of each query. `part`: the shards the instances own when they are
+// a node's part of a larger set.
 template <class Profile, class Spawner>
 typename client_interface<Profile>::routing_type spawn_client(
     Spawner& spawner, std::vector<typename interfaces<Profile>::matchmaker> instances,
-    std::uint64_t seed) {
-  return spawner.spawn(client_actor<Profile>, std::move(instances), seed);
+    std::uint64_t seed, set_part part = {}) {
+  return spawner.spawn(client_actor<Profile>, std::move(instances), seed, std::move(part));
 }
 
 }  // namespace mm::actors

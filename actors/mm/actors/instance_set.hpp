@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "mm/actors/client.hpp"
+#include "mm/actors/router.hpp"
 #include "mm/actors/supervisor.hpp"
 #include "mm/engine/stable_hash.hpp"
 
@@ -31,21 +32,36 @@ instance_config<Profile> member_config(const instance_config<Profile>& base, std
   return c;
 }
 
+// A node's part of a set of `part.total` instances: members for the shards
+// in `part.shards` only, in that order, each passing what it cannot answer to
+// the next of them. The ids and shards are those of the whole set, so nodes
+// that share one database keep one snapshot row per instance.
+template <class Profile, class Spawner>
+std::vector<typename interfaces<Profile>::matchmaker> spawn_instance_part(
+    Spawner& spawner, const set_part& part, const instance_config<Profile>& base,
+    restart_backoff backoff = {}) {
+  std::vector<typename interfaces<Profile>::supervisor> supervisors;
+  for (const std::uint32_t i : part.shards)
+    supervisors.push_back(
+        spawner.spawn(supervisor_actor<Profile>, member_config(base, part.total, i), backoff));
+  // Told before this returns: a local send is in the mailbox when it returns,
+  // so no query can reach a member before its next does.
+  const std::size_t n = supervisors.size();
+  if (n > 1)
+    for (std::size_t k = 0; k < n; ++k)
+      caf::anon_send(supervisors[k], next_atom::value,
+                     typename interfaces<Profile>::set_member{supervisors[(k + 1) % n]});
+  return {supervisors.begin(), supervisors.end()};
+}
+
+// The whole set of `n` instances.
 template <class Profile, class Spawner>
 std::vector<typename interfaces<Profile>::matchmaker> spawn_instance_set(
     Spawner& spawner, std::uint32_t n, const instance_config<Profile>& base,
     restart_backoff backoff = {}) {
-  std::vector<typename interfaces<Profile>::supervisor> supervisors;
-  for (std::uint32_t i = 0; i < n; ++i)
-    supervisors.push_back(
-        spawner.spawn(supervisor_actor<Profile>, member_config(base, n, i), backoff));
-  // Told before this returns: a local send is in the mailbox when it returns,
-  // so no query can reach a member before its next does.
-  if (n > 1)
-    for (std::uint32_t i = 0; i < n; ++i)
-      caf::anon_send(supervisors[i], next_atom::value,
-                     typename interfaces<Profile>::set_member{supervisors[(i + 1) % n]});
-  return {supervisors.begin(), supervisors.end()};
+  set_part all{n, {}};
+  for (std::uint32_t i = 0; i < n; ++i) all.shards.push_back(i);
+  return spawn_instance_part<Profile>(spawner, all, base, backoff);
 }
 
 }  // namespace mm::actors

@@ -139,6 +139,7 @@ struct instance_info {
 struct client_stats {
   std::uint64_t queries = 0;
   std::uint64_t updates = 0;
+  std::uint64_t updates_elsewhere = 0;  // for players of shards another node runs: dropped
   routed_answers batches;  // the answers to the queries of batches (the client gathers those)
 };
 
@@ -223,7 +224,8 @@ typename Inspector::result_type inspect(Inspector& f, instance_info& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, client_stats& x) {
-  return f(caf::meta::type_name("client_stats"), x.queries, x.updates, x.batches);
+  return f(caf::meta::type_name("client_stats"), x.queries, x.updates, x.updates_elsewhere,
+           x.batches);
 }
 
 template <class Inspector>

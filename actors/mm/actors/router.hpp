@@ -6,6 +6,10 @@
 // as a query to one matchmaker does. Updates, enrolments and removals go to
 // the member that owns the player: `player_id mod N`.
 //
+// A node of a cluster runs only part of a set (set_part): its members own
+// some of the `total` shards, and a player of a shard run elsewhere has no
+// owner here (owner_of is null); its updates belong to that other node.
+//
 // Failures: a member whose instance is down (its supervisor restarting it)
 // passes the query on; when none is left, the set answers NoneFound if some
 // member found none, else an error. A member that never answers costs the
@@ -23,6 +27,13 @@
 
 namespace mm::actors {
 
+// Which shards of a set a node's members own: member k owns shard shards[k]
+// of `total`. The default, total 0, is the whole set: member k owns shard k.
+struct set_part {
+  std::uint32_t total = 0;
+  std::vector<std::uint32_t> shards;
+};
+
 template <class Profile>
 class set_router {
  public:
@@ -32,17 +43,26 @@ class set_router {
 
   set_router() = default;
   // `seed` drives the choice of the first member of each query.
-  set_router(std::vector<matchmaker> members, std::uint64_t seed)
-      : members_(std::move(members)), random_(seed) {}
+  set_router(std::vector<matchmaker> members, std::uint64_t seed, const set_part& part = {})
+      : members_(std::move(members)), random_(seed) {
+    if (part.total == 0) return;
+    assert(part.shards.size() == members_.size());
+    slot_.assign(part.total, no_member);
+    for (std::size_t k = 0; k < part.shards.size(); ++k)
+      slot_[part.shards[k]] = static_cast<std::uint32_t>(k);
+  }
 
   bool empty() const { return members_.empty(); }
   std::size_t size() const { return members_.size(); }
   const std::vector<matchmaker>& members() const { return members_; }
 
-  // The member that owns a player: its updates, enrolments and removals go there.
-  const matchmaker& owner(player_id id) const {
+  // The member that owns a player: its updates, enrolments and removals go
+  // there. Null when another node runs the player's shard.
+  const matchmaker* owner_of(player_id id) const {
     assert(!empty());
-    return members_[static_cast<std::size_t>(id % members_.size())];
+    if (slot_.empty()) return &members_[static_cast<std::size_t>(id % members_.size())];
+    const std::uint32_t k = slot_[static_cast<std::size_t>(id % slot_.size())];
+    return k == no_member ? nullptr : &members_[k];
   }
 
   // The route a query starts with: through every member, fakes as the caller wishes.
@@ -87,16 +107,21 @@ class set_router {
     return static_cast<std::size_t>(random_.below(members_.size()));
   }
 
-  // A player's update goes to its owner; fire and forget.
+  // A player's update goes to its owner; fire and forget. False when the
+  // player is another node's.
   template <class Self>
-  void update(Self* self, const player_update<model>& u) const {
-    self->send(owner(u.id), update_atom::value, u);
+  bool update(Self* self, const player_update<model>& u) const {
+    const matchmaker* to = owner_of(u.id);
+    if (to) self->send(*to, update_atom::value, u);
+    return to != nullptr;
   }
 
  private:
   const matchmaker& pick_first() { return members_[pick_first_index()]; }
 
+  static constexpr std::uint32_t no_member = ~std::uint32_t{0};
   std::vector<matchmaker> members_;
+  std::vector<std::uint32_t> slot_;  // shard -> member, when a part; else empty
   rng random_{1};
 };
 

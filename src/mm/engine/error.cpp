@@ -16,6 +16,8 @@ std::string_view to_string(errc e) {
       return "no_instances";
     case errc::instance_down:
       return "instance_down";
+    case errc::not_owned_here:
+      return "not_owned_here";
   }
   return "unknown";
 }

@@ -23,6 +23,7 @@ enum class errc : std::uint8_t {
   snapshot,            // a snapshot could not be read back
   no_instances,        // a client was given no matchmaker instance
   instance_down,       // the instance is restarting after a crash
+  not_owned_here,      // the player's shard is run by another node of the cluster
 };
 
 std::string_view to_string(errc e);

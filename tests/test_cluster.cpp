@@ -1,0 +1,140 @@
+// Two matchmakerd nodes on one PostgreSQL database, as real processes on
+// loopback with a real PostgreSQL server started by the test: each node runs
+// half of a set of instances, writes through either node land in the shared
+// table, and a node killed with SIGKILL loses nothing it acknowledged.
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <pqxx/pqxx>
+#include <thread>
+
+#include "mm/engine/synthetic_players.hpp"
+#include "mm/storage/pg_store.hpp"
+#include "mm/testing/postgres_server.hpp"
+#include "server_fixture.hpp"
+
+using mm::test::json;
+using mm::test::live_server;
+using mm::test::postgres_server;
+
+namespace {
+
+bool have_postgres() {
+  if (!postgres_server::binaries().empty()) return true;
+  WARN("skipped: PostgreSQL's server is not installed (apt-get install postgresql)");
+  return false;
+}
+
+// A node of a cluster of `total` instances running `owned`, on `url`.
+json node_config(const std::string& url, std::uint32_t total, const std::string& owned) {
+  return {{"database", {{"url", url}}},
+          {"cluster", {{"total", total}, {"owned", owned}}},
+          {"matchmaker", {{"state_snapshot_interval", "1s"}}}};
+}
+
+// The opponents a node offers for `n` queries around MMR 1500.
+std::vector<std::uint64_t> offered(const live_server& s, int n) {
+  std::vector<std::uint64_t> ids;
+  for (int q = 0; q < n; ++q) {
+    const json reply = s.post_json(
+        "/api/query", {{"attacker_id", 900'000 + q}, {"mmr", 1300 + 20 * q}}, mm::test::test_token);
+    if (reply["result"] == "Success") ids.push_back(reply["model"]["id"].get<std::uint64_t>());
+  }
+  return ids;
+}
+
+std::vector<std::string> snapshot_rows(const std::string& url) {
+  pqxx::connection c(url);
+  pqxx::nontransaction w(c);
+  std::vector<std::string> ids;
+  for (const auto& r : w.exec("SELECT instance_id FROM matchmaker_state ORDER BY instance_id"))
+    ids.push_back(r[0].as<std::string>());
+  return ids;
+}
+
+}  // namespace
+
+TEST_CASE("two matchmakerd nodes share one PostgreSQL database, each running its own shards",
+          "[cluster][postgres][server]") {
+  if (!have_postgres()) return;
+  postgres_server pg;
+  {
+    mm::pg_store store(pg.url());
+    mm::rng r(5);
+    store.upsert_players(mm::make_players(mm::synthetic_population{}, 4000, 1, r));
+  }
+  live_server a(node_config(pg.url(), 2, "0"), 0);
+  live_server b(node_config(pg.url(), 2, "1"), 0);
+  a.wait_until_filled();
+  b.wait_until_filled();
+
+  // Each node lists its own instance, named as in the whole set, and offers
+  // only its shard's players.
+  const json ma = a.get_json("/api/matchmakers", mm::test::view_token)["matchmakers"];
+  const json mb = b.get_json("/api/matchmakers", mm::test::view_token)["matchmakers"];
+  REQUIRE(ma.size() == 1);
+  REQUIRE(mb.size() == 1);
+  CHECK(ma[0]["name"] == "mm-0");
+  CHECK(mb[0]["name"] == "mm-1");
+  const auto from_a = offered(a, 30), from_b = offered(b, 30);
+  CHECK(from_a.size() > 20);
+  CHECK(from_b.size() > 20);
+  for (auto id : from_a) CHECK(id % 2 == 0);
+  for (auto id : from_b) CHECK(id % 2 == 1);
+  // The other node's players cannot be put into this node's cache.
+  const auto elsewhere = a.post("/api/cache/add", "{\"id\": 11}", mm::test::admin_token);
+  REQUIRE(elsewhere);
+  CHECK(elsewhere->status == 409);
+  CHECK(elsewhere->body.find("another node") != std::string::npos);
+
+  // Players written through node B, acknowledged, then B killed at once.
+  json players = json::array();
+  for (std::uint64_t id = 10'001; id <= 10'040; ++id)
+    players.push_back({{"id", id}, {"mmr", 1500 + static_cast<double>(id % 7)}});
+  const json written = b.post_json("/api/players", {{"players", players}}, mm::test::admin_token);
+  CHECK(written["written"] == 40);
+  b.kill_hard();
+  // Nothing acknowledged was lost: every row is in the shared table.
+  {
+    mm::pg_store store(pg.url());
+    for (std::uint64_t id = 10'001; id <= 10'040; ++id) CHECK(store.find_player(id));
+  }
+  // Node A keeps serving. It reads the rows written through B from the
+  // shared table (the scan's rows are the same as SQLite's: test_pg_store),
+  // and its instance takes one of its own shard into its cache. (Whether it
+  // is still there a moment later is the scan's business: replace-on-insert.)
+  CHECK(offered(a, 10).size() > 5);
+  const json stored = a.get_json("/api/players/10002", mm::test::view_token)["stored"];
+  CHECK(stored["mmr"] == 1500 + 10'002 % 7);
+  CHECK(a.post_json("/api/cache/add", {{"id", 10'002}}, mm::test::admin_token)["changed"] == true);
+
+  // B comes back, warm from its last snapshot (written every second), and
+  // serves its shard again, the players written through it included.
+  b.start();
+  b.wait_until_filled();
+  for (auto id : offered(b, 20)) CHECK(id % 2 == 1);
+  CHECK(b.post_json("/api/cache/add", {{"id", 10'001}}, mm::test::admin_token)["changed"] == true);
+  CHECK(a.stop() == 0);
+  CHECK(b.stop() == 0);
+  CHECK(snapshot_rows(pg.url()) == std::vector<std::string>{"mm-0", "mm-1"});
+}
+
+TEST_CASE("matchmakerd refuses a cluster config it cannot run", "[cluster][server]") {
+  const auto refused = [](std::vector<std::string> flags) {
+    std::vector<std::string> argv = {MATCHMAKERD_BINARY, "--http.port", "0", "--actor.port", "-1"};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    mm::test::child_process p(argv, true);
+    std::string out;
+    CHECK(p.finish(&out) == 2);
+    return out;
+  };
+  CHECK_THAT(refused({"--cluster.total", "2"}), Catch::Contains("'cluster.owned'"));
+  CHECK_THAT(refused({"--cluster.total", "2", "--cluster.owned", "0,2"}),
+             Catch::Contains("instance 2 is not below cluster.total"));
+  CHECK_THAT(refused({"--cluster.total", "4", "--cluster.owned", "1-2,2"}),
+             Catch::Contains("instance 2 twice"));
+  CHECK_THAT(refused({"--cluster.owned", "1"}), Catch::Contains("needs cluster.total"));
+  CHECK_THAT(refused({"--cluster.total", "2", "--cluster.owned", "x"}),
+             Catch::Contains("'x' is not an instance index"));
+  CHECK_THAT(refused({"--database.url", "mysql://root:hunter2@h/db"}),
+             Catch::Contains("not a PostgreSQL URL") && !Catch::Contains("hunter2"));
+}
