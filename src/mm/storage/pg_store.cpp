@@ -316,6 +316,12 @@ pg_scanner::pg_scanner(const std::string& url, const scan_options& o)
                       select + "id > $1" + shard_filter_ + " ORDER BY id LIMIT $2");
     db_.sql().prepare("mm_scan_up_to",
                       select + "id <= $1" + shard_filter_ + " ORDER BY id LIMIT $2");
+    db_.sql().prepare(
+        "mm_scan_batches",
+        std::string("SELECT p.b, x.* FROM unnest($1::bigint[], $2::bigint[]) WITH ORDINALITY "
+                    "AS p(after, want, b) CROSS JOIN LATERAL (") +
+            select + "id > p.after" + shard_filter_ +
+            " ORDER BY id LIMIT p.want) x ORDER BY p.b, x.id");
   } catch (const std::exception& e) {
     throw store_error(describe() + " cannot be prepared: " + e.what());
   }
@@ -373,37 +379,64 @@ void pg_scanner::read_up_to(std::int64_t upto, std::uint32_t limit, scan_result&
 }
 
 void pg_scanner::read(const pqxx::result& rows, scan_result& out, std::int64_t& last_id) {
+  for (const auto& q : rows) read_row(q, 0, out, last_id);
+}
+
+void pg_scanner::read_row(const pqxx::row& q, int first, scan_result& out, std::int64_t& last_id) {
+  auto col = [&](int c) { return q[first + c]; };
+  auto shown = [&](int c) {
+    return col(c).is_null() ? std::string("NULL") : "'" + std::string(col(c).c_str()) + "'";
+  };
+  std::int64_t id = 0;
+  if (!parse(col(0), id)) {
+    unreadable(out, "row after id " + std::to_string(last_id) + ": id is " + shown(0));
+    return;
+  }
+  last_id = id;
+  player_row r;
+  std::int64_t attr = 0;
+  int bad = id <= 0 ? 0 : -1;  // the first unusable column
+  if (bad < 0 && !parse(col(1), r.mmr)) bad = 1;
+  for (int a = 0; a < 4 && bad < 0; ++a) {
+    if (!parse(col(2 + a), attr)) bad = 2 + a;
+    r.attributes[a] = attr;
+  }
+  std::int64_t bot = 0;
+  if (bad < 0 && !col(7).is_null() && !parse(col(7), bot)) bad = 7;
+  if (bad >= 0) {
+    unreadable(out, "player " + std::to_string(id) + ": " +
+                        (bad == 0 ? std::string("id must be positive")
+                                  : std::string(column_names[bad]) + " is " + shown(bad)));
+    return;
+  }
+  r.id = static_cast<player_id>(id);
+  r.payload = payload_of(col(6));
+  r.is_bot = bot != 0;
+  out.rows.push_back(std::move(r));
+}
+
+void pg_scanner::read_batches(std::span<std::int64_t> pointers,
+                              const std::vector<std::uint32_t>& wants, scan_result& out,
+                              std::vector<std::uint32_t>& got) {
+  // Array literals: "{after0,after1,...}" and "{want0,want1,...}".
+  std::string afters = "{", limits = "{";
+  for (std::size_t b = 0; b < pointers.size(); ++b) {
+    if (b) {
+      afters.push_back(',');
+      limits.push_back(',');
+    }
+    afters += text(pointers[b]);
+    limits += text(static_cast<std::int64_t>(wants[b]));
+  }
+  afters.push_back('}');
+  limits.push_back('}');
+  pqxx::nontransaction tx(db_.sql());
+  const auto rows = tx.exec_prepared("mm_scan_batches", afters, limits);
   for (const auto& q : rows) {
-    std::int64_t id = 0;
-    if (!parse(q[0], id)) {
-      unreadable(out, "row after id " + std::to_string(last_id) + ": id is " +
-                          (q[0].is_null() ? "NULL" : "'" + std::string(q[0].c_str()) + "'"));
-      continue;
-    }
-    last_id = id;
-    player_row r;
-    std::int64_t attr = 0;
-    int bad = id <= 0 ? 0 : -1;  // the first unusable column
-    if (bad < 0 && !parse(q[1], r.mmr)) bad = 1;
-    for (int a = 0; a < 4 && bad < 0; ++a) {
-      if (!parse(q[2 + a], attr)) bad = 2 + a;
-      r.attributes[a] = attr;
-    }
-    std::int64_t bot = 0;
-    if (bad < 0 && !q[7].is_null() && !parse(q[7], bot)) bad = 7;
-    if (bad >= 0) {
-      unreadable(out,
-                 "player " + std::to_string(id) + ": " +
-                     (bad == 0 ? std::string("id must be positive")
-                               : std::string(column_names[bad]) + " is " +
-                                     (q[bad].is_null() ? "NULL"
-                                                       : "'" + std::string(q[bad].c_str()) + "'")));
-      continue;
-    }
-    r.id = static_cast<player_id>(id);
-    r.payload = payload_of(q[6]);
-    r.is_bot = bot != 0;
-    out.rows.push_back(std::move(r));
+    const auto b = static_cast<std::size_t>(q[0].as<std::int64_t>() - 1);  // ordinality is 1-based
+    const std::size_t before = out.rows.size() + out.unreadable;
+    read_row(q, 1, out, pointers[b]);
+    got[b] += static_cast<std::uint32_t>(out.rows.size() + out.unreadable - before);
   }
 }
 

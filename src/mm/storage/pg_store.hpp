@@ -75,11 +75,17 @@ class pg_scanner final : public row_scanner {
   std::optional<std::pair<std::int64_t, std::int64_t>> id_range() override;
   void read_after(std::int64_t after, std::uint32_t limit, scan_result& out,
                   std::int64_t& last_id) override;
+  // One statement for every batch: a LATERAL join of the pointers with the
+  // table, one index range per pointer, so a scan costs one round trip.
+  void read_batches(std::span<std::int64_t> pointers, const std::vector<std::uint32_t>& wants,
+                    scan_result& out, std::vector<std::uint32_t>& got) override;
   void read_up_to(std::int64_t upto, std::uint32_t limit, scan_result& out,
                   std::int64_t& last_id) override;
   std::string describe() const override;
   void ensure_shard_index(std::uint32_t shards);
   void read(const pqxx::result& rows, scan_result& out, std::int64_t& last_id);
+  // One row whose scan columns start at column `first`.
+  void read_row(const pqxx::row& q, int first, scan_result& out, std::int64_t& last_id);
 
   pg_database db_;
   std::string source_;

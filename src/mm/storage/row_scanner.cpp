@@ -36,25 +36,32 @@ void row_scanner::scan_into(std::uint32_t fetch, std::uint32_t batch_size, scan_
       if (rng_.unit() < repoint_chance) p = random_pointer();
 
     out.rows.reserve(fetch);
-    std::uint32_t left = fetch;
-    for (std::uint32_t b = 0; b < batches; ++b, ++out.batches) {
-      const std::uint32_t want = std::min(left, batch_size);
-      const std::size_t before = out.rows.size() + out.unreadable;
-      std::int64_t& pointer = pointers_[b];
-      const std::int64_t began = pointer;
-      read_after(pointer, want, out, pointer);
-      const auto got = static_cast<std::uint32_t>(out.rows.size() + out.unreadable - before);
-      if (got < want) {
-        // After the end, from the start up to where this batch began: no row twice.
-        ++out.wraps;
-        read_up_to(began, want - got, out, pointer);
-      }
-      left -= want;
+    wants_.assign(batches, batch_size);
+    if (fetch % batch_size) wants_.back() = fetch % batch_size;
+    began_.assign(pointers_.begin(), pointers_.begin() + batches);
+    got_.assign(batches, 0);
+    read_batches(std::span(pointers_).first(batches), wants_, out, got_);
+    out.batches = batches;
+    for (std::uint32_t b = 0; b < batches; ++b) {
+      if (got_[b] >= wants_[b]) continue;
+      // After the end, from the start up to where this batch began: no row twice.
+      ++out.wraps;
+      read_up_to(began_[b], wants_[b] - got_[b], out, pointers_[b]);
     }
   } catch (const std::exception& e) {
     throw store_error(describe() + " failed: " + e.what());
   }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void row_scanner::read_batches(std::span<std::int64_t> pointers,
+                               const std::vector<std::uint32_t>& wants, scan_result& out,
+                               std::vector<std::uint32_t>& got) {
+  for (std::size_t b = 0; b < pointers.size(); ++b) {
+    const std::size_t before = out.rows.size() + out.unreadable;
+    read_after(pointers[b], wants[b], out, pointers[b]);
+    got[b] = static_cast<std::uint32_t>(out.rows.size() + out.unreadable - before);
+  }
 }
 
 void row_scanner::unreadable(scan_result& out, std::string why) {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -75,6 +76,14 @@ class row_scanner {
   // order; `last_id` becomes the last id read, usable or not.
   virtual void read_after(std::int64_t after, std::uint32_t limit, scan_result& out,
                           std::int64_t& last_id) = 0;
+  // Every batch's read_after at once: for batch b, up to wants[b] rows after
+  // pointers[b], appended in batch order; pointers[b] becomes the last id
+  // read and got[b] how many rows (usable or not) it read. By default one
+  // read_after per batch; a database that pays a round trip per statement
+  // reads them all in one.
+  virtual void read_batches(std::span<std::int64_t> pointers,
+                            const std::vector<std::uint32_t>& wants, scan_result& out,
+                            std::vector<std::uint32_t>& got);
   // The same for ids up to `upto`, from the start: the rest of a batch that
   // reached the end.
   virtual void read_up_to(std::int64_t upto, std::uint32_t limit, scan_result& out,
@@ -91,6 +100,8 @@ class row_scanner {
  private:
   rng rng_;
   std::vector<std::int64_t> pointers_;  // last id read by each batch's pointer
+  std::vector<std::int64_t> began_;     // where each batch of this scan began
+  std::vector<std::uint32_t> wants_, got_;
 };
 
 // A table or view name usable in SQL: letters, digits and '_', not starting with
