@@ -10,19 +10,15 @@
 #include "mm/engine/synthetic_players.hpp"
 #include "mm/storage/pg_store.hpp"
 #include "mm/testing/postgres_server.hpp"
+#include "postgres_available.hpp"
 #include "server_fixture.hpp"
 
+using mm::test::have_postgres;
 using mm::test::json;
 using mm::test::live_server;
 using mm::test::postgres_server;
 
 namespace {
-
-bool have_postgres() {
-  if (!postgres_server::binaries().empty()) return true;
-  WARN("skipped: PostgreSQL's server is not installed (apt-get install postgresql)");
-  return false;
-}
 
 // A node of a cluster of `total` instances running `owned`, on `url`.
 json node_config(const std::string& url, std::uint32_t total, const std::string& owned) {

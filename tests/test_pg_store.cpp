@@ -13,16 +13,12 @@
 #include "mm/storage/pg_store.hpp"
 #include "mm/testing/postgres_server.hpp"
 #include "mm/testing/temp_dir.hpp"
+#include "postgres_available.hpp"
 
+using mm::test::have_postgres;
 using mm::test::postgres_server;
 
 namespace {
-
-bool have_postgres() {
-  if (!postgres_server::binaries().empty()) return true;
-  WARN("skipped: PostgreSQL's server is not installed (apt-get install postgresql)");
-  return false;
-}
 
 // Players as a game has them: ids in signup clusters with gaps between,
 // veterans (low ids) stronger, a few outliers, payloads of any bytes.

@@ -9,16 +9,12 @@
 #include "mm/storage/pg_database.hpp"
 #include "mm/storage/player_store.hpp"
 #include "mm/testing/postgres_server.hpp"
+#include "postgres_available.hpp"
 
+using mm::test::have_postgres;
 using mm::test::postgres_server;
 
 namespace {
-
-bool have_postgres() {
-  if (!postgres_server::binaries().empty()) return true;
-  WARN("skipped: PostgreSQL's server is not installed (apt-get install postgresql)");
-  return false;
-}
 
 // Column name -> type of a table, as PostgreSQL reports them.
 std::map<std::string, std::string> columns(pqxx::connection& c, const std::string& table) {

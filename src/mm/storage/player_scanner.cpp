@@ -189,18 +189,20 @@ std::optional<std::pair<std::int64_t, std::int64_t>> player_scanner::id_range() 
 
 void player_scanner::read_after(std::int64_t after, std::uint32_t limit, scan_result& out,
                                 std::int64_t& last_id) {
-  after_->bind(1, after);
-  after_->bind(2, limit);
-  read(*after_, out, last_id);
-  after_->reset();
+  read_from(*after_, after, limit, out, last_id);
 }
 
 void player_scanner::read_up_to(std::int64_t upto, std::uint32_t limit, scan_result& out,
                                 std::int64_t& last_id) {
-  up_to_->bind(1, upto);
-  up_to_->bind(2, limit);
-  read(*up_to_, out, last_id);
-  up_to_->reset();
+  read_from(*up_to_, upto, limit, out, last_id);
+}
+
+void player_scanner::read_from(statement& q, std::int64_t bound, std::uint32_t limit,
+                               scan_result& out, std::int64_t& last_id) {
+  q.bind(1, bound);
+  q.bind(2, limit);
+  read(q, out, last_id);
+  q.reset();
 }
 
 }  // namespace mm

@@ -41,6 +41,9 @@ class player_scanner final : public row_scanner {
                   std::int64_t& last_id) override;
   std::string describe() const override;
   void read(statement& q, scan_result& out, std::int64_t& last_id);
+  // Binds the id bound and the limit, reads, and resets the statement.
+  void read_from(statement& q, std::int64_t bound, std::uint32_t limit, scan_result& out,
+                 std::int64_t& last_id);
 
   database db_;
   std::string source_;
