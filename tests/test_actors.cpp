@@ -2,6 +2,7 @@
 #include <set>
 
 #include "actor_fixture.hpp"
+#include "actor_test_support.hpp"
 #include "mm/actors/generic_actors.hpp"
 #include "mm/actors/query_bridge.hpp"
 #include "mm/engine/synthetic_players.hpp"
@@ -12,27 +13,12 @@
 using namespace mm;
 using namespace mm::actors;
 using namespace std::chrono_literals;
+using mm::test::config_for;
+using mm::test::query_at;
 
 namespace {
 using iface = interfaces<generic_profile>;
 using model = generic_model;
-
-instance_config<generic_profile> config_for(const std::string& db_path, std::string id = "mm") {
-  instance_config<generic_profile> c;
-  c.id = std::move(id);
-  c.opts = test::small_options(10'000);
-  c.opts.database_cache_size = 10'000;  // snapshots keep every cached player
-  c.opts.bucket_initial_size = 4096;
-  c.opts.database_scan_first_delay = 10s;
-  c.opts.database_scan_tick = 30s;
-  c.opts.state_snapshot_interval = 1h;
-  c.opts.buckets_rebalance_interval = 4h;
-  c.opts.player_remove_after_candidate_offer = fill_threshold::never;
-  c.opts.sizing_sample_rows = 0;  // these tests count the scans' rows; one test turns it on
-  c.database.path = db_path;
-  c.detached_worker = false;
-  return c;
-}
 
 void fill_table(const std::string& path, std::size_t n) {
   database db(path);
@@ -44,12 +30,6 @@ std::uint64_t scans(test::actor_fixture& f, const iface::matchmaker& h) {
   auto [info, err] = f.ask<instance_info>(h, info_atom::value);
   REQUIRE(info);
   return info->engine.stats.scans;
-}
-
-match_request<generic_query> query_at(float mmr, player_id attacker = 999'999) {
-  match_request<generic_query> r;
-  r.query = test::query(attacker, mmr);
-  return r;
 }
 
 // A matchmaker that takes requests and never answers them.
@@ -345,62 +325,6 @@ routed_answers set_answers(test::actor_fixture& f, const std::vector<iface::matc
     sum += info->supervisor.routed;
   }
   return sum;
-}
-
-TEST_CASE("a node running part of a set owns only its shards' players", "[actors][cluster]") {
-  test::temp_dir dir;
-  test::actor_fixture f;
-  auto base = config_for(dir.file("mm.db"));
-  base.opts.enable_database_scan = false;
-  // Instances 3 and 1 of a set of 4: the other two run on another node.
-  const set_part part{4, {3, 1}};
-  auto set = spawn_instance_part<generic_profile>(f.sys(), part, base);
-  REQUIRE(set.size() == 2);
-  auto client = spawn_client<generic_profile>(f.sys(), set, std::uint64_t{7}, part);
-  set_router<generic_profile> router(set, 13, part);
-  f.run();
-  for (player_id id = 1; id <= 40; ++id) {
-    const auto* owner = router.owner_of(id);
-    if (id % 4 == 3)
-      CHECK((owner && *owner == set[0]));
-    else if (id % 4 == 1)
-      CHECK((owner && *owner == set[1]));
-    else
-      CHECK(owner == nullptr);
-    caf::anon_send(client, update_atom::value, player_update<model>{id, {test::model(id, 100)}});
-  }
-  f.run();
-  // Each member holds its own shard's players, with the whole set's ids.
-  for (player_id id = 1; id <= 40; ++id) {
-    auto [p0, e0] = f.ask<player_info>(set[0], player_atom::value, id);
-    auto [p1, e1] = f.ask<player_info>(set[1], player_atom::value, id);
-    REQUIRE(p0);
-    REQUIRE(p1);
-    CHECK(p0->participating == (id % 4 == 3));
-    CHECK(p1->participating == (id % 4 == 1));
-  }
-  auto [info, ie] = f.ask<instance_info>(set[0], info_atom::value);
-  REQUIRE(info);
-  CHECK(info->engine.name == base.id + "-3");
-  // The other node's players: updates dropped and counted, enrolment refused.
-  auto [stats, se] = f.ask<client_stats>(client, stats_atom::value);
-  REQUIRE(stats);
-  CHECK(stats->updates == 40);
-  CHECK(stats->updates_elsewhere == 20);
-  auto [enrolled, ee] = f.ask<bool>(client, enroll_atom::value, player_id{2});
-  CHECK_FALSE(enrolled);
-  CHECK(ee.code() == static_cast<std::uint8_t>(errc::not_owned_here));
-  // A query goes round this node's members: the player near 900 is found
-  // whichever member is asked first.
-  caf::anon_send(client, update_atom::value, player_update<model>{5, {test::model(5, 900)}});
-  f.run();
-  for (int q = 0; q < 6; ++q) {
-    auto [r, e] = f.ask<match_reply<model>>(client, find_atom::value, query_at(905));
-    REQUIRE(r);
-    CHECK(r->best_candidate_id == 5);
-  }
-  for (auto& h : set) caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
-  caf::anon_send_exit(client, caf::exit_reason::user_shutdown);
 }
 
 TEST_CASE("routing sends updates by id mod N and a query on through the set", "[actors]") {

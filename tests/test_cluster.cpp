@@ -2,11 +2,16 @@
 // loopback with a real PostgreSQL server started by the test: each node runs
 // half of a set of instances, writes through either node land in the shared
 // table, and a node killed with SIGKILL loses nothing it acknowledged.
+#include <caf/all.hpp>
+#include <caf/io/all.hpp>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <pqxx/pqxx>
 #include <thread>
 
+#include "mm/actors/cluster_client.hpp"
+#include "mm/actors/registration.hpp"
+#include "mm/actors/remote.hpp"
 #include "mm/engine/synthetic_players.hpp"
 #include "mm/storage/pg_store.hpp"
 #include "mm/testing/postgres_server.hpp"
@@ -112,6 +117,79 @@ TEST_CASE("two matchmakerd nodes share one PostgreSQL database, each running its
   CHECK(a.stop() == 0);
   CHECK(b.stop() == 0);
   CHECK(snapshot_rows(pg.url()) == std::vector<std::string>{"mm-0", "mm-1"});
+}
+
+TEST_CASE("a game's cluster client searches two matchmakerd nodes over their actor ports",
+          "[cluster][postgres][server][remote]") {
+  if (!have_postgres()) return;
+  postgres_server pg;
+  {
+    mm::pg_store store(pg.url());
+    mm::rng r(6);
+    store.upsert_players(mm::make_players(mm::synthetic_population{}, 4000, 1, r));
+  }
+  auto with_port = [&](const std::string& owned) {
+    json c = node_config(pg.url(), 2, owned);
+    c["actor"] = {{"port", 0}};
+    return c;
+  };
+  live_server a(with_port("0"), 0);
+  live_server b(with_port("1"), 0);
+  REQUIRE(a.actor_port() != 0);
+  REQUIRE(b.actor_port() != 0);
+  a.wait_until_filled();
+  b.wait_until_filled();
+
+  // The game's process: its own actor system, connected to both nodes.
+  using namespace mm::actors;
+  using handle = interfaces<mm::generic_profile>::client;
+  caf::actor_system_config cfg;
+  use_network(cfg, {});
+  cfg.set("logger.verbosity", caf::atom("quiet"));
+  add_message_types<mm::generic_profile>(cfg, "generic");
+  caf::actor_system sys{cfg};
+  auto node_a = connect_actor<handle>(sys, "127.0.0.1", a.actor_port(), false);
+  auto node_b = connect_actor<handle>(sys, "127.0.0.1", b.actor_port(), false);
+  REQUIRE(node_a);
+  REQUIRE(node_b);
+  auto cluster = spawn_cluster_client<mm::generic_profile>(sys, {{*node_a, {0}}, {*node_b, {1}}}, 2,
+                                                           std::chrono::milliseconds(2000), 3);
+  caf::scoped_actor self{sys};
+  auto ask = [&](float mmr, std::uint32_t region) {
+    mm::match_request<mm::generic_query> req;
+    req.query = mm::generic_query{900'000, mmr, {region, 1, 0, 0}};
+    req.allow_fake_opponent = false;
+    mm::match_reply<mm::generic_model> out;
+    self->request(cluster, std::chrono::seconds(10), find_atom::value, req)
+        .receive([&](mm::match_reply<mm::generic_model>& r) { out = std::move(r); },
+                 [&](caf::error& e) { FAIL(sys.render(e)); });
+    return out;
+  };
+  // Both nodes answer: opponents of both shards come back.
+  int even = 0, odd = 0;
+  for (int q = 0; q < 40; ++q) {
+    const auto r = ask(1400 + 5 * static_cast<float>(q), 1 + q % 3);
+    if (r.type != mm::match_type::success) continue;
+    (r.best_candidate_id % 2 == 0 ? even : odd) += 1;
+  }
+  CHECK(even > 0);
+  CHECK(odd > 0);
+  // A player only node B holds, sent by the cluster client to B (its shard):
+  // every query finds it, also those that start at node A, which has none
+  // near that MMR and passes the query on.
+  caf::anon_send(
+      cluster, update_atom::value,
+      mm::player_update<mm::generic_model>{4001, {mm::generic_model{4001, 4200, {2, 9, 0, 0}}}});
+  bool seen = false;
+  for (int q = 0; q < 100 && !seen; ++q) {  // the update crosses the network first
+    seen = ask(4200, 2).best_candidate_id == 4001;
+    if (!seen) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  REQUIRE(seen);
+  for (int q = 0; q < 10; ++q) CHECK(ask(4200, 2).best_candidate_id == 4001);
+  self->send_exit(cluster, caf::exit_reason::user_shutdown);
+  CHECK(a.stop() == 0);
+  CHECK(b.stop() == 0);
 }
 
 TEST_CASE("matchmakerd refuses a cluster config it cannot run", "[cluster][server]") {

@@ -1,0 +1,177 @@
+// A game process's client over the nodes of a cluster (docs/operations.md,
+// Several nodes): matchmakerd processes that each run part of one set of
+// instances over one shared database. Spawned in the game's process over the
+// nodes' actor ports (connect_actor), it speaks the same interface as one
+// node's client, so a game actor does not know how many nodes there are.
+//
+// - A query goes to a random node. A node that finds none answers NoneFound,
+//   and the query goes on to the next node, until one answers or every node
+//   was asked: the whole player base is searched, as in one set. A node that
+//   fails or does not answer within `node_timeout` is passed over the same
+//   way. Fake opponents only from the last node asked, as the caller wishes.
+// - Updates, enrolments and removals go to the node that runs the player's
+//   shard (id mod total).
+// - A batch goes to one node whole (its queries are not passed between nodes).
+#pragma once
+
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "mm/actors/errors.hpp"
+#include "mm/actors/interface.hpp"
+#include "mm/engine/random.hpp"
+
+namespace mm::actors {
+
+// One node as the game sees it: its client (its actor port) and the shards
+// it runs (its cluster.owned).
+template <class Profile>
+struct cluster_node {
+  typename interfaces<Profile>::client client;
+  std::vector<std::uint32_t> owned;
+};
+
+template <class Profile>
+struct cluster_client_state {
+  cluster_client_state() = default;  // not an aggregate (see client_state)
+  std::vector<typename interfaces<Profile>::client> nodes;
+  std::vector<std::uint32_t> node_of_shard;  // shard -> node, or no_node
+  std::chrono::milliseconds node_timeout{1000};
+  rng random{1};
+  client_stats stats;  // queries, updates, updates_elsewhere (no node runs the shard)
+  static constexpr std::uint32_t no_node = ~std::uint32_t{0};
+  static inline const char* name = "mm.cluster_client";
+};
+
+template <class Profile>
+using cluster_client_pointer = typename interfaces<
+    Profile>::routing_client::template stateful_pointer<cluster_client_state<Profile>>;
+
+// A query on its way through the nodes.
+template <class Profile>
+struct cluster_hop {
+  match_request<typename Profile::query_type> request;
+  bool allow_fake = false;  // the caller's wish, for the last node
+  std::size_t first = 0, asked = 0;
+  bool someone_said_none = false;
+  caf::typed_response_promise<match_reply<typename Profile::model_type>> promise;
+};
+
+template <class Profile>
+void ask_next_node(cluster_client_pointer<Profile> self,
+                   std::shared_ptr<cluster_hop<Profile>> hop) {
+  using model = typename Profile::model_type;
+  auto& st = self->state;
+  const std::size_t n = st.nodes.size();
+  const bool last = hop->asked + 1 == n;
+  auto req = hop->request;  // kept whole for the next node
+  req.allow_fake_opponent = last && hop->allow_fake;
+  const auto& node = st.nodes[(hop->first + hop->asked) % n];
+  ++hop->asked;
+  self->request(node, st.node_timeout, find_atom::value, std::move(req))
+      .then(
+          [=](match_reply<model>& r) {
+            if (r.type == match_type::none_found && !last) {
+              hop->someone_said_none = true;
+              ask_next_node<Profile>(self, hop);
+              return;
+            }
+            hop->promise.deliver(std::move(r));
+          },
+          [=](caf::error& e) {
+            if (!last) {
+              ask_next_node<Profile>(self, hop);
+              return;
+            }
+            // Every node was asked: NoneFound if one found none, else the error.
+            if (hop->someone_said_none)
+              hop->promise.deliver(match_reply<model>{});
+            else
+              hop->promise.deliver(std::move(e));
+          });
+}
+
+template <class Profile>
+typename interfaces<Profile>::routing_client::behavior_type cluster_client_actor(
+    cluster_client_pointer<Profile> self, std::vector<cluster_node<Profile>> nodes,
+    std::uint32_t total, std::chrono::milliseconds node_timeout, std::uint64_t seed) {
+  using model = typename Profile::model_type;
+  using query = typename Profile::query_type;
+  using state = cluster_client_state<Profile>;
+  auto& st = self->state;
+  st.node_timeout = node_timeout;
+  st.random = rng(seed);
+  st.node_of_shard.assign(total, state::no_node);
+  for (std::size_t k = 0; k < nodes.size(); ++k) {
+    st.nodes.push_back(nodes[k].client);
+    for (auto shard : nodes[k].owned)
+      if (shard < total) st.node_of_shard[shard] = static_cast<std::uint32_t>(k);
+  }
+  auto none = [] { return make_error(errc::no_instances, "no matchmaker nodes"); };
+  // The node running a player's shard, or null.
+  auto owner = [self](player_id id) -> const typename interfaces<Profile>::client* {
+    auto& s = self->state;
+    if (s.node_of_shard.empty()) return nullptr;
+    const auto k = s.node_of_shard[static_cast<std::size_t>(id % s.node_of_shard.size())];
+    return k == state::no_node ? nullptr : &s.nodes[k];
+  };
+  auto nobody = [](player_id id) {
+    return make_error(errc::not_owned_here,
+                      "no node of the cluster runs the shard of player " + std::to_string(id));
+  };
+  return {
+      [=](find_atom, match_request<query>& req) -> caf::result<match_reply<model>> {
+        auto& s = self->state;
+        if (s.nodes.empty()) return none();
+        ++s.stats.queries;
+        auto hop = std::make_shared<cluster_hop<Profile>>();
+        hop->allow_fake = req.allow_fake_opponent;
+        hop->request = std::move(req);
+        hop->first = static_cast<std::size_t>(s.random.below(s.nodes.size()));
+        hop->promise = self->template make_response_promise<match_reply<model>>();
+        auto rp = hop->promise;
+        ask_next_node<Profile>(self, std::move(hop));
+        return rp;
+      },
+      [=](find_atom a, std::vector<match_request<query>>& batch)
+          -> caf::result<std::vector<match_reply<model>>> {
+        auto& s = self->state;
+        if (s.nodes.empty()) return none();
+        s.stats.queries += batch.size();
+        return self->delegate(s.nodes[s.random.below(s.nodes.size())], a, std::move(batch));
+      },
+      [=](update_atom a, const player_update<model>& u) {
+        auto& s = self->state;
+        ++s.stats.updates;
+        if (const auto* to = owner(u.id))
+          self->send(*to, a, u);
+        else
+          ++s.stats.updates_elsewhere;
+      },
+      [=](enroll_atom a, player_id id) -> caf::result<bool> {
+        if (const auto* to = owner(id)) return self->delegate(*to, a, id);
+        return nobody(id);
+      },
+      [=](remove_atom a, player_id id) -> caf::result<bool> {
+        if (const auto* to = owner(id)) return self->delegate(*to, a, id);
+        return nobody(id);
+      },
+      [=](stats_atom) { return self->state.stats; },
+  };
+}
+
+// Spawns a cluster client over `nodes` (each with its cluster.owned) of a
+// set of `total` instances. `node_timeout` bounds one node's answer before the
+// query goes on; `seed` drives the choice of the first node.
+template <class Profile, class Spawner>
+typename interfaces<Profile>::routing_client spawn_cluster_client(
+    Spawner& spawner, std::vector<cluster_node<Profile>> nodes, std::uint32_t total,
+    std::chrono::milliseconds node_timeout = std::chrono::milliseconds(1000),
+    std::uint64_t seed = 1) {
+  return spawner.spawn(cluster_client_actor<Profile>, std::move(nodes), total, node_timeout, seed);
+}
+
+}  // namespace mm::actors
