@@ -52,17 +52,20 @@ std::vector<std::string> snapshot_rows(const std::string& url) {
   return ids;
 }
 
+// 4,000 synthetic players with ids 1..4000 in the shared table.
+void write_players(const std::string& url, std::uint64_t seed) {
+  mm::pg_store store(url);
+  mm::rng r(seed);
+  store.upsert_players(mm::make_players(mm::synthetic_population{}, 4000, 1, r));
+}
+
 }  // namespace
 
 TEST_CASE("two matchmakerd nodes share one PostgreSQL database, each running its own shards",
           "[cluster][postgres][server]") {
   if (!have_postgres()) return;
   postgres_server pg;
-  {
-    mm::pg_store store(pg.url());
-    mm::rng r(5);
-    store.upsert_players(mm::make_players(mm::synthetic_population{}, 4000, 1, r));
-  }
+  write_players(pg.url(), 5);
   live_server a(node_config(pg.url(), 2, "0"), 0);
   live_server b(node_config(pg.url(), 2, "1"), 0);
   a.wait_until_filled();
@@ -123,11 +126,7 @@ TEST_CASE("a game's cluster client searches two matchmakerd nodes over their act
           "[cluster][postgres][server][remote]") {
   if (!have_postgres()) return;
   postgres_server pg;
-  {
-    mm::pg_store store(pg.url());
-    mm::rng r(6);
-    store.upsert_players(mm::make_players(mm::synthetic_population{}, 4000, 1, r));
-  }
+  write_players(pg.url(), 6);
   auto with_port = [&](const std::string& owned) {
     json c = node_config(pg.url(), 2, owned);
     c["actor"] = {{"port", 0}};
