@@ -1,6 +1,7 @@
 // matchmakerd: the matchmaker as a service. It opens (or creates) the SQLite
-// database, or the PostgreSQL one that several nodes share, runs a supervised instance set,
-// publishes it on the actor port for game servers, and serves the admin HTTP API, the dashboard and
+// database, or the PostgreSQL one that several nodes share, runs a supervised
+// instance set (or its part of a cluster's set), publishes it on the actor
+// port for game servers, and serves the admin HTTP API, the dashboard and
 // /metrics. SIGINT or SIGTERM: every instance writes its snapshot, then exit 0.
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
