@@ -48,8 +48,8 @@ class set_router {
     if (part.total == 0) return;
     assert(part.shards.size() == members_.size());
     slot_.assign(part.total, no_member);
-    for (std::size_t k = 0; k < part.shards.size(); ++k)
-      slot_[part.shards[k]] = static_cast<std::uint32_t>(k);
+    for (std::size_t k = 0; k < part.shards.size() && k < members_.size(); ++k)
+      if (part.shards[k] < part.total) slot_[part.shards[k]] = static_cast<std::uint32_t>(k);
   }
 
   bool empty() const { return members_.empty(); }
