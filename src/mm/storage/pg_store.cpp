@@ -18,15 +18,10 @@ constexpr const char* row_columns =
 // "mm shard" in ASCII), held for the creating transaction only.
 constexpr long long shard_index_lock = 0x6d6d207368617264LL;
 
-bool parse(const pqxx::field& f, std::int64_t& v) {
-  if (f.is_null()) return false;
-  const char* s = f.c_str();
-  const char* end = s + f.size();
-  const auto [p, ec] = std::from_chars(s, end, v);
-  return ec == std::errc{} && p == end;
-}
-
-bool parse(const pqxx::field& f, double& v) {
+// A field's whole text as a number (int64 or double); false for NULL or
+// anything else, without an exception.
+template <class Number>
+bool parse(const pqxx::field& f, Number& v) {
   if (f.is_null()) return false;
   const char* s = f.c_str();
   const char* end = s + f.size();
