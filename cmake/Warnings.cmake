@@ -12,6 +12,12 @@ endfunction()
 # suppressed at all.
 set(MM_SANITIZER_ENV "")
 if(MM_SANITIZE)
+  # -O1 with line tables only: the sanitizers find the same faults and report
+  # them with file and line, and the build takes half the time of -O2 -g (the
+  # CAF-heavy test files dominate it).
+  if(CMAKE_BUILD_TYPE STREQUAL "RelWithDebInfo")
+    set(CMAKE_CXX_FLAGS_RELWITHDEBINFO "-O1 -g1 -DNDEBUG")
+  endif()
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer
                       -fno-sanitize-recover=all -fsanitize-recover=null)
   add_link_options(-fsanitize=address,undefined)

@@ -6,6 +6,8 @@
 #include <string>
 
 #include "mm/actors/instance.hpp"
+#include "mm/engine/synthetic_players.hpp"
+#include "mm/storage/player_table.hpp"
 #include "test_support.hpp"
 
 namespace mm::test {
@@ -26,6 +28,13 @@ inline actors::instance_config<generic_profile> config_for(const std::string& db
   c.database.path = db_path;
   c.detached_worker = false;
   return c;
+}
+
+// A SQLite player table at `path` with `n` synthetic players (ids 1..n).
+inline void fill_table(const std::string& path, std::size_t n) {
+  database db(path);
+  rng r(3);
+  upsert_players(db, make_players(synthetic_population{}, n, 1, r));
 }
 
 inline match_request<generic_query> query_at(float mmr, player_id attacker = 999'999) {

@@ -1,0 +1,163 @@
+// Instances that crash: the supervisor's restarts and backoff, and routing
+// past a member that is down.
+#include <catch2/catch.hpp>
+
+#include "actor_fixture.hpp"
+#include "actor_test_support.hpp"
+#include "mm/actors/generic_actors.hpp"
+#include "mm/testing/temp_dir.hpp"
+
+using namespace mm;
+using namespace mm::actors;
+using namespace std::chrono_literals;
+using mm::test::config_for;
+using mm::test::fill_table;
+using mm::test::query_at;
+
+namespace {
+using iface = interfaces<generic_profile>;
+using model = generic_model;
+
+// A game whose model factory crashes on one player while the test arms it:
+// the instance dies with it. (Disarmed, the scan may read that player like any
+// other: its rows are visited in a random order.)
+bool crash_armed = false;  // the test scheduler runs every actor on this thread
+struct crashing_profile : generic_profile {
+  row_verdict make_models(const player_row& row, std::vector<generic_model>& out) const {
+    if (crash_armed && row.id == 666) throw std::runtime_error("model factory bug");
+    return generic_profile::make_models(row, out);
+  }
+  std::vector<std::unique_ptr<strategy<crashing_profile>>> make_strategies() const { return {}; }
+};
+}  // namespace
+
+TEST_CASE("a crashed instance restarts from its snapshot, backing off", "[actors]") {
+  using civ = interfaces<crashing_profile>;
+  test::temp_dir dir;
+  const auto path = dir.file("mm.db");
+  fill_table(path, 3000);
+  test::actor_fixture f;
+  instance_config<crashing_profile> c;
+  c.id = "mm";
+  c.opts = config_for(path).opts;
+  c.database.path = path;
+  c.detached_worker = false;
+  civ::matchmaker sup = f.sys().spawn(supervisor_actor<crashing_profile>, c, restart_backoff{});
+  f.run();
+  f.advance(10s);  // a scan fills the cache and writes a snapshot
+  auto [before, e0] = f.ask<instance_info>(sup, info_atom::value);
+  REQUIRE(before);
+  REQUIRE(before->engine.players > 0);
+
+  auto crash = [&] {
+    crash_armed = true;
+    f.ask<bool>(sup, enroll_atom::value, player_id{666});
+    crash_armed = false;
+  };
+  crash();
+  auto [down, e1] = f.ask<instance_info>(sup, info_atom::value);
+  CHECK_FALSE(down);  // an error at once, never a hang
+  CHECK(error_code_of(e1) == errc::instance_down);
+  caf::anon_send(sup, update_atom::value, player_update<model>{5, {test::model(5, 100)}});
+  f.run();
+  f.advance(100ms);  // first backoff
+  auto [after, e2] = f.ask<instance_info>(sup, info_atom::value);
+  REQUIRE(after);
+  CHECK(after->engine.players > 0);  // restored from the snapshot
+  CHECK(after->engine.stats.scans == 0);
+  CHECK(after->supervisor.restarts == 1);         // the supervisor's own figures are reported
+  CHECK(after->supervisor.updates_dropped == 1);  // the update sent while it was down
+
+  crash();  // again right away: the backoff doubles
+  f.advance(100ms);
+  CHECK_FALSE(f.ask<instance_info>(sup, info_atom::value).first);
+  f.advance(100ms);
+  CHECK(f.ask<instance_info>(sup, info_atom::value).first);
+  caf::anon_send_exit(sup, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("a routed query passes over a member that is down and the set answers for it",
+          "[actors]") {
+  test::temp_dir dir;
+  const auto path = dir.file("mm.db");
+  fill_table(path, 3000);  // the crash needs player 666's row
+  test::actor_fixture f;
+  instance_config<crashing_profile> c;
+  c.id = "mm";
+  c.opts = config_for(path).opts;
+  c.opts.enable_database_scan = false;
+  c.database.path = path;
+  c.detached_worker = false;
+  const restart_backoff slow{std::chrono::hours(1), std::chrono::hours(1), std::chrono::hours(2)};
+  for (std::uint32_t n : {2u, 3u}) {
+    auto set = spawn_instance_set<crashing_profile>(f.sys(), n, c, slow);
+    set_router<crashing_profile> router(set, 5);
+    f.run();
+    // Player 1 lives on member 1; member 0 (the owner of 666) crashes.
+    caf::anon_send(set[1], update_atom::value, player_update<model>{1, {test::model(1, 900)}});
+    crash_armed = true;
+    f.ask<bool>(set[0], enroll_atom::value, player_id{666});
+    crash_armed = false;
+    CHECK_FALSE(f.ask<instance_info>(set[0], info_atom::value).first);  // down for an hour
+    const auto ask = [&](float mmr) {
+      auto out = std::make_shared<std::optional<match_reply<model>>>();
+      f.sys().spawn([out, &router, mmr](caf::event_based_actor* self) {
+        router.find(self, 24h, query_at(mmr)).then([out](match_reply<model>& r) { *out = r; });
+      });
+      f.run();
+      REQUIRE(*out);
+      return **out;
+    };
+    for (int q = 0; q < 12; ++q) {
+      const auto found = ask(905);
+      CHECK(found.type == match_type::success);
+      CHECK(found.best_candidate_id == 1);
+      // Nobody near: NoneFound, also when the last member asked is the one
+      // that is down (its supervisor answers for the set).
+      CHECK(ask(5000).type == match_type::none_found);
+    }
+    // A batch through the client actor passes over the member that is down too.
+    auto client = spawn_client<crashing_profile>(f.sys(), set, std::uint64_t{n});
+    for (int q = 0; q < 6; ++q) {
+      auto [replies, be] = f.ask<std::vector<match_reply<model>>>(
+          client, find_atom::value,
+          std::vector<match_request<generic_query>>{query_at(905), query_at(5000)});
+      REQUIRE(replies);
+      REQUIRE(replies->size() == 2);
+      CHECK((*replies)[0].best_candidate_id == 1);
+      CHECK((*replies)[1].type == match_type::none_found);
+    }
+    caf::anon_send_exit(client, caf::exit_reason::user_shutdown);
+    f.advance(std::chrono::hours(1));  // member 0 is back; its supervisor kept its counts
+    auto [info, e] = f.ask<instance_info>(set[0], info_atom::value);
+    REQUIRE(info);
+    CHECK(info->supervisor.routed.passed_on > 0);
+    if (n == 2) CHECK(info->supervisor.routed.none_found > 0);
+    for (auto& h : set) caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
+    f.run();
+  }
+  // A set of one that is down: an error with the cause, at once.
+  auto single = spawn_instance_set<crashing_profile>(f.sys(), 1, c, slow);
+  set_router<crashing_profile> router(single, 5);
+  f.run();
+  crash_armed = true;
+  f.ask<bool>(single[0], enroll_atom::value, player_id{666});
+  crash_armed = false;
+  caf::error failure;
+  f.sys().spawn([&](caf::event_based_actor* self) {
+    router.find(self, 24h, query_at(500))
+        .then([](match_reply<model>&) {}, [&](caf::error& err) { failure = err; });
+  });
+  f.run();
+  CHECK(error_code_of(failure) == errc::instance_down);
+  caf::anon_send_exit(single[0], caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("backoff doubles up to its maximum", "[actors]") {
+  restart_backoff b{100ms, 1000ms, 60s};
+  CHECK(backoff_delay(b, 1) == 100ms);
+  CHECK(backoff_delay(b, 2) == 200ms);
+  CHECK(backoff_delay(b, 4) == 800ms);
+  CHECK(backoff_delay(b, 5) == 1000ms);
+  CHECK(backoff_delay(b, 50) == 1000ms);
+}
