@@ -21,12 +21,12 @@
 #include <cstdlib>
 #include <deque>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "actor_load.hpp"
 #include "bench_util.hpp"
+#include "matchmakerd_process.hpp"
 #include "mm/actors/registration.hpp"
 #include "mm/engine/synthetic_players.hpp"
 #include "mm/testing/child_process.hpp"
@@ -34,7 +34,6 @@
 
 #if MM_HAVE_HIREDIS
 #include <hiredis/hiredis.h>
-#include <httplib.h>
 #endif
 
 #if !MM_HAVE_HIREDIS
@@ -50,7 +49,6 @@ namespace {
 
 using namespace mm;
 using namespace mm::bench;
-using json = nlohmann::json;
 using namespace std::chrono_literals;
 
 constexpr std::size_t depth = 64;        // queries in flight, for both
@@ -207,17 +205,6 @@ std::pair<measurement, double> with_server_cpu(long pid, Run run) {
   return {m, cpu / (now_s() - t0)};
 }
 
-std::uint64_t cached_players(std::uint16_t http_port) {
-  httplib::Client admin("127.0.0.1", http_port);
-  auto r = admin.Get("/api/matchmakers");
-  std::uint64_t players = 0;
-  if (r && r->status == 200) {
-    const json list = json::parse(r->body)["matchmakers"];
-    for (const auto& m : list) players += m.value("players", 0);
-  }
-  return players;
-}
-
 double idle_cores(long pid, double seconds) {
   const double cpu0 = process_cpu_s(pid);
   std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
@@ -245,57 +232,20 @@ int main(int argc, char** argv) {
   // started again with the default scan schedule: a warm server, as after a
   // restart in production, whose background scan does not share the
   // measurements' CPU.
-  const auto matchmakerd = [&](bool fill) {
-    std::vector<std::string> command{MATCHMAKERD_BINARY,
-                                     "--database.path",
-                                     dir.file("mm.db"),
-                                     "--demo.players",
-                                     std::to_string(players),
-                                     "--demo.queries_per_second",
-                                     "0",
-                                     "--http.port",
-                                     "0",
-                                     "--actor.port",
-                                     "0",
-                                     "--instances",
-                                     "2",
-                                     "--matchmaker.player_cache_size",
-                                     std::to_string(players),
-                                     "--matchmaker.database_cache_size",
-                                     std::to_string(players)};
-    if (fill)
-      for (const char* a :
-           {"--matchmaker.database_scan_first_delay", "0s", "--matchmaker.database_scan_tick",
-            "100ms", "--matchmaker.database_scan_max_fetch", "65536"})
-        command.emplace_back(a);
-    return std::make_unique<test::child_process>(command);
-  };
-  std::unique_ptr<test::child_process> mm_server;
-  std::uint16_t actor_port = 0;
+  const std::vector<std::string> flags{"--database.path",       dir.file("mm.db"), "--demo.players",
+                                       std::to_string(players), "--instances",     "2"};
+  std::unique_ptr<matchmakerd_process> mm_server;
   std::uint64_t cached = 0;
-  for (const bool fill : {true, false}) {
-    mm_server = matchmakerd(fill);
-    const std::string actor_line = mm_server->wait_for_line("actor port listening on", 600s);
-    const std::string http_line = mm_server->wait_for_line("http listening on http://127.0.0.1:");
-    if (actor_line.empty() || http_line.empty()) {
-      std::fprintf(stderr, "mm_reference_bench: matchmakerd did not start\n");
-      return 1;
+  try {
+    for (const bool fill : {true, false}) {
+      mm_server = std::make_unique<matchmakerd_process>(flags, players, fill);
+      cached = mm_server->wait_until_settled();
+      if (fill && mm_server->stop() != 0)
+        throw std::runtime_error("matchmakerd did not stop cleanly");
     }
-    actor_port = test::port_of(actor_line);
-    const auto http_port = test::port_of(http_line);
-    // Until the caches hold what they will hold of the table (the buckets'
-    // capacities drop some players): no growth for 3 s, or a minute at most.
-    cached = 0;
-    for (int i = 0, still = 0; i < 600 && still < 30; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      const std::uint64_t now = cached_players(http_port);
-      still = now > 0 && now == cached ? still + 1 : 0;
-      cached = now;
-    }
-    if (fill && mm_server->stop() != 0) {
-      std::fprintf(stderr, "mm_reference_bench: matchmakerd did not stop cleanly\n");
-      return 1;
-    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mm_reference_bench: %s\n", e.what());
+    return 1;
   }
   emit("reference", "matchmaker_cached_players", static_cast<double>(cached), "players", params);
 
@@ -333,7 +283,7 @@ int main(int argc, char** argv) {
   cfg.set("logger.verbosity", caf::atom("quiet"));
   actors::add_message_types<generic_profile>(cfg, "generic");
   caf::actor_system sys{cfg};
-  auto port = sys.middleman().remote_actor<front>("127.0.0.1", actor_port);
+  auto port = sys.middleman().remote_actor<front>("127.0.0.1", mm_server->actor_port());
   if (!port) {
     std::fprintf(stderr, "mm_reference_bench: actor port: %s\n", sys.render(port.error()).c_str());
     return 1;
