@@ -1,0 +1,511 @@
+#include "mm/session/session_queue.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "mm/engine/error.hpp"
+#include "mm/session/teams.hpp"
+
+namespace mm::session {
+
+namespace {
+
+constexpr double infinity = std::numeric_limits<double>::infinity();
+
+[[noreturn]] void refuse(const std::string& field, const std::string& why) {
+  throw error(errc::invalid_argument, field + ": " + why);
+}
+
+template <class Pairs>
+const typename Pairs::value_type::second_type* named(const Pairs& pairs, const std::string& name) {
+  for (const auto& [k, v] : pairs)
+    if (k == name) return &v;
+  return nullptr;
+}
+
+std::string player_field(std::size_t i, const std::string& rest) {
+  return "players[" + std::to_string(i) + "]" + rest;
+}
+
+}  // namespace
+
+const char* to_string(ticket_state s) {
+  switch (s) {
+    case ticket_state::waiting:
+      return "waiting";
+    case ticket_state::matched:
+      return "matched";
+    case ticket_state::cancelled:
+      return "cancelled";
+    case ticket_state::expired:
+      return "expired";
+    case ticket_state::failed:
+      return "failed";
+  }
+  return "unknown";
+}
+
+// A group being built around a seed: its tickets and what the rules need of
+// it, kept up to date as tickets join.
+struct session_queue::group {
+  std::vector<std::size_t> members;  // indices into tickets_, the seed first
+  std::uint32_t players = 0;
+  std::vector<double> sums;       // per rule: the members' numbers, summed (group means)
+  std::vector<double> worst_rtt;  // per datacenter: the highest RTT of any member
+  std::vector<char> dc_ok;        // per datacenter: within every member's threshold
+};
+
+session_queue::session_queue(queue_config config, latency_model latency, std::uint64_t seed)
+    : config_(std::move(config)), latency_(std::move(latency)), rng_(seed) {
+  validate(config_, "queues." + config_.name + ".");
+  if (config_.latency && latency_.datacenters().empty())
+    throw error(errc::invalid_config,
+                "queues." + config_.name + ".latency: the staged latency policy needs datacenters");
+  for (std::size_t i = 0; i < config_.rules.size(); ++i)
+    if (config_.rules[i].kind == rule_kind::difference) {
+      primary_ = static_cast<int>(i);
+      break;
+    }
+}
+
+std::uint32_t session_queue::intern(const std::string& s) {
+  const auto [it, added] = interned_.emplace(s, static_cast<std::uint32_t>(interned_.size()));
+  return it->second;
+}
+
+ticket_id session_queue::ticket_of(player_id p) const {
+  const auto it = player_ticket_.find(p);
+  return it == player_ticket_.end() ? 0 : it->second;
+}
+
+double session_queue::max_rtt(const waiting_ticket& t, time_ms now) const {
+  return config_.latency ? max_rtt_after(*config_.latency, now - t.created) : infinity;
+}
+
+session_queue::waiting_ticket session_queue::compile(const ticket_request& r, time_ms now) {
+  if (r.players.empty()) refuse("players", "a ticket needs at least one player");
+  if (r.players.size() > config_.max_party_size)
+    refuse("players", "a party of " + std::to_string(r.players.size()) + " is more than " +
+                          "the queue's max_party_size of " +
+                          std::to_string(config_.max_party_size));
+  if (r.give_up_after && r.give_up_after->count() <= 0)
+    refuse("give_up_after", "must be greater than 0");
+  waiting_ticket t;
+  t.created = now;
+  t.give_up_at = now + r.give_up_after.value_or(config_.give_up_after);
+  const std::size_t dcs = latency_.datacenters().size();
+  t.rtt.assign(dcs, 0);
+  std::set<player_id> seen;
+  for (std::size_t i = 0; i < r.players.size(); ++i) {
+    const ticket_player& p = r.players[i];
+    if (p.id == invalid_player) refuse(player_field(i, ".id"), "0 is not a player id");
+    if (!seen.insert(p.id).second)
+      refuse(player_field(i, ".id"), "player " + std::to_string(p.id) + " is in the party twice");
+    if (!std::isfinite(p.mmr)) refuse(player_field(i, ".mmr"), "must be a finite number");
+    if (p.location &&
+        (!(std::abs(p.location->latitude) <= 90) || !(std::abs(p.location->longitude) <= 180)))
+      refuse(player_field(i, ".location"), "latitude within +-90 and longitude within +-180");
+    for (const auto& [dc, ms] : p.rtt_ms) {
+      if (!latency_.find(dc)) refuse(player_field(i, ".rtt_ms." + dc), "no such datacenter");
+      if (!std::isfinite(ms) || ms < 0)
+        refuse(player_field(i, ".rtt_ms." + dc), "must be a number >= 0");
+    }
+    if (config_.latency && p.rtt_ms.empty() && !p.location)
+      refuse(player_field(i, ""), "needs rtt_ms or a location for the queue's latency policy");
+    for (std::size_t d = 0; d < dcs; ++d) {
+      const double* measured = named(p.rtt_ms, latency_.datacenters()[d].name);
+      const double rtt = measured     ? *measured
+                         : p.location ? latency_.estimate_ms(*p.location, d)
+                                      : infinity;
+      t.rtt[d] = std::max(t.rtt[d], rtt);
+    }
+    t.players.push_back(p.id);
+    t.player_mmr.push_back(p.mmr);
+    t.mmr += p.mmr / static_cast<double>(r.players.size());
+  }
+  // The party's value for each rule.
+  const std::size_t n_rules = config_.rules.size();
+  t.numbers.assign(n_rules, 0);
+  t.labels.assign(n_rules, 0);
+  t.sets.assign(n_rules, {});
+  for (std::size_t k = 0; k < n_rules; ++k) {
+    const rule& ru = config_.rules[k];
+    const std::string field = "attributes." + ru.attribute;
+    if (ru.kind == rule_kind::difference) {
+      if (ru.attribute == "mmr") {
+        t.numbers[k] = t.mmr;
+        continue;
+      }
+      double sum = 0;
+      for (std::size_t i = 0; i < r.players.size(); ++i) {
+        const double* v = named(r.players[i].numbers, ru.attribute);
+        if (!v) refuse(player_field(i, "." + field), "the rule '" + ru.name + "' needs it");
+        if (!std::isfinite(*v)) refuse(player_field(i, "." + field), "must be a finite number");
+        sum += *v;
+      }
+      t.numbers[k] = sum / static_cast<double>(r.players.size());
+    } else if (ru.kind == rule_kind::equality) {
+      // The party's value is its first player's that has one; every player
+      // who has one must agree (a party cannot be in two modes at once).
+      const std::string* value = nullptr;
+      for (std::size_t i = 0; i < r.players.size(); ++i) {
+        const std::string* v = named(r.players[i].strings, ru.attribute);
+        if (!v) continue;
+        if (value && *v != *value)
+          refuse(player_field(i, "." + field), "differs from the party's '" + *value + "'");
+        value = v;
+      }
+      if (!value) refuse(player_field(0, "." + field), "the rule '" + ru.name + "' needs it");
+      t.labels[k] = intern(*value);
+    } else if (ru.kind == rule_kind::intersection) {
+      // The party's set is what all its players share.
+      std::vector<std::uint32_t> common;
+      for (std::size_t i = 0; i < r.players.size(); ++i) {
+        const auto* v = named(r.players[i].sets, ru.attribute);
+        if (!v) refuse(player_field(i, "." + field), "the rule '" + ru.name + "' needs it");
+        if (v->size() > 256) refuse(player_field(i, "." + field), "at most 256 items");
+        std::vector<std::uint32_t> items;
+        for (const auto& s : *v) items.push_back(intern(s));
+        std::sort(items.begin(), items.end());
+        items.erase(std::unique(items.begin(), items.end()), items.end());
+        if (i == 0) {
+          common = std::move(items);
+        } else {
+          std::vector<std::uint32_t> both;
+          std::set_intersection(common.begin(), common.end(), items.begin(), items.end(),
+                                std::back_inserter(both));
+          common = std::move(both);
+        }
+      }
+      t.sets[k] = std::move(common);
+    }
+  }
+  return t;
+}
+
+add_result session_queue::add(const ticket_request& request, time_ms now) {
+  waiting_ticket t = compile(request, now);
+  add_result out;
+  for (std::size_t i = 0; i < t.players.size(); ++i) {
+    const ticket_id existing = ticket_of(t.players[i]);
+    if (existing == 0) continue;
+    if (!request.replace_existing)
+      refuse(player_field(i, ".id"), "player " + std::to_string(t.players[i]) +
+                                         " already waits in ticket " + std::to_string(existing));
+    if (std::find(out.replaced.begin(), out.replaced.end(), existing) == out.replaced.end())
+      out.replaced.push_back(existing);
+  }
+  for (ticket_id old : out.replaced) cancel(old);
+  t.id = next_ticket_++;
+  t.tiebreak = rng_();
+  for (player_id p : t.players) player_ticket_[p] = t.id;
+  index_[t.id] = tickets_.size();
+  tickets_.push_back(std::move(t));
+  ++stats_.created;
+  out.id = tickets_.back().id;
+  return out;
+}
+
+void session_queue::remove_at(std::size_t i) {
+  for (player_id p : tickets_[i].players) player_ticket_.erase(p);
+  index_.erase(tickets_[i].id);
+  if (i + 1 != tickets_.size()) {
+    tickets_[i] = std::move(tickets_.back());
+    index_[tickets_[i].id] = i;
+  }
+  tickets_.pop_back();
+}
+
+bool session_queue::cancel(ticket_id id) {
+  const auto it = index_.find(id);
+  if (it == index_.end()) return false;
+  remove_at(it->second);
+  ++stats_.cancelled;
+  return true;
+}
+
+// Whether ticket `c` may join `g` now, and its distance to the group: the
+// sum over the rules of weight x distance. A rule that no longer filters
+// (seconds_until_optional) still adds its distance.
+bool session_queue::admits(const group& g, const waiting_ticket& c, time_ms now,
+                           double* distance) const {
+  if (g.players + c.players.size() > config_.max_players) return false;
+  const waiting_ticket& seed = tickets_[g.members.front()];
+  const time_ms waited = now - seed.created;
+  double total = 0;
+  for (std::size_t k = 0; k < config_.rules.size(); ++k) {
+    const rule& r = config_.rules[k];
+    const bool filters = filters_after(r, waited);
+    double d = 0;
+    bool ok = true;
+    switch (r.kind) {
+      case rule_kind::difference: {
+        const double ref = r.reference == reference_value::seed
+                               ? seed.numbers[k]
+                               : g.sums[k] / static_cast<double>(g.members.size());
+        const double threshold = threshold_after(r, waited);
+        d = std::abs(c.numbers[k] - ref) / threshold;
+        ok = d <= 1;
+        break;
+      }
+      case rule_kind::equality:
+        ok = c.labels[k] == seed.labels[k];
+        d = ok ? 0 : 1;
+        break;
+      case rule_kind::intersection:
+        for (std::size_t m : g.members) {
+          const auto& a = tickets_[m].sets[k];
+          const auto& b = c.sets[k];
+          std::size_t shared = 0;
+          for (std::size_t i = 0, j = 0; i < a.size() && j < b.size();) {
+            if (a[i] < b[j]) {
+              ++i;
+            } else if (b[j] < a[i]) {
+              ++j;
+            } else {
+              ++shared, ++i, ++j;
+            }
+          }
+          if (shared < r.min_overlap) ok = false;
+        }
+        d = ok ? 0 : 1;
+        break;
+      case rule_kind::latency:
+      case rule_kind::team_balance:
+        continue;  // the datacenter check below; the whole group at the end
+    }
+    if (!ok && filters) return false;
+    total += r.weight * d;
+  }
+  // The datacenter: one within every member's threshold and the candidate's.
+  if (!g.dc_ok.empty()) {
+    const double own = max_rtt(c, now);
+    double best = infinity;
+    for (std::size_t d = 0; d < g.dc_ok.size(); ++d)
+      if (g.dc_ok[d] && c.rtt[d] <= own) best = std::min(best, std::max(g.worst_rtt[d], c.rtt[d]));
+    if (best == infinity && config_.latency) return false;
+    for (const rule& r : config_.rules)
+      if (r.kind == rule_kind::latency) {
+        // Within the ideal band no datacenter is nearer than another.
+        const auto& p = *config_.latency;
+        const double scale = std::isfinite(max_rtt(seed, now)) ? max_rtt(seed, now) : p.expand_ms;
+        total += r.weight * std::max(best, p.ideal_ms) / scale;
+      }
+  }
+  if (distance) *distance = total;
+  return true;
+}
+
+std::vector<session_queue::candidate> session_queue::rank_candidates(
+    std::size_t seed, time_ms now, const std::vector<char>& taken) const {
+  const group g = make_group({seed}, now);
+  std::vector<candidate> out;
+  for (std::size_t i = 0; i < tickets_.size(); ++i) {
+    if (i == seed || taken[i]) continue;
+    double d = 0;
+    if (admits(g, tickets_[i], now, &d)) out.push_back({d, tickets_[i].tiebreak, i});
+  }
+  const std::size_t keep = std::min<std::size_t>(out.size(), config_.candidates);
+  const auto nearer = [](const candidate& a, const candidate& b) {
+    return a.distance != b.distance ? a.distance < b.distance : a.tiebreak < b.tiebreak;
+  };
+  std::partial_sort(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(keep), out.end(),
+                    nearer);
+  out.resize(keep);
+  return out;
+}
+
+session_queue::group session_queue::make_group(const std::vector<std::size_t>& members,
+                                               time_ms now) const {
+  group g;
+  g.sums.assign(config_.rules.size(), 0);
+  g.worst_rtt.assign(latency_.datacenters().size(), 0);
+  g.dc_ok.assign(latency_.datacenters().size(), 1);
+  for (std::size_t m : members) join(g, m, now);
+  return g;
+}
+
+void session_queue::join(group& g, std::size_t ticket, time_ms now) const {
+  const waiting_ticket& t = tickets_[ticket];
+  g.members.push_back(ticket);
+  g.players += static_cast<std::uint32_t>(t.players.size());
+  for (std::size_t k = 0; k < g.sums.size(); ++k) g.sums[k] += t.numbers[k];
+  const double own = max_rtt(t, now);
+  for (std::size_t d = 0; d < g.worst_rtt.size(); ++d) {
+    g.worst_rtt[d] = std::max(g.worst_rtt[d], t.rtt[d]);
+    if (t.rtt[d] > own) g.dc_ok[d] = 0;
+  }
+}
+
+std::vector<party_seat> session_queue::seats(const group& g) const {
+  std::vector<party_seat> out;
+  for (std::size_t m : g.members) {
+    const waiting_ticket& t = tickets_[m];
+    double sum = 0;
+    for (double v : t.player_mmr) sum += v;
+    out.push_back({static_cast<std::uint32_t>(t.players.size()), sum});
+  }
+  return out;
+}
+
+bool session_queue::teams_fit(const group& g, std::size_t ticket) const {
+  if (config_.teams == 0 || config_.split_parties || tickets_[ticket].players.size() == 1)
+    return true;  // the size check in admits() is all there is to it
+  auto s = seats(g);
+  const waiting_ticket& t = tickets_[ticket];
+  s.push_back({static_cast<std::uint32_t>(t.players.size()), 0});
+  return parties_fit(s, config_.teams, config_.team_size);
+}
+
+std::optional<std::vector<std::uint32_t>> session_queue::assign(const group& g, time_ms now) const {
+  if (g.players < config_.min_players) return std::nullopt;
+  // A datacenter within every ticket's threshold (a party that fills a match
+  // alone was never checked against one).
+  if (config_.latency && std::find(g.dc_ok.begin(), g.dc_ok.end(), 1) == g.dc_ok.end())
+    return std::nullopt;
+  std::vector<double> mmr;
+  for (std::size_t m : g.members)
+    for (double v : tickets_[m].player_mmr) mmr.push_back(v);
+  if (config_.teams == 0) return std::vector<std::uint32_t>(mmr.size(), 0);
+  std::vector<std::uint32_t> team_of;
+  if (config_.split_parties) {
+    team_of = assign_players(mmr, config_.teams, config_.team_size);
+  } else {
+    const auto by_party = assign_parties(seats(g), config_.teams, config_.team_size);
+    if (!by_party) return std::nullopt;
+    for (std::size_t i = 0; i < g.members.size(); ++i)
+      team_of.insert(team_of.end(), tickets_[g.members[i]].players.size(), (*by_party)[i]);
+  }
+  const time_ms waited = now - tickets_[g.members.front()].created;
+  for (const rule& r : config_.rules)
+    if (r.kind == rule_kind::team_balance && filters_after(r, waited) &&
+        team_mean_gap(mmr, team_of, config_.teams) > threshold_after(r, waited))
+      return std::nullopt;
+  return team_of;
+}
+
+std::size_t session_queue::pick_datacenter(const group& g) {
+  std::size_t best = g.dc_ok.size();
+  double best_cost = infinity;
+  std::uint64_t best_tie = 0;
+  const double ideal = config_.latency ? config_.latency->ideal_ms : 0;
+  for (std::size_t d = 0; d < g.dc_ok.size(); ++d) {
+    if (config_.latency && !g.dc_ok[d]) continue;
+    // Within the ideal band every datacenter costs the same: ties are drawn.
+    const double cost = std::max(g.worst_rtt[d], ideal);
+    const std::uint64_t tie = rng_();
+    if (best == g.dc_ok.size() || cost < best_cost || (cost == best_cost && tie < best_tie)) {
+      best = d;
+      best_cost = cost;
+      best_tie = tie;
+    }
+  }
+  return best;
+}
+
+formed_match session_queue::make_match(const group& g, const std::vector<std::uint32_t>& team_of,
+                                       std::size_t dc, time_ms now) {
+  formed_match m;
+  m.id = next_match_++;
+  m.datacenter = dc;
+  m.formed_at = now;
+  m.teams.assign(std::max<std::uint32_t>(config_.teams, 1), {});
+  double lo = infinity, hi = -infinity;
+  std::size_t player = 0;
+  for (std::size_t idx : g.members) {
+    const waiting_ticket& t = tickets_[idx];
+    m.tickets.push_back(t.id);
+    for (std::size_t p = 0; p < t.players.size(); ++p, ++player) {
+      m.teams[team_of[player]].push_back(t.players[p]);
+      lo = std::min(lo, t.player_mmr[p]);
+      hi = std::max(hi, t.player_mmr[p]);
+    }
+  }
+  m.mmr_spread = hi - lo;
+  m.worst_rtt_ms = dc < g.worst_rtt.size() ? g.worst_rtt[dc] : 0;
+  ++stats_.matches;
+  stats_.matched += g.members.size();
+  return m;
+}
+
+bool session_queue::form(std::size_t seed, time_ms now, std::vector<char>& taken,
+                         tick_result& out) {
+  const auto candidates = rank_candidates(seed, now, taken);
+  std::vector<std::size_t> chosen;  // positions in `candidates`, in the order they joined
+  group g = make_group({seed}, now);
+  std::size_t next = 0;
+  for (std::uint32_t steps = 0;; ++steps) {
+    // Greedy, nearest first, each addition checked against the group as it is.
+    for (std::size_t i = next; i < candidates.size() && g.players < config_.max_players; ++i) {
+      const std::size_t c = candidates[i].ticket;
+      if (admits(g, tickets_[c], now, nullptr) && teams_fit(g, c)) {
+        join(g, c, now);
+        chosen.push_back(i);
+      }
+    }
+    if (auto team_of = assign(g, now)) {
+      const std::size_t dc = pick_datacenter(g);
+      out.matches.push_back(make_match(g, *team_of, dc, now));
+      for (std::size_t m : g.members) taken[m] = 1;
+      return true;
+    }
+    // Backtrack: without the last ticket added, on from the candidate after it.
+    if (chosen.empty() || steps >= config_.backtrack_steps) return false;
+    ++stats_.backtracks;
+    next = chosen.back() + 1;
+    chosen.pop_back();
+    std::vector<std::size_t> members{seed};
+    for (std::size_t i : chosen) members.push_back(candidates[i].ticket);
+    g = make_group(members, now);
+  }
+}
+
+tick_result session_queue::tick(time_ms now) {
+  tick_result out;
+  // 1. Tickets past their give-up time, and those whose latency stages ran
+  //    out (a bot match where the queue has bots).
+  std::vector<char> taken(tickets_.size(), 0);
+  for (std::size_t i = 0; i < tickets_.size(); ++i) {
+    const waiting_ticket& t = tickets_[i];
+    if (now >= t.give_up_at) {
+      out.expired.push_back(t.id);
+      ++stats_.expired;
+      taken[i] = 1;
+    } else if (config_.latency &&
+               stage_after(*config_.latency, now - t.created) == latency_stage::failed) {
+      taken[i] = 1;
+      if (config_.bots) {
+        const group g = make_group({i}, now);
+        formed_match m =
+            make_match(g, std::vector<std::uint32_t>(t.players.size(), 0), pick_datacenter(g), now);
+        m.bot_match = true;
+        ++stats_.bot_matches;
+        out.matches.push_back(std::move(m));
+      } else {
+        out.failed.push_back(t.id);
+        ++stats_.failed;
+      }
+    }
+  }
+  // 2. Seeds oldest first; tickets created at the same time in a seeded
+  //    random order (their tiebreak).
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < tickets_.size(); ++i)
+    if (!taken[i]) order.push_back(i);
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const auto& x = tickets_[a];
+    const auto& y = tickets_[b];
+    return x.created != y.created ? x.created < y.created : x.tiebreak < y.tiebreak;
+  });
+  for (std::size_t seed : order)
+    if (!taken[seed]) form(seed, now, taken, out);
+  // 3. Matched, expired and failed tickets leave the queue. Highest index
+  //    first: remove_at() moves the last ticket into the hole.
+  for (std::size_t i = tickets_.size(); i-- > 0;)
+    if (taken[i]) remove_at(i);
+  return out;
+}
+
+}  // namespace mm::session

@@ -1,0 +1,137 @@
+// One session queue: its waiting tickets and its match loop.
+//
+// Every tick the loop drops the tickets past their give-up time, then takes
+// the waiting tickets oldest first (ties in a seeded random order), each as
+// the seed of a group once: it ranks the others by their weighted distance to
+// the seed, builds the group greedily nearest first (re-checking every rule
+// against the group as it is at each addition), validates the whole group,
+// and on success assigns teams and picks the datacenter. When no valid group
+// forms it drops the last ticket added and tries the next candidate, up to
+// the queue's backtracking budget. Leftovers wait for the next tick.
+//
+// Invariants: a ticket is in at most one match; a player is in at most one
+// waiting ticket; a party is never split across matches (and across teams
+// only where the queue allows it); every rule holds at the match's formation
+// for the thresholds of that moment; the chosen datacenter is within every
+// ticket's current latency threshold.
+//
+// Plain C++, single-threaded: the actor that owns a queue calls it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "mm/engine/random.hpp"
+#include "mm/session/latency.hpp"
+#include "mm/session/queue_config.hpp"
+#include "mm/session/teams.hpp"
+#include "mm/session/ticket.hpp"
+
+namespace mm::session {
+
+struct add_result {
+  ticket_id id = 0;
+  // Tickets cancelled because one of their players is in this one now
+  // (replace_existing); their owners are to be told.
+  std::vector<ticket_id> replaced;
+};
+
+struct tick_result {
+  std::vector<formed_match> matches;
+  std::vector<ticket_id> expired;  // past their give-up time
+  std::vector<ticket_id> failed;   // latency stages ran out, no bots
+};
+
+struct queue_stats {
+  std::uint64_t created = 0, matched = 0, cancelled = 0, expired = 0, failed = 0;
+  std::uint64_t matches = 0, bot_matches = 0;
+  std::uint64_t backtracks = 0;  // additions undone by the loop
+};
+
+class session_queue {
+ public:
+  // Throws mm::config_error when the config cannot run.
+  session_queue(queue_config config, latency_model latency, std::uint64_t seed);
+
+  // A new waiting ticket created at `now`. Throws mm::error (invalid_argument)
+  // with the offending field first in the message ("players[1].mmr: ...").
+  add_result add(const ticket_request& request, time_ms now);
+
+  // Cancels a waiting ticket; false when it is not waiting.
+  bool cancel(ticket_id id);
+
+  bool is_waiting(ticket_id id) const { return index_.count(id) > 0; }
+  std::size_t waiting() const { return tickets_.size(); }
+  // The waiting ticket a player is in, or 0.
+  ticket_id ticket_of(player_id p) const;
+
+  // One round of the match loop at `now`.
+  tick_result tick(time_ms now);
+
+  const queue_config& config() const { return config_; }
+  const latency_model& latency() const { return latency_; }
+  const queue_stats& stats() const { return stats_; }
+
+  // A waiting ticket as the loop sees it.
+  struct waiting_ticket {
+    ticket_id id = 0;
+    time_ms created{0}, give_up_at{0};
+    std::uint64_t tiebreak = 0;  // seeded: shuffles tickets created at the same time
+    std::vector<player_id> players;
+    std::vector<double> player_mmr;
+    double mmr = 0;  // the party's mean
+    // Per rule, the party's value: a number (difference), an interned label
+    // (equality) or a sorted set of interned items (intersection).
+    std::vector<double> numbers;
+    std::vector<std::uint32_t> labels;
+    std::vector<std::vector<std::uint32_t>> sets;
+    std::vector<double> rtt;  // per datacenter: the party's worst RTT
+  };
+
+ private:
+  struct group;
+  struct candidate {
+    double distance;
+    std::uint64_t tiebreak;
+    std::size_t ticket;
+  };
+
+  waiting_ticket compile(const ticket_request& r, time_ms now);
+  std::uint32_t intern(const std::string& s);
+  void remove_at(std::size_t i);
+  // The highest RTT ticket `t` accepts at `now` (infinite without a policy).
+  double max_rtt(const waiting_ticket& t, time_ms now) const;
+
+  // The loop's steps.
+  group make_group(const std::vector<std::size_t>& members, time_ms now) const;
+  void join(group& g, std::size_t ticket, time_ms now) const;
+  std::vector<candidate> rank_candidates(std::size_t seed, time_ms now,
+                                         const std::vector<char>& taken) const;
+  bool admits(const group& g, const waiting_ticket& c, time_ms now, double* distance) const;
+  std::vector<party_seat> seats(const group& g) const;
+  bool teams_fit(const group& g, std::size_t ticket) const;
+  // The whole group's check: its size, its teams (the team of each player, in
+  // member order) and their balance. Nothing when it is not a valid match.
+  std::optional<std::vector<std::uint32_t>> assign(const group& g, time_ms now) const;
+  std::size_t pick_datacenter(const group& g);
+  formed_match make_match(const group& g, const std::vector<std::uint32_t>& team_of, std::size_t dc,
+                          time_ms now);
+  bool form(std::size_t seed, time_ms now, std::vector<char>& taken, tick_result& out);
+
+  queue_config config_;
+  latency_model latency_;
+  rng rng_;
+  std::vector<waiting_ticket> tickets_;
+  std::unordered_map<ticket_id, std::size_t> index_;
+  std::unordered_map<player_id, ticket_id> player_ticket_;
+  std::unordered_map<std::string, std::uint32_t> interned_;
+  ticket_id next_ticket_ = 1;
+  std::uint64_t next_match_ = 1;
+  int primary_ = -1;  // the first difference rule: the candidates' index
+  queue_stats stats_;
+};
+
+}  // namespace mm::session

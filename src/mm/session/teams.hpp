@@ -1,0 +1,40 @@
+// Teams of a session match: whether parties fit into teams, and an
+// assignment that keeps parties together and balances the teams' MMR.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace mm::session {
+
+struct party_seat {
+  std::uint32_t size = 1;
+  double mmr_sum = 0;  // the party's players' MMR, summed
+};
+
+// Whether parties of these sizes fit into `teams` teams of `team_size`
+// without splitting any (a bounded search; exact for the sizes of real
+// matches). Solo players only: whether they fit at all.
+bool parties_fit(const std::vector<party_seat>& parties, std::uint32_t teams,
+                 std::uint32_t team_size);
+
+// Parties into teams, each party whole: the team of each party (index into
+// `parties`), chosen so that the teams' MMR sums are close (largest parties
+// first into the team with the lowest sum, then swaps of equal-sized parties
+// between the highest and the lowest team while they narrow the gap). Nothing
+// when they do not fit.
+std::optional<std::vector<std::uint32_t>> assign_parties(const std::vector<party_seat>& parties,
+                                                         std::uint32_t teams,
+                                                         std::uint32_t team_size);
+
+// Players into teams one by one (a queue that splits parties): the team of
+// each player, strongest first into the team with the lowest sum.
+std::vector<std::uint32_t> assign_players(const std::vector<double>& mmr, std::uint32_t teams,
+                                          std::uint32_t team_size);
+
+// The highest minus the lowest team mean, for a team of each player.
+double team_mean_gap(const std::vector<double>& mmr, const std::vector<std::uint32_t>& team_of,
+                     std::uint32_t teams);
+
+}  // namespace mm::session
