@@ -112,6 +112,11 @@ TEST_CASE("a rule that cannot work is refused, naming its key", "[session][rules
 }
 
 TEST_CASE("a queue that can run passes its checks", "[session][config]") {
+  CHECK(candidates_per_seed(three_vs_three()) == 24);  // four per seat
+  queue_config duel;
+  CHECK(candidates_per_seed(duel) == 8);
+  duel.candidates = 5;
+  CHECK(candidates_per_seed(duel) == 5);
   CHECK(check(three_vs_three(), "queues.ranked_3v3.").empty());
   CHECK_NOTHROW(validate(three_vs_three(), "queues.ranked_3v3."));
 
@@ -136,7 +141,6 @@ TEST_CASE("a queue that cannot run is refused with every problem named", "[sessi
   c.max_party_size = 4;  // more than a team without split_parties
   c.tick = 0ms;
   c.give_up_after = -1s;
-  c.candidates = 0;
   c.latency->ideal_ms = 0;
   c.rules.push_back(mmr_rule());  // "skill" twice
   const auto e = check(c, "queues.ranked_3v3.");
@@ -144,7 +148,6 @@ TEST_CASE("a queue that cannot run is refused with every problem named", "[sessi
   CHECK(mentions(e, "queues.ranked_3v3.max_party_size (4) must not exceed team_size (3)"));
   CHECK(mentions(e, "queues.ranked_3v3.tick"));
   CHECK(mentions(e, "queues.ranked_3v3.give_up_after"));
-  CHECK(mentions(e, "queues.ranked_3v3.candidates"));
   CHECK(mentions(e, "queues.ranked_3v3.latency.ideal_ms"));
   CHECK(mentions(e, "queues.ranked_3v3.rules[3].name 'skill' is used twice"));
 
@@ -167,7 +170,7 @@ TEST_CASE("a queue that cannot run is refused with every problem named", "[sessi
     validate(c, "queues.ranked_3v3.");
     FAIL("validate accepted a queue that cannot run");
   } catch (const mm::config_error& err) {
-    CHECK_THAT(err.what(), Contains("ranked_3v3") && Contains("tick") && Contains("candidates"));
+    CHECK_THAT(err.what(), Contains("ranked_3v3") && Contains("tick") && Contains("give_up_after"));
     CHECK(err.code() == mm::errc::invalid_config);
   }
 }

@@ -494,6 +494,9 @@ TEST_CASE("invariants hold over thousands of random queues on a virtual clock",
   for (int run = 0; run < 2000; ++run) {
     const scenario s = random_scenario(r, run % 4);
     session_queue q(s.config, s.latency, static_cast<std::uint64_t>(run) + 1);
+    // The same queue without the candidates' index: the same matches.
+    session_queue naive(s.config, s.latency, static_cast<std::uint64_t>(run) + 1);
+    naive.use_candidate_index(false);
     std::map<ticket_id, known_ticket> waiting;
     player_id next_id = 1;
     for (time_ms now{0}; now < 90s; now += 1s) {
@@ -502,13 +505,22 @@ TEST_CASE("invariants hold over thousands of random queues on a virtual clock",
         auto [req, k] = random_party(s, r, next_id, now - std::chrono::milliseconds(r.below(1000)));
         k.give_up_at = k.created + req.give_up_after.value_or(s.config.give_up_after);
         waiting[q.add(req, k.created).id] = k;
+        naive.add(req, k.created);
       }
       if (!waiting.empty() && r.below(10) == 0) {  // an owner cancels
         auto it = std::next(waiting.begin(), static_cast<std::ptrdiff_t>(r.below(waiting.size())));
         CHECK(q.cancel(it->first));
+        CHECK(naive.cancel(it->first));
         waiting.erase(it);
       }
       const tick_result out = q.tick(now);
+      const tick_result reference = naive.tick(now);
+      REQUIRE(reference.matches.size() == out.matches.size());
+      for (std::size_t i = 0; i < out.matches.size(); ++i) {
+        CHECK(reference.matches[i].tickets == out.matches[i].tickets);
+        CHECK(reference.matches[i].teams == out.matches[i].teams);
+        CHECK(reference.matches[i].datacenter == out.matches[i].datacenter);
+      }
       std::map<ticket_id, time_ms> seeds_created;
       std::map<std::uint64_t, std::vector<double>> matched_mmr;
       for (const auto& m : out.matches) {

@@ -1,10 +1,16 @@
 #include "mm/session/queue_config.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include "mm/engine/options.hpp"
 
 namespace mm::session {
+
+std::uint32_t candidates_per_seed(const queue_config& c) {
+  if (c.candidates > 0) return c.candidates;
+  return std::max<std::uint32_t>(8, 4 * std::min<std::uint32_t>(c.max_players, 1000));
+}
 
 std::vector<std::string> check(const queue_config& c, const std::string& prefix) {
   std::vector<std::string> e;
@@ -31,7 +37,6 @@ std::vector<std::string> check(const queue_config& c, const std::string& prefix)
   if (c.max_players > 1000) e.push_back(key("max_players") + " must be at most 1000");
   if (c.tick.count() <= 0) e.push_back(key("tick") + " must be greater than 0");
   if (c.give_up_after.count() <= 0) e.push_back(key("give_up_after") + " must be greater than 0");
-  if (c.candidates == 0) e.push_back(key("candidates") + " must be at least 1");
   if (c.latency) {
     auto le = check(*c.latency, key("latency."));
     e.insert(e.end(), le.begin(), le.end());

@@ -35,11 +35,15 @@ struct queue_config {
   bool bots = false;
   std::chrono::milliseconds tick{1000};
   std::chrono::milliseconds give_up_after{60'000};  // a ticket's default
-  // The match loop's budget per seed: candidates ranked, and additions undone
-  // and retried (backtracking) before the next seed.
-  std::uint32_t candidates = 64;
+  // The match loop's budget per seed: candidates ranked (0: four per seat
+  // of a match, at least 8), and additions undone and retried (backtracking)
+  // before the next seed.
+  std::uint32_t candidates = 0;
   std::uint32_t backtrack_steps = 32;
 };
+
+// The candidates a seed ranks: `candidates`, or its default.
+std::uint32_t candidates_per_seed(const queue_config& c);
 
 // Every problem of `c`, each naming its key under `prefix` (for example
 // "queues.ranked."); empty when the queue can run.

@@ -298,23 +298,95 @@ bool session_queue::admits(const group& g, const waiting_ticket& c, time_ms now,
   return true;
 }
 
+namespace {
+bool nearer(const session_queue_candidate& a, const session_queue_candidate& b) {
+  return a.distance != b.distance ? a.distance < b.distance : a.tiebreak < b.tiebreak;
+}
+}  // namespace
+
+// The `config_.candidates` nearest admitted tickets, nearest first (ties by
+// the tickets' tiebreak). With the index: outward from the seed's value of
+// the first difference rule, nearest value first. Every candidate's distance
+// is at least weight x |value - seed's| / threshold (the other terms are not
+// negative), so the scan stops at the rule's threshold while that rule
+// filters, and as soon as that bound exceeds the farthest of a full set of
+// candidates: what it returns is what scoring every ticket would return.
 std::vector<session_queue::candidate> session_queue::rank_candidates(
-    std::size_t seed, time_ms now, const std::vector<char>& taken) const {
+    std::size_t seed, time_ms now, const std::vector<char>& taken) {
   const group g = make_group({seed}, now);
-  std::vector<candidate> out;
-  for (std::size_t i = 0; i < tickets_.size(); ++i) {
-    if (i == seed || taken[i]) continue;
+  const std::size_t want = candidates_per_seed(config_);
+  std::vector<candidate> best;  // a max-heap by nearer() while it fills
+  best.reserve(want + 1);
+  const auto consider = [&](std::size_t i) {
     double d = 0;
-    if (admits(g, tickets_[i], now, &d)) out.push_back({d, tickets_[i].tiebreak, i});
-  }
-  const std::size_t keep = std::min<std::size_t>(out.size(), config_.candidates);
-  const auto nearer = [](const candidate& a, const candidate& b) {
-    return a.distance != b.distance ? a.distance < b.distance : a.tiebreak < b.tiebreak;
+    if (!admits(g, tickets_[i], now, &d)) return;
+    const candidate c{d, tickets_[i].tiebreak, i};
+    if (best.size() == want && !nearer(c, best.front())) return;
+    best.push_back(c);
+    std::push_heap(best.begin(), best.end(), nearer);
+    if (best.size() > want) {
+      std::pop_heap(best.begin(), best.end(), nearer);
+      best.pop_back();
+    }
   };
-  std::partial_sort(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(keep), out.end(),
-                    nearer);
-  out.resize(keep);
-  return out;
+  if (lanes_.empty()) {
+    for (std::size_t i = 0; i < tickets_.size(); ++i)
+      if (i != seed && !taken[i]) consider(i);
+  } else {
+    const rule& r = config_.rules[static_cast<std::size_t>(primary_)];
+    const time_ms waited = now - tickets_[seed].created;
+    const double threshold = threshold_after(r, waited);
+    const bool filters = filters_after(r, waited);
+    const double v = tickets_[seed].numbers[static_cast<std::size_t>(primary_)];
+    // One lane per datacenter the seed may play in (a candidate must be
+    // within its own threshold of one of them), or the one lane of all
+    // tickets without a latency policy. Each lane is walked outward from v;
+    // the lanes are merged nearest value first, and a ticket in several
+    // lanes is considered once (its stamp).
+    struct walk {
+      value_lane* lane;
+      std::size_t up, down;  // the next alive position above; one past the next below
+    };
+    std::vector<walk> walks;
+    for (std::size_t l = 0; l < lanes_.size(); ++l) {
+      if (lanes_.size() > 1 && !g.dc_ok[l]) continue;
+      value_lane& lane = lanes_[l];
+      const std::size_t at = lane.lower_bound(v);
+      walks.push_back({&lane, lane.alive_from(at, taken), lane.alive_before(at, taken)});
+    }
+    ++stamp_;
+    for (;;) {
+      walk* next = nullptr;
+      bool next_up = false;
+      double next_gap = 0;
+      for (walk& w : walks) {
+        if (w.up < w.lane->size()) {
+          const double gap = (*w.lane)[w.up].first - v;
+          if (!next || gap < next_gap) next = &w, next_up = true, next_gap = gap;
+        }
+        if (w.down > 0) {
+          const double gap = v - (*w.lane)[w.down - 1].first;
+          if (!next || gap < next_gap) next = &w, next_up = false, next_gap = gap;
+        }
+      }
+      if (!next) break;
+      if (filters && next_gap > threshold) break;
+      if (best.size() == want && r.weight * next_gap / threshold > best.front().distance) break;
+      std::size_t i = 0;
+      if (next_up) {
+        i = (*next->lane)[next->up].second;
+        next->up = next->lane->alive_from(next->up + 1, taken);
+      } else {
+        i = (*next->lane)[next->down - 1].second;
+        next->down = next->lane->alive_before(next->down - 1, taken);
+      }
+      if (i == seed || seen_[i] == stamp_) continue;
+      seen_[i] = stamp_;
+      consider(i);
+    }
+  }
+  std::sort_heap(best.begin(), best.end(), nearer);
+  return best;
 }
 
 session_queue::group session_queue::make_group(const std::vector<std::size_t>& members,
@@ -488,6 +560,30 @@ tick_result session_queue::tick(time_ms now) {
         ++stats_.failed;
       }
     }
+  }
+  // The candidates' index for this tick: the tickets by the first
+  // difference rule's value; with a latency policy, one lane per datacenter
+  // of the tickets within their threshold of it.
+  for (auto& l : lanes_) l.clear();
+  lanes_.resize(!use_index_ || primary_ < 0 ? 0
+                : config_.latency           ? latency_.datacenters().size()
+                                            : 1);
+  if (!lanes_.empty()) {
+    const auto k = static_cast<std::size_t>(primary_);
+    for (std::size_t i = 0; i < tickets_.size(); ++i) {
+      if (taken[i]) continue;
+      const waiting_ticket& t = tickets_[i];
+      if (!config_.latency) {
+        lanes_[0].add(t.numbers[k], i);
+        continue;
+      }
+      const double own = max_rtt(t, now);
+      for (std::size_t d = 0; d < lanes_.size(); ++d)
+        if (t.rtt[d] <= own) lanes_[d].add(t.numbers[k], i);
+    }
+    for (auto& l : lanes_) l.seal();
+    seen_.assign(tickets_.size(), 0);
+    stamp_ = 0;
   }
   // 2. Seeds oldest first; tickets created at the same time in a seeded
   //    random order (their tiebreak).

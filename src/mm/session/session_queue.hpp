@@ -29,6 +29,7 @@
 #include "mm/session/queue_config.hpp"
 #include "mm/session/teams.hpp"
 #include "mm/session/ticket.hpp"
+#include "mm/session/value_lane.hpp"
 
 namespace mm::session {
 
@@ -51,6 +52,13 @@ struct queue_stats {
   std::uint64_t backtracks = 0;  // additions undone by the loop
 };
 
+// A ticket ranked for a seed's group: its distance, then its tiebreak.
+struct session_queue_candidate {
+  double distance;
+  std::uint64_t tiebreak;
+  std::size_t ticket;  // index into the queue's waiting tickets
+};
+
 class session_queue {
  public:
   // Throws mm::config_error when the config cannot run.
@@ -70,6 +78,11 @@ class session_queue {
 
   // One round of the match loop at `now`.
   tick_result tick(time_ms now);
+
+  // Whether the loop finds candidates through its index (the default) or by
+  // scoring every waiting ticket against every seed: the same candidates,
+  // for the tests and the benchmark's reference.
+  void use_candidate_index(bool on) { use_index_ = on; }
 
   const queue_config& config() const { return config_; }
   const latency_model& latency() const { return latency_; }
@@ -93,11 +106,7 @@ class session_queue {
 
  private:
   struct group;
-  struct candidate {
-    double distance;
-    std::uint64_t tiebreak;
-    std::size_t ticket;
-  };
+  using candidate = session_queue_candidate;
 
   waiting_ticket compile(const ticket_request& r, time_ms now);
   std::uint32_t intern(const std::string& s);
@@ -109,7 +118,7 @@ class session_queue {
   group make_group(const std::vector<std::size_t>& members, time_ms now) const;
   void join(group& g, std::size_t ticket, time_ms now) const;
   std::vector<candidate> rank_candidates(std::size_t seed, time_ms now,
-                                         const std::vector<char>& taken) const;
+                                         const std::vector<char>& taken);
   bool admits(const group& g, const waiting_ticket& c, time_ms now, double* distance) const;
   std::vector<party_seat> seats(const group& g) const;
   bool teams_fit(const group& g, std::size_t ticket) const;
@@ -131,6 +140,13 @@ class session_queue {
   ticket_id next_ticket_ = 1;
   std::uint64_t next_match_ = 1;
   int primary_ = -1;  // the first difference rule: the candidates' index
+  bool use_index_ = true;
+  // Per tick, the candidates' index (value_lane.hpp): one lane of every
+  // ticket, or with a latency policy one per datacenter; empty without the
+  // index.
+  std::vector<value_lane> lanes_;
+  std::vector<std::uint32_t> seen_;  // per ticket: the seed that considered it last
+  std::uint32_t stamp_ = 0;
   queue_stats stats_;
 };
 

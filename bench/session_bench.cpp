@@ -1,0 +1,194 @@
+// Session engine benchmark: one queue of 4-player co-op matches with an MMR
+// difference rule that expands and the staged latency policy over 30
+// datacenters, on one thread, with a virtual clock.
+//
+//   mm_session_bench [tickets = 100000] [seconds of sustained load = 20]
+//
+// - session_tick_ms: one tick of the match loop over `tickets` waiting solo
+//   tickets (median of 3 fresh queues). Its reference in the same run is the
+//   same loop scoring every ticket against every seed (no candidates' index),
+//   timed on two smaller queues and scaled to `tickets` by the growth
+//   measured between them: session_vs_naive.
+// - session_matches_per_s: tickets arriving every virtual second and leaving
+//   as matches; matches formed per second of the engine's own time (adds and
+//   ticks).
+// - spread_vs_offline: the mean MMR spread of the first tick's matches
+//   against an offline optimum on the same tickets (each player at its
+//   nearest datacenter, sorted by MMR there, cut into groups of 4); and the
+//   mean worst RTT of a match.
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <vector>
+
+#include "bench_util.hpp"
+#include "mm/engine/random.hpp"
+#include "mm/session/session_queue.hpp"
+
+using namespace mm::session;
+using mm::bench::emit;
+using mm::bench::now_s;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr const char* bench_name = "session";
+
+// 30 datacenters at real-world-like places: where most players live.
+latency_model world() {
+  const double places[][2] = {
+      {50.1, 8.7},   {51.5, -0.1},   {48.9, 2.4},    {52.4, 4.9},    {59.3, 18.1},   {40.4, -3.7},
+      {45.5, 9.2},   {52.2, 21.0},   {55.8, 37.6},   {41.0, 28.9},   {40.7, -74.0},  {39.0, -77.5},
+      {41.9, -87.6}, {32.8, -96.8},  {37.4, -122.1}, {47.6, -122.3}, {34.1, -118.2}, {43.7, -79.4},
+      {19.4, -99.1}, {-23.5, -46.6}, {-34.6, -58.4}, {35.7, 139.7},  {37.6, 127.0},  {31.2, 121.5},
+      {22.3, 114.2}, {1.35, 103.8},  {19.1, 72.9},   {25.2, 55.3},   {-33.9, 151.2}, {-26.2, 28.0}};
+  std::vector<datacenter> dcs;
+  for (std::size_t i = 0; i < std::size(places); ++i)
+    dcs.push_back({"dc" + std::to_string(i), {places[i][0], places[i][1]}, "r"});
+  return latency_model(dcs);
+}
+
+queue_config coop_queue() {
+  queue_config c;
+  c.name = "coop";
+  c.min_players = c.max_players = 4;
+  c.teams = 0;
+  c.max_party_size = 4;
+  c.latency = latency_stages{};
+  rule skill;
+  skill.name = "skill";
+  skill.max_difference = 100;
+  skill.expand = {50, 5s, 400};
+  c.rules = {skill};
+  return c;
+}
+
+// Solo tickets: players around the datacenters (most within a few hundred
+// km, some far away), MMR skewed (a normal-ish bulk and a strong tail).
+std::vector<ticket_request> make_tickets(const latency_model& m, std::size_t n, mm::rng& r,
+                                         mm::player_id first_id) {
+  std::vector<ticket_request> out;
+  out.reserve(n);
+  const auto& dcs = m.datacenters();
+  for (std::size_t i = 0; i < n; ++i) {
+    ticket_player p;
+    p.id = first_id + i;
+    double bulk = 0;
+    for (int k = 0; k < 4; ++k) bulk += r.unit();
+    p.mmr = 1000 + 250 * bulk + (r.below(10) == 0 ? 800 * r.unit() : 0);
+    const auto& home = dcs[r.below(dcs.size())].location;
+    const double spread = r.below(5) == 0 ? 20.0 : 4.0;
+    p.location = geo_point{std::clamp(home.latitude + (r.unit() - 0.5) * spread, -89.0, 89.0),
+                           std::clamp(home.longitude + (r.unit() - 0.5) * spread, -179.0, 179.0)};
+    out.push_back({{p}, std::nullopt, false});
+  }
+  return out;
+}
+
+// One tick over a fresh queue of `tickets`, in ms; the queue's matches in `out`.
+double one_tick_ms(const std::vector<ticket_request>& tickets, bool index, tick_result* out) {
+  session_queue q(coop_queue(), world(), 7);
+  q.use_candidate_index(index);
+  for (const auto& t : tickets) q.add(t, 0ms);
+  const double start = now_s();
+  tick_result r = q.tick(1s);
+  const double ms = (now_s() - start) * 1e3;
+  if (out) *out = std::move(r);
+  return ms;
+}
+
+double median3(double a, double b, double c) {
+  return std::max(std::min(a, b), std::min(std::max(a, b), c));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::size_t n = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 100'000;
+  const double sustained_s = argc > 2 ? std::atof(argv[2]) : 20;
+  const latency_model m = world();
+  mm::rng r(2026);
+  const auto tickets = make_tickets(m, n, r, 1);
+  const std::string extra = "\"tickets\": " + std::to_string(n) + ", \"datacenters\": 30";
+
+  // The indexed loop: median of three fresh queues.
+  tick_result first;
+  const double t1 = one_tick_ms(tickets, true, &first);
+  const double t2 = one_tick_ms(tickets, true, nullptr);
+  const double t3 = one_tick_ms(tickets, true, nullptr);
+  const double tick_ms = median3(t1, t2, t3);
+  emit(bench_name, "session_tick_ms", tick_ms, "ms", extra);
+
+  // The naive loop on two smaller queues, scaled by the growth between them.
+  const std::size_t small = std::min<std::size_t>(n, 2'000),
+                    larger = std::min<std::size_t>(n, 4'000);
+  const std::vector<ticket_request> a(tickets.begin(),
+                                      tickets.begin() + static_cast<std::ptrdiff_t>(small));
+  const std::vector<ticket_request> b(tickets.begin(),
+                                      tickets.begin() + static_cast<std::ptrdiff_t>(larger));
+  const double naive_small = one_tick_ms(a, false, nullptr);
+  const double naive_larger = one_tick_ms(b, false, nullptr);
+  const double exponent = std::log(naive_larger / naive_small) /
+                          std::log(static_cast<double>(larger) / static_cast<double>(small));
+  const double naive_ms =
+      naive_larger * std::pow(static_cast<double>(n) / static_cast<double>(larger), exponent);
+  emit(bench_name, "naive_tick_ms", naive_ms, "ms",
+       extra + ", \"measured_at\": [" + std::to_string(small) + ", " + std::to_string(larger) +
+           "], \"growth_exponent\": " + std::to_string(exponent));
+  emit(bench_name, "session_vs_naive", tick_ms / naive_ms, "ratio", extra);
+
+  // Quality of the first tick against the offline optimum.
+  double spread = 0, worst_rtt = 0;
+  for (const auto& match : first.matches) {
+    spread += match.mmr_spread;
+    worst_rtt += match.worst_rtt_ms;
+  }
+  const double matches = static_cast<double>(first.matches.size());
+  std::vector<std::vector<double>> by_dc(m.datacenters().size());
+  for (const auto& t : tickets) {
+    const auto& p = t.players[0];
+    std::size_t nearest = 0;
+    for (std::size_t d = 1; d < by_dc.size(); ++d)
+      if (m.estimate_ms(*p.location, d) < m.estimate_ms(*p.location, nearest)) nearest = d;
+    by_dc[nearest].push_back(p.mmr);
+  }
+  double offline = 0, offline_groups = 0;
+  for (auto& v : by_dc) {
+    std::sort(v.begin(), v.end());
+    for (std::size_t i = 0; i + 4 <= v.size(); i += 4) {
+      offline += v[i + 3] - v[i];
+      ++offline_groups;
+    }
+  }
+  emit(bench_name, "first_tick_matched_share", 4 * matches / static_cast<double>(n), "ratio",
+       extra);
+  emit(bench_name, "mean_mmr_spread", spread / matches, "mmr", extra);
+  emit(bench_name, "offline_mean_mmr_spread", offline / offline_groups, "mmr", extra);
+  emit(bench_name, "spread_vs_offline", (spread / matches) / (offline / offline_groups), "ratio",
+       extra);
+  emit(bench_name, "mean_worst_rtt_ms", worst_rtt / matches, "ms", extra);
+
+  // Sustained: n / 10 tickets arrive every virtual second for `sustained_s`
+  // seconds; matches per second of the engine's own time.
+  session_queue q(coop_queue(), m, 11);
+  const std::size_t per_second = std::max<std::size_t>(n / 10, 1);
+  double engine_s = 0;
+  std::uint64_t formed = 0;
+  mm::player_id next = 10'000'000;
+  for (int second = 0; second < static_cast<int>(sustained_s); ++second) {
+    const auto arrivals = make_tickets(m, per_second, r, next);
+    next += per_second;
+    const time_ms now = std::chrono::seconds(second);
+    const double start = now_s();
+    for (const auto& t : arrivals) q.add(t, now);
+    formed += q.tick(now + 999ms).matches.size();
+    engine_s += now_s() - start;
+  }
+  const std::string sp = "\"arrivals_per_s\": " + std::to_string(per_second) +
+                         ", \"virtual_seconds\": " + std::to_string(static_cast<int>(sustained_s)) +
+                         ", \"waiting_at_end\": " + std::to_string(q.waiting());
+  emit(bench_name, "session_matches_per_s", static_cast<double>(formed) / engine_s, "1/s", sp);
+  emit(bench_name, "session_tickets_per_s",
+       static_cast<double>(per_second) * sustained_s / engine_s, "1/s", sp);
+  return 0;
+}

@@ -1,0 +1,79 @@
+// The session loop's candidate index: tickets sorted by one rule's value,
+// walked outward from a seed's value, passing over the tickets already taken
+// by a match in this tick.
+//
+// Taken entries stay in place; a walk jumps over them through pointers it
+// shortens as it goes (path compression), so a run of taken entries costs
+// one step per later walk instead of one per entry. `taken` only grows
+// during a tick, which is what makes the shortened pointers stay right.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace mm::session {
+
+class value_lane {
+ public:
+  using entry = std::pair<double, std::size_t>;  // (value, ticket index)
+
+  void clear() {
+    entries_.clear();
+    up_.clear();
+    down_.clear();
+  }
+  void add(double value, std::size_t ticket) { entries_.push_back({value, ticket}); }
+  // Sorts the entries and resets the jumps; call once after the adds.
+  void seal() {
+    std::sort(entries_.begin(), entries_.end());
+    up_.resize(entries_.size());
+    down_.resize(entries_.size());
+    for (std::size_t i = 0; i < entries_.size(); ++i) {
+      up_[i] = i + 1;  // taken: go on after it
+      down_[i] = i;    // taken: go on before it (one-past positions)
+    }
+  }
+
+  std::size_t size() const { return entries_.size(); }
+  const entry& operator[](std::size_t i) const { return entries_[i]; }
+  // The first position whose value is at least v.
+  std::size_t lower_bound(double v) const {
+    return static_cast<std::size_t>(
+        std::lower_bound(entries_.begin(), entries_.end(), v,
+                         [](const entry& e, double x) { return e.first < x; }) -
+        entries_.begin());
+  }
+
+  // The first position at or after `from` whose ticket is not taken, or size().
+  std::size_t alive_from(std::size_t from, const std::vector<char>& taken) {
+    std::size_t r = from;
+    while (r < entries_.size() && taken[entries_[r].second]) r = up_[r];
+    for (std::size_t k = from; k < r;) {  // every position passed was taken
+      const std::size_t next = up_[k];
+      up_[k] = r;
+      k = next;
+    }
+    return r;
+  }
+
+  // One past the last position before `before` whose ticket is not taken,
+  // or 0.
+  std::size_t alive_before(std::size_t before, const std::vector<char>& taken) {
+    std::size_t r = before;
+    while (r > 0 && taken[entries_[r - 1].second]) r = down_[r - 1];
+    for (std::size_t k = before; k > r;) {
+      const std::size_t next = down_[k - 1];
+      down_[k - 1] = r;
+      k = next;
+    }
+    return r;
+  }
+
+ private:
+  std::vector<entry> entries_;
+  std::vector<std::size_t> up_, down_;
+};
+
+}  // namespace mm::session
