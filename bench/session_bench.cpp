@@ -16,6 +16,8 @@
 //   against an offline optimum on the same tickets (each player at its
 //   nearest datacenter, sorted by MMR there, cut into groups of 4); and the
 //   mean worst RTT of a match.
+// - find_lobby_per_s: parties placed in 100,000 running lobbies, with the
+//   region given; find_lobby_nearest_per_s: with a location instead.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -23,6 +25,7 @@
 
 #include "bench_util.hpp"
 #include "mm/engine/random.hpp"
+#include "mm/session/lobbies.hpp"
 #include "mm/session/session_queue.hpp"
 
 using namespace mm::session;
@@ -44,7 +47,8 @@ latency_model world() {
       {22.3, 114.2}, {1.35, 103.8},  {19.1, 72.9},   {25.2, 55.3},   {-33.9, 151.2}, {-26.2, 28.0}};
   std::vector<datacenter> dcs;
   for (std::size_t i = 0; i < std::size(places); ++i)
-    dcs.push_back({"dc" + std::to_string(i), {places[i][0], places[i][1]}, "r"});
+    dcs.push_back(
+        {"dc" + std::to_string(i), {places[i][0], places[i][1]}, "region" + std::to_string(i / 5)});
   return latency_model(dcs);
 }
 
@@ -190,5 +194,45 @@ int main(int argc, char** argv) {
   emit(bench_name, "session_matches_per_s", static_cast<double>(formed) / engine_s, "1/s", sp);
   emit(bench_name, "session_tickets_per_s",
        static_cast<double>(per_second) * sustained_s / engine_s, "1/s", sp);
+
+  // Lobbies: 100,000 running lobbies of 3 modes in 30 datacenters (6
+  // regions), each with room; parties of 1 to 4 find one, by region and by
+  // location (the nearest datacenter's region).
+  {
+    lobby_registry reg(m, {}, 5);
+    const char* modes[] = {"br", "ctf", "dm"};
+    for (std::size_t i = 0; i < 100'000; ++i) {
+      const std::uint32_t seats = 8 + static_cast<std::uint32_t>(r.below(25));
+      reg.register_lobby("l" + std::to_string(i), modes[r.below(3)],
+                         m.datacenters()[r.below(30)].name, seats,
+                         static_cast<std::uint32_t>(r.below(seats / 2)), 0ms);
+    }
+    const std::size_t finds = 200'000;
+    std::vector<find_lobby_request> by_region(finds), by_location(finds);
+    for (std::size_t i = 0; i < finds; ++i) {
+      auto& f = by_region[i];
+      f.modes = {modes[r.below(3)]};
+      f.party_size = 1 + static_cast<std::uint32_t>(r.below(4));
+      f.region = "region" + std::to_string(r.below(6));
+      auto& g = by_location[i];
+      g.modes = f.modes;
+      g.party_size = f.party_size;
+      const auto& home = m.datacenters()[r.below(30)].location;
+      g.location = geo_point{home.latitude + r.unit() - 0.5, home.longitude + r.unit() - 0.5};
+    }
+    std::size_t created = 0;
+    double start = now_s();
+    for (const auto& f : by_region) created += reg.find(f, 0ms).created;
+    const double region_s = now_s() - start;
+    start = now_s();
+    for (const auto& f : by_location) created += reg.find(f, 0ms).created;
+    const double location_s = now_s() - start;
+    const std::string lp =
+        "\"lobbies\": 100000, \"datacenters\": 30, \"finds\": " + std::to_string(2 * finds) +
+        ", \"created\": " + std::to_string(created);
+    emit(bench_name, "find_lobby_per_s", static_cast<double>(finds) / region_s, "1/s", lp);
+    emit(bench_name, "find_lobby_nearest_per_s", static_cast<double>(finds) / location_s, "1/s",
+         lp);
+  }
   return 0;
 }

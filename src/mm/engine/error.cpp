@@ -18,6 +18,8 @@ std::string_view to_string(errc e) {
       return "instance_down";
     case errc::not_owned_here:
       return "not_owned_here";
+    case errc::no_available_lobby:
+      return "no_available_lobby";
   }
   return "unknown";
 }

@@ -24,6 +24,7 @@ enum class errc : std::uint8_t {
   no_instances,        // a client was given no matchmaker instance
   instance_down,       // the instance is restarting after a crash
   not_owned_here,      // the player's shard is run by another node of the cluster
+  no_available_lobby,  // no running lobby fits and the request forbids creating one
 };
 
 std::string_view to_string(errc e);
