@@ -4,13 +4,11 @@
 #include <limits>
 
 #include "mm/engine/error.hpp"
+#include "mm/session/refuse.hpp"
 
 namespace mm::session {
 
 namespace {
-[[noreturn]] void refuse(const std::string& field, const std::string& why) {
-  throw error(errc::invalid_argument, field + ": " + why);
-}
 
 std::string shelf_key(const std::string& mode, const std::string& region) {
   return mode + '\n' + region;

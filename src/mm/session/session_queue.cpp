@@ -6,6 +6,7 @@
 #include <set>
 
 #include "mm/engine/error.hpp"
+#include "mm/session/refuse.hpp"
 #include "mm/session/teams.hpp"
 
 namespace mm::session {
@@ -13,10 +14,6 @@ namespace mm::session {
 namespace {
 
 constexpr double infinity = std::numeric_limits<double>::infinity();
-
-[[noreturn]] void refuse(const std::string& field, const std::string& why) {
-  throw error(errc::invalid_argument, field + ": " + why);
-}
 
 template <class Pairs>
 const typename Pairs::value_type::second_type* named(const Pairs& pairs, const std::string& name) {
