@@ -1,6 +1,6 @@
 # Installs the build into a scratch prefix, then configures and builds the
 # example games as a separate project with find_package(matchmaker), and runs
-# one: the package a game's CMake project would use.
+# two: the package a game's CMake project would use.
 #   cmake -DBUILD_DIR=... -DSOURCE_DIR=... -DWORK_DIR=... [-DCXX_FLAGS=...] -P package_test.cmake
 file(REMOVE_RECURSE "${WORK_DIR}")
 execute_process(COMMAND ${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${WORK_DIR}/prefix"
@@ -22,5 +22,9 @@ endif()
 execute_process(COMMAND "${WORK_DIR}/build/raid_game" RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "the raid example built against the package failed: ${rc}")
+endif()
+execute_process(COMMAND "${WORK_DIR}/build/session_modes" RESULT_VARIABLE rc OUTPUT_QUIET)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "the session modes example built against the package failed: ${rc}")
 endif()
 message(STATUS "package test passed")

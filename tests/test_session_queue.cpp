@@ -12,74 +12,13 @@
 #include "mm/engine/error.hpp"
 #include "mm/engine/random.hpp"
 #include "mm/session/session_queue.hpp"
+#include "session_test_support.hpp"
 
 using namespace mm::session;
+using namespace mm::session::testing;
 using namespace std::chrono_literals;
 using Catch::Matchers::Contains;
 using mm::player_id;
-
-namespace {
-
-ticket_player player(player_id id, double mmr) {
-  ticket_player p;
-  p.id = id;
-  p.mmr = mmr;
-  return p;
-}
-
-ticket_request solo(player_id id, double mmr) {
-  return {{player(id, mmr)}, std::nullopt, false};
-}
-
-rule skill(double max, expansion grow = {}) {
-  rule r;
-  r.name = "skill";
-  r.max_difference = max;
-  r.expand = grow;
-  return r;
-}
-
-queue_config one_vs_one(double max = 100, expansion grow = {}) {
-  queue_config c;
-  c.name = "duel";
-  c.rules = {skill(max, grow)};
-  return c;
-}
-
-// Datacenters on the equator, 10 degrees of longitude apart (about 22 ms of
-// estimated RTT apart at the default detour of 2).
-latency_model equator(std::size_t n) {
-  std::vector<datacenter> dcs;
-  for (std::size_t i = 0; i < n; ++i)
-    dcs.push_back({"dc" + std::to_string(i), {0, 10.0 * static_cast<double>(i)}, "r"});
-  return latency_model(dcs);
-}
-
-queue_config coop(std::uint32_t players = 4) {
-  queue_config c;
-  c.name = "coop";
-  c.min_players = c.max_players = players;
-  c.teams = 0;
-  c.max_party_size = players;
-  c.latency = latency_stages{};
-  return c;
-}
-
-ticket_request with_rtt(player_id id, double mmr, std::vector<double> rtt) {
-  ticket_player p = player(id, mmr);
-  for (std::size_t d = 0; d < rtt.size(); ++d)
-    p.rtt_ms.push_back({"dc" + std::to_string(d), rtt[d]});
-  return {{p}, std::nullopt, false};
-}
-
-std::vector<player_id> all_players(const formed_match& m) {
-  std::vector<player_id> out;
-  for (const auto& team : m.teams) out.insert(out.end(), team.begin(), team.end());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-}  // namespace
 
 TEST_CASE("a ticket the queue cannot take is refused, naming the field", "[session][queue]") {
   queue_config c = coop();

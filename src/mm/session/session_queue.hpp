@@ -15,7 +15,11 @@
 // for the thresholds of that moment; the chosen datacenter is within every
 // ticket's current latency threshold.
 //
-// Plain C++, single-threaded: the actor that owns a queue calls it.
+// Plain C++, single-threaded: the actor that owns a queue calls it. A game's
+// plug-in (session_plugin.hpp) may fast-track or reject new tickets and build
+// matches its own way; session_queue is the queue without one. The member
+// definitions are in session_queue_impl.hpp, which a game with its own
+// plug-in includes; session_queue itself is compiled once, in the library.
 #pragma once
 
 #include <cstdint>
@@ -27,9 +31,11 @@
 #include "mm/engine/random.hpp"
 #include "mm/session/latency.hpp"
 #include "mm/session/queue_config.hpp"
+#include "mm/session/session_plugin.hpp"
 #include "mm/session/teams.hpp"
 #include "mm/session/ticket.hpp"
 #include "mm/session/value_lane.hpp"
+#include "mm/session/waiting_ticket.hpp"
 
 namespace mm::session {
 
@@ -49,7 +55,9 @@ struct tick_result {
 struct queue_stats {
   std::uint64_t created = 0, matched = 0, cancelled = 0, expired = 0, failed = 0;
   std::uint64_t matches = 0, bot_matches = 0;
-  std::uint64_t backtracks = 0;  // additions undone by the loop
+  std::uint64_t backtracks = 0;      // additions undone by the loop
+  std::uint64_t fast_tracked = 0;    // tickets the plug-in fast-tracked
+  std::uint64_t rejected_plans = 0;  // plug-in plans that failed the queue's check
 };
 
 // A ticket ranked for a seed's group: its distance, then its tiebreak.
@@ -59,13 +67,16 @@ struct session_queue_candidate {
   std::size_t ticket;  // index into the queue's waiting tickets
 };
 
-class session_queue {
+template <session_plugin Plugin>
+class basic_session_queue {
  public:
   // Throws mm::config_error when the config cannot run.
-  session_queue(queue_config config, latency_model latency, std::uint64_t seed);
+  basic_session_queue(queue_config config, latency_model latency, std::uint64_t seed,
+                      Plugin plugin = {});
 
   // A new waiting ticket created at `now`. Throws mm::error (invalid_argument)
-  // with the offending field first in the message ("players[1].mmr: ...").
+  // with the offending field first in the message ("players[1].mmr: ...");
+  // a ticket the plug-in rejects fails the same way, with its field.
   add_result add(const ticket_request& request, time_ms now);
 
   // Cancels a waiting ticket; false when it is not waiting.
@@ -88,21 +99,7 @@ class session_queue {
   const latency_model& latency() const { return latency_; }
   const queue_stats& stats() const { return stats_; }
 
-  // A waiting ticket as the loop sees it.
-  struct waiting_ticket {
-    ticket_id id = 0;
-    time_ms created{0}, give_up_at{0};
-    std::uint64_t tiebreak = 0;  // seeded: shuffles tickets created at the same time
-    std::vector<player_id> players;
-    std::vector<double> player_mmr;
-    double mmr = 0;  // the party's mean
-    // Per rule, the party's value: a number (difference), an interned label
-    // (equality) or a sorted set of interned items (intersection).
-    std::vector<double> numbers;
-    std::vector<std::uint32_t> labels;
-    std::vector<std::vector<std::uint32_t>> sets;
-    std::vector<double> rtt;  // per datacenter: the party's worst RTT
-  };
+  Plugin& plugin() { return plugin_; }
 
  private:
   struct group;
@@ -129,9 +126,20 @@ class session_queue {
   formed_match make_match(const group& g, const std::vector<std::uint32_t>& team_of, std::size_t dc,
                           time_ms now);
   bool form(std::size_t seed, time_ms now, std::vector<char>& taken, tick_result& out);
+  // A plug-in's plan for `seed`: the group, or nothing when it fails the check.
+  bool form_planned(std::size_t seed, const std::vector<candidate>& candidates,
+                    const build_decision& plan, time_ms now, std::vector<char>& taken,
+                    tick_result& out);
+  // The team of each player of `members` (in order) from teams given by
+  // player id, or nothing when they are not the queue's teams (their count,
+  // their exact sizes) of exactly these players, each once.
+  std::optional<std::vector<std::uint32_t>> planned_teams(
+      const std::vector<const waiting_ticket*>& members,
+      const std::vector<std::vector<player_id>>& teams) const;
 
   queue_config config_;
   latency_model latency_;
+  Plugin plugin_;
   rng rng_;
   std::vector<waiting_ticket> tickets_;
   std::unordered_map<ticket_id, std::size_t> index_;
@@ -149,5 +157,9 @@ class session_queue {
   std::uint32_t stamp_ = 0;
   queue_stats stats_;
 };
+
+// The queue as configured, without a game's plug-in.
+using session_queue = basic_session_queue<standard_plugin>;
+extern template class basic_session_queue<standard_plugin>;
 
 }  // namespace mm::session

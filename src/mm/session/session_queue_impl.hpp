@@ -1,0 +1,717 @@
+// The member definitions of basic_session_queue (session_queue.hpp). The
+// library compiles them once for session_queue; a game that plugs its own
+// plug-in into a queue includes this header in one of its files.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "mm/engine/error.hpp"
+#include "mm/session/refuse.hpp"
+#include "mm/session/session_queue.hpp"
+#include "mm/session/teams.hpp"
+
+namespace mm::session {
+
+namespace detail {
+
+inline constexpr double infinity = std::numeric_limits<double>::infinity();
+
+template <class Pairs>
+const typename Pairs::value_type::second_type* named(const Pairs& pairs, const std::string& name) {
+  for (const auto& [k, v] : pairs)
+    if (k == name) return &v;
+  return nullptr;
+}
+
+inline std::string player_field(std::size_t i, const std::string& rest) {
+  return "players[" + std::to_string(i) + "]" + rest;
+}
+
+inline bool nearer(const session_queue_candidate& a, const session_queue_candidate& b) {
+  return a.distance != b.distance ? a.distance < b.distance : a.tiebreak < b.tiebreak;
+}
+
+}  // namespace detail
+
+// A group being built around a seed: its tickets and what the rules need of
+// it, kept up to date as tickets join.
+template <session_plugin Plugin>
+struct basic_session_queue<Plugin>::group {
+  std::vector<std::size_t> members;  // indices into tickets_, the seed first
+  std::uint32_t players = 0;
+  std::vector<double> sums;       // per rule: the members' numbers, summed (group means)
+  std::vector<double> worst_rtt;  // per datacenter: the highest RTT of any member
+  std::vector<char> dc_ok;        // per datacenter: within every member's threshold
+};
+
+template <session_plugin Plugin>
+basic_session_queue<Plugin>::basic_session_queue(queue_config config, latency_model latency,
+                                                 std::uint64_t seed, Plugin plugin)
+    : config_(std::move(config)),
+      latency_(std::move(latency)),
+      plugin_(std::move(plugin)),
+      rng_(seed) {
+  validate(config_, "queues." + config_.name + ".");
+  if (config_.latency && latency_.datacenters().empty())
+    throw error(errc::invalid_config,
+                "queues." + config_.name + ".latency: the staged latency policy needs datacenters");
+  for (std::size_t i = 0; i < config_.rules.size(); ++i)
+    if (config_.rules[i].kind == rule_kind::difference) {
+      primary_ = static_cast<int>(i);
+      break;
+    }
+}
+
+template <session_plugin Plugin>
+std::uint32_t basic_session_queue<Plugin>::intern(const std::string& s) {
+  const auto [it, added] = interned_.emplace(s, static_cast<std::uint32_t>(interned_.size()));
+  return it->second;
+}
+
+template <session_plugin Plugin>
+ticket_id basic_session_queue<Plugin>::ticket_of(player_id p) const {
+  const auto it = player_ticket_.find(p);
+  return it == player_ticket_.end() ? 0 : it->second;
+}
+
+template <session_plugin Plugin>
+double basic_session_queue<Plugin>::max_rtt(const waiting_ticket& t, time_ms now) const {
+  return config_.latency ? max_rtt_after(*config_.latency, now - t.created) : detail::infinity;
+}
+
+template <session_plugin Plugin>
+waiting_ticket basic_session_queue<Plugin>::compile(const ticket_request& r, time_ms now) {
+  if (r.players.empty()) refuse("players", "a ticket needs at least one player");
+  if (r.players.size() > config_.max_party_size)
+    refuse("players", "a party of " + std::to_string(r.players.size()) + " is more than " +
+                          "the queue's max_party_size of " +
+                          std::to_string(config_.max_party_size));
+  if (r.give_up_after && r.give_up_after->count() <= 0)
+    refuse("give_up_after", "must be greater than 0");
+  waiting_ticket t;
+  t.created = now;
+  t.give_up_at = now + r.give_up_after.value_or(config_.give_up_after);
+  const std::size_t dcs = latency_.datacenters().size();
+  t.rtt.assign(dcs, 0);
+  std::set<player_id> seen;
+  for (std::size_t i = 0; i < r.players.size(); ++i) {
+    const ticket_player& p = r.players[i];
+    if (p.id == invalid_player) refuse(detail::player_field(i, ".id"), "0 is not a player id");
+    if (!seen.insert(p.id).second)
+      refuse(detail::player_field(i, ".id"),
+             "player " + std::to_string(p.id) + " is in the party twice");
+    if (!std::isfinite(p.mmr)) refuse(detail::player_field(i, ".mmr"), "must be a finite number");
+    if (p.location &&
+        (!(std::abs(p.location->latitude) <= 90) || !(std::abs(p.location->longitude) <= 180)))
+      refuse(detail::player_field(i, ".location"),
+             "latitude within +-90 and longitude within +-180");
+    for (const auto& [dc, ms] : p.rtt_ms) {
+      if (!latency_.find(dc))
+        refuse(detail::player_field(i, ".rtt_ms." + dc), "no such datacenter");
+      if (!std::isfinite(ms) || ms < 0)
+        refuse(detail::player_field(i, ".rtt_ms." + dc), "must be a number >= 0");
+    }
+    if (config_.latency && p.rtt_ms.empty() && !p.location)
+      refuse(detail::player_field(i, ""),
+             "needs rtt_ms or a location for the queue's latency policy");
+    for (std::size_t d = 0; d < dcs; ++d) {
+      const double* measured = detail::named(p.rtt_ms, latency_.datacenters()[d].name);
+      const double rtt = measured     ? *measured
+                         : p.location ? latency_.estimate_ms(*p.location, d)
+                                      : detail::infinity;
+      t.rtt[d] = std::max(t.rtt[d], rtt);
+    }
+    t.players.push_back(p.id);
+    t.player_mmr.push_back(p.mmr);
+    t.mmr += p.mmr / static_cast<double>(r.players.size());
+  }
+  // The party's value for each rule.
+  const std::size_t n_rules = config_.rules.size();
+  t.numbers.assign(n_rules, 0);
+  t.labels.assign(n_rules, 0);
+  t.sets.assign(n_rules, {});
+  for (std::size_t k = 0; k < n_rules; ++k) {
+    const rule& ru = config_.rules[k];
+    const std::string field = "attributes." + ru.attribute;
+    if (ru.kind == rule_kind::difference) {
+      if (ru.attribute == "mmr") {
+        t.numbers[k] = t.mmr;
+        continue;
+      }
+      double sum = 0;
+      for (std::size_t i = 0; i < r.players.size(); ++i) {
+        const double* v = detail::named(r.players[i].numbers, ru.attribute);
+        if (!v) refuse(detail::player_field(i, "." + field), "the rule '" + ru.name + "' needs it");
+        if (!std::isfinite(*v))
+          refuse(detail::player_field(i, "." + field), "must be a finite number");
+        sum += *v;
+      }
+      t.numbers[k] = sum / static_cast<double>(r.players.size());
+    } else if (ru.kind == rule_kind::equality) {
+      // The party's value is its first player's that has one; every player
+      // who has one must agree (a party cannot be in two modes at once).
+      const std::string* value = nullptr;
+      for (std::size_t i = 0; i < r.players.size(); ++i) {
+        const std::string* v = detail::named(r.players[i].strings, ru.attribute);
+        if (!v) continue;
+        if (value && *v != *value)
+          refuse(detail::player_field(i, "." + field), "differs from the party's '" + *value + "'");
+        value = v;
+      }
+      if (!value)
+        refuse(detail::player_field(0, "." + field), "the rule '" + ru.name + "' needs it");
+      t.labels[k] = intern(*value);
+    } else if (ru.kind == rule_kind::intersection) {
+      // The party's set is what all its players share.
+      std::vector<std::uint32_t> common;
+      for (std::size_t i = 0; i < r.players.size(); ++i) {
+        const auto* v = detail::named(r.players[i].sets, ru.attribute);
+        if (!v) refuse(detail::player_field(i, "." + field), "the rule '" + ru.name + "' needs it");
+        if (v->size() > 256) refuse(detail::player_field(i, "." + field), "at most 256 items");
+        std::vector<std::uint32_t> items;
+        for (const auto& s : *v) items.push_back(intern(s));
+        std::sort(items.begin(), items.end());
+        items.erase(std::unique(items.begin(), items.end()), items.end());
+        if (i == 0) {
+          common = std::move(items);
+        } else {
+          std::vector<std::uint32_t> both;
+          std::set_intersection(common.begin(), common.end(), items.begin(), items.end(),
+                                std::back_inserter(both));
+          common = std::move(both);
+        }
+      }
+      t.sets[k] = std::move(common);
+    }
+  }
+  return t;
+}
+
+template <session_plugin Plugin>
+add_result basic_session_queue<Plugin>::add(const ticket_request& request, time_ms now) {
+  waiting_ticket t = compile(request, now);
+  add_result out;
+  for (std::size_t i = 0; i < t.players.size(); ++i) {
+    const ticket_id existing = ticket_of(t.players[i]);
+    if (existing == 0) continue;
+    if (!request.replace_existing)
+      refuse(detail::player_field(i, ".id"), "player " + std::to_string(t.players[i]) +
+                                                 " already waits in ticket " +
+                                                 std::to_string(existing));
+    if (std::find(out.replaced.begin(), out.replaced.end(), existing) == out.replaced.end())
+      out.replaced.push_back(existing);
+  }
+  const ticket_verdict verdict = plugin_.initialize(request, t, config_);
+  if (verdict.what == ticket_verdict::action::reject) refuse(verdict.field, verdict.reason);
+  if (verdict.what == ticket_verdict::action::fast_track) {
+    // A match by itself: its size now, its teams when the plug-in gave them.
+    if (t.players.size() < config_.min_players || t.players.size() > config_.max_players)
+      refuse("players", "the game's plug-in fast-tracked a party of " +
+                            std::to_string(t.players.size()) + ", but a match has " +
+                            std::to_string(config_.min_players) + ".." +
+                            std::to_string(config_.max_players) + " players");
+    if (!verdict.teams.empty()) {
+      auto team_of = planned_teams({&t}, verdict.teams);
+      if (!team_of) refuse("teams", "the game's plug-in gave teams that are not the queue's");
+      t.team_of = std::move(*team_of);
+    }
+    t.fast_track = true;
+    ++stats_.fast_tracked;
+  }
+  for (ticket_id old : out.replaced) cancel(old);
+  t.id = next_ticket_++;
+  t.tiebreak = rng_();
+  for (player_id p : t.players) player_ticket_[p] = t.id;
+  index_[t.id] = tickets_.size();
+  tickets_.push_back(std::move(t));
+  ++stats_.created;
+  out.id = tickets_.back().id;
+  return out;
+}
+
+template <session_plugin Plugin>
+void basic_session_queue<Plugin>::remove_at(std::size_t i) {
+  for (player_id p : tickets_[i].players) player_ticket_.erase(p);
+  index_.erase(tickets_[i].id);
+  if (i + 1 != tickets_.size()) {
+    tickets_[i] = std::move(tickets_.back());
+    index_[tickets_[i].id] = i;
+  }
+  tickets_.pop_back();
+}
+
+template <session_plugin Plugin>
+bool basic_session_queue<Plugin>::cancel(ticket_id id) {
+  const auto it = index_.find(id);
+  if (it == index_.end()) return false;
+  remove_at(it->second);
+  ++stats_.cancelled;
+  return true;
+}
+
+// Whether ticket `c` may join `g` now, and its distance to the group: the
+// sum over the rules of weight x distance. A rule that no longer filters
+// (seconds_until_optional) still adds its distance.
+template <session_plugin Plugin>
+bool basic_session_queue<Plugin>::admits(const group& g, const waiting_ticket& c, time_ms now,
+                                         double* distance) const {
+  if (g.players + c.players.size() > config_.max_players) return false;
+  const waiting_ticket& seed = tickets_[g.members.front()];
+  const time_ms waited = now - seed.created;
+  double total = 0;
+  for (std::size_t k = 0; k < config_.rules.size(); ++k) {
+    const rule& r = config_.rules[k];
+    const bool filters = filters_after(r, waited);
+    double d = 0;
+    bool ok = true;
+    switch (r.kind) {
+      case rule_kind::difference: {
+        const double ref = r.reference == reference_value::seed
+                               ? seed.numbers[k]
+                               : g.sums[k] / static_cast<double>(g.members.size());
+        const double threshold = threshold_after(r, waited);
+        d = std::abs(c.numbers[k] - ref) / threshold;
+        ok = d <= 1;
+        break;
+      }
+      case rule_kind::equality:
+        ok = c.labels[k] == seed.labels[k];
+        d = ok ? 0 : 1;
+        break;
+      case rule_kind::intersection:
+        for (std::size_t m : g.members) {
+          const auto& a = tickets_[m].sets[k];
+          const auto& b = c.sets[k];
+          std::size_t shared = 0;
+          for (std::size_t i = 0, j = 0; i < a.size() && j < b.size();) {
+            if (a[i] < b[j]) {
+              ++i;
+            } else if (b[j] < a[i]) {
+              ++j;
+            } else {
+              ++shared, ++i, ++j;
+            }
+          }
+          if (shared < r.min_overlap) ok = false;
+        }
+        d = ok ? 0 : 1;
+        break;
+      case rule_kind::latency:
+      case rule_kind::team_balance:
+        continue;  // the datacenter check below; the whole group at the end
+    }
+    if (!ok && filters) return false;
+    total += r.weight * d;
+  }
+  // The datacenter: one within every member's threshold and the candidate's.
+  if (!g.dc_ok.empty()) {
+    const double own = max_rtt(c, now);
+    double best = detail::infinity;
+    for (std::size_t d = 0; d < g.dc_ok.size(); ++d)
+      if (g.dc_ok[d] && c.rtt[d] <= own) best = std::min(best, std::max(g.worst_rtt[d], c.rtt[d]));
+    if (best == detail::infinity && config_.latency) return false;
+    for (const rule& r : config_.rules)
+      if (r.kind == rule_kind::latency) {
+        // Within the ideal band no datacenter is detail::nearer than another.
+        const auto& p = *config_.latency;
+        const double scale = std::isfinite(max_rtt(seed, now)) ? max_rtt(seed, now) : p.expand_ms;
+        total += r.weight * std::max(best, p.ideal_ms) / scale;
+      }
+  }
+  if (distance) *distance = total;
+  return true;
+}
+
+// The `config_.candidates` nearest admitted tickets, nearest first (ties by
+// the tickets' tiebreak). With the index: outward from the seed's value of
+// the first difference rule, nearest value first. Every candidate's distance
+// is at least weight x |value - seed's| / threshold (the other terms are not
+// negative), so the scan stops at the rule's threshold while that rule
+// filters, and as soon as that bound exceeds the farthest of a full set of
+// candidates: what it returns is what scoring every ticket would return.
+template <session_plugin Plugin>
+auto basic_session_queue<Plugin>::rank_candidates(std::size_t seed, time_ms now,
+                                                  const std::vector<char>& taken)
+    -> std::vector<candidate> {
+  const group g = make_group({seed}, now);
+  const std::size_t want = candidates_per_seed(config_);
+  std::vector<candidate> best;  // a max-heap by detail::nearer() while it fills
+  best.reserve(want + 1);
+  const auto consider = [&](std::size_t i) {
+    double d = 0;
+    if (!admits(g, tickets_[i], now, &d)) return;
+    const candidate c{d, tickets_[i].tiebreak, i};
+    if (best.size() == want && !detail::nearer(c, best.front())) return;
+    best.push_back(c);
+    std::push_heap(best.begin(), best.end(), detail::nearer);
+    if (best.size() > want) {
+      std::pop_heap(best.begin(), best.end(), detail::nearer);
+      best.pop_back();
+    }
+  };
+  if (lanes_.empty()) {
+    for (std::size_t i = 0; i < tickets_.size(); ++i)
+      if (i != seed && !taken[i] && !tickets_[i].fast_track) consider(i);
+  } else {
+    const rule& r = config_.rules[static_cast<std::size_t>(primary_)];
+    const time_ms waited = now - tickets_[seed].created;
+    const double threshold = threshold_after(r, waited);
+    const bool filters = filters_after(r, waited);
+    const double v = tickets_[seed].numbers[static_cast<std::size_t>(primary_)];
+    // One lane per datacenter the seed may play in (a candidate must be
+    // within its own threshold of one of them), or the one lane of all
+    // tickets without a latency policy. Each lane is walked outward from v;
+    // the lanes are merged nearest value first, and a ticket in several
+    // lanes is considered once (its stamp).
+    struct walk {
+      value_lane* lane;
+      std::size_t up, down;  // the next alive position above; one past the next below
+    };
+    std::vector<walk> walks;
+    for (std::size_t l = 0; l < lanes_.size(); ++l) {
+      if (lanes_.size() > 1 && !g.dc_ok[l]) continue;
+      value_lane& lane = lanes_[l];
+      const std::size_t at = lane.lower_bound(v);
+      walks.push_back({&lane, lane.alive_from(at, taken), lane.alive_before(at, taken)});
+    }
+    ++stamp_;
+    for (;;) {
+      walk* next = nullptr;
+      bool next_up = false;
+      double next_gap = 0;
+      for (walk& w : walks) {
+        if (w.up < w.lane->size()) {
+          const double gap = (*w.lane)[w.up].first - v;
+          if (!next || gap < next_gap) next = &w, next_up = true, next_gap = gap;
+        }
+        if (w.down > 0) {
+          const double gap = v - (*w.lane)[w.down - 1].first;
+          if (!next || gap < next_gap) next = &w, next_up = false, next_gap = gap;
+        }
+      }
+      if (!next) break;
+      if (filters && next_gap > threshold) break;
+      if (best.size() == want && r.weight * next_gap / threshold > best.front().distance) break;
+      std::size_t i = 0;
+      if (next_up) {
+        i = (*next->lane)[next->up].second;
+        next->up = next->lane->alive_from(next->up + 1, taken);
+      } else {
+        i = (*next->lane)[next->down - 1].second;
+        next->down = next->lane->alive_before(next->down - 1, taken);
+      }
+      if (i == seed || seen_[i] == stamp_) continue;
+      seen_[i] = stamp_;
+      consider(i);
+    }
+  }
+  std::sort_heap(best.begin(), best.end(), detail::nearer);
+  return best;
+}
+
+template <session_plugin Plugin>
+auto basic_session_queue<Plugin>::make_group(const std::vector<std::size_t>& members,
+                                             time_ms now) const -> group {
+  group g;
+  g.sums.assign(config_.rules.size(), 0);
+  g.worst_rtt.assign(latency_.datacenters().size(), 0);
+  g.dc_ok.assign(latency_.datacenters().size(), 1);
+  for (std::size_t m : members) join(g, m, now);
+  return g;
+}
+
+template <session_plugin Plugin>
+void basic_session_queue<Plugin>::join(group& g, std::size_t ticket, time_ms now) const {
+  const waiting_ticket& t = tickets_[ticket];
+  g.members.push_back(ticket);
+  g.players += static_cast<std::uint32_t>(t.players.size());
+  for (std::size_t k = 0; k < g.sums.size(); ++k) g.sums[k] += t.numbers[k];
+  const double own = max_rtt(t, now);
+  for (std::size_t d = 0; d < g.worst_rtt.size(); ++d) {
+    g.worst_rtt[d] = std::max(g.worst_rtt[d], t.rtt[d]);
+    if (t.rtt[d] > own) g.dc_ok[d] = 0;
+  }
+}
+
+template <session_plugin Plugin>
+std::vector<party_seat> basic_session_queue<Plugin>::seats(const group& g) const {
+  std::vector<party_seat> out;
+  for (std::size_t m : g.members) {
+    const waiting_ticket& t = tickets_[m];
+    double sum = 0;
+    for (double v : t.player_mmr) sum += v;
+    out.push_back({static_cast<std::uint32_t>(t.players.size()), sum});
+  }
+  return out;
+}
+
+template <session_plugin Plugin>
+bool basic_session_queue<Plugin>::teams_fit(const group& g, std::size_t ticket) const {
+  if (config_.teams == 0 || config_.split_parties || tickets_[ticket].players.size() == 1)
+    return true;  // the size check in admits() is all there is to it
+  auto s = seats(g);
+  const waiting_ticket& t = tickets_[ticket];
+  s.push_back({static_cast<std::uint32_t>(t.players.size()), 0});
+  return parties_fit(s, config_.teams, config_.team_size);
+}
+
+template <session_plugin Plugin>
+std::optional<std::vector<std::uint32_t>> basic_session_queue<Plugin>::assign(const group& g,
+                                                                              time_ms now) const {
+  if (g.players < config_.min_players) return std::nullopt;
+  // A datacenter within every ticket's threshold (a party that fills a match
+  // alone was never checked against one).
+  if (config_.latency && std::find(g.dc_ok.begin(), g.dc_ok.end(), 1) == g.dc_ok.end())
+    return std::nullopt;
+  std::vector<double> mmr;
+  for (std::size_t m : g.members)
+    for (double v : tickets_[m].player_mmr) mmr.push_back(v);
+  if (config_.teams == 0) return std::vector<std::uint32_t>(mmr.size(), 0);
+  std::vector<std::uint32_t> team_of;
+  if (config_.split_parties) {
+    team_of = assign_players(mmr, config_.teams, config_.team_size);
+  } else {
+    const auto by_party = assign_parties(seats(g), config_.teams, config_.team_size);
+    if (!by_party) return std::nullopt;
+    for (std::size_t i = 0; i < g.members.size(); ++i)
+      team_of.insert(team_of.end(), tickets_[g.members[i]].players.size(), (*by_party)[i]);
+  }
+  const time_ms waited = now - tickets_[g.members.front()].created;
+  for (const rule& r : config_.rules)
+    if (r.kind == rule_kind::team_balance && filters_after(r, waited) &&
+        team_mean_gap(mmr, team_of, config_.teams) > threshold_after(r, waited))
+      return std::nullopt;
+  return team_of;
+}
+
+template <session_plugin Plugin>
+std::size_t basic_session_queue<Plugin>::pick_datacenter(const group& g) {
+  std::size_t best = g.dc_ok.size();
+  double best_cost = detail::infinity;
+  std::uint64_t best_tie = 0;
+  const double ideal = config_.latency ? config_.latency->ideal_ms : 0;
+  for (std::size_t d = 0; d < g.dc_ok.size(); ++d) {
+    if (config_.latency && !g.dc_ok[d]) continue;
+    // Within the ideal band every datacenter costs the same: ties are drawn.
+    const double cost = std::max(g.worst_rtt[d], ideal);
+    const std::uint64_t tie = rng_();
+    if (best == g.dc_ok.size() || cost < best_cost || (cost == best_cost && tie < best_tie)) {
+      best = d;
+      best_cost = cost;
+      best_tie = tie;
+    }
+  }
+  return best;
+}
+
+template <session_plugin Plugin>
+formed_match basic_session_queue<Plugin>::make_match(const group& g,
+                                                     const std::vector<std::uint32_t>& team_of,
+                                                     std::size_t dc, time_ms now) {
+  formed_match m;
+  m.id = next_match_++;
+  m.datacenter = dc;
+  m.formed_at = now;
+  m.teams.assign(std::max<std::uint32_t>(config_.teams, 1), {});
+  double lo = detail::infinity, hi = -detail::infinity;
+  std::size_t player = 0;
+  for (std::size_t idx : g.members) {
+    const waiting_ticket& t = tickets_[idx];
+    m.tickets.push_back(t.id);
+    for (std::size_t p = 0; p < t.players.size(); ++p, ++player) {
+      m.teams[team_of[player]].push_back(t.players[p]);
+      lo = std::min(lo, t.player_mmr[p]);
+      hi = std::max(hi, t.player_mmr[p]);
+    }
+  }
+  m.mmr_spread = hi - lo;
+  m.worst_rtt_ms = dc < g.worst_rtt.size() ? g.worst_rtt[dc] : 0;
+  ++stats_.matches;
+  stats_.matched += g.members.size();
+  return m;
+}
+
+template <session_plugin Plugin>
+auto basic_session_queue<Plugin>::planned_teams(const std::vector<const waiting_ticket*>& members,
+                                                const std::vector<std::vector<player_id>>& teams)
+    const -> std::optional<std::vector<std::uint32_t>> {
+  const std::size_t n_teams = std::max<std::uint32_t>(config_.teams, 1);
+  if (teams.size() != n_teams) return std::nullopt;
+  std::unordered_map<player_id, std::uint32_t> team_by_player;
+  for (std::size_t k = 0; k < teams.size(); ++k) {
+    if (config_.teams > 0 && teams[k].size() != config_.team_size) return std::nullopt;
+    for (player_id p : teams[k])
+      if (!team_by_player.emplace(p, static_cast<std::uint32_t>(k)).second) return std::nullopt;
+  }
+  std::vector<std::uint32_t> team_of;
+  for (const waiting_ticket* t : members)
+    for (player_id p : t->players) {
+      const auto it = team_by_player.find(p);
+      if (it == team_by_player.end()) return std::nullopt;
+      team_of.push_back(it->second);
+    }
+  // Every player placed is one of the match's, each once.
+  if (team_of.size() != team_by_player.size()) return std::nullopt;
+  return team_of;
+}
+
+template <session_plugin Plugin>
+bool basic_session_queue<Plugin>::form_planned(std::size_t seed,
+                                               const std::vector<candidate>& candidates,
+                                               const build_decision& plan, time_ms now,
+                                               std::vector<char>& taken, tick_result& out) {
+  std::vector<std::size_t> members{seed};
+  std::vector<const waiting_ticket*> tickets{&tickets_[seed]};
+  for (std::size_t pos : plan.members) {
+    if (pos >= candidates.size()) return false;
+    const std::size_t c = candidates[pos].ticket;
+    if (std::find(members.begin(), members.end(), c) != members.end()) return false;
+    members.push_back(c);
+    tickets.push_back(&tickets_[c]);
+  }
+  const group g = make_group(members, now);
+  if (g.players > config_.max_players) return false;
+  std::optional<std::vector<std::uint32_t>> team_of;
+  if (plan.teams.empty()) {
+    team_of = assign(g, now);
+  } else if (g.players >= config_.min_players &&
+             (!config_.latency || std::find(g.dc_ok.begin(), g.dc_ok.end(), 1) != g.dc_ok.end())) {
+    team_of = planned_teams(tickets, plan.teams);
+  }
+  if (!team_of) return false;
+  out.matches.push_back(make_match(g, *team_of, pick_datacenter(g), now));
+  for (std::size_t m : g.members) taken[m] = 1;
+  return true;
+}
+
+template <session_plugin Plugin>
+bool basic_session_queue<Plugin>::form(std::size_t seed, time_ms now, std::vector<char>& taken,
+                                       tick_result& out) {
+  const waiting_ticket& anchor = tickets_[seed];
+  if (anchor.fast_track) {
+    // A match by itself once a datacenter is within its threshold.
+    const group g = make_group({seed}, now);
+    auto team_of = anchor.team_of.empty() ? assign(g, now) : std::optional(anchor.team_of);
+    if (config_.latency && std::find(g.dc_ok.begin(), g.dc_ok.end(), 1) == g.dc_ok.end())
+      team_of.reset();
+    if (!team_of) return false;
+    out.matches.push_back(make_match(g, *team_of, pick_datacenter(g), now));
+    taken[seed] = 1;
+    return true;
+  }
+  const auto candidates = rank_candidates(seed, now, taken);
+  std::vector<plugin_candidate> views;
+  views.reserve(candidates.size());
+  for (const candidate& c : candidates) views.push_back({&tickets_[c.ticket], c.distance});
+  const build_decision decision =
+      plugin_.build_match(anchor, views, match_context{now, now - anchor.created, config_});
+  if (decision.what == build_decision::action::none) return false;
+  if (decision.what == build_decision::action::plan) {
+    if (form_planned(seed, candidates, decision, now, taken, out)) return true;
+    ++stats_.rejected_plans;
+    return false;
+  }
+  std::vector<std::size_t> chosen;  // positions in `candidates`, in the order they joined
+  group g = make_group({seed}, now);
+  std::size_t next = 0;
+  for (std::uint32_t steps = 0;; ++steps) {
+    // Greedy, nearest first, each addition checked against the group as it is.
+    for (std::size_t i = next; i < candidates.size() && g.players < config_.max_players; ++i) {
+      const std::size_t c = candidates[i].ticket;
+      if (admits(g, tickets_[c], now, nullptr) && teams_fit(g, c)) {
+        join(g, c, now);
+        chosen.push_back(i);
+      }
+    }
+    if (auto team_of = assign(g, now)) {
+      const std::size_t dc = pick_datacenter(g);
+      out.matches.push_back(make_match(g, *team_of, dc, now));
+      for (std::size_t m : g.members) taken[m] = 1;
+      return true;
+    }
+    // Backtrack: without the last ticket added, on from the candidate after it.
+    if (chosen.empty() || steps >= config_.backtrack_steps) return false;
+    ++stats_.backtracks;
+    next = chosen.back() + 1;
+    chosen.pop_back();
+    std::vector<std::size_t> members{seed};
+    for (std::size_t i : chosen) members.push_back(candidates[i].ticket);
+    g = make_group(members, now);
+  }
+}
+
+template <session_plugin Plugin>
+tick_result basic_session_queue<Plugin>::tick(time_ms now) {
+  tick_result out;
+  // 1. Tickets past their give-up time, and those whose latency stages ran
+  //    out (a bot match where the queue has bots).
+  std::vector<char> taken(tickets_.size(), 0);
+  for (std::size_t i = 0; i < tickets_.size(); ++i) {
+    const waiting_ticket& t = tickets_[i];
+    if (now >= t.give_up_at) {
+      out.expired.push_back(t.id);
+      ++stats_.expired;
+      taken[i] = 1;
+    } else if (config_.latency &&
+               stage_after(*config_.latency, now - t.created) == latency_stage::failed) {
+      taken[i] = 1;
+      if (config_.bots) {
+        const group g = make_group({i}, now);
+        formed_match m =
+            make_match(g, std::vector<std::uint32_t>(t.players.size(), 0), pick_datacenter(g), now);
+        m.bot_match = true;
+        ++stats_.bot_matches;
+        out.matches.push_back(std::move(m));
+      } else {
+        out.failed.push_back(t.id);
+        ++stats_.failed;
+      }
+    }
+  }
+  // The candidates' index for this tick: the tickets by the first
+  // difference rule's value; with a latency policy, one lane per datacenter
+  // of the tickets within their threshold of it.
+  for (auto& l : lanes_) l.clear();
+  lanes_.resize(!use_index_ || primary_ < 0 ? 0
+                : config_.latency           ? latency_.datacenters().size()
+                                            : 1);
+  if (!lanes_.empty()) {
+    const auto k = static_cast<std::size_t>(primary_);
+    for (std::size_t i = 0; i < tickets_.size(); ++i) {
+      const waiting_ticket& t = tickets_[i];
+      if (taken[i] || t.fast_track) continue;  // a fast-tracked party joins no group
+      if (!config_.latency) {
+        lanes_[0].add(t.numbers[k], i);
+        continue;
+      }
+      const double own = max_rtt(t, now);
+      for (std::size_t d = 0; d < lanes_.size(); ++d)
+        if (t.rtt[d] <= own) lanes_[d].add(t.numbers[k], i);
+    }
+    for (auto& l : lanes_) l.seal();
+    seen_.assign(tickets_.size(), 0);
+    stamp_ = 0;
+  }
+  // 2. Seeds oldest first; tickets created at the same time in a seeded
+  //    random order (their tiebreak).
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < tickets_.size(); ++i)
+    if (!taken[i]) order.push_back(i);
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const auto& x = tickets_[a];
+    const auto& y = tickets_[b];
+    return x.created != y.created ? x.created < y.created : x.tiebreak < y.tiebreak;
+  });
+  for (std::size_t seed : order)
+    if (!taken[seed]) form(seed, now, taken, out);
+  // 3. Matched, expired and failed tickets leave the queue. Highest index
+  //    first: remove_at() moves the last ticket into the hole.
+  for (std::size_t i = tickets_.size(); i-- > 0;)
+    if (taken[i]) remove_at(i);
+  return out;
+}
+
+}  // namespace mm::session
