@@ -11,7 +11,7 @@
 
 #include "mm/engine/error.hpp"
 #include "mm/engine/random.hpp"
-#include "mm/session/session_queue.hpp"
+#include "mm/session/session_queue_impl.hpp"
 #include "session_test_support.hpp"
 
 using namespace mm::session;
@@ -308,6 +308,7 @@ scenario random_scenario(mm::rng& r, int kind) {
   } else if (kind == 2) {
     c = coop(4);
     c.name = "coop";
+    c.min_players = 2 + static_cast<std::uint32_t>(r.below(3));  // 2..4 players, or exactly 4
     c.backtrack_steps = static_cast<std::uint32_t>(r.below(40));
     c.rules = {mmr};
     c.bots = r.below(2) == 1;
@@ -426,6 +427,19 @@ void check_match(const scenario& s, const formed_match& m,
 
 }  // namespace
 
+namespace {
+
+// The standard build, reached the way a game's plug-in reaches it: from the
+// whole ranking of a seed's candidates.
+struct whole_ranking : standard_plugin {
+  build_decision build_match(const waiting_ticket&, std::span<const plugin_candidate>,
+                             const match_context&) {
+    return build_decision::standard();
+  }
+};
+
+}  // namespace
+
 TEST_CASE("invariants hold over thousands of random queues on a virtual clock",
           "[session][queue][property]") {
   mm::rng r(20261123);
@@ -433,8 +447,10 @@ TEST_CASE("invariants hold over thousands of random queues on a virtual clock",
   for (int run = 0; run < 2000; ++run) {
     const scenario s = random_scenario(r, run % 4);
     session_queue q(s.config, s.latency, static_cast<std::uint64_t>(run) + 1);
-    // The same queue without the candidates' index: the same matches.
-    session_queue naive(s.config, s.latency, static_cast<std::uint64_t>(run) + 1);
+    // The same queue without the candidates' index, and always ranking all
+    // its candidates (no shortcut through the nearest few): the same matches.
+    basic_session_queue<whole_ranking> naive(s.config, s.latency,
+                                             static_cast<std::uint64_t>(run) + 1);
     naive.use_candidate_index(false);
     std::map<ticket_id, known_ticket> waiting;
     player_id next_id = 1;

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -103,6 +104,9 @@ class basic_session_queue {
 
  private:
   struct group;
+  // Whether the plug-in builds its own matches (hides build_match).
+  static constexpr bool custom_build =
+      !std::is_same_v<decltype(&Plugin::build_match), decltype(&standard_plugin::build_match)>;
   using candidate = session_queue_candidate;
 
   waiting_ticket compile(const ticket_request& r, time_ms now);
@@ -114,8 +118,9 @@ class basic_session_queue {
   // The loop's steps.
   group make_group(const std::vector<std::size_t>& members, time_ms now) const;
   void join(group& g, std::size_t ticket, time_ms now) const;
+  // The `want` nearest candidates of `seed`, nearest first.
   std::vector<candidate> rank_candidates(std::size_t seed, time_ms now,
-                                         const std::vector<char>& taken);
+                                         const std::vector<char>& taken, std::size_t want);
   bool admits(const group& g, const waiting_ticket& c, time_ms now, double* distance) const;
   std::vector<party_seat> seats(const group& g) const;
   bool teams_fit(const group& g, std::size_t ticket) const;
@@ -126,6 +131,10 @@ class basic_session_queue {
   formed_match make_match(const group& g, const std::vector<std::uint32_t>& team_of, std::size_t dc,
                           time_ms now);
   bool form(std::size_t seed, time_ms now, std::vector<char>& taken, tick_result& out);
+  // The loop's own build from ranked candidates: greedy, then backtracking;
+  // or only the first greedy pass, which must fill the match.
+  bool build_greedy(std::size_t seed, const std::vector<candidate>& candidates, time_ms now,
+                    std::vector<char>& taken, tick_result& out, bool first_pass_only);
   // A plug-in's plan for `seed`: the group, or nothing when it fails the check.
   bool form_planned(std::size_t seed, const std::vector<candidate>& candidates,
                     const build_decision& plan, time_ms now, std::vector<char>& taken,

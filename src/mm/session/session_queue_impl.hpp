@@ -42,9 +42,15 @@ template <session_plugin Plugin>
 struct basic_session_queue<Plugin>::group {
   std::vector<std::size_t> members;  // indices into tickets_, the seed first
   std::uint32_t players = 0;
-  std::vector<double> sums;       // per rule: the members' numbers, summed (group means)
-  std::vector<double> worst_rtt;  // per datacenter: the highest RTT of any member
-  std::vector<char> dc_ok;        // per datacenter: within every member's threshold
+  std::vector<double> sums;        // per rule: the members' numbers, summed (group means)
+  std::vector<double> worst_rtt;   // per datacenter: the highest RTT of any member
+  std::vector<char> dc_ok;         // per datacenter: within every member's threshold
+  std::vector<std::uint32_t> dcs;  // the datacenters dc_ok holds, ascending
+  // At the seed's wait, per rule: its threshold and whether it filters; and
+  // the seed's highest RTT (infinite without a policy).
+  std::vector<double> threshold;
+  std::vector<char> filters;
+  double seed_max_rtt = 0;
 };
 
 template <session_plugin Plugin>
@@ -260,11 +266,10 @@ bool basic_session_queue<Plugin>::admits(const group& g, const waiting_ticket& c
                                          double* distance) const {
   if (g.players + c.players.size() > config_.max_players) return false;
   const waiting_ticket& seed = tickets_[g.members.front()];
-  const time_ms waited = now - seed.created;
   double total = 0;
   for (std::size_t k = 0; k < config_.rules.size(); ++k) {
     const rule& r = config_.rules[k];
-    const bool filters = filters_after(r, waited);
+    const bool filters = g.filters[k];
     double d = 0;
     bool ok = true;
     switch (r.kind) {
@@ -272,8 +277,7 @@ bool basic_session_queue<Plugin>::admits(const group& g, const waiting_ticket& c
         const double ref = r.reference == reference_value::seed
                                ? seed.numbers[k]
                                : g.sums[k] / static_cast<double>(g.members.size());
-        const double threshold = threshold_after(r, waited);
-        d = std::abs(c.numbers[k] - ref) / threshold;
+        d = std::abs(c.numbers[k] - ref) / g.threshold[k];
         ok = d <= 1;
         break;
       }
@@ -310,14 +314,14 @@ bool basic_session_queue<Plugin>::admits(const group& g, const waiting_ticket& c
   if (!g.dc_ok.empty()) {
     const double own = max_rtt(c, now);
     double best = detail::infinity;
-    for (std::size_t d = 0; d < g.dc_ok.size(); ++d)
-      if (g.dc_ok[d] && c.rtt[d] <= own) best = std::min(best, std::max(g.worst_rtt[d], c.rtt[d]));
+    for (std::uint32_t d : g.dcs)
+      if (c.rtt[d] <= own) best = std::min(best, std::max(g.worst_rtt[d], c.rtt[d]));
     if (best == detail::infinity && config_.latency) return false;
     for (const rule& r : config_.rules)
       if (r.kind == rule_kind::latency) {
-        // Within the ideal band no datacenter is detail::nearer than another.
+        // Within the ideal band no datacenter is nearer than another.
         const auto& p = *config_.latency;
-        const double scale = std::isfinite(max_rtt(seed, now)) ? max_rtt(seed, now) : p.expand_ms;
+        const double scale = std::isfinite(g.seed_max_rtt) ? g.seed_max_rtt : p.expand_ms;
         total += r.weight * std::max(best, p.ideal_ms) / scale;
       }
   }
@@ -334,11 +338,10 @@ bool basic_session_queue<Plugin>::admits(const group& g, const waiting_ticket& c
 // candidates: what it returns is what scoring every ticket would return.
 template <session_plugin Plugin>
 auto basic_session_queue<Plugin>::rank_candidates(std::size_t seed, time_ms now,
-                                                  const std::vector<char>& taken)
+                                                  const std::vector<char>& taken, std::size_t want)
     -> std::vector<candidate> {
   const group g = make_group({seed}, now);
-  const std::size_t want = candidates_per_seed(config_);
-  std::vector<candidate> best;  // a max-heap by detail::nearer() while it fills
+  std::vector<candidate> best;  // a max-heap by nearer() while it fills
   best.reserve(want + 1);
   const auto consider = [&](std::size_t i) {
     double d = 0;
@@ -361,21 +364,29 @@ auto basic_session_queue<Plugin>::rank_candidates(std::size_t seed, time_ms now,
     const double threshold = threshold_after(r, waited);
     const bool filters = filters_after(r, waited);
     const double v = tickets_[seed].numbers[static_cast<std::size_t>(primary_)];
-    // One lane per datacenter the seed may play in (a candidate must be
-    // within its own threshold of one of them), or the one lane of all
-    // tickets without a latency policy. Each lane is walked outward from v;
-    // the lanes are merged nearest value first, and a ticket in several
-    // lanes is considered once (its stamp).
+    // One lane per block of 64 datacenters the seed may play in (a
+    // candidate must be within its own threshold of one of the seed's), or
+    // the one lane of all tickets without a latency policy. Each lane is
+    // walked outward from v, passing over the entries that share no
+    // datacenter with the seed; the lanes are merged nearest value first,
+    // and a ticket in several lanes is considered once (its stamp).
     struct walk {
       value_lane* lane;
-      std::size_t up, down;  // the next alive position above; one past the next below
+      std::uint64_t datacenters;  // the seed's, in the lane's block
+      std::size_t up, down;       // the next alive position above; one past the next below
     };
     std::vector<walk> walks;
     for (std::size_t l = 0; l < lanes_.size(); ++l) {
-      if (lanes_.size() > 1 && !g.dc_ok[l]) continue;
+      std::uint64_t mask = ~std::uint64_t{0};
+      if (config_.latency) {
+        mask = 0;
+        for (std::uint32_t d : g.dcs)
+          if (d / 64 == l) mask |= std::uint64_t{1} << (d % 64);
+        if (mask == 0) continue;
+      }
       value_lane& lane = lanes_[l];
       const std::size_t at = lane.lower_bound(v);
-      walks.push_back({&lane, lane.alive_from(at, taken), lane.alive_before(at, taken)});
+      walks.push_back({&lane, mask, lane.alive_from(at, taken), lane.alive_before(at, taken)});
     }
     ++stamp_;
     for (;;) {
@@ -384,27 +395,32 @@ auto basic_session_queue<Plugin>::rank_candidates(std::size_t seed, time_ms now,
       double next_gap = 0;
       for (walk& w : walks) {
         if (w.up < w.lane->size()) {
-          const double gap = (*w.lane)[w.up].first - v;
+          const double gap = (*w.lane)[w.up].value - v;
           if (!next || gap < next_gap) next = &w, next_up = true, next_gap = gap;
         }
         if (w.down > 0) {
-          const double gap = v - (*w.lane)[w.down - 1].first;
+          const double gap = v - (*w.lane)[w.down - 1].value;
           if (!next || gap < next_gap) next = &w, next_up = false, next_gap = gap;
         }
       }
       if (!next) break;
       if (filters && next_gap > threshold) break;
       if (best.size() == want && r.weight * next_gap / threshold > best.front().distance) break;
-      std::size_t i = 0;
+      const value_lane::entry* e = nullptr;
       if (next_up) {
-        i = (*next->lane)[next->up].second;
+        e = &(*next->lane)[next->up];
         next->up = next->lane->alive_from(next->up + 1, taken);
       } else {
-        i = (*next->lane)[next->down - 1].second;
+        e = &(*next->lane)[next->down - 1];
         next->down = next->lane->alive_before(next->down - 1, taken);
       }
-      if (i == seed || seen_[i] == stamp_) continue;
-      seen_[i] = stamp_;
+      if ((e->datacenters & next->datacenters) == 0) continue;
+      const std::size_t i = e->ticket;
+      if (i == seed) continue;
+      if (walks.size() > 1) {
+        if (seen_[i] == stamp_) continue;
+        seen_[i] = stamp_;
+      }
       consider(i);
     }
   }
@@ -416,9 +432,19 @@ template <session_plugin Plugin>
 auto basic_session_queue<Plugin>::make_group(const std::vector<std::size_t>& members,
                                              time_ms now) const -> group {
   group g;
-  g.sums.assign(config_.rules.size(), 0);
-  g.worst_rtt.assign(latency_.datacenters().size(), 0);
-  g.dc_ok.assign(latency_.datacenters().size(), 1);
+  const std::size_t n_rules = config_.rules.size(), n_dcs = latency_.datacenters().size();
+  g.sums.assign(n_rules, 0);
+  g.worst_rtt.assign(n_dcs, 0);
+  g.dc_ok.assign(n_dcs, 1);
+  const waiting_ticket& seed = tickets_[members.front()];
+  const time_ms waited = now - seed.created;
+  g.threshold.resize(n_rules);
+  g.filters.resize(n_rules);
+  for (std::size_t k = 0; k < n_rules; ++k) {
+    g.threshold[k] = threshold_after(config_.rules[k], waited);
+    g.filters[k] = filters_after(config_.rules[k], waited);
+  }
+  g.seed_max_rtt = max_rtt(seed, now);
   for (std::size_t m : members) join(g, m, now);
   return g;
 }
@@ -430,9 +456,11 @@ void basic_session_queue<Plugin>::join(group& g, std::size_t ticket, time_ms now
   g.players += static_cast<std::uint32_t>(t.players.size());
   for (std::size_t k = 0; k < g.sums.size(); ++k) g.sums[k] += t.numbers[k];
   const double own = max_rtt(t, now);
+  g.dcs.clear();
   for (std::size_t d = 0; d < g.worst_rtt.size(); ++d) {
     g.worst_rtt[d] = std::max(g.worst_rtt[d], t.rtt[d]);
     if (t.rtt[d] > own) g.dc_ok[d] = 0;
+    if (g.dc_ok[d]) g.dcs.push_back(static_cast<std::uint32_t>(d));
   }
 }
 
@@ -602,18 +630,41 @@ bool basic_session_queue<Plugin>::form(std::size_t seed, time_ms now, std::vecto
     taken[seed] = 1;
     return true;
   }
-  const auto candidates = rank_candidates(seed, now, taken);
-  std::vector<plugin_candidate> views;
-  views.reserve(candidates.size());
-  for (const candidate& c : candidates) views.push_back({&tickets_[c.ticket], c.distance});
-  const build_decision decision =
-      plugin_.build_match(anchor, views, match_context{now, now - anchor.created, config_});
-  if (decision.what == build_decision::action::none) return false;
-  if (decision.what == build_decision::action::plan) {
-    if (form_planned(seed, candidates, decision, now, taken, out)) return true;
-    ++stats_.rejected_plans;
-    return false;
+  const std::size_t want = candidates_per_seed(config_);
+  if constexpr (custom_build) {
+    const auto candidates = rank_candidates(seed, now, taken, want);
+    std::vector<plugin_candidate> views;
+    views.reserve(candidates.size());
+    for (const candidate& c : candidates) views.push_back({&tickets_[c.ticket], c.distance});
+    const build_decision decision =
+        plugin_.build_match(anchor, views, match_context{now, now - anchor.created, config_});
+    if (decision.what == build_decision::action::none) return false;
+    if (decision.what == build_decision::action::plan) {
+      if (form_planned(seed, candidates, decision, now, taken, out)) return true;
+      ++stats_.rejected_plans;
+      return false;
+    }
+    return build_greedy(seed, candidates, now, taken, out, false);
+  } else {
+    // Most seeds fill their match from their nearest few candidates: those
+    // first (the nearest `few` of the ranking are the first `few` of the
+    // whole). Only when they fill the match and it is valid is the outcome
+    // the one the whole ranking would give; otherwise rank them all.
+    const std::size_t few = std::min<std::size_t>(want, config_.max_players);
+    auto candidates = rank_candidates(seed, now, taken, few);
+    if (candidates.size() == few && few < want) {
+      if (build_greedy(seed, candidates, now, taken, out, true)) return true;
+      candidates = rank_candidates(seed, now, taken, want);
+    }
+    return build_greedy(seed, candidates, now, taken, out, false);
   }
+}
+
+template <session_plugin Plugin>
+bool basic_session_queue<Plugin>::build_greedy(std::size_t seed,
+                                               const std::vector<candidate>& candidates,
+                                               time_ms now, std::vector<char>& taken,
+                                               tick_result& out, bool first_pass_only) {
   std::vector<std::size_t> chosen;  // positions in `candidates`, in the order they joined
   group g = make_group({seed}, now);
   std::size_t next = 0;
@@ -626,6 +677,7 @@ bool basic_session_queue<Plugin>::form(std::size_t seed, time_ms now, std::vecto
         chosen.push_back(i);
       }
     }
+    if (first_pass_only && g.players < config_.max_players) return false;
     if (auto team_of = assign(g, now)) {
       const std::size_t dc = pick_datacenter(g);
       out.matches.push_back(make_match(g, *team_of, dc, now));
@@ -633,7 +685,7 @@ bool basic_session_queue<Plugin>::form(std::size_t seed, time_ms now, std::vecto
       return true;
     }
     // Backtrack: without the last ticket added, on from the candidate after it.
-    if (chosen.empty() || steps >= config_.backtrack_steps) return false;
+    if (first_pass_only || chosen.empty() || steps >= config_.backtrack_steps) return false;
     ++stats_.backtracks;
     next = chosen.back() + 1;
     chosen.pop_back();
@@ -675,21 +727,24 @@ tick_result basic_session_queue<Plugin>::tick(time_ms now) {
   // difference rule's value; with a latency policy, one lane per datacenter
   // of the tickets within their threshold of it.
   for (auto& l : lanes_) l.clear();
-  lanes_.resize(!use_index_ || primary_ < 0 ? 0
-                : config_.latency           ? latency_.datacenters().size()
-                                            : 1);
+  const std::size_t n_dcs = latency_.datacenters().size();
+  lanes_.resize(!use_index_ || primary_ < 0 ? 0 : config_.latency ? (n_dcs + 63) / 64 : 1);
   if (!lanes_.empty()) {
     const auto k = static_cast<std::size_t>(primary_);
     for (std::size_t i = 0; i < tickets_.size(); ++i) {
       const waiting_ticket& t = tickets_[i];
       if (taken[i] || t.fast_track) continue;  // a fast-tracked party joins no group
       if (!config_.latency) {
-        lanes_[0].add(t.numbers[k], i);
+        lanes_[0].add(t.numbers[k], ~std::uint64_t{0}, i);
         continue;
       }
       const double own = max_rtt(t, now);
-      for (std::size_t d = 0; d < lanes_.size(); ++d)
-        if (t.rtt[d] <= own) lanes_[d].add(t.numbers[k], i);
+      for (std::size_t l = 0; l < lanes_.size(); ++l) {
+        std::uint64_t mask = 0;
+        for (std::size_t d = l * 64; d < std::min(n_dcs, l * 64 + 64); ++d)
+          if (t.rtt[d] <= own) mask |= std::uint64_t{1} << (d % 64);
+        if (mask != 0) lanes_[l].add(t.numbers[k], mask, i);
+      }
     }
     for (auto& l : lanes_) l.seal();
     seen_.assign(tickets_.size(), 0);

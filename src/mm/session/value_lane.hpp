@@ -1,6 +1,8 @@
 // The session loop's candidate index: tickets sorted by one rule's value,
 // walked outward from a seed's value, passing over the tickets already taken
-// by a match in this tick.
+// by a match in this tick. Each entry carries a mask of up to 64 datacenters
+// (the ticket's, within its latency threshold) so that a walk passes over
+// the tickets that share none with the seed without reading them.
 //
 // Taken entries stay in place; a walk jumps over them through pointers it
 // shortens as it goes (path compression), so a run of taken entries costs
@@ -10,21 +12,29 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <utility>
 #include <vector>
 
 namespace mm::session {
 
 class value_lane {
  public:
-  using entry = std::pair<double, std::size_t>;  // (value, ticket index)
+  struct entry {
+    double value;
+    std::uint64_t datacenters;  // a bit per datacenter of the lane's block of 64
+    std::size_t ticket;         // index into the queue's waiting tickets
+    bool operator<(const entry& o) const {
+      return value != o.value ? value < o.value : ticket < o.ticket;
+    }
+  };
 
   void clear() {
     entries_.clear();
     up_.clear();
     down_.clear();
   }
-  void add(double value, std::size_t ticket) { entries_.push_back({value, ticket}); }
+  void add(double value, std::uint64_t datacenters, std::size_t ticket) {
+    entries_.push_back({value, datacenters, ticket});
+  }
   // Sorts the entries and resets the jumps; call once after the adds.
   void seal() {
     std::sort(entries_.begin(), entries_.end());
@@ -42,14 +52,14 @@ class value_lane {
   std::size_t lower_bound(double v) const {
     return static_cast<std::size_t>(
         std::lower_bound(entries_.begin(), entries_.end(), v,
-                         [](const entry& e, double x) { return e.first < x; }) -
+                         [](const entry& e, double x) { return e.value < x; }) -
         entries_.begin());
   }
 
   // The first position at or after `from` whose ticket is not taken, or size().
   std::size_t alive_from(std::size_t from, const std::vector<char>& taken) {
     std::size_t r = from;
-    while (r < entries_.size() && taken[entries_[r].second]) r = up_[r];
+    while (r < entries_.size() && taken[entries_[r].ticket]) r = up_[r];
     for (std::size_t k = from; k < r;) {  // every position passed was taken
       const std::size_t next = up_[k];
       up_[k] = r;
@@ -62,7 +72,7 @@ class value_lane {
   // or 0.
   std::size_t alive_before(std::size_t before, const std::vector<char>& taken) {
     std::size_t r = before;
-    while (r > 0 && taken[entries_[r - 1].second]) r = down_[r - 1];
+    while (r > 0 && taken[entries_[r - 1].ticket]) r = down_[r - 1];
     for (std::size_t k = before; k > r;) {
       const std::size_t next = down_[k - 1];
       down_[k - 1] = r;
