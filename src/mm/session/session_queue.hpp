@@ -103,7 +103,22 @@ class basic_session_queue {
   Plugin& plugin() { return plugin_; }
 
  private:
-  struct group;
+  // A group being built around a seed: its tickets and what the rules need of
+  // it, kept up to date as tickets join.
+  struct group {
+    std::vector<std::size_t> members;  // indices into tickets_, the seed first
+    std::uint32_t players = 0;
+    std::vector<double> sums;        // per rule: the members' numbers, summed (group means)
+    std::vector<double> worst_rtt;   // per datacenter: the highest RTT of any member
+    std::vector<char> dc_ok;         // per datacenter: within every member's threshold
+    std::vector<std::uint32_t> dcs;  // the datacenters dc_ok holds, ascending
+    // At the seed's wait, per rule: its threshold and whether it filters; and
+    // the seed's highest RTT (infinite without a policy).
+    std::vector<double> threshold;
+    std::vector<char> filters;
+    double seed_max_rtt = 0;
+  };
+
   // Whether the plug-in builds its own matches (hides build_match).
   static constexpr bool custom_build =
       !std::is_same_v<decltype(&Plugin::build_match), decltype(&standard_plugin::build_match)>;
@@ -117,6 +132,8 @@ class basic_session_queue {
 
   // The loop's steps.
   group make_group(const std::vector<std::size_t>& members, time_ms now) const;
+  // `g` emptied (its memory kept) and holding only the seed.
+  void start_group(group& g, std::size_t seed, time_ms now) const;
   void join(group& g, std::size_t ticket, time_ms now) const;
   // The `want` nearest candidates of `seed`, nearest first.
   std::vector<candidate> rank_candidates(std::size_t seed, time_ms now,
@@ -164,6 +181,9 @@ class basic_session_queue {
   std::vector<value_lane> lanes_;
   std::vector<std::uint32_t> seen_;  // per ticket: the seed that considered it last
   std::uint32_t stamp_ = 0;
+  // The groups of the seed in hand, reused from seed to seed: ranking its
+  // candidates, and building its match.
+  group rank_group_, build_group_;
   queue_stats stats_;
 };
 

@@ -36,23 +36,6 @@ inline bool nearer(const session_queue_candidate& a, const session_queue_candida
 
 }  // namespace detail
 
-// A group being built around a seed: its tickets and what the rules need of
-// it, kept up to date as tickets join.
-template <session_plugin Plugin>
-struct basic_session_queue<Plugin>::group {
-  std::vector<std::size_t> members;  // indices into tickets_, the seed first
-  std::uint32_t players = 0;
-  std::vector<double> sums;        // per rule: the members' numbers, summed (group means)
-  std::vector<double> worst_rtt;   // per datacenter: the highest RTT of any member
-  std::vector<char> dc_ok;         // per datacenter: within every member's threshold
-  std::vector<std::uint32_t> dcs;  // the datacenters dc_ok holds, ascending
-  // At the seed's wait, per rule: its threshold and whether it filters; and
-  // the seed's highest RTT (infinite without a policy).
-  std::vector<double> threshold;
-  std::vector<char> filters;
-  double seed_max_rtt = 0;
-};
-
 template <session_plugin Plugin>
 basic_session_queue<Plugin>::basic_session_queue(queue_config config, latency_model latency,
                                                  std::uint64_t seed, Plugin plugin)
@@ -340,7 +323,8 @@ template <session_plugin Plugin>
 auto basic_session_queue<Plugin>::rank_candidates(std::size_t seed, time_ms now,
                                                   const std::vector<char>& taken, std::size_t want)
     -> std::vector<candidate> {
-  const group g = make_group({seed}, now);
+  group& g = rank_group_;
+  start_group(g, seed, now);
   std::vector<candidate> best;  // a max-heap by nearer() while it fills
   best.reserve(want + 1);
   const auto consider = [&](std::size_t i) {
@@ -432,11 +416,21 @@ template <session_plugin Plugin>
 auto basic_session_queue<Plugin>::make_group(const std::vector<std::size_t>& members,
                                              time_ms now) const -> group {
   group g;
+  start_group(g, members.front(), now);
+  for (std::size_t k = 1; k < members.size(); ++k) join(g, members[k], now);
+  return g;
+}
+
+template <session_plugin Plugin>
+void basic_session_queue<Plugin>::start_group(group& g, std::size_t seed_index, time_ms now) const {
+  g.members.clear();
+  g.players = 0;
+  g.dcs.clear();
   const std::size_t n_rules = config_.rules.size(), n_dcs = latency_.datacenters().size();
   g.sums.assign(n_rules, 0);
   g.worst_rtt.assign(n_dcs, 0);
   g.dc_ok.assign(n_dcs, 1);
-  const waiting_ticket& seed = tickets_[members.front()];
+  const waiting_ticket& seed = tickets_[seed_index];
   const time_ms waited = now - seed.created;
   g.threshold.resize(n_rules);
   g.filters.resize(n_rules);
@@ -445,8 +439,7 @@ auto basic_session_queue<Plugin>::make_group(const std::vector<std::size_t>& mem
     g.filters[k] = filters_after(config_.rules[k], waited);
   }
   g.seed_max_rtt = max_rtt(seed, now);
-  for (std::size_t m : members) join(g, m, now);
-  return g;
+  join(g, seed_index, now);
 }
 
 template <session_plugin Plugin>
@@ -456,12 +449,26 @@ void basic_session_queue<Plugin>::join(group& g, std::size_t ticket, time_ms now
   g.players += static_cast<std::uint32_t>(t.players.size());
   for (std::size_t k = 0; k < g.sums.size(); ++k) g.sums[k] += t.numbers[k];
   const double own = max_rtt(t, now);
-  g.dcs.clear();
-  for (std::size_t d = 0; d < g.worst_rtt.size(); ++d) {
-    g.worst_rtt[d] = std::max(g.worst_rtt[d], t.rtt[d]);
-    if (t.rtt[d] > own) g.dc_ok[d] = 0;
-    if (g.dc_ok[d]) g.dcs.push_back(static_cast<std::uint32_t>(d));
+  if (g.members.size() == 1) {
+    for (std::size_t d = 0; d < g.worst_rtt.size(); ++d) {
+      g.worst_rtt[d] = t.rtt[d];
+      g.dc_ok[d] = t.rtt[d] <= own;
+      if (g.dc_ok[d]) g.dcs.push_back(static_cast<std::uint32_t>(d));
+    }
+    return;
   }
+  // Only the datacenters still within every member's threshold matter: the
+  // others' worst RTT is never read again.
+  std::size_t kept = 0;
+  for (std::uint32_t d : g.dcs) {
+    g.worst_rtt[d] = std::max(g.worst_rtt[d], t.rtt[d]);
+    if (t.rtt[d] <= own) {
+      g.dcs[kept++] = d;
+    } else {
+      g.dc_ok[d] = 0;
+    }
+  }
+  g.dcs.resize(kept);
 }
 
 template <session_plugin Plugin>
@@ -666,7 +673,8 @@ bool basic_session_queue<Plugin>::build_greedy(std::size_t seed,
                                                time_ms now, std::vector<char>& taken,
                                                tick_result& out, bool first_pass_only) {
   std::vector<std::size_t> chosen;  // positions in `candidates`, in the order they joined
-  group g = make_group({seed}, now);
+  group& g = build_group_;
+  start_group(g, seed, now);
   std::size_t next = 0;
   for (std::uint32_t steps = 0;; ++steps) {
     // Greedy, nearest first, each addition checked against the group as it is.
@@ -689,9 +697,8 @@ bool basic_session_queue<Plugin>::build_greedy(std::size_t seed,
     ++stats_.backtracks;
     next = chosen.back() + 1;
     chosen.pop_back();
-    std::vector<std::size_t> members{seed};
-    for (std::size_t i : chosen) members.push_back(candidates[i].ticket);
-    g = make_group(members, now);
+    start_group(g, seed, now);
+    for (std::size_t i : chosen) join(g, candidates[i].ticket, now);
   }
 }
 
