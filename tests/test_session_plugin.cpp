@@ -295,3 +295,63 @@ TEST_CASE("a plug-in proposing anything never breaks the queue's invariants",
   REQUIRE(matches > 500);
   REQUIRE(planned > 500);
 }
+
+namespace {
+
+// Records every seed's candidates, and lets the queue build as usual.
+struct recorder : standard_plugin {
+  std::vector<std::vector<std::pair<ticket_id, double>>>* seen;
+  build_decision build_match(const waiting_ticket& seed, std::span<const plugin_candidate> cs,
+                             const match_context&) {
+    std::vector<std::pair<ticket_id, double>> row{{seed.id, 0}};
+    for (const auto& c : cs) row.push_back({c.ticket->id, c.distance});
+    seen->push_back(std::move(row));
+    return build_decision::standard();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a plug-in sees the same candidates with and without the index",
+          "[session][plugin][property]") {
+  mm::rng r(7);
+  std::size_t seeds = 0;
+  for (int run = 0; run < 200; ++run) {
+    // Co-op with parties of 1..4 and one MMR rule (the index ranks from its
+    // entries alone), or with a second rule (it reads the tickets).
+    queue_config c = coop(4);
+    c.rules = {skill(50 + static_cast<double>(r.below(200)), {50, 5s, 600})};
+    if (run % 2 == 1) {
+      rule level = skill(300);
+      level.name = "level";
+      level.attribute = "level";
+      c.rules.push_back(level);
+    }
+    std::vector<std::vector<std::pair<ticket_id, double>>> indexed, naive;
+    recorder a, b;
+    a.seen = &indexed;
+    b.seen = &naive;
+    basic_session_queue<recorder> q(c, equator(3), 1, a), reference(c, equator(3), 1, b);
+    reference.use_candidate_index(false);
+    player_id next = 1;
+    for (int t = 0; t < 15; ++t) {
+      const time_ms now = std::chrono::seconds(t);
+      for (int k = 0; k < 8; ++k) {
+        const std::size_t size = 1 + r.below(4);
+        std::vector<double> mmr;
+        for (std::size_t i = 0; i < size; ++i)
+          mmr.push_back(1000 + static_cast<double>(r.below(600)));
+        ticket_request req = party(mmr, next, static_cast<double>(r.below(80)));
+        for (auto& p : req.players) p.numbers = {{"level", static_cast<double>(r.below(900))}};
+        next += size;
+        q.add(req, now);
+        reference.add(req, now);
+      }
+      q.tick(now);
+      reference.tick(now);
+      REQUIRE(indexed == naive);
+    }
+    seeds += indexed.size();
+  }
+  REQUIRE(seeds > 1000);
+}

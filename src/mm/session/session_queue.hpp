@@ -132,6 +132,8 @@ class basic_session_queue {
 
   // The loop's steps.
   group make_group(const std::vector<std::size_t>& members, time_ms now) const;
+  // Asks the memory for what ranking seed `i`'s candidates reads first.
+  void prefetch_seed(std::size_t i) const;
   // `g` emptied (its memory kept) and holding only the seed.
   void start_group(group& g, std::size_t seed, time_ms now) const;
   void join(group& g, std::size_t ticket, time_ms now) const;
@@ -174,12 +176,16 @@ class basic_session_queue {
   ticket_id next_ticket_ = 1;
   std::uint64_t next_match_ = 1;
   int primary_ = -1;  // the first difference rule: the candidates' index
+  // The queue's only rule is the index's: a seed's candidates are ranked
+  // from the lane entries alone, without reading their tickets.
+  bool rank_from_lane_ = false;
   bool use_index_ = true;
   // Per tick, the candidates' index (value_lane.hpp): one lane of every
   // ticket, or with a latency policy one per datacenter; empty without the
   // index.
   std::vector<value_lane> lanes_;
-  std::vector<std::uint32_t> seen_;  // per ticket: the seed that considered it last
+  std::vector<std::size_t> lane_position_;  // per ticket, with one lane: its entry (or npos)
+  std::vector<std::uint32_t> seen_;         // per ticket: the seed that considered it last
   std::uint32_t stamp_ = 0;
   // The groups of the seed in hand, reused from seed to seed: ranking its
   // candidates, and building its match.

@@ -52,6 +52,7 @@ basic_session_queue<Plugin>::basic_session_queue(queue_config config, latency_mo
       primary_ = static_cast<int>(i);
       break;
     }
+  rank_from_lane_ = config_.rules.size() == 1 && primary_ == 0;
 }
 
 template <session_plugin Plugin>
@@ -327,10 +328,7 @@ auto basic_session_queue<Plugin>::rank_candidates(std::size_t seed, time_ms now,
   start_group(g, seed, now);
   std::vector<candidate> best;  // a max-heap by nearer() while it fills
   best.reserve(want + 1);
-  const auto consider = [&](std::size_t i) {
-    double d = 0;
-    if (!admits(g, tickets_[i], now, &d)) return;
-    const candidate c{d, tickets_[i].tiebreak, i};
+  const auto offer = [&](const candidate& c) {
     if (best.size() == want && !detail::nearer(c, best.front())) return;
     best.push_back(c);
     std::push_heap(best.begin(), best.end(), detail::nearer);
@@ -339,9 +337,13 @@ auto basic_session_queue<Plugin>::rank_candidates(std::size_t seed, time_ms now,
       best.pop_back();
     }
   };
+  const auto consider = [&](std::size_t i, std::uint64_t tiebreak) {
+    double d = 0;
+    if (admits(g, tickets_[i], now, &d)) offer({d, tiebreak, i});
+  };
   if (lanes_.empty()) {
     for (std::size_t i = 0; i < tickets_.size(); ++i)
-      if (i != seed && !taken[i] && !tickets_[i].fast_track) consider(i);
+      if (i != seed && !taken[i] && !tickets_[i].fast_track) consider(i, tickets_[i].tiebreak);
   } else {
     const rule& r = config_.rules[static_cast<std::size_t>(primary_)];
     const time_ms waited = now - tickets_[seed].created;
@@ -369,7 +371,11 @@ auto basic_session_queue<Plugin>::rank_candidates(std::size_t seed, time_ms now,
         if (mask == 0) continue;
       }
       value_lane& lane = lanes_[l];
-      const std::size_t at = lane.lower_bound(v);
+      // From the seed's own entry (the ones of equal value below it are
+      // the down walk's first steps), else from where its value would be.
+      const std::size_t at = !lane_position_.empty() && lane_position_[seed] != value_lane::npos
+                                 ? lane_position_[seed]
+                                 : lane.lower_bound(v);
       walks.push_back({&lane, mask, lane.alive_from(at, taken), lane.alive_before(at, taken)});
     }
     ++stamp_;
@@ -405,11 +411,28 @@ auto basic_session_queue<Plugin>::rank_candidates(std::size_t seed, time_ms now,
         if (seen_[i] == stamp_) continue;
         seen_[i] = stamp_;
       }
-      consider(i);
+      if (rank_from_lane_) {
+        // What admits() would read is all in the entry: the party's size,
+        // the one rule's value, the datacenters (the mask, checked above).
+        if (g.players + e->players > config_.max_players) continue;
+        const double d = std::abs(e->value - v) / threshold;
+        offer({0.0 + r.weight * d, e->tiebreak, i});  // the very sum admits() makes
+      } else {
+        consider(i, e->tiebreak);
+      }
     }
   }
   std::sort_heap(best.begin(), best.end(), detail::nearer);
   return best;
+}
+
+template <session_plugin Plugin>
+void basic_session_queue<Plugin>::prefetch_seed(std::size_t i) const {
+  const waiting_ticket& t = tickets_[i];
+  __builtin_prefetch(t.numbers.data());
+  for (std::size_t d = 0; d < t.rtt.size(); d += 8) __builtin_prefetch(t.rtt.data() + d);
+  if (!lane_position_.empty() && lane_position_[i] != value_lane::npos)
+    lanes_[0].prefetch_around(lane_position_[i]);
 }
 
 template <session_plugin Plugin>
@@ -742,7 +765,7 @@ tick_result basic_session_queue<Plugin>::tick(time_ms now) {
       const waiting_ticket& t = tickets_[i];
       if (taken[i] || t.fast_track) continue;  // a fast-tracked party joins no group
       if (!config_.latency) {
-        lanes_[0].add(t.numbers[k], ~std::uint64_t{0}, i);
+        lanes_[0].add(t.numbers[k], ~std::uint64_t{0}, t.tiebreak, i, t.players.size());
         continue;
       }
       const double own = max_rtt(t, now);
@@ -750,25 +773,44 @@ tick_result basic_session_queue<Plugin>::tick(time_ms now) {
         std::uint64_t mask = 0;
         for (std::size_t d = l * 64; d < std::min(n_dcs, l * 64 + 64); ++d)
           if (t.rtt[d] <= own) mask |= std::uint64_t{1} << (d % 64);
-        if (mask != 0) lanes_[l].add(t.numbers[k], mask, i);
+        if (mask != 0) lanes_[l].add(t.numbers[k], mask, t.tiebreak, i, t.players.size());
       }
     }
     for (auto& l : lanes_) l.seal();
+    // With one lane, each ticket's position in it: a seed's walk starts
+    // there instead of searching for its value.
+    lane_position_.assign(lanes_.size() == 1 ? tickets_.size() : 0, value_lane::npos);
+    if (lanes_.size() == 1)
+      for (std::size_t p = 0; p < lanes_[0].size(); ++p) lane_position_[lanes_[0][p].ticket] = p;
     seen_.assign(tickets_.size(), 0);
     stamp_ = 0;
   }
   // 2. Seeds oldest first; tickets created at the same time in a seeded
   //    random order (their tiebreak).
-  std::vector<std::size_t> order;
+  struct seed_key {
+    time_ms::rep created;
+    std::uint64_t tiebreak;
+    std::size_t ticket;
+    bool operator<(const seed_key& o) const {
+      return created != o.created ? created < o.created : tiebreak < o.tiebreak;
+    }
+  };
+  std::vector<seed_key> order;
+  order.reserve(tickets_.size());
   for (std::size_t i = 0; i < tickets_.size(); ++i)
-    if (!taken[i]) order.push_back(i);
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    const auto& x = tickets_[a];
-    const auto& y = tickets_[b];
-    return x.created != y.created ? x.created < y.created : x.tiebreak < y.tiebreak;
-  });
-  for (std::size_t seed : order)
+    if (!taken[i]) order.push_back({tickets_[i].created.count(), tickets_[i].tiebreak, i});
+  std::sort(order.begin(), order.end());
+  // The seeds come in no order of memory: what the next ones read is fetched
+  // ahead (their records a few seeds ahead, then their values, RTTs and lane
+  // neighbourhoods), so that it is in cache when their turn comes.
+  constexpr std::size_t record_ahead = 8, data_ahead = 4;
+  for (std::size_t j = 0; j < order.size(); ++j) {
+    if (j + record_ahead < order.size())
+      __builtin_prefetch(&tickets_[order[j + record_ahead].ticket]);
+    if (j + data_ahead < order.size()) prefetch_seed(order[j + data_ahead].ticket);
+    const std::size_t seed = order[j].ticket;
     if (!taken[seed]) form(seed, now, taken, out);
+  }
   // 3. Matched, expired and failed tickets leave the queue. Highest index
   //    first: remove_at() moves the last ticket into the hole.
   for (std::size_t i = tickets_.size(); i-- > 0;)

@@ -18,10 +18,13 @@ namespace mm::session {
 
 class value_lane {
  public:
+  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
   struct entry {
     double value;
     std::uint64_t datacenters;  // a bit per datacenter of the lane's block of 64
-    std::size_t ticket;         // index into the queue's waiting tickets
+    std::uint64_t tiebreak;     // the ticket's
+    std::uint32_t ticket;       // index into the queue's waiting tickets
+    std::uint32_t players;      // the ticket's party size
     bool operator<(const entry& o) const {
       return value != o.value ? value < o.value : ticket < o.ticket;
     }
@@ -32,8 +35,10 @@ class value_lane {
     up_.clear();
     down_.clear();
   }
-  void add(double value, std::uint64_t datacenters, std::size_t ticket) {
-    entries_.push_back({value, datacenters, ticket});
+  void add(double value, std::uint64_t datacenters, std::uint64_t tiebreak, std::size_t ticket,
+           std::size_t players) {
+    entries_.push_back({value, datacenters, tiebreak, static_cast<std::uint32_t>(ticket),
+                        static_cast<std::uint32_t>(players)});
   }
   // Sorts the entries and resets the jumps; call once after the adds.
   void seal() {
@@ -54,6 +59,14 @@ class value_lane {
         std::lower_bound(entries_.begin(), entries_.end(), v,
                          [](const entry& e, double x) { return e.value < x; }) -
         entries_.begin());
+  }
+
+  // Asks the memory for the entries and jumps next to position p.
+  void prefetch_around(std::size_t p) const {
+    __builtin_prefetch(&entries_[p]);
+    if (p > 0) __builtin_prefetch(&entries_[p - 1]);
+    __builtin_prefetch(&up_[p]);
+    __builtin_prefetch(&down_[p]);
   }
 
   // The first position at or after `from` whose ticket is not taken, or size().
