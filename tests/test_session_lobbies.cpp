@@ -3,6 +3,7 @@
 // and find() against a brute-force scan over random registries.
 #include <catch2/catch.hpp>
 #include <map>
+#include <set>
 
 #include "mm/engine/error.hpp"
 #include "mm/engine/random.hpp"
@@ -231,4 +232,103 @@ TEST_CASE("find agrees with a brute-force scan over random registries", "[sessio
       CHECK(l.players <= l.max_players);
     }
   }
+}
+
+TEST_CASE("compaction moves near-empty lobbies into the fullest that fit", "[session][lobbies]") {
+  lobby_registry reg(two_regions(), {}, 1);
+  reg.register_lobby("a", "ctf", "fra", 16, 2, 0ms);
+  reg.register_lobby("b", "ctf", "ams", 16, 14, 0ms);
+  reg.register_lobby("c", "ctf", "fra", 16, 10, 0ms);
+  reg.register_lobby("d", "ctf", "fra", 16, 1, 0ms);
+  reg.register_lobby("e", "dm", "fra", 16, 15, 0ms);   // another mode
+  reg.register_lobby("f", "ctf", "nyc", 16, 15, 0ms);  // another region
+  reg.register_lobby("g", "ctf", "fra", 16, 0, 0ms);   // empty: closed when idle, not moved
+  const auto moves = reg.plan_compaction(2);
+  // d (1 player) first: b is the fullest with room. a (2): b has 1 seat
+  // left, so c.
+  REQUIRE(moves.size() == 2);
+  CHECK((moves[0].from == "d" && moves[0].to == "b" && moves[0].players == 1));
+  CHECK((moves[1].from == "a" && moves[1].to == "c" && moves[1].players == 2));
+  CHECK(reg.get("a")->players == 2);  // only a plan: the registry is unchanged
+  CHECK(reg.plan_compaction(0).empty());
+
+  SECTION("two near-empty lobbies: the emptier moves into the other") {
+    lobby_registry two(two_regions(), {}, 1);
+    two.register_lobby("x", "ctf", "fra", 8, 1, 0ms);
+    two.register_lobby("y", "ctf", "fra", 8, 2, 0ms);
+    const auto m = two.plan_compaction(2);
+    REQUIRE(m.size() == 1);
+    CHECK((m[0].from == "x" && m[0].to == "y"));
+  }
+  SECTION("equal counts do not move into each other") {
+    lobby_registry two(two_regions(), {}, 1);
+    two.register_lobby("x", "ctf", "fra", 8, 2, 0ms);
+    two.register_lobby("y", "ctf", "fra", 8, 2, 0ms);
+    CHECK(two.plan_compaction(2).empty());
+  }
+}
+
+TEST_CASE("compaction plans hold their invariants over random registries",
+          "[session][lobbies][property]") {
+  mm::rng r(31);
+  const char* dcs[] = {"fra", "ams", "nyc", "sfo"};
+  const char* modes[] = {"ctf", "dm"};
+  std::size_t moved = 0;
+  for (int run = 0; run < 300; ++run) {
+    lobby_registry reg(two_regions(), {}, static_cast<std::uint64_t>(run));
+    const int n = 2 + static_cast<int>(r.below(40));
+    for (int i = 0; i < n; ++i) {
+      const std::uint32_t max = 4 + static_cast<std::uint32_t>(r.below(13));
+      // Many near-empty and many nearly full lobbies.
+      const std::uint32_t players = r.below(2) == 0 ? static_cast<std::uint32_t>(r.below(4))
+                                                    : max - static_cast<std::uint32_t>(r.below(4));
+      reg.register_lobby("l" + std::to_string(i), modes[r.below(2)], dcs[r.below(4)], max,
+                         std::min(players, max), 0ms);
+    }
+    const std::uint32_t k = 1 + static_cast<std::uint32_t>(r.below(4));
+    const auto moves = reg.plan_compaction(k);
+    const auto region = [&](const lobby& l) {
+      return reg.latency().datacenters()[l.datacenter].region;
+    };
+    std::map<std::string, std::uint32_t> planned;
+    std::set<std::string> sources, targets;
+    for (int i = 0; i < n; ++i) {
+      const std::string id = "l" + std::to_string(i);
+      planned[id] = reg.get(id)->players;
+    }
+    for (const auto& m : moves) {
+      const lobby& from = *reg.get(m.from);
+      const lobby& to = *reg.get(m.to);
+      CHECK(from.players >= 1);
+      CHECK(from.players <= k);
+      CHECK(from.players < from.max_players);
+      CHECK(m.players == from.players);
+      CHECK(from.mode == to.mode);
+      CHECK(region(from) == region(to));
+      CHECK(sources.insert(m.from).second);  // each emptied once
+      CHECK_FALSE(targets.count(m.from));    // never both
+      CHECK(planned.at(m.to) > m.players);   // into a fuller lobby
+      planned[m.to] += m.players;
+      CHECK(planned.at(m.to) <= to.max_players);  // seats counted once
+      planned[m.from] = 0;
+      targets.insert(m.to);
+      CHECK_FALSE(sources.count(m.to));
+    }
+    // Nothing left that could still move: every near-empty lobby (not full)
+    // neither emptied nor receiving has no fuller lobby with room left for it.
+    for (const auto& [id, count] : planned) {
+      const lobby& l = *reg.get(id);
+      if (sources.count(id) || targets.count(id) || count == 0 || count > k) continue;
+      if (count == l.max_players) continue;  // a full lobby is not near-empty
+      for (const auto& [other, other_count] : planned) {
+        if (other == id || sources.count(other)) continue;
+        const lobby& o = *reg.get(other);
+        const bool could = o.mode == l.mode && region(o) == region(l) && other_count > count &&
+                           o.max_players - other_count >= count;
+        CHECK_FALSE(could);
+      }
+    }
+    moved += moves.size();
+  }
+  CHECK(moved > 300);
 }

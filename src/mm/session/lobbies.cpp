@@ -1,5 +1,6 @@
 #include "mm/session/lobbies.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -176,6 +177,51 @@ find_lobby_result lobby_registry::find(const find_lobby_request& r, time_ms now)
   register_lobby(id, mode, latency_.datacenters()[dc].name, seats, r.party_size, now);
   lobbies_.at(id).created_by_find = true;
   return {id, dc, true, r.party_size};
+}
+
+std::vector<lobby_move> lobby_registry::plan_compaction(std::uint32_t near_empty_players) const {
+  std::vector<lobby_move> moves;
+  // Shelves in key order, so that the plan does not depend on hashing.
+  std::vector<const std::pair<const std::string, shelf>*> ordered;
+  for (const auto& entry : shelves_) ordered.push_back(&entry);
+  std::sort(ordered.begin(), ordered.end(),
+            [](const auto* a, const auto* b) { return a->first < b->first; });
+  for (const auto* entry : ordered) {
+    const shelf& lobbies_with_room = entry->second;
+    // The shelf's order is free seats then the random tiebreak: its copy
+    // holds the targets as the plan fills them.
+    shelf targets = lobbies_with_room;
+    std::unordered_map<std::string, std::uint32_t> players;  // as planned
+    std::vector<seat_key> sources;
+    for (const seat_key& k : lobbies_with_room) {
+      const lobby& l = lobbies_.at(std::get<2>(k));
+      players[l.id] = l.players;
+      if (l.players >= 1 && l.players <= near_empty_players) sources.push_back(k);
+    }
+    // Emptiest first (ties in the shelf's random order).
+    std::stable_sort(sources.begin(), sources.end(), [&](const seat_key& a, const seat_key& b) {
+      return players.at(std::get<2>(a)) < players.at(std::get<2>(b));
+    });
+    std::set<std::string> received;
+    for (const seat_key& source : sources) {
+      const std::string& from = std::get<2>(source);
+      if (received.count(from)) continue;
+      const std::uint32_t need = players.at(from);
+      targets.erase(source);  // it is emptied, or stays too empty to take anyone later
+      for (auto it = targets.lower_bound({need, 0, std::string()}); it != targets.end(); ++it) {
+        const std::string& to = std::get<2>(*it);
+        if (players.at(to) <= need) continue;  // not fuller
+        moves.push_back({from, to, need});
+        received.insert(to);
+        players[to] += need;
+        const seat_key filled{std::get<0>(*it) - need, std::get<1>(*it), to};
+        targets.erase(it);
+        if (std::get<0>(filled) > 0) targets.insert(filled);
+        break;
+      }
+    }
+  }
+  return moves;
 }
 
 std::vector<std::string> lobby_registry::close_idle(time_ms now) {

@@ -60,6 +60,13 @@ struct find_lobby_result {
   std::uint32_t players = 0;  // the lobby's count with the party in it
 };
 
+// A suggestion to compact lobbies: the players of `from` would all fit in
+// `to`, a fuller lobby of the same mode and region.
+struct lobby_move {
+  std::string from, to;
+  std::uint32_t players = 0;
+};
+
 class lobby_registry {
  public:
   // Throws mm::error (invalid_config) when there are no datacenters or a
@@ -77,6 +84,14 @@ class lobby_registry {
   // fits and the request prevents creating a lobby, (invalid_argument) for
   // a bad request.
   find_lobby_result find(const find_lobby_request& request, time_ms now);
+
+  // Compaction: for the near-empty lobbies (1 .. near_empty_players
+  // players, not full), emptiest first, the fullest lobby of the same mode and region
+  // that has more players and room for all of theirs. Seats are counted
+  // once across the plan; a lobby is emptied or receives, never both. The
+  // registry is not changed: the game asks those players to re-find (or
+  // moves them) and its servers update the counts.
+  std::vector<lobby_move> plan_compaction(std::uint32_t near_empty_players) const;
 
   // Closes the lobbies empty for idle_after or longer; their ids.
   std::vector<std::string> close_idle(time_ms now);
