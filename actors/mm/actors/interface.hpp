@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "mm/actors/messages.hpp"
+#include "mm/actors/session_messages.hpp"
 
 namespace mm::actors {
 
@@ -39,6 +40,13 @@ using scan_tick_atom = caf::atom_constant<caf::atom("scantick")>;
 using snapshot_tick_atom = caf::atom_constant<caf::atom("snaptick")>;
 using rebalance_tick_atom = caf::atom_constant<caf::atom("rebaltick")>;
 using restart_atom = caf::atom_constant<caf::atom("restart")>;
+
+// The session matchmaker.
+using ticket_atom = caf::atom_constant<caf::atom("ticket")>;
+using create_atom = caf::atom_constant<caf::atom("create")>;
+using cancel_atom = caf::atom_constant<caf::atom("cancel")>;
+using status_atom = caf::atom_constant<caf::atom("status")>;
+using session_tick_atom = caf::atom_constant<caf::atom("sesstick")>;
 
 template <class Profile>
 struct interfaces {
@@ -112,6 +120,30 @@ struct interfaces {
       caf::reacts_to<restart_atom>,
       // The member a routed query goes to next (told to every new instance too).
       caf::reacts_to<next_atom, set_member>>;
+};
+
+// The session matchmaker (docs/session.md): queues of tickets for live
+// matches among players who are all online.
+struct session_interfaces {
+  // A ticket's owner: told once what became of the ticket when it leaves its
+  // queue (matched, with the match; cancelled; expired; failed).
+  using owner = caf::typed_actor<caf::reacts_to<ticket_atom, ticket_outcome>>;
+
+  // One queue.
+  using queue = caf::typed_actor<
+      // A ticket for a party: its id, or an error naming the bad field. The
+      // owner (may be invalid: then the caller polls the status) is told
+      // the outcome.
+      caf::replies_to<create_atom, session_ticket, owner>::with<std::uint64_t>,
+      // Cancel a waiting ticket: false when it is not waiting.
+      caf::replies_to<cancel_atom, std::uint64_t>::with<bool>,
+      // Waiting, or what became of it (recent tickets); an error for others.
+      caf::replies_to<status_atom, std::uint64_t>::with<ticket_outcome>,
+      // Its counts.
+      caf::replies_to<info_atom>::with<session_queue_report>>;
+
+  // The queue actor: the queue's messages and its match loop's timer.
+  using queue_actor = queue::extend<caf::reacts_to<session_tick_atom>>;
 };
 
 }  // namespace mm::actors

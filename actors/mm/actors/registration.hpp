@@ -1,4 +1,5 @@
-// Registers the message types of a profile's interfaces with CAF, so they can
+// Registers the message types of a profile's interfaces (and the session
+// matchmaker's) with CAF, so they can
 // cross the network (CAF 0.17 needs every message element type announced), and
 // the project's error category, so actor_system::render() names the cause.
 #pragma once
@@ -9,6 +10,14 @@
 #include "mm/actors/interface.hpp"
 
 namespace mm::actors {
+
+// The session matchmaker's message types (profile-independent).
+inline void add_session_message_types(caf::actor_system_config& cfg) {
+  cfg.add_message_type<session_ticket>("mm.session_ticket");
+  cfg.add_message_type<ticket_outcome>("mm.ticket_outcome");
+  cfg.add_message_type<session_queue_report>("mm.session_queue_report");
+  cfg.add_message_type<session_interfaces::owner>("mm.ticket_owner");
+}
 
 template <class Profile>
 void add_message_types(caf::actor_system_config& cfg, const std::string& profile_name) {
@@ -27,6 +36,7 @@ void add_message_types(caf::actor_system_config& cfg, const std::string& profile
   cfg.add_message_type<player_info>("mm.player_info");
   cfg.add_message_type<rebalance_report>("mm.rebalance_report");
   cfg.add_message_type<query_explanation>("mm.query_explanation");
+  add_session_message_types(cfg);
   add_error_category(cfg);
 }
 

@@ -1,0 +1,130 @@
+// Message types of the session matchmaker's actors (session_queue_actor.hpp)
+// and their CAF `inspect` functions: a ticket as a game sends it, the outcome
+// its owner is told, a queue's report. Shapes that serialize (no optional, no
+// pair); conversions to and from the session engine's own types.
+#pragma once
+
+#include <caf/meta/type_name.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mm/engine/types.hpp"
+#include "mm/session/ticket.hpp"
+
+namespace mm::actors {
+
+struct named_number {
+  std::string name;
+  double value = 0;
+};
+struct named_text {
+  std::string name, value;
+};
+struct named_set {
+  std::string name;
+  std::vector<std::string> items;
+};
+
+struct session_player {
+  player_id id = 0;
+  double mmr = 0;
+  std::vector<named_number> numbers;
+  std::vector<named_text> strings;
+  std::vector<named_set> sets;
+  std::vector<named_number> rtt_ms;  // by datacenter name
+  bool has_location = false;
+  double latitude = 0, longitude = 0;
+};
+
+// A party asking a queue for a match.
+struct session_ticket {
+  std::vector<session_player> players;
+  std::int64_t give_up_after_ms = 0;  // 0: the queue's
+  bool replace_existing = false;
+};
+
+// A formed match as the players' owners are told it.
+struct session_match {
+  std::uint64_t id = 0;
+  std::string queue;
+  std::string datacenter;  // empty when the queue has none
+  std::vector<std::vector<player_id>> teams;
+  std::vector<std::uint64_t> tickets;
+  double mmr_spread = 0, worst_rtt_ms = 0;
+  bool bot_match = false;
+};
+
+// What became of a ticket: told to its owner when it leaves the queue, and
+// the answer to a status request.
+struct ticket_outcome {
+  std::string queue;
+  std::uint64_t ticket = 0;
+  session::ticket_state state = session::ticket_state::waiting;
+  session_match match;  // when matched
+};
+
+// One queue's report.
+struct session_queue_report {
+  std::string queue;
+  std::uint64_t waiting = 0;
+  std::uint64_t created = 0, matched = 0, cancelled = 0, expired = 0, failed = 0;
+  std::uint64_t matches = 0, bot_matches = 0;
+};
+
+inline session::ticket_request to_request(const session_ticket& t) {
+  session::ticket_request r;
+  for (const auto& p : t.players) {
+    session::ticket_player q;
+    q.id = p.id;
+    q.mmr = p.mmr;
+    for (const auto& n : p.numbers) q.numbers.emplace_back(n.name, n.value);
+    for (const auto& s : p.strings) q.strings.emplace_back(s.name, s.value);
+    for (const auto& s : p.sets) q.sets.emplace_back(s.name, s.items);
+    for (const auto& n : p.rtt_ms) q.rtt_ms.emplace_back(n.name, n.value);
+    if (p.has_location) q.location = session::geo_point{p.latitude, p.longitude};
+    r.players.push_back(std::move(q));
+  }
+  if (t.give_up_after_ms != 0) r.give_up_after = std::chrono::milliseconds(t.give_up_after_ms);
+  r.replace_existing = t.replace_existing;
+  return r;
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, named_number& x) {
+  return f(caf::meta::type_name("named_number"), x.name, x.value);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, named_text& x) {
+  return f(caf::meta::type_name("named_text"), x.name, x.value);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, named_set& x) {
+  return f(caf::meta::type_name("named_set"), x.name, x.items);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, session_player& x) {
+  return f(caf::meta::type_name("session_player"), x.id, x.mmr, x.numbers, x.strings, x.sets,
+           x.rtt_ms, x.has_location, x.latitude, x.longitude);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, session_ticket& x) {
+  return f(caf::meta::type_name("session_ticket"), x.players, x.give_up_after_ms,
+           x.replace_existing);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, session_match& x) {
+  return f(caf::meta::type_name("session_match"), x.id, x.queue, x.datacenter, x.teams, x.tickets,
+           x.mmr_spread, x.worst_rtt_ms, x.bot_match);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ticket_outcome& x) {
+  return f(caf::meta::type_name("ticket_outcome"), x.queue, x.ticket, x.state, x.match);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, session_queue_report& x) {
+  return f(caf::meta::type_name("session_queue_report"), x.queue, x.waiting, x.created, x.matched,
+           x.cancelled, x.expired, x.failed, x.matches, x.bot_matches);
+}
+
+}  // namespace mm::actors

@@ -1,0 +1,152 @@
+#include "mm/actors/session_queue_actor.hpp"
+
+#include "mm/actors/errors.hpp"
+#include "mm/engine/error.hpp"
+
+namespace mm::actors {
+
+namespace {
+
+session::time_ms now_of(session_queue_pointer self) {
+  return std::chrono::duration_cast<session::time_ms>(self->clock().now() - self->state.started);
+}
+
+session_match to_message(const session::formed_match& m, const session_queue_state& st) {
+  session_match out;
+  out.id = m.id;
+  out.queue = st.config.queue.name;
+  const auto& dcs = st.queue->latency().datacenters();
+  if (m.datacenter < dcs.size()) out.datacenter = dcs[m.datacenter].name;
+  out.teams = m.teams;
+  out.tickets = m.tickets;
+  out.mmr_spread = m.mmr_spread;
+  out.worst_rtt_ms = m.worst_rtt_ms;
+  out.bot_match = m.bot_match;
+  return out;
+}
+
+// The ticket left the queue: its owner is told (once), and the outcome is
+// kept for status requests.
+void finish(session_queue_pointer self, ticket_outcome outcome) {
+  auto& st = self->state;
+  const std::uint64_t id = outcome.ticket;
+  if (const auto it = st.owners.find(id); it != st.owners.end()) {
+    const auto owner = it->second;
+    st.owners.erase(it);
+    if (owner) {
+      self->send(owner, ticket_atom::value, outcome);
+      const auto counted = st.owner_tickets.find(owner.address());
+      if (counted != st.owner_tickets.end() && --counted->second == 0) {
+        self->demonitor(owner.address());
+        st.owner_tickets.erase(counted);
+      }
+    }
+  }
+  st.finished[id] = std::move(outcome);
+  st.finished_order.push_back(id);
+  while (st.finished_order.size() > st.config.finished_kept) {
+    st.finished.erase(st.finished_order.front());
+    st.finished_order.pop_front();
+  }
+}
+
+ticket_outcome outcome_of(const session_queue_state& st, std::uint64_t id,
+                          session::ticket_state state) {
+  ticket_outcome o;
+  o.queue = st.config.queue.name;
+  o.ticket = id;
+  o.state = state;
+  return o;
+}
+
+void run_tick(session_queue_pointer self) {
+  auto& st = self->state;
+  session::tick_result r = st.queue->tick(now_of(self));
+  for (const auto& m : r.matches) {
+    const session_match match = to_message(m, st);
+    for (std::uint64_t id : m.tickets) {
+      ticket_outcome o = outcome_of(st, id, session::ticket_state::matched);
+      o.match = match;
+      finish(self, std::move(o));
+    }
+  }
+  for (std::uint64_t id : r.expired)
+    finish(self, outcome_of(st, id, session::ticket_state::expired));
+  for (std::uint64_t id : r.failed) finish(self, outcome_of(st, id, session::ticket_state::failed));
+}
+
+}  // namespace
+
+session_interfaces::queue_actor::behavior_type session_queue_actor(
+    session_queue_pointer self, session_queue_actor_config config) {
+  auto& st = self->state;
+  st.queue = std::make_unique<session::session_queue>(config.queue, config.latency, config.seed);
+  st.config = std::move(config);
+  st.started = self->clock().now();
+  // An owner that is gone cannot be told its match: its waiting tickets are
+  // cancelled (and told to nobody).
+  self->set_down_handler([self](caf::down_msg& down) {
+    auto& s = self->state;
+    s.owner_tickets.erase(down.source);
+    std::vector<std::uint64_t> orphans;
+    for (const auto& [id, owner] : s.owners)
+      if (owner.address() == down.source) orphans.push_back(id);
+    for (std::uint64_t id : orphans) {
+      s.owners.erase(id);
+      if (s.queue->cancel(id)) finish(self, outcome_of(s, id, session::ticket_state::cancelled));
+    }
+  });
+  self->delayed_send(self, st.config.queue.tick, session_tick_atom::value);
+  return {
+      [self](create_atom, const session_ticket& t,
+             const session_interfaces::owner& owner) -> caf::result<std::uint64_t> {
+        auto& s = self->state;
+        session::add_result added;
+        try {
+          added = s.queue->add(to_request(t), now_of(self));
+        } catch (const mm::error& e) {
+          return make_error(e.code(), e.what());
+        }
+        for (std::uint64_t old : added.replaced)
+          finish(self, outcome_of(s, old, session::ticket_state::cancelled));
+        s.owners[added.id] = owner;
+        if (owner && s.owner_tickets[owner.address()]++ == 0) self->monitor(owner);
+        return added.id;
+      },
+      [self](cancel_atom, std::uint64_t id) {
+        auto& s = self->state;
+        if (!s.queue->cancel(id)) return false;
+        finish(self, outcome_of(s, id, session::ticket_state::cancelled));
+        return true;
+      },
+      [self](status_atom, std::uint64_t id) -> caf::result<ticket_outcome> {
+        const auto& s = self->state;
+        if (s.queue->is_waiting(id)) return outcome_of(s, id, session::ticket_state::waiting);
+        if (const auto it = s.finished.find(id); it != s.finished.end()) return it->second;
+        return make_error(errc::invalid_argument, "ticket: no ticket " + std::to_string(id) +
+                                                      " in queue '" + s.config.queue.name +
+                                                      "' (or it finished long ago)");
+      },
+      [self](info_atom) {
+        const auto& s = self->state;
+        const auto& q = s.queue->stats();
+        session_queue_report r;
+        r.queue = s.config.queue.name;
+        r.waiting = s.queue->waiting();
+        r.created = q.created;
+        r.matched = q.matched;
+        r.cancelled = q.cancelled;
+        r.expired = q.expired;
+        r.failed = q.failed;
+        r.matches = q.matches;
+        r.bot_matches = q.bot_matches;
+        return r;
+      },
+      [self](session_tick_atom) {
+        run_tick(self);
+        self->delayed_send(self, self->state.config.queue.tick, session_tick_atom::value);
+      },
+  };
+}
+
+}  // namespace mm::actors
