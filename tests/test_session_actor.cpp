@@ -10,6 +10,7 @@
 #include "actor_fixture.hpp"
 #include "mm/actors/errors.hpp"
 #include "mm/actors/session_queue_actor.hpp"
+#include "mm/actors/session_service.hpp"
 
 using namespace mm;
 using namespace mm::actors;
@@ -195,4 +196,106 @@ TEST_CASE("tickets of an owner that is gone are cancelled", "[session][actors]")
   CHECK(x.status(mine) == ticket_state::waiting);
   CHECK(got->empty());
   CHECK(x.got->empty());
+}
+
+namespace {
+
+session_service_config two_queues() {
+  session_service_config c;
+  auto coop = coop_config();
+  c.latency = coop.latency;
+  session::queue_config duel;
+  duel.name = "duel";
+  session::rule skill;
+  skill.name = "skill";
+  duel.rules = {skill};
+  c.queues = {coop.queue, duel};
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("the session service passes tickets to their queue, ids unique across queues",
+          "[session][actors]") {
+  test::actor_fixture f;
+  auto got = std::make_shared<std::vector<ticket_outcome>>();
+  auto owner = spawn_owner(f, got);
+  session_interfaces::service s = f.sys().spawn(session_service, two_queues());
+  f.run();
+  auto [c1, e1] =
+      f.ask<std::uint64_t>(s, create_atom::value, std::string("coop"), party({1000}, 1), owner);
+  auto [d1, e2] =
+      f.ask<std::uint64_t>(s, create_atom::value, std::string("duel"), party({1000}, 2), owner);
+  auto [d2, e3] =
+      f.ask<std::uint64_t>(s, create_atom::value, std::string("duel"), party({1050}, 3), owner);
+  REQUIRE((c1 && d1 && d2));
+  CHECK(*c1 != *d1);
+  CHECK((*c1 >> ticket_queue_shift) == 1);
+  CHECK((*d1 >> ticket_queue_shift) == 2);
+  f.advance(1s);
+  REQUIRE(got->size() == 2);  // the duel formed; the co-op ticket waits
+  CHECK(got->at(0).queue == "duel");
+  CHECK(got->at(0).match.tickets.size() == 2);
+  auto [st, e4] = f.ask<ticket_outcome>(s, status_atom::value, *c1);
+  REQUIRE(st);
+  CHECK(st->state == ticket_state::waiting);
+  CHECK(st->queue == "coop");
+  auto [cancelled, e5] = f.ask<bool>(s, cancel_atom::value, *c1);
+  REQUIRE(cancelled);
+  CHECK(*cancelled);
+  REQUIRE(got->size() == 3);
+  CHECK(got->at(2).state == ticket_state::cancelled);
+  // Ids no queue gave: false, or an error naming the ticket.
+  auto [nothing, e6] = f.ask<bool>(s, cancel_atom::value, std::uint64_t{99} << ticket_queue_shift);
+  REQUIRE(nothing);
+  CHECK_FALSE(*nothing);
+  auto [unknown, e7] = f.ask<ticket_outcome>(s, status_atom::value, std::uint64_t{12345});
+  CHECK_FALSE(unknown);
+  CHECK(error_code_of(e7) == errc::invalid_argument);
+  auto [reports, e8] = f.ask<std::vector<session_queue_report>>(s, info_atom::value);
+  REQUIRE(reports);
+  REQUIRE(reports->size() == 2);
+  CHECK(reports->at(0).queue == "coop");
+  CHECK(reports->at(0).cancelled == 1);
+  CHECK(reports->at(1).queue == "duel");
+  CHECK(reports->at(1).matches == 1);
+  caf::anon_send_exit(s, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(owner, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("queues on first use: only with a default config, named safely, bounded",
+          "[session][actors]") {
+  test::actor_fixture f;
+  auto got = std::make_shared<std::vector<ticket_outcome>>();
+  auto owner = spawn_owner(f, got);
+  const auto create = [&](session_interfaces::service& s, const std::string& queue, player_id id) {
+    return f.ask<std::uint64_t>(s, create_atom::value, queue, party({1000}, id), owner);
+  };
+  session_interfaces::service fixed = f.sys().spawn(session_service, two_queues());
+  f.run();
+  auto [none, e1] = create(fixed, "ranked", 1);
+  CHECK_FALSE(none);
+  CHECK_THAT(f.sys().render(e1), Contains("queue: no queue 'ranked'"));
+
+  session_service_config c = two_queues();
+  c.default_queue = c.queues[1];
+  c.max_queues = 3;
+  session_interfaces::service open = f.sys().spawn(session_service, c);
+  f.run();
+  auto [made, e2] = create(open, "ranked", 1);
+  REQUIRE(made);
+  CHECK((*made >> ticket_queue_shift) == 3);
+  auto [bad, e3] = create(open, "Ranked Mode!", 2);
+  CHECK_FALSE(bad);
+  CHECK_THAT(f.sys().render(e3), Contains("queue: a new queue's name"));
+  auto [full, e4] = create(open, "casual", 3);
+  CHECK_FALSE(full);
+  CHECK_THAT(f.sys().render(e4), Contains("maximum of 3 queues"));
+  auto [reports, e5] = f.ask<std::vector<session_queue_report>>(open, info_atom::value);
+  REQUIRE(reports);
+  CHECK(reports->size() == 3);
+  CHECK(reports->at(2).queue == "ranked");
+  CHECK(reports->at(2).waiting == 1);
+  for (auto* s : {&fixed, &open}) caf::anon_send_exit(*s, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(owner, caf::exit_reason::user_shutdown);
 }

@@ -144,6 +144,17 @@ struct session_interfaces {
 
   // The queue actor: the queue's messages and its match loop's timer.
   using queue_actor = queue::extend<caf::reacts_to<session_tick_atom>>;
+
+  // Every queue of a server behind one handle (what a game holds): tickets
+  // by queue name, then by ticket id (ids are unique across the queues).
+  using service = caf::typed_actor<
+      // A ticket in the named queue: its id, or an error naming the field
+      // ("queue" for a queue that does not exist and cannot be made).
+      caf::replies_to<create_atom, std::string, session_ticket, owner>::with<std::uint64_t>,
+      caf::replies_to<cancel_atom, std::uint64_t>::with<bool>,
+      caf::replies_to<status_atom, std::uint64_t>::with<ticket_outcome>,
+      // Every queue's counts, by name.
+      caf::replies_to<info_atom>::with<std::vector<session_queue_report>>>;
 };
 
 }  // namespace mm::actors

@@ -18,7 +18,7 @@ session_match to_message(const session::formed_match& m, const session_queue_sta
   const auto& dcs = st.queue->latency().datacenters();
   if (m.datacenter < dcs.size()) out.datacenter = dcs[m.datacenter].name;
   out.teams = m.teams;
-  out.tickets = m.tickets;
+  for (std::uint64_t t : m.tickets) out.tickets.push_back(t + st.config.ticket_id_base);
   out.mmr_spread = m.mmr_spread;
   out.worst_rtt_ms = m.worst_rtt_ms;
   out.bot_match = m.bot_match;
@@ -26,10 +26,10 @@ session_match to_message(const session::formed_match& m, const session_queue_sta
 }
 
 // The ticket left the queue: its owner is told (once), and the outcome is
-// kept for status requests.
+// kept for status requests. Owners and outcomes are kept by the engine's id.
 void finish(session_queue_pointer self, ticket_outcome outcome) {
   auto& st = self->state;
-  const std::uint64_t id = outcome.ticket;
+  const std::uint64_t id = outcome.ticket - st.config.ticket_id_base;
   if (const auto it = st.owners.find(id); it != st.owners.end()) {
     const auto owner = it->second;
     st.owners.erase(it);
@@ -50,11 +50,12 @@ void finish(session_queue_pointer self, ticket_outcome outcome) {
   }
 }
 
+// `id` is the engine's.
 ticket_outcome outcome_of(const session_queue_state& st, std::uint64_t id,
                           session::ticket_state state) {
   ticket_outcome o;
   o.queue = st.config.queue.name;
-  o.ticket = id;
+  o.ticket = id + st.config.ticket_id_base;
   o.state = state;
   return o;
 }
@@ -111,19 +112,23 @@ session_interfaces::queue_actor::behavior_type session_queue_actor(
           finish(self, outcome_of(s, old, session::ticket_state::cancelled));
         s.owners[added.id] = owner;
         if (owner && s.owner_tickets[owner.address()]++ == 0) self->monitor(owner);
-        return added.id;
+        return added.id + s.config.ticket_id_base;
       },
-      [self](cancel_atom, std::uint64_t id) {
+      [self](cancel_atom, std::uint64_t global) {
         auto& s = self->state;
-        if (!s.queue->cancel(id)) return false;
+        const std::uint64_t id = global - s.config.ticket_id_base;
+        if (global < s.config.ticket_id_base || !s.queue->cancel(id)) return false;
         finish(self, outcome_of(s, id, session::ticket_state::cancelled));
         return true;
       },
-      [self](status_atom, std::uint64_t id) -> caf::result<ticket_outcome> {
+      [self](status_atom, std::uint64_t global) -> caf::result<ticket_outcome> {
         const auto& s = self->state;
-        if (s.queue->is_waiting(id)) return outcome_of(s, id, session::ticket_state::waiting);
-        if (const auto it = s.finished.find(id); it != s.finished.end()) return it->second;
-        return make_error(errc::invalid_argument, "ticket: no ticket " + std::to_string(id) +
+        const std::uint64_t id = global - s.config.ticket_id_base;
+        if (global >= s.config.ticket_id_base) {
+          if (s.queue->is_waiting(id)) return outcome_of(s, id, session::ticket_state::waiting);
+          if (const auto it = s.finished.find(id); it != s.finished.end()) return it->second;
+        }
+        return make_error(errc::invalid_argument, "ticket: no ticket " + std::to_string(global) +
                                                       " in queue '" + s.config.queue.name +
                                                       "' (or it finished long ago)");
       },

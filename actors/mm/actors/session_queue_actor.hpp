@@ -27,6 +27,9 @@ struct session_queue_actor_config {
   session::latency_model latency;
   std::uint64_t seed = 1;
   std::size_t finished_kept = 100'000;  // outcomes kept for status requests
+  // Added to the engine's ticket ids (1, 2, ...) in every message, so that
+  // the ids of several queues never meet (session_service.hpp).
+  std::uint64_t ticket_id_base = 0;
 };
 
 struct session_queue_state {
