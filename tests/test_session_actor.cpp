@@ -220,7 +220,8 @@ TEST_CASE("the session service passes tickets to their queue, ids unique across 
   test::actor_fixture f;
   auto got = std::make_shared<std::vector<ticket_outcome>>();
   auto owner = spawn_owner(f, got);
-  session_interfaces::service s = f.sys().spawn(session_service, two_queues());
+  session_interfaces::service s =
+      caf::actor_cast<session_interfaces::service>(f.sys().spawn(session_service, two_queues()));
   f.run();
   auto [c1, e1] =
       f.ask<std::uint64_t>(s, create_atom::value, std::string("coop"), party({1000}, 1), owner);
@@ -271,7 +272,8 @@ TEST_CASE("queues on first use: only with a default config, named safely, bounde
   const auto create = [&](session_interfaces::service& s, const std::string& queue, player_id id) {
     return f.ask<std::uint64_t>(s, create_atom::value, queue, party({1000}, id), owner);
   };
-  session_interfaces::service fixed = f.sys().spawn(session_service, two_queues());
+  session_interfaces::service fixed =
+      caf::actor_cast<session_interfaces::service>(f.sys().spawn(session_service, two_queues()));
   f.run();
   auto [none, e1] = create(fixed, "ranked", 1);
   CHECK_FALSE(none);
@@ -280,7 +282,8 @@ TEST_CASE("queues on first use: only with a default config, named safely, bounde
   session_service_config c = two_queues();
   c.default_queue = c.queues[1];
   c.max_queues = 3;
-  session_interfaces::service open = f.sys().spawn(session_service, c);
+  session_interfaces::service open =
+      caf::actor_cast<session_interfaces::service>(f.sys().spawn(session_service, c));
   f.run();
   auto [made, e2] = create(open, "ranked", 1);
   REQUIRE(made);
@@ -297,5 +300,83 @@ TEST_CASE("queues on first use: only with a default config, named safely, bounde
   CHECK(reports->at(2).queue == "ranked");
   CHECK(reports->at(2).waiting == 1);
   for (auto* s : {&fixed, &open}) caf::anon_send_exit(*s, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(owner, caf::exit_reason::user_shutdown);
+}
+
+namespace {
+
+// The queue actor a service runs as its `number`th queue (a test reaches
+// into the service's state; the test scheduler runs everything on this
+// thread).
+session_interfaces::queue queue_handle(const session_service_actor& s, std::size_t number) {
+  auto* svc = dynamic_cast<session_service_pointer>(caf::actor_cast<caf::abstract_actor*>(s));
+  REQUIRE(svc);
+  return svc->state.queues.at(number - 1).handle;
+}
+
+}  // namespace
+
+TEST_CASE("a crashed queue starts again with its waiting tickets; owners hear only the truth",
+          "[session][actors]") {
+  test::actor_fixture f;
+  auto got = std::make_shared<std::vector<ticket_outcome>>();
+  auto owner = spawn_owner(f, got);
+  session_service_config c = two_queues();
+  c.backoff = {std::chrono::seconds(2), std::chrono::seconds(60), std::chrono::seconds(600)};
+  session_service_actor svc = f.sys().spawn(session_service, c);
+  auto s = caf::actor_cast<session_interfaces::service>(svc);
+  f.run();
+  const auto create = [&](const char* queue, session_ticket t) {
+    auto [id, err] = f.ask<std::uint64_t>(s, create_atom::value, std::string(queue), t, owner);
+    REQUIRE(id);
+    return *id;
+  };
+  // Two duelists match at the first tick; three co-op players wait.
+  const auto d1 = create("duel", party({1000}, 1));
+  const auto d2 = create("duel", party({1020}, 2));
+  const auto w1 = create("coop", party({1000}, 11));
+  const auto w2 = create("coop", party({1100, 1050}, 12));
+  f.advance(1s);
+  REQUIRE(got->size() == 2);
+  for (const auto& o : *got) CHECK(o.state == ticket_state::matched);
+  // A duel ticket that waits, then the queues crash.
+  const auto d3 = create("duel", party({3000}, 3));
+  caf::anon_send_exit(queue_handle(svc, 1), caf::exit_reason::unhandled_exception);
+  caf::anon_send_exit(queue_handle(svc, 2), caf::exit_reason::unhandled_exception);
+  f.run();
+  auto [st, err] = f.ask<ticket_outcome>(s, status_atom::value, w1);
+  CHECK_FALSE(st);
+  CHECK(error_code_of(err) == errc::instance_down);  // at once, never a hang
+  auto [made, err2] =
+      f.ask<std::uint64_t>(s, create_atom::value, std::string("coop"), party({1000}, 20), owner);
+  CHECK_FALSE(made);
+  CHECK(error_code_of(err2) == errc::instance_down);
+  auto [reports, err3] = f.ask<std::vector<session_queue_report>>(s, info_atom::value);
+  REQUIRE(reports);
+  CHECK(reports->at(0).waiting == 2);  // the co-op tickets it will restore
+  CHECK(reports->at(1).waiting == 1);
+
+  f.advance(2s);  // the backoff: both start again
+  for (auto id : {w1, w2, d3}) {
+    auto [o, e] = f.ask<ticket_outcome>(s, status_atom::value, id);
+    REQUIRE(o);
+    CHECK(o->state == ticket_state::waiting);
+  }
+  auto [gone, e4] = f.ask<ticket_outcome>(s, status_atom::value, d1);
+  CHECK_FALSE(gone);  // finished before the crash: its outcome went with the old actor
+  // New tickets get new ids; the restored ones match and their owner is told once.
+  const auto w3 = create("coop", party({1010}, 30));
+  CHECK(w3 > w2);
+  f.advance(1s);
+  REQUIRE(got->size() == 5);
+  std::set<std::uint64_t> told;
+  for (std::size_t i = 2; i < got->size(); ++i) {
+    CHECK(got->at(i).state == ticket_state::matched);
+    told.insert(got->at(i).ticket);
+  }
+  CHECK(told == std::set<std::uint64_t>{w1, w2, w3});
+  CHECK_FALSE(told.count(d1));
+  CHECK_FALSE(told.count(d2));
+  caf::anon_send_exit(s, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(owner, caf::exit_reason::user_shutdown);
 }

@@ -18,6 +18,7 @@ using namespace mm::session;
 using namespace mm::session::testing;
 using namespace std::chrono_literals;
 using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
 using mm::player_id;
 
 TEST_CASE("a ticket the queue cannot take is refused, naming the field", "[session][queue]") {
@@ -643,4 +644,28 @@ TEST_CASE("on small queues the engine forms a match whenever the exhaustive orac
   CHECK(formed > 300);
   CHECK(impossible > 50);
   WARN("spread / oracle's best: mean " << ratio_sum / ratios << ", worst " << worst_ratio);
+}
+
+TEST_CASE("restored tickets keep their ids and creation times", "[session][queue]") {
+  session_queue q(one_vs_one(100, {100, 10s, 400}), latency_model{}, 1);
+  ticket_request r = solo(1, 1000);
+  r.give_up_after = 30s;
+  q.restore(r, 5s, 41);
+  CHECK(q.is_waiting(41));
+  CHECK(q.ticket_of(1) == 41);
+  CHECK(q.add(solo(2, 1300), 20s).id == 42);  // ids go on after the highest
+  CHECK_THROWS_WITH(q.restore(solo(3, 1000), 0s, 41), StartsWith("id: "));
+  CHECK_THROWS_WITH(q.restore(solo(3, 1000), 0s, 0), StartsWith("id: "));
+  CHECK_THROWS_WITH(q.restore(solo(1, 1000), 0s, 50), Contains("already waits"));
+  // 300 apart: the restored ticket has waited since 5 s, so its threshold
+  // reached 300 at 25 s, when the new one's is still 100... and it is the
+  // older seed.
+  CHECK(q.tick(24s).matches.empty());
+  const auto r2 = q.tick(25s);
+  REQUIRE(r2.matches.size() == 1);
+  CHECK(r2.matches[0].tickets == std::vector<ticket_id>{41, 42});
+  // Its give-up time came from its creation: 35 s.
+  q.restore(r, 5s, 60);
+  CHECK(q.tick(34s).expired.empty());
+  CHECK(q.tick(35s).expired == std::vector<ticket_id>{60});
 }

@@ -8,7 +8,24 @@ namespace mm::actors {
 namespace {
 
 session::time_ms now_of(session_queue_pointer self) {
-  return std::chrono::duration_cast<session::time_ms>(self->clock().now() - self->state.started);
+  return std::chrono::duration_cast<session::time_ms>(self->clock().now() - self->state.epoch);
+}
+
+// Tells the sink that these tickets (the engine's ids) left the queue.
+void hand_over_removed(session_queue_pointer self, const std::vector<std::uint64_t>& ids) {
+  const auto& st = self->state;
+  if (!st.config.handover || ids.empty()) return;
+  std::vector<std::uint64_t> global;
+  global.reserve(ids.size());
+  for (std::uint64_t id : ids) global.push_back(id + st.config.ticket_id_base);
+  self->send(st.config.handover, handover_atom::value, st.config.number, std::move(global));
+}
+
+void keep_owner(session_queue_pointer self, std::uint64_t id,
+                const session_interfaces::owner& owner) {
+  auto& st = self->state;
+  st.owners[id] = owner;
+  if (owner && st.owner_tickets[owner.address()]++ == 0) self->monitor(owner);
 }
 
 session_match to_message(const session::formed_match& m, const session_queue_state& st) {
@@ -63,6 +80,10 @@ ticket_outcome outcome_of(const session_queue_state& st, std::uint64_t id,
 void run_tick(session_queue_pointer self) {
   auto& st = self->state;
   session::tick_result r = st.queue->tick(now_of(self));
+  std::vector<std::uint64_t> left(r.expired.begin(), r.expired.end());
+  left.insert(left.end(), r.failed.begin(), r.failed.end());
+  for (const auto& m : r.matches) left.insert(left.end(), m.tickets.begin(), m.tickets.end());
+  hand_over_removed(self, left);
   for (const auto& m : r.matches) {
     const session_match match = to_message(m, st);
     for (std::uint64_t id : m.tickets) {
@@ -83,7 +104,20 @@ session_interfaces::queue_actor::behavior_type session_queue_actor(
   auto& st = self->state;
   st.queue = std::make_unique<session::session_queue>(config.queue, config.latency, config.seed);
   st.config = std::move(config);
-  st.started = self->clock().now();
+  st.epoch = st.config.epoch.value_or(self->clock().now());
+  // The tickets of an earlier run wait again, with their ids, times and owners.
+  std::vector<std::uint64_t> dropped;
+  for (const auto& h : st.config.restored) {
+    const std::uint64_t id = h.id - st.config.ticket_id_base;
+    try {
+      st.queue->restore(to_request(h.ticket), session::time_ms(h.created_ms), id);
+      keep_owner(self, id, h.owner);
+    } catch (const mm::error&) {
+      dropped.push_back(id);  // a config changed under it; told to nobody
+    }
+  }
+  hand_over_removed(self, dropped);
+  st.config.restored.clear();
   // An owner that is gone cannot be told its match: its waiting tickets are
   // cancelled (and told to nobody).
   self->set_down_handler([self](caf::down_msg& down) {
@@ -94,7 +128,10 @@ session_interfaces::queue_actor::behavior_type session_queue_actor(
       if (owner.address() == down.source) orphans.push_back(id);
     for (std::uint64_t id : orphans) {
       s.owners.erase(id);
-      if (s.queue->cancel(id)) finish(self, outcome_of(s, id, session::ticket_state::cancelled));
+      if (s.queue->cancel(id)) {
+        hand_over_removed(self, {id});
+        finish(self, outcome_of(s, id, session::ticket_state::cancelled));
+      }
     }
   });
   self->delayed_send(self, st.config.queue.tick, session_tick_atom::value);
@@ -108,16 +145,21 @@ session_interfaces::queue_actor::behavior_type session_queue_actor(
         } catch (const mm::error& e) {
           return make_error(e.code(), e.what());
         }
+        hand_over_removed(self, added.replaced);
         for (std::uint64_t old : added.replaced)
           finish(self, outcome_of(s, old, session::ticket_state::cancelled));
-        s.owners[added.id] = owner;
-        if (owner && s.owner_tickets[owner.address()]++ == 0) self->monitor(owner);
+        if (s.config.handover)
+          self->send(
+              s.config.handover, handover_atom::value, s.config.number,
+              handover_ticket{added.id + s.config.ticket_id_base, t, owner, now_of(self).count()});
+        keep_owner(self, added.id, owner);
         return added.id + s.config.ticket_id_base;
       },
       [self](cancel_atom, std::uint64_t global) {
         auto& s = self->state;
         const std::uint64_t id = global - s.config.ticket_id_base;
         if (global < s.config.ticket_id_base || !s.queue->cancel(id)) return false;
+        hand_over_removed(self, {id});
         finish(self, outcome_of(s, id, session::ticket_state::cancelled));
         return true;
       },

@@ -15,95 +15,157 @@ bool valid_queue_name(const std::string& name) {
   });
 }
 
-session_interfaces::queue spawn_queue(session_service_pointer self, session::queue_config q) {
+// Starts (or starts again) the queue in slot `number - 1`, with the tickets
+// it handed over.
+void start_queue(session_service_pointer self, std::uint64_t number) {
   auto& st = self->state;
-  const std::size_t number = st.queues.size() + 1;
+  session_queue_slot& slot = st.queues[number - 1];
   session_queue_actor_config c;
+  c.queue = slot.config;
   c.latency = st.config.latency;
-  c.seed = st.config.seed + number;
+  c.seed = st.config.seed + number + 1'000'003ull * slot.restarts;
   c.finished_kept = st.config.finished_kept;
-  c.ticket_id_base = static_cast<std::uint64_t>(number) << ticket_queue_shift;
+  c.ticket_id_base = number << ticket_queue_shift;
+  c.epoch = st.epoch;
+  c.number = number;
+  c.handover = caf::actor_cast<handover_sink>(self);
+  for (const auto& [id, h] : slot.waiting) c.restored.push_back(h);
+  // By id: the order they came in, so ties are drawn as before.
+  std::sort(c.restored.begin(), c.restored.end(),
+            [](const handover_ticket& a, const handover_ticket& b) { return a.id < b.id; });
+  slot.handle = self->spawn<caf::linked>(session_queue_actor, std::move(c));
+  slot.started = self->clock().now();
+}
+
+std::size_t add_queue(session_service_pointer self, session::queue_config q) {
+  auto& st = self->state;
   st.by_name[q.name] = st.queues.size();
-  c.queue = std::move(q);
-  auto h = self->spawn<caf::linked>(session_queue_actor, std::move(c));
-  st.queues.push_back(h);
-  return h;
+  session_queue_slot slot;
+  slot.config = std::move(q);
+  st.queues.push_back(std::move(slot));
+  start_queue(self, st.queues.size());
+  return st.queues.size() - 1;
 }
 
-// The queue a ticket id belongs to, or an invalid handle.
-session_interfaces::queue queue_of(const session_service_state& st, std::uint64_t ticket) {
+// The slot a ticket id belongs to, or nothing.
+session_queue_slot* slot_of(session_service_state& st, std::uint64_t ticket) {
   const std::uint64_t number = ticket >> ticket_queue_shift;
-  if (number == 0 || number > st.queues.size()) return {};
-  return st.queues[number - 1];
+  if (number == 0 || number > st.queues.size()) return nullptr;
+  return &st.queues[number - 1];
 }
 
-caf::error no_ticket(std::uint64_t id) {
-  return make_error(errc::invalid_argument, "ticket: no ticket " + std::to_string(id));
+caf::error down(const session_queue_slot& slot) {
+  return make_error(errc::instance_down,
+                    "queue '" + slot.config.name + "' is restarting after a crash");
 }
 
 }  // namespace
 
-session_interfaces::service::behavior_type session_service(session_service_pointer self,
-                                                           session_service_config config) {
-  self->state.config = std::move(config);
-  for (const auto& q : self->state.config.queues) spawn_queue(self, q);
+session_service_actor::behavior_type session_service(session_service_pointer self,
+                                                     session_service_config config) {
+  auto& st = self->state;
+  st.config = std::move(config);
+  st.epoch = self->clock().now();
+  for (const auto& q : st.config.queues) add_queue(self, q);
+  // A queue that exits while the service runs crashed: it starts again.
+  self->set_exit_handler([self](caf::exit_msg& msg) {
+    auto& s = self->state;
+    for (std::size_t i = 0; i < s.queues.size(); ++i) {
+      session_queue_slot& slot = s.queues[i];
+      if (!slot.handle || slot.handle.address() != msg.source) continue;
+      slot.handle = nullptr;
+      const bool long_run = self->clock().now() - slot.started >= s.config.backoff.reset_after;
+      slot.crashes_in_a_row = long_run ? 1 : slot.crashes_in_a_row + 1;
+      ++slot.restarts;
+      self->delayed_send(self, backoff_delay(s.config.backoff, slot.crashes_in_a_row),
+                         session_restart_atom::value, static_cast<std::uint64_t>(i + 1));
+      return;
+    }
+    self->quit(msg.reason);  // not a queue: the service's own exit
+  });
   return {
       [self](create_atom, const std::string& name, const session_ticket& t,
              const session_interfaces::owner& owner) -> caf::result<std::uint64_t> {
-        auto& st = self->state;
-        session_interfaces::queue q;
-        if (const auto it = st.by_name.find(name); it != st.by_name.end()) {
-          q = st.queues[it->second];
-        } else if (!st.config.default_queue) {
+        auto& s = self->state;
+        std::size_t at = 0;
+        if (const auto it = s.by_name.find(name); it != s.by_name.end()) {
+          at = it->second;
+        } else if (!s.config.default_queue) {
           return make_error(errc::invalid_argument, "queue: no queue '" + name.substr(0, 64) + "'");
         } else if (!valid_queue_name(name)) {
           return make_error(errc::invalid_argument,
                             "queue: a new queue's name is 1 to 64 of a-z, 0-9, _ and -");
-        } else if (st.queues.size() >= st.config.max_queues) {
+        } else if (s.queues.size() >= s.config.max_queues) {
           return make_error(errc::invalid_argument,
                             "queue: no queue '" + name + "', and the server runs its maximum of " +
-                                std::to_string(st.config.max_queues) + " queues");
+                                std::to_string(s.config.max_queues) + " queues");
         } else {
-          session::queue_config c = *st.config.default_queue;
+          session::queue_config c = *s.config.default_queue;
           c.name = name;
-          q = spawn_queue(self, std::move(c));
+          at = add_queue(self, std::move(c));
         }
-        return self->delegate(q, create_atom::value, t, owner);
+        const session_queue_slot& slot = s.queues[at];
+        if (!slot.handle) return down(slot);
+        return self->delegate(slot.handle, create_atom::value, t, owner);
       },
       [self](cancel_atom, std::uint64_t id) -> caf::result<bool> {
-        const auto q = queue_of(self->state, id);
-        if (!q) return false;
-        return self->delegate(q, cancel_atom::value, id);
+        const session_queue_slot* slot = slot_of(self->state, id);
+        if (!slot) return false;
+        if (!slot->handle) return down(*slot);
+        return self->delegate(slot->handle, cancel_atom::value, id);
       },
       [self](status_atom, std::uint64_t id) -> caf::result<ticket_outcome> {
-        const auto q = queue_of(self->state, id);
-        if (!q) return no_ticket(id);
-        return self->delegate(q, status_atom::value, id);
+        const session_queue_slot* slot = slot_of(self->state, id);
+        if (!slot)
+          return make_error(errc::invalid_argument, "ticket: no ticket " + std::to_string(id));
+        if (!slot->handle) return down(*slot);
+        return self->delegate(slot->handle, status_atom::value, id);
       },
       [self](info_atom) -> caf::result<std::vector<session_queue_report>> {
-        auto& st = self->state;
+        auto& s = self->state;
         auto rp = self->make_response_promise<std::vector<session_queue_report>>();
-        if (st.queues.empty()) {
-          rp.deliver(std::vector<session_queue_report>{});
+        auto reports = std::make_shared<std::vector<session_queue_report>>(s.queues.size());
+        auto left = std::make_shared<std::size_t>(0);
+        // A queue that is down reports its name and the tickets it will restore.
+        for (std::size_t i = 0; i < s.queues.size(); ++i) {
+          (*reports)[i].queue = s.queues[i].config.name;
+          (*reports)[i].waiting = s.queues[i].waiting.size();
+          if (s.queues[i].handle) ++*left;
+        }
+        if (*left == 0) {
+          rp.deliver(std::move(*reports));
           return rp;
         }
-        // Gathered in queue order: each answer has its slot.
-        auto reports = std::make_shared<std::vector<session_queue_report>>(st.queues.size());
-        auto left = std::make_shared<std::size_t>(st.queues.size());
-        for (std::size_t i = 0; i < st.queues.size(); ++i)
-          self->request(st.queues[i], caf::infinite, info_atom::value)
+        for (std::size_t i = 0; i < s.queues.size(); ++i) {
+          if (!s.queues[i].handle) continue;
+          self->request(s.queues[i].handle, caf::infinite, info_atom::value)
               .then(
                   [=](session_queue_report& r) mutable {
                     (*reports)[i] = std::move(r);
                     if (--*left == 0) rp.deliver(std::move(*reports));
                   },
-                  [=](caf::error& e) mutable {
-                    if (*left > 0) {
-                      *left = 0;
-                      rp.deliver(std::move(e));
-                    }
+                  [=](caf::error&) mutable {
+                    // It crashed meanwhile: its placeholder stays.
+                    if (--*left == 0) rp.deliver(std::move(*reports));
                   });
+        }
         return rp;
+      },
+      [self](handover_atom, std::uint64_t number, handover_ticket& h) {
+        auto& s = self->state;
+        if (number == 0 || number > s.queues.size()) return;
+        const std::uint64_t id = h.id;
+        s.queues[number - 1].waiting[id] = std::move(h);
+      },
+      [self](handover_atom, std::uint64_t number, const std::vector<std::uint64_t>& left) {
+        auto& s = self->state;
+        if (number == 0 || number > s.queues.size()) return;
+        for (std::uint64_t id : left) s.queues[number - 1].waiting.erase(id);
+      },
+      [self](session_restart_atom, std::uint64_t number) {
+        auto& s = self->state;
+        if (number == 0 || number > s.queues.size() || s.queues[number - 1].handle) return;
+        start_queue(self, number);
       },
   };
 }

@@ -4,6 +4,11 @@
 // it is for. A ticket id carries its queue: the queue's number in its top 16
 // bits (session_queue_actor_config::ticket_id_base), so cancel and status
 // need no lookup table.
+//
+// Supervision: each queue hands over its waiting tickets as they come and go
+// (session_queue_actor.hpp). A queue that crashes is started again after a
+// backoff with the tickets it last handed over: same ids, creation times and
+// owners; while it is down its requests get errc::instance_down at once.
 #pragma once
 
 #include <caf/all.hpp>
@@ -13,6 +18,7 @@
 #include <vector>
 
 #include "mm/actors/interface.hpp"
+#include "mm/actors/restart_backoff.hpp"
 #include "mm/actors/session_queue_actor.hpp"
 
 namespace mm::actors {
@@ -26,25 +32,43 @@ struct session_service_config {
   std::size_t max_queues = 256;    // configured ones included
   std::uint64_t seed = 1;
   std::size_t finished_kept = 100'000;  // per queue, for status requests
+  restart_backoff backoff;
 };
 
 // The bits of a ticket id below its queue's number.
 inline constexpr unsigned ticket_queue_shift = 48;
 
+using session_restart_atom = caf::atom_constant<caf::atom("sesrestart")>;
+
+// The service actor: the game-facing service, the queues' handover, and
+// its own restart timer (with the queue's number).
+using session_service_actor = session_interfaces::service::extend_with<handover_sink>::extend<
+    caf::reacts_to<session_restart_atom, std::uint64_t>>;
+
+struct session_queue_slot {
+  session::queue_config config;
+  session_interfaces::queue handle;  // invalid while it restarts
+  // The tickets it handed over that have not left: what a restart restores.
+  std::unordered_map<std::uint64_t, handover_ticket> waiting;
+  std::uint32_t crashes_in_a_row = 0;
+  std::uint32_t restarts = 0;
+  caf::actor_clock::time_point started;
+};
+
 struct session_service_state {
   session_service_state() = default;  // not an aggregate (CAF)
   session_service_config config;
-  std::vector<session_interfaces::queue> queues;  // by number - 1
+  caf::actor_clock::time_point epoch;      // every queue's time 0
+  std::vector<session_queue_slot> queues;  // by number - 1
   std::unordered_map<std::string, std::size_t> by_name;
   static inline const char* name = "mm.session_service";
 };
 
-using session_service_pointer =
-    session_interfaces::service::stateful_pointer<session_service_state>;
+using session_service_pointer = session_service_actor::stateful_pointer<session_service_state>;
 
 // Check every queue config first (session::validate): a queue actor whose
 // config cannot run exits at once.
-session_interfaces::service::behavior_type session_service(session_service_pointer self,
-                                                           session_service_config config);
+session_service_actor::behavior_type session_service(session_service_pointer self,
+                                                     session_service_config config);
 
 }  // namespace mm::actors

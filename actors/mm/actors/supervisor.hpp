@@ -11,15 +11,9 @@
 
 #include "mm/actors/errors.hpp"
 #include "mm/actors/instance.hpp"
+#include "mm/actors/restart_backoff.hpp"
 
 namespace mm::actors {
-
-struct restart_backoff {
-  std::chrono::milliseconds initial{100};
-  std::chrono::milliseconds max{30'000};
-  // An instance that ran this long before crashing starts the backoff over.
-  std::chrono::milliseconds reset_after{60'000};
-};
 
 template <class Profile>
 struct supervisor_state {
@@ -46,13 +40,6 @@ void start_instance(supervisor_pointer<Profile> self) {
   st.instance = self->template spawn<caf::monitored>(instance_actor<Profile>, st.config);
   if (st.next) self->send(st.instance, next_atom::value, st.next);
   st.started = self->clock().now();
-}
-
-// The delay before the next start after `crashes_in_a_row` crashes.
-inline std::chrono::milliseconds backoff_delay(const restart_backoff& b, std::uint32_t crashes) {
-  auto d = b.initial;
-  for (std::uint32_t i = 1; i < crashes && d < b.max; ++i) d *= 2;
-  return std::min(d, b.max);
 }
 
 template <class Profile>

@@ -80,6 +80,12 @@ class basic_session_queue {
   // a ticket the plug-in rejects fails the same way, with its field.
   add_result add(const ticket_request& request, time_ms now);
 
+  // A ticket handed over from an earlier run of this queue (restarted after
+  // a crash): its own id and creation time, checked as add() checks a new
+  // one. Later ids follow the highest restored. Throws mm::error naming "id"
+  // when the id is 0 or waits already.
+  add_result restore(const ticket_request& request, time_ms created, ticket_id id);
+
   // Cancels a waiting ticket; false when it is not waiting.
   bool cancel(ticket_id id);
 
@@ -125,6 +131,8 @@ class basic_session_queue {
   using candidate = session_queue_candidate;
 
   waiting_ticket compile(const ticket_request& r, time_ms now);
+  // add() and restore(): `id` 0 takes the next one.
+  add_result add_as(const ticket_request& request, time_ms now, ticket_id id);
   std::uint32_t intern(const std::string& s);
   void remove_at(std::size_t i);
   // The highest RTT ticket `t` accepts at `now` (infinite without a policy).

@@ -182,6 +182,22 @@ waiting_ticket basic_session_queue<Plugin>::compile(const ticket_request& r, tim
 
 template <session_plugin Plugin>
 add_result basic_session_queue<Plugin>::add(const ticket_request& request, time_ms now) {
+  return add_as(request, now, 0);
+}
+
+template <session_plugin Plugin>
+add_result basic_session_queue<Plugin>::restore(const ticket_request& request, time_ms created,
+                                                ticket_id id) {
+  if (id == 0) refuse("id", "0 is not a ticket id");
+  if (index_.count(id)) refuse("id", "ticket " + std::to_string(id) + " already waits");
+  ticket_request r = request;
+  r.replace_existing = false;  // the tickets handed over never share a player
+  return add_as(r, created, id);
+}
+
+template <session_plugin Plugin>
+add_result basic_session_queue<Plugin>::add_as(const ticket_request& request, time_ms now,
+                                               ticket_id id) {
   waiting_ticket t = compile(request, now);
   add_result out;
   for (std::size_t i = 0; i < t.players.size(); ++i) {
@@ -212,7 +228,8 @@ add_result basic_session_queue<Plugin>::add(const ticket_request& request, time_
     ++stats_.fast_tracked;
   }
   for (ticket_id old : out.replaced) cancel(old);
-  t.id = next_ticket_++;
+  t.id = id != 0 ? id : next_ticket_;
+  next_ticket_ = std::max(next_ticket_, t.id + 1);
   t.tiebreak = rng_();
   for (player_id p : t.players) player_ticket_[p] = t.id;
   index_[t.id] = tickets_.size();
