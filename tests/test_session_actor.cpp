@@ -316,7 +316,7 @@ session_interfaces::queue queue_handle(const session_service_actor& s, std::size
 
 }  // namespace
 
-TEST_CASE("a crashed queue starts again with its waiting tickets; owners hear only the truth",
+TEST_CASE("a crashed queue starts again with its waiting tickets, owners hear only the truth",
           "[session][actors]") {
   test::actor_fixture f;
   auto got = std::make_shared<std::vector<ticket_outcome>>();
