@@ -380,3 +380,15 @@ TEST_CASE("a crashed queue starts again with its waiting tickets, owners hear on
   caf::anon_send_exit(s, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(owner, caf::exit_reason::user_shutdown);
 }
+
+TEST_CASE("a service whose queue config cannot run fails at its start", "[session][actors]") {
+  test::actor_fixture f;
+  session_service_config c = two_queues();
+  c.queues[1].max_players = 0;  // a match of no one
+  auto svc = f.sys().spawn(session_service, c);
+  f.run();
+  auto s = caf::actor_cast<session_interfaces::service>(svc);
+  auto [reports, err] = f.ask<std::vector<session_queue_report>>(s, info_atom::value);
+  CHECK_FALSE(reports);  // it is not there to answer
+  CHECK(err);
+}

@@ -66,6 +66,12 @@ session_service_actor::behavior_type session_service(session_service_pointer sel
   auto& st = self->state;
   st.config = std::move(config);
   st.epoch = self->clock().now();
+  // Every config is tried once here, so that a queue that could never run
+  // fails the service at its start instead of crashing again and again.
+  for (const auto& q : st.config.queues)
+    session::session_queue(q, st.config.latency, st.config.seed);
+  if (st.config.default_queue)
+    session::session_queue(*st.config.default_queue, st.config.latency, st.config.seed);
   for (const auto& q : st.config.queues) add_queue(self, q);
   // A queue that exits while the service runs crashed: it starts again.
   self->set_exit_handler([self](caf::exit_msg& msg) {

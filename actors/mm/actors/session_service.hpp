@@ -66,8 +66,9 @@ struct session_service_state {
 
 using session_service_pointer = session_service_actor::stateful_pointer<session_service_state>;
 
-// Check every queue config first (session::validate): a queue actor whose
-// config cannot run exits at once.
+// Every queue config (and the default) is tried at the start: one that
+// cannot run makes the service exit at once with mm::config_error, naming
+// the key. Check them before spawning (session::validate) to report them.
 session_service_actor::behavior_type session_service(session_service_pointer self,
                                                      session_service_config config);
 

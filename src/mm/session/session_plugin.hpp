@@ -2,7 +2,9 @@
 // queue treats new tickets and how it builds a match, without forking the
 // loop. The queue is a template over its plug-in (basic_session_queue), so
 // the hooks are inlined; standard_plugin is the queue as configured. A game
-// derives from it and hides the hook it changes (examples/session_modes.cpp).
+// derives from it and hides the hook it changes (examples/session_modes.cpp),
+// with one function of that name (not overloaded, not a template: the queue
+// tells a replaced build_match by its type).
 //
 //   ticket_verdict initialize(const ticket_request&, const waiting_ticket&,
 //                             const queue_config&)
