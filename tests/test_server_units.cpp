@@ -213,3 +213,72 @@ TEST_CASE("access: another site's page cannot use a browser against the API", "[
       proxied, request_with({{"Host", "mm.internal"}, {"Origin", "https://mm.internal"}})));
   CHECK(foreign_request(proxied, request_with({{"Host", "other.internal"}})));
 }
+
+TEST_CASE("config: session datacenters and queues, every bad value named to the rule",
+          "[server][config][session]") {
+  mm::test::temp_dir dir;
+  const std::string path = dir.file("c.json");
+  // No configuration: the demo's co-op queue over 30 datacenters.
+  const auto demo = parse({});
+  REQUIRE(demo.config.sessions.queues.size() == 1);
+  CHECK(demo.config.sessions.queues[0].name == "coop");
+  CHECK(demo.config.sessions.queues[0].latency.has_value());
+  CHECK(demo.config.sessions.datacenters.size() == 30);
+
+  std::ofstream(path) << R"({"sessions": {
+      "datacenters": [{"name": "paris", "latitude": 48.9, "longitude": 2.4, "region": "eu"},
+                      {"name": "tokyo", "latitude": 35.7, "longitude": 139.7}],
+      "queues": [{"name": "ranked_3v3", "min_players": 6, "max_players": 6, "teams": 2,
+                  "team_size": 3, "max_party_size": 3, "tick": "500ms",
+                  "rules": [{"name": "skill", "max_difference": 100,
+                             "expand": {"step": 50, "every": "5s", "limit": 400}},
+                            {"kind": "team_balance", "max_difference": 50,
+                             "optional_after": "20s"}]},
+                 {"name": "coop", "min_players": 4, "max_players": 4, "teams": 0,
+                  "max_party_size": 4, "latency": {"ideal_ms": 60}}],
+      "queue_template": "coop", "max_queues": 10}})";
+  const auto c = parse({"--config", path});
+  const auto& s = c.config.sessions;
+  REQUIRE(s.datacenters.size() == 2);
+  CHECK(s.datacenters[1].region == "tokyo");  // no region: its own
+  REQUIRE(s.queues.size() == 2);
+  CHECK(s.queues[0].tick == std::chrono::milliseconds(500));
+  REQUIRE(s.queues[0].rules.size() == 2);
+  CHECK(s.queues[0].rules[0].expand.every == std::chrono::seconds(5));
+  CHECK(s.queues[0].rules[1].kind == session::rule_kind::team_balance);
+  CHECK(s.queues[0].rules[1].name == "team_balance");
+  CHECK(s.queues[0].rules[1].optional_after == std::chrono::milliseconds(20'000));
+  CHECK(s.queues[1].latency->ideal_ms == 60);
+  CHECK(s.queues[1].latency->expand_ms == 100);  // the rest of the policy: defaults
+  CHECK(s.queue_template == "coop");
+  // What --print-config shows reads back the same.
+  const auto shown = json::parse(describe(c.config));
+  CHECK(read_queues("q", shown["sessions"]["queues"]).size() == 2);
+
+  const auto problem = [&](const std::string& sessions) {
+    std::ofstream(path) << R"({"sessions": )" + sessions + "}";
+    return config_problem([&] { parse({"--config", path}); });
+  };
+  CHECK_THAT(problem(R"({"queues": [{"name": "x", "rules": [{"kind": "fuzzy"}]}]})"),
+             Catch::Contains("sessions.queues[0].rules[0].kind"));
+  CHECK_THAT(
+      problem(R"({"queues": [{"name": "x", "rules": [{"expand": {"step": 1, "evry": 2}}]}]})"),
+      Catch::Contains("sessions.queues[0].rules[0].expand.evry"));
+  CHECK_THAT(problem(R"({"queues": [{"min_players": 2}]})"),
+             Catch::Contains("sessions.queues[0].name"));
+  CHECK_THAT(problem(R"({"queues": [{"name": "Ranked!"}]})"),
+             Catch::Contains("sessions.queues[0].name: 1 to 64"));
+  CHECK_THAT(problem(R"({"queues": [{"name": "a"}, {"name": "a"}]})"),
+             Catch::Contains("'a' twice"));
+  CHECK_THAT(
+      problem(R"({"queues": [{"name": "a", "teams": 2, "team_size": 2, "max_players": 3}]})"),
+      Catch::Contains("sessions.queues[0].max_players"));
+  CHECK_THAT(problem(R"({"queues": [{"name": "a", "tick": "soon"}]})"),
+             Catch::Contains("sessions.queues[0].tick"));
+  CHECK_THAT(problem(R"({"queue_template": "nope"})"),
+             Catch::Contains("sessions.queue_template: no queue 'nope'"));
+  CHECK_THAT(problem(R"({"datacenters": [{"name": "x", "latitude": 95, "longitude": 0}]})"),
+             Catch::Contains("sessions.datacenters[0].latitude"));
+  CHECK_THAT(problem(R"({"datacenters": [], "queues": [{"name": "a", "latency": {}}]})"),
+             Catch::Contains("needs sessions.datacenters"));
+}

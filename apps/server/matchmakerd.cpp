@@ -15,6 +15,7 @@
 #include "mm/actors/generic_actors.hpp"
 #include "mm/actors/registration.hpp"
 #include "mm/actors/remote.hpp"
+#include "mm/actors/session_service.hpp"
 #include "mm/engine/log.hpp"
 #include "mm/engine/synthetic_players.hpp"
 #include "store_url.hpp"
@@ -124,6 +125,21 @@ int run(const server::server_config& c) {
   actors::admin_bridge<profile> bridge(sys, set, names, client, timeout);
   actors::query_bridge<profile> queries(sys, set, timeout, std::uint64_t{2});
 
+  // The session matchmaker: every queue behind one service actor.
+  actors::session_service_config sessions;
+  sessions.queues = c.sessions.queues;
+  sessions.latency = session::latency_model(c.sessions.datacenters, c.sessions.detour_factor);
+  for (const auto& q : c.sessions.queues)
+    if (q.name == c.sessions.queue_template) sessions.default_queue = q;
+  sessions.max_queues = c.sessions.max_queues;
+  auto session_service = sys.spawn(actors::session_service, sessions);
+  {
+    std::string list;
+    for (const auto& q : c.sessions.queues) list += (list.empty() ? "" : ", ") + q.name;
+    say("matchmakerd: session queues: " + (list.empty() ? std::string("none") : list) + " over " +
+        std::to_string(c.sessions.datacenters.size()) + " datacenters");
+  }
+
   caf::scoped_actor self{sys};
   // Each supervisor passes the stop to its instance, which writes its snapshot
   // on the way out; the actor system's destructor waits for those last writes.
@@ -132,14 +148,16 @@ int run(const server::server_config& c) {
       self->monitor(inst);
       self->send_exit(inst, caf::exit_reason::user_shutdown);
     }
+    self->monitor(session_service);
+    self->send_exit(session_service, caf::exit_reason::user_shutdown);
     self->send_exit(client, caf::exit_reason::user_shutdown);
     std::size_t down = 0;
-    self->receive_while([&] { return down < set.size(); })(
+    self->receive_while([&] { return down < set.size() + 1; })(
         [&](const caf::down_msg&) { ++down; },
         caf::after(std::chrono::seconds(30)) >>
             [&] {
               log(log_level::error, "some matchmakers did not stop within 30 s");
-              down = set.size();
+              down = set.size() + 1;
             });
   };
 

@@ -9,6 +9,7 @@
 #include <limits>
 #include <sstream>
 
+#include "config_values.hpp"
 #include "json_codec.hpp"
 #include "mm/storage/player_store.hpp"
 
@@ -26,98 +27,6 @@ struct key_spec {
   std::function<void(server_config&, const json&)> set;
   std::function<json(const server_config&)> get;  // the effective value, for --print-config
 };
-
-[[noreturn]] void bad(const std::string& key, const std::string& why) {
-  throw config_error("config key '" + key + "': " + why);
-}
-
-std::int64_t as_int(const std::string& key, const json& v, std::int64_t lo, std::int64_t hi) {
-  if (!v.is_number_integer()) bad(key, "expected an integer, got " + describe(v));
-  const std::int64_t x = v.get<std::int64_t>();
-  if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi))
-    bad(key, "must be at most " + std::to_string(hi));
-  if (x < lo || x > hi)
-    bad(key, "must be between " + std::to_string(lo) + " and " + std::to_string(hi));
-  return x;
-}
-
-template <class T>
-T as_uint(const std::string& key, const json& v, std::int64_t lo = 0) {
-  return static_cast<T>(
-      as_int(key, v, lo,
-             static_cast<std::int64_t>(std::min<std::uint64_t>(
-                 std::numeric_limits<T>::max(), std::numeric_limits<std::int64_t>::max()))));
-}
-
-double as_number(const std::string& key, const json& v) {
-  if (!v.is_number()) bad(key, "expected a number, got " + describe(v));
-  const double x = v.get<double>();
-  if (!std::isfinite(x)) bad(key, "must be finite");
-  return x;
-}
-
-bool as_bool(const std::string& key, const json& v) {
-  if (!v.is_boolean()) bad(key, "expected true or false, got " + describe(v));
-  return v.get<bool>();
-}
-
-std::string as_text(const std::string& key, const json& v) {
-  if (!v.is_string()) bad(key, "expected a string, got " + describe(v));
-  return v.get<std::string>();
-}
-
-// A number of seconds, or a string with a unit: "500ms", "30s", "10m", "4h".
-std::chrono::milliseconds as_duration(const std::string& key, const json& v) {
-  double ms = 0;
-  if (v.is_number()) {
-    ms = v.get<double>() * 1000;
-  } else if (v.is_string()) {
-    const std::string s = v.get<std::string>();
-    std::size_t used = 0;
-    double x = 0;
-    try {
-      x = std::stod(s, &used);
-    } catch (const std::exception&) {
-      bad(key, "expected a duration such as \"30s\", got \"" + s + "\"");
-    }
-    const std::string unit = s.substr(used);
-    if (unit == "ms")
-      ms = x;
-    else if (unit == "s" || unit.empty())
-      ms = x * 1000;
-    else if (unit == "m")
-      ms = x * 60'000;
-    else if (unit == "h")
-      ms = x * 3'600'000;
-    else
-      bad(key, "unknown unit \"" + unit + "\" (use ms, s, m or h)");
-  } else {
-    bad(key, "expected a duration such as \"30s\" or a number of seconds, got " + describe(v));
-  }
-  if (!std::isfinite(ms) || ms < 0 || ms > 1e12) bad(key, "must be between 0 and 1e9 s");
-  // Kept in whole milliseconds: a finer value would be cut without a word.
-  if (ms != std::floor(ms)) bad(key, "must be a whole number of milliseconds");
-  return std::chrono::milliseconds(static_cast<std::int64_t>(ms));
-}
-
-fill_threshold as_threshold(const std::string& key, const json& v) {
-  const auto t = v.is_string() ? parse_fill_threshold(v.get<std::string>()) : std::nullopt;
-  if (!t) bad(key, "expected always, low_population, high_population or never, got " + describe(v));
-  return *t;
-}
-
-std::string seconds_text(std::chrono::milliseconds d) {
-  if (d.count() % 3'600'000 == 0 && d.count() > 0)
-    return std::to_string(d.count() / 3'600'000) + "h";
-  if (d.count() % 1000 == 0) return std::to_string(d.count() / 1000) + "s";
-  return std::to_string(d.count()) + "ms";
-}
-
-std::string number_text(double x) {
-  std::ostringstream s;
-  s << x;
-  return s.str();
-}
 
 std::vector<generic_attribute> as_attributes(const std::string& key, const json& v) {
   if (!v.is_array()) bad(key, "expected a list of attributes");
@@ -417,6 +326,40 @@ const std::vector<key_spec>& keys() {
          c.profile.attributes = as_attributes("profile.attributes", v);
        },
        [](const server_config& c) -> json { return attributes_json(c.profile.attributes); }},
+      {"sessions.datacenters", K::list, "30 datacenters at real cities (docs/session.md)",
+       "the session matchmaker's datacenters: [{\"name\", \"latitude\", \"longitude\", "
+       "\"region\"}] (file only)",
+       [](server_config& c, const json& v) {
+         c.sessions.datacenters = read_datacenters("sessions.datacenters", v);
+       },
+       [](const server_config& c) -> json { return datacenters_json(c.sessions.datacenters); }},
+      {"sessions.detour_factor", K::number, number_text(d.sessions.detour_factor),
+       "RTT estimated from distance: great circle at 2/3 c, times this",
+       [](server_config& c, const json& v) {
+         c.sessions.detour_factor = as_number("sessions.detour_factor", v);
+       },
+       [](const server_config& c) -> json { return c.sessions.detour_factor; }},
+      {"sessions.queues", K::list, "the demo's 4-player co-op queue 'coop'",
+       "session queues: [{\"name\", \"min_players\", \"max_players\", \"teams\", "
+       "\"team_size\", \"max_party_size\", \"latency\", \"rules\", ...}] (file only; "
+       "docs/session.md)",
+       [](server_config& c, const json& v) {
+         c.sessions.queues = read_queues("sessions.queues", v);
+       },
+       [](const server_config& c) -> json { return queues_json(c.sessions.queues); }},
+      {"sessions.queue_template", K::text, "",
+       "a ticket for an unknown queue name makes a queue "
+       "with this queue's config; empty: unknown names are refused",
+       [](server_config& c, const json& v) {
+         c.sessions.queue_template = as_text("sessions.queue_template", v);
+       },
+       [](const server_config& c) -> json { return c.sessions.queue_template; }},
+      {"sessions.max_queues", K::integer, std::to_string(d.sessions.max_queues),
+       "session queues at most, those made on first use included",
+       [](server_config& c, const json& v) {
+         c.sessions.max_queues = as_uint<std::uint32_t>("sessions.max_queues", v, 1);
+       },
+       [](const server_config& c) -> json { return c.sessions.max_queues; }},
       {"profile.mmr_window", K::number, number_text(d.profile.mmr_window),
        "largest MMR gap of a possible match at retry 0",
        [](server_config& c, const json& v) {
@@ -576,6 +519,7 @@ void check(const server_config& c) {
     throw config_error("matchmaker options: " + all);
   }
   generic_profile{c.profile};  // throws config_error naming the attribute
+  check(c.sessions);
   if (c.instances > 256) throw config_error("config key 'instances': at most 256");
   if (c.cluster_total > 256) throw config_error("config key 'cluster.total': at most 256");
   if (c.cluster_total > 0 && c.cluster_owned.empty())

@@ -15,6 +15,7 @@
 #include "mm/engine/generic_profile.hpp"
 #include "mm/engine/options.hpp"
 #include "mm/engine/synthetic_players.hpp"
+#include "session_config.hpp"
 
 namespace mm::server {
 
@@ -62,6 +63,9 @@ struct server_config {
   std::vector<access_token> tokens;
   generic_profile_config profile = demo_profile_config();
   options opts;
+  // The session matchmaker: datacenters and queues (the demo's co-op queue
+  // over 30 datacenters unless configured).
+  session_settings sessions;
 
   // The instances this node runs, as shards of the whole set.
   actors::set_part instance_part() const {

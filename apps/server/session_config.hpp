@@ -1,0 +1,50 @@
+// The session matchmaker's keys in matchmakerd's configuration
+// ("sessions.*"): the datacenters, the queues with their rules and latency
+// policy, and the demo that runs with no configuration. Every wrong value is
+// a config_error naming its key, down to "sessions.queues[0].rules[1].kind".
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "mm/session/latency.hpp"
+#include "mm/session/queue_config.hpp"
+
+namespace mm::server {
+
+using json = nlohmann::json;
+
+// 30 datacenters at real cities, 6 regions (eu, na, sa, asia, oceania, africa/me).
+std::vector<session::datacenter> demo_datacenters();
+// "coop": 4-player co-op, parties up to 4, MMR within 200 widening by 100
+// every 10 s up to 800, the staged latency policy.
+session::queue_config demo_queue();
+
+struct session_settings {
+  std::vector<session::datacenter> datacenters = demo_datacenters();
+  double detour_factor = 2;
+  std::vector<session::queue_config> queues = {demo_queue()};
+  // The queue whose config a ticket for an unknown queue name copies (the
+  // queue is made on first use); empty: unknown names are refused.
+  std::string queue_template;
+  std::uint32_t max_queues = 64;
+};
+
+// [{"name", "latitude", "longitude", "region"}]
+std::vector<session::datacenter> read_datacenters(const std::string& key, const json& v);
+json datacenters_json(const std::vector<session::datacenter>& dcs);
+
+// [{"name", "min_players", "max_players", "teams", "team_size",
+//   "max_party_size", "split_parties", "bots", "tick", "give_up_after",
+//   "candidates", "backtrack_steps", "latency": {...}, "rules": [...]}]
+std::vector<session::queue_config> read_queues(const std::string& key, const json& v);
+json queues_json(const std::vector<session::queue_config>& queues);
+
+// The settings as a whole: datacenters named once, queue names unique and
+// fit for a URL, every queue's own check (session::check), the template a
+// configured queue. Throws config_error with every problem found first.
+void check(const session_settings& s);
+
+}  // namespace mm::server
