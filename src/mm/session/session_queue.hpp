@@ -114,10 +114,11 @@ class basic_session_queue {
   struct group {
     std::vector<std::size_t> members;  // indices into tickets_, the seed first
     std::uint32_t players = 0;
-    std::vector<double> sums;        // per rule: the members' numbers, summed (group means)
-    std::vector<double> worst_rtt;   // per datacenter: the highest RTT of any member
-    std::vector<char> dc_ok;         // per datacenter: within every member's threshold
-    std::vector<std::uint32_t> dcs;  // the datacenters dc_ok holds, ascending
+    std::vector<double> sums;  // per rule: the members' numbers, summed (group means)
+    // Per datacenter: the highest RTT of any member (kept up to date only for
+    // those in `dcs`, the only ones read).
+    std::vector<double> worst_rtt;
+    std::vector<std::uint32_t> dcs;  // within every member's threshold, ascending
     // At the seed's wait, per rule: its threshold and whether it filters; and
     // the seed's highest RTT (infinite without a policy).
     std::vector<double> threshold;
@@ -145,6 +146,9 @@ class basic_session_queue {
   // `g` emptied (its memory kept) and holding only the seed.
   void start_group(group& g, std::size_t seed, time_ms now) const;
   void join(group& g, std::size_t ticket, time_ms now) const;
+  // Whether some datacenter is within every member's threshold (always, with
+  // no latency policy).
+  bool has_datacenter(const group& g) const { return !config_.latency || !g.dcs.empty(); }
   // The `want` nearest candidates of `seed`, nearest first.
   std::vector<candidate> rank_candidates(std::size_t seed, time_ms now,
                                          const std::vector<char>& taken, std::size_t want);
@@ -189,8 +193,8 @@ class basic_session_queue {
   bool rank_from_lane_ = false;
   bool use_index_ = true;
   // Per tick, the candidates' index (value_lane.hpp): one lane of every
-  // ticket, or with a latency policy one per datacenter; empty without the
-  // index.
+  // ticket, or with a latency policy one per block of 64 datacenters; empty
+  // without the index.
   std::vector<value_lane> lanes_;
   std::vector<std::size_t> lane_position_;  // per ticket, with one lane: its entry (or npos)
   std::vector<std::uint32_t> seen_;         // per ticket: the seed that considered it last

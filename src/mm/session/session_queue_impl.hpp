@@ -312,7 +312,7 @@ bool basic_session_queue<Plugin>::admits(const group& g, const waiting_ticket& c
     total += r.weight * d;
   }
   // The datacenter: one within every member's threshold and the candidate's.
-  if (!g.dc_ok.empty()) {
+  if (!g.worst_rtt.empty()) {
     const double own = max_rtt(c, now);
     double best = detail::infinity;
     for (std::uint32_t d : g.dcs)
@@ -330,8 +330,8 @@ bool basic_session_queue<Plugin>::admits(const group& g, const waiting_ticket& c
   return true;
 }
 
-// The `config_.candidates` nearest admitted tickets, nearest first (ties by
-// the tickets' tiebreak). With the index: outward from the seed's value of
+// The `want` nearest admitted tickets, nearest first (ties by the tickets'
+// tiebreak). With the index: outward from the seed's value of
 // the first difference rule, nearest value first. Every candidate's distance
 // is at least weight x |value - seed's| / threshold (the other terms are not
 // negative), so the scan stops at the rule's threshold while that rule
@@ -362,11 +362,11 @@ auto basic_session_queue<Plugin>::rank_candidates(std::size_t seed, time_ms now,
     for (std::size_t i = 0; i < tickets_.size(); ++i)
       if (i != seed && !taken[i] && !tickets_[i].fast_track) consider(i, tickets_[i].tiebreak);
   } else {
-    const rule& r = config_.rules[static_cast<std::size_t>(primary_)];
-    const time_ms waited = now - tickets_[seed].created;
-    const double threshold = threshold_after(r, waited);
-    const bool filters = filters_after(r, waited);
-    const double v = tickets_[seed].numbers[static_cast<std::size_t>(primary_)];
+    const auto k = static_cast<std::size_t>(primary_);
+    const rule& r = config_.rules[k];
+    const double threshold = g.threshold[k];
+    const bool filters = g.filters[k];
+    const double v = tickets_[seed].numbers[k];
     // One lane per block of 64 datacenters the seed may play in (a
     // candidate must be within its own threshold of one of the seed's), or
     // the one lane of all tickets without a latency policy. Each lane is
@@ -469,7 +469,6 @@ void basic_session_queue<Plugin>::start_group(group& g, std::size_t seed_index, 
   const std::size_t n_rules = config_.rules.size(), n_dcs = latency_.datacenters().size();
   g.sums.assign(n_rules, 0);
   g.worst_rtt.assign(n_dcs, 0);
-  g.dc_ok.assign(n_dcs, 1);
   const waiting_ticket& seed = tickets_[seed_index];
   const time_ms waited = now - seed.created;
   g.threshold.resize(n_rules);
@@ -492,8 +491,7 @@ void basic_session_queue<Plugin>::join(group& g, std::size_t ticket, time_ms now
   if (g.members.size() == 1) {
     for (std::size_t d = 0; d < g.worst_rtt.size(); ++d) {
       g.worst_rtt[d] = t.rtt[d];
-      g.dc_ok[d] = t.rtt[d] <= own;
-      if (g.dc_ok[d]) g.dcs.push_back(static_cast<std::uint32_t>(d));
+      if (t.rtt[d] <= own) g.dcs.push_back(static_cast<std::uint32_t>(d));
     }
     return;
   }
@@ -502,11 +500,7 @@ void basic_session_queue<Plugin>::join(group& g, std::size_t ticket, time_ms now
   std::size_t kept = 0;
   for (std::uint32_t d : g.dcs) {
     g.worst_rtt[d] = std::max(g.worst_rtt[d], t.rtt[d]);
-    if (t.rtt[d] <= own) {
-      g.dcs[kept++] = d;
-    } else {
-      g.dc_ok[d] = 0;
-    }
+    if (t.rtt[d] <= own) g.dcs[kept++] = d;
   }
   g.dcs.resize(kept);
 }
@@ -539,8 +533,7 @@ std::optional<std::vector<std::uint32_t>> basic_session_queue<Plugin>::assign(co
   if (g.players < config_.min_players) return std::nullopt;
   // A datacenter within every ticket's threshold (a party that fills a match
   // alone was never checked against one).
-  if (config_.latency && std::find(g.dc_ok.begin(), g.dc_ok.end(), 1) == g.dc_ok.end())
-    return std::nullopt;
+  if (!has_datacenter(g)) return std::nullopt;
   std::vector<double> mmr;
   for (std::size_t m : g.members)
     for (double v : tickets_[m].player_mmr) mmr.push_back(v);
@@ -564,16 +557,17 @@ std::optional<std::vector<std::uint32_t>> basic_session_queue<Plugin>::assign(co
 
 template <session_plugin Plugin>
 std::size_t basic_session_queue<Plugin>::pick_datacenter(const group& g) {
-  std::size_t best = g.dc_ok.size();
+  const std::size_t none = g.worst_rtt.size();  // the datacenters' count
+  std::size_t best = none;
   double best_cost = detail::infinity;
   std::uint64_t best_tie = 0;
   const double ideal = config_.latency ? config_.latency->ideal_ms : 0;
-  for (std::size_t d = 0; d < g.dc_ok.size(); ++d) {
-    if (config_.latency && !g.dc_ok[d]) continue;
+  // The datacenters within every member's threshold (without a policy, all).
+  for (const std::uint32_t d : g.dcs) {
     // Within the ideal band every datacenter costs the same: ties are drawn.
     const double cost = std::max(g.worst_rtt[d], ideal);
     const std::uint64_t tie = rng_();
-    if (best == g.dc_ok.size() || cost < best_cost || (cost == best_cost && tie < best_tie)) {
+    if (best == none || cost < best_cost || (cost == best_cost && tie < best_tie)) {
       best = d;
       best_cost = cost;
       best_tie = tie;
@@ -652,8 +646,7 @@ bool basic_session_queue<Plugin>::form_planned(std::size_t seed,
   std::optional<std::vector<std::uint32_t>> team_of;
   if (plan.teams.empty()) {
     team_of = assign(g, now);
-  } else if (g.players >= config_.min_players &&
-             (!config_.latency || std::find(g.dc_ok.begin(), g.dc_ok.end(), 1) != g.dc_ok.end())) {
+  } else if (g.players >= config_.min_players && has_datacenter(g)) {
     team_of = planned_teams(tickets, plan.teams);
   }
   if (!team_of) return false;
@@ -669,9 +662,8 @@ bool basic_session_queue<Plugin>::form(std::size_t seed, time_ms now, std::vecto
   if (anchor.fast_track) {
     // A match by itself once a datacenter is within its threshold.
     const group g = make_group({seed}, now);
+    if (!has_datacenter(g)) return false;
     auto team_of = anchor.team_of.empty() ? assign(g, now) : std::optional(anchor.team_of);
-    if (config_.latency && std::find(g.dc_ok.begin(), g.dc_ok.end(), 1) == g.dc_ok.end())
-      team_of.reset();
     if (!team_of) return false;
     out.matches.push_back(make_match(g, *team_of, pick_datacenter(g), now));
     taken[seed] = 1;
@@ -771,8 +763,9 @@ tick_result basic_session_queue<Plugin>::tick(time_ms now) {
     }
   }
   // The candidates' index for this tick: the tickets by the first
-  // difference rule's value; with a latency policy, one lane per datacenter
-  // of the tickets within their threshold of it.
+  // difference rule's value; with a latency policy, one lane per block of 64
+  // datacenters, of the tickets within their threshold of one of them (the
+  // entry's mask says which).
   for (auto& l : lanes_) l.clear();
   const std::size_t n_dcs = latency_.datacenters().size();
   lanes_.resize(!use_index_ || primary_ < 0 ? 0 : config_.latency ? (n_dcs + 63) / 64 : 1);
