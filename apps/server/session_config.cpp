@@ -297,10 +297,8 @@ void check(const session_settings& s) {
   for (std::size_t i = 0; i < s.queues.size(); ++i) {
     const auto& q = s.queues[i];
     const std::string at = "sessions.queues[" + std::to_string(i) + "].";
-    const bool fits_url =
-        !q.name.empty() && q.name.size() <= 64 &&
-        q.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-") == std::string::npos;
-    if (!fits_url) problems.push_back(at + "name: 1 to 64 of a-z, 0-9, _ and -");
+    if (!session::valid_queue_name(q.name))
+      problems.push_back(at + "name: 1 to 64 of a-z, 0-9, _ and -");
     if (!queue_names.insert(q.name).second) problems.push_back(at + "name: '" + q.name + "' twice");
     for (auto& p : session::check(q, at)) problems.push_back(std::move(p));
     if (q.latency && s.datacenters.empty())

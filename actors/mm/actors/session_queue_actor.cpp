@@ -77,13 +77,20 @@ ticket_outcome outcome_of(const session_queue_state& st, std::uint64_t id,
   return o;
 }
 
+// Tickets that left the engine without a match (cancelled, expired, failed):
+// the sink hears it first, then their owners.
+void leave(session_queue_pointer self, const std::vector<std::uint64_t>& ids,
+           session::ticket_state state) {
+  hand_over_removed(self, ids);
+  for (std::uint64_t id : ids) finish(self, outcome_of(self->state, id, state));
+}
+
 void run_tick(session_queue_pointer self) {
   auto& st = self->state;
   session::tick_result r = st.queue->tick(now_of(self));
-  std::vector<std::uint64_t> left(r.expired.begin(), r.expired.end());
-  left.insert(left.end(), r.failed.begin(), r.failed.end());
-  for (const auto& m : r.matches) left.insert(left.end(), m.tickets.begin(), m.tickets.end());
-  hand_over_removed(self, left);
+  std::vector<std::uint64_t> matched;
+  for (const auto& m : r.matches) matched.insert(matched.end(), m.tickets.begin(), m.tickets.end());
+  hand_over_removed(self, matched);
   for (const auto& m : r.matches) {
     const session_match match = to_message(m, st);
     for (std::uint64_t id : m.tickets) {
@@ -92,9 +99,8 @@ void run_tick(session_queue_pointer self) {
       finish(self, std::move(o));
     }
   }
-  for (std::uint64_t id : r.expired)
-    finish(self, outcome_of(st, id, session::ticket_state::expired));
-  for (std::uint64_t id : r.failed) finish(self, outcome_of(st, id, session::ticket_state::failed));
+  leave(self, r.expired, session::ticket_state::expired);
+  leave(self, r.failed, session::ticket_state::failed);
 }
 
 }  // namespace
@@ -126,13 +132,12 @@ session_interfaces::queue_actor::behavior_type session_queue_actor(
     std::vector<std::uint64_t> orphans;
     for (const auto& [id, owner] : s.owners)
       if (owner.address() == down.source) orphans.push_back(id);
+    std::vector<std::uint64_t> cancelled;
     for (std::uint64_t id : orphans) {
       s.owners.erase(id);
-      if (s.queue->cancel(id)) {
-        hand_over_removed(self, {id});
-        finish(self, outcome_of(s, id, session::ticket_state::cancelled));
-      }
+      if (s.queue->cancel(id)) cancelled.push_back(id);
     }
+    leave(self, cancelled, session::ticket_state::cancelled);
   });
   self->delayed_send(self, st.config.queue.tick, session_tick_atom::value);
   return {
@@ -145,9 +150,7 @@ session_interfaces::queue_actor::behavior_type session_queue_actor(
         } catch (const mm::error& e) {
           return make_error(e.code(), e.what());
         }
-        hand_over_removed(self, added.replaced);
-        for (std::uint64_t old : added.replaced)
-          finish(self, outcome_of(s, old, session::ticket_state::cancelled));
+        leave(self, added.replaced, session::ticket_state::cancelled);
         if (s.config.handover)
           self->send(
               s.config.handover, handover_atom::value, s.config.number,
@@ -159,8 +162,7 @@ session_interfaces::queue_actor::behavior_type session_queue_actor(
         auto& s = self->state;
         const std::uint64_t id = global - s.config.ticket_id_base;
         if (global < s.config.ticket_id_base || !s.queue->cancel(id)) return false;
-        hand_over_removed(self, {id});
-        finish(self, outcome_of(s, id, session::ticket_state::cancelled));
+        leave(self, {id}, session::ticket_state::cancelled);
         return true;
       },
       [self](status_atom, std::uint64_t global) -> caf::result<ticket_outcome> {

@@ -8,13 +8,6 @@ namespace mm::actors {
 
 namespace {
 
-// Names a queue may get on first use: what fits a URL path and a metric label.
-bool valid_queue_name(const std::string& name) {
-  return !name.empty() && name.size() <= 64 && std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-  });
-}
-
 // Starts (or starts again) the queue in slot `number - 1`, with the tickets
 // it handed over.
 void start_queue(session_service_pointer self, std::uint64_t number) {
@@ -30,7 +23,7 @@ void start_queue(session_service_pointer self, std::uint64_t number) {
   c.number = number;
   c.handover = caf::actor_cast<handover_sink>(self);
   for (const auto& [id, h] : slot.waiting) c.restored.push_back(h);
-  // By id: the order they came in, so ties are drawn as before.
+  // By id: the order they came in (their tiebreaks are drawn anew).
   std::sort(c.restored.begin(), c.restored.end(),
             [](const handover_ticket& a, const handover_ticket& b) { return a.id < b.id; });
   slot.handle = self->spawn<caf::linked>(session_queue_actor, std::move(c));
@@ -98,7 +91,7 @@ session_service_actor::behavior_type session_service(session_service_pointer sel
           at = it->second;
         } else if (!s.config.default_queue) {
           return make_error(errc::invalid_argument, "queue: no queue '" + name.substr(0, 64) + "'");
-        } else if (!valid_queue_name(name)) {
+        } else if (!session::valid_queue_name(name)) {
           return make_error(errc::invalid_argument,
                             "queue: a new queue's name is 1 to 64 of a-z, 0-9, _ and -");
         } else if (s.queues.size() >= s.config.max_queues) {

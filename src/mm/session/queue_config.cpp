@@ -7,6 +7,11 @@
 
 namespace mm::session {
 
+bool valid_queue_name(const std::string& name) {
+  return !name.empty() && name.size() <= 64 &&
+         name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-") == std::string::npos;
+}
+
 std::uint32_t candidates_per_seed(const queue_config& c) {
   if (c.candidates > 0) return c.candidates;
   return std::max<std::uint32_t>(8, 4 * std::min<std::uint32_t>(c.max_players, 1000));

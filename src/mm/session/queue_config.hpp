@@ -42,6 +42,10 @@ struct queue_config {
   std::uint32_t backtrack_steps = 32;
 };
 
+// Whether `name` may name a queue in a server: 1 to 64 of a-z, 0-9, _ and -
+// (it goes into URL paths and metric labels).
+bool valid_queue_name(const std::string& name);
+
 // The candidates a seed ranks: `candidates`, or its default.
 std::uint32_t candidates_per_seed(const queue_config& c);
 
