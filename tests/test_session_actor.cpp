@@ -392,3 +392,77 @@ TEST_CASE("a service whose queue config cannot run fails at its start", "[sessio
   CHECK_FALSE(reports);  // it is not there to answer
   CHECK(err);
 }
+
+TEST_CASE("lobbies through the session service: fullest first, auto-created, idle closed",
+          "[session][actors]") {
+  test::actor_fixture f;
+  session_service_config c = two_queues();
+  c.lobbies.default_max_players = 8;
+  c.lobbies.idle_after = std::chrono::seconds(30);
+  session_service_actor svc = f.sys().spawn(session_service, c);
+  auto s = caf::actor_cast<session_interfaces::service>(svc);
+  f.run();
+  const auto reg = [&](const char* id, const char* dc, std::uint32_t max, std::uint32_t players) {
+    return f.ask<bool>(s, lobby_atom::value, create_atom::value,
+                       lobby_registration{id, "ctf", dc, max, players, false});
+  };
+  CHECK(reg("p1", "paris", 10, 3).first);
+  CHECK(reg("p2", "paris", 10, 7).first);
+  CHECK(reg("t1", "tokyo", 10, 9).first);
+  auto [dup, e1] = reg("p1", "paris", 10, 0);
+  CHECK_FALSE(dup);
+  CHECK_THAT(f.sys().render(e1), Contains("id: lobby 'p1' is already registered"));
+  auto [over, e2] = reg("p3", "paris", 4, 5);
+  CHECK_THAT(f.sys().render(e2), Contains("players:"));
+  auto [nodc, e3] = reg("p4", "mars", 4, 0);
+  CHECK_THAT(f.sys().render(e3), Contains("datacenter: no datacenter 'mars'"));
+
+  lobby_query q;
+  q.modes = {"ctf"};
+  q.party_size = 2;
+  q.rtt_ms = {{"paris", 15}, {"tokyo", 240}};
+  auto [placed, e4] = f.ask<lobby_placement>(s, lobby_atom::value, find_atom::value, q);
+  REQUIRE(placed);
+  CHECK(placed->lobby == "p2");  // the fullest in the region with room for two
+  CHECK(placed->players == 9);
+  CHECK_FALSE(placed->created);
+  q.party_size = 2;
+  auto [second, e5] = f.ask<lobby_placement>(s, lobby_atom::value, find_atom::value, q);
+  REQUIRE(second);
+  CHECK(second->lobby == "p1");  // p2 has one seat left
+  q.modes = {"duel"};
+  auto [made, e6] = f.ask<lobby_placement>(s, lobby_atom::value, find_atom::value, q);
+  REQUIRE(made);
+  CHECK(made->created);
+  CHECK(made->datacenter == "paris");
+  q.prevent_auto_create = true;
+  q.modes = {"race"};
+  auto [none, e7] = f.ask<lobby_placement>(s, lobby_atom::value, find_atom::value, q);
+  CHECK_FALSE(none);
+  CHECK(error_code_of(e7) == errc::no_available_lobby);
+
+  CHECK(f.ask<bool>(s, lobby_atom::value, update_atom::value, std::string("t1"), 0u).first);
+  auto [unknown, e8] = f.ask<bool>(s, lobby_atom::value, update_atom::value, std::string("zz"), 1u);
+  CHECK_THAT(f.sys().render(e8), Contains("id: no lobby 'zz'"));
+  auto [report, e9] = f.ask<lobbies_report>(s, lobby_atom::value, info_atom::value);
+  REQUIRE(report);
+  CHECK(report->lobbies == 4);
+  CHECK(report->players == 3 + 2 + 7 + 2 + 0 + 2);
+  CHECK(report->found == 3);
+  CHECK(report->created == 1);
+  CHECK(report->full == 1);
+  REQUIRE(report->by_datacenter.size() == 2);
+  CHECK(report->by_datacenter[0].datacenter == "paris");
+  CHECK(report->by_datacenter[0].lobbies == 3);
+  f.advance(31s);  // t1 has been empty for 30 s
+  auto [list, e10] =
+      f.ask<std::vector<lobby_registration>>(s, lobby_atom::value, inspect_atom::value);
+  REQUIRE(list);
+  REQUIRE(list->size() == 3);
+  CHECK(list->at(0).created_by_find);  // "auto-1", by id
+  CHECK(list->at(1).id == "p1");
+  CHECK(list->at(1).players == 5);
+  CHECK(f.ask<bool>(s, lobby_atom::value, close_atom::value, std::string("p1")).first == true);
+  CHECK(*f.ask<bool>(s, lobby_atom::value, close_atom::value, std::string("p1")).first == false);
+  caf::anon_send_exit(s, caf::exit_reason::user_shutdown);
+}

@@ -47,6 +47,8 @@ using create_atom = caf::atom_constant<caf::atom("create")>;
 using cancel_atom = caf::atom_constant<caf::atom("cancel")>;
 using status_atom = caf::atom_constant<caf::atom("status")>;
 using session_tick_atom = caf::atom_constant<caf::atom("sesstick")>;
+using lobby_atom = caf::atom_constant<caf::atom("lobby")>;
+using close_atom = caf::atom_constant<caf::atom("close")>;
 
 template <class Profile>
 struct interfaces {
@@ -145,8 +147,30 @@ struct session_interfaces {
   // The queue actor: the queue's messages and its match loop's timer.
   using queue_actor = queue::extend<caf::reacts_to<session_tick_atom>>;
 
+  // Running lobbies, filled fullest first (session::lobby_registry). Errors
+  // name the field ("players: ...").
+  using lobbies = caf::typed_actor<
+      // A game server's lobby: true, or an error (duplicate id, unknown
+      // datacenter, players over max_players).
+      caf::replies_to<lobby_atom, create_atom, lobby_registration>::with<bool>,
+      // Its player count now: true, or an error for an unknown lobby.
+      caf::replies_to<lobby_atom, update_atom, std::string, std::uint32_t>::with<bool>,
+      // Closed: false when there was no such lobby.
+      caf::replies_to<lobby_atom, close_atom, std::string>::with<bool>,
+      // A lobby for a party, created when none has room (unless the query
+      // prevents it: then errc::no_available_lobby).
+      caf::replies_to<lobby_atom, find_atom, lobby_query>::with<lobby_placement>,
+      // Counts and lobbies by datacenter.
+      caf::replies_to<lobby_atom, info_atom>::with<lobbies_report>,
+      // Every lobby (for persistence and listings).
+      caf::replies_to<lobby_atom, inspect_atom>::with<std::vector<lobby_registration>>>;
+
+  // The lobbies actor: the lobbies' messages and its idle-close timer.
+  using lobbies_actor = lobbies::extend<caf::reacts_to<lobby_atom, session_tick_atom>>;
+
   // Every queue of a server behind one handle (what a game holds): tickets
-  // by queue name, then by ticket id (ids are unique across the queues).
+  // by queue name, then by ticket id (ids are unique across the queues);
+  // and the server's lobbies.
   using service = caf::typed_actor<
       // A ticket in the named queue: its id, or an error naming the field
       // ("queue" for a queue that does not exist and cannot be made).
@@ -154,7 +178,7 @@ struct session_interfaces {
       caf::replies_to<cancel_atom, std::uint64_t>::with<bool>,
       caf::replies_to<status_atom, std::uint64_t>::with<ticket_outcome>,
       // Every queue's counts, by name.
-      caf::replies_to<info_atom>::with<std::vector<session_queue_report>>>;
+      caf::replies_to<info_atom>::with<std::vector<session_queue_report>>>::extend_with<lobbies>;
 };
 
 }  // namespace mm::actors

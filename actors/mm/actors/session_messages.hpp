@@ -72,6 +72,43 @@ struct session_queue_report {
   std::uint64_t matches = 0, bot_matches = 0;
 };
 
+// A running lobby as its game server registers it.
+struct lobby_registration {
+  std::string id, mode, datacenter;
+  std::uint32_t max_players = 0, players = 0;
+  bool created_by_find = false;  // in listings only
+};
+
+// A party looking for a running lobby (session::find_lobby_request).
+struct lobby_query {
+  std::vector<std::string> modes;  // a created lobby gets the first
+  std::uint32_t party_size = 1;
+  std::string region;  // empty: the region of the nearest datacenter
+  std::vector<named_number> rtt_ms;
+  bool has_location = false;
+  double latitude = 0, longitude = 0;
+  bool prevent_auto_create = false;
+};
+
+// Where the party goes.
+struct lobby_placement {
+  std::string lobby, datacenter;
+  bool created = false;
+  std::uint32_t players = 0;  // the lobby's count with the party in it
+};
+
+struct lobby_datacenter_report {
+  std::string datacenter;
+  std::uint64_t lobbies = 0, players = 0, seats = 0;
+};
+
+// The lobbies actor's counts, and its lobbies by datacenter (those with any).
+struct lobbies_report {
+  std::uint64_t lobbies = 0, players = 0, seats = 0;
+  std::uint64_t found = 0, created = 0, closed_idle = 0, full = 0;
+  std::vector<lobby_datacenter_report> by_datacenter;
+};
+
 inline session::ticket_request to_request(const session_ticket& t) {
   session::ticket_request r;
   for (const auto& p : t.players) {
@@ -125,6 +162,31 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, session_queue_report& x) {
   return f(caf::meta::type_name("session_queue_report"), x.queue, x.waiting, x.created, x.matched,
            x.cancelled, x.expired, x.failed, x.matches, x.bot_matches);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, lobby_registration& x) {
+  return f(caf::meta::type_name("lobby_registration"), x.id, x.mode, x.datacenter, x.max_players,
+           x.players, x.created_by_find);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, lobby_query& x) {
+  return f(caf::meta::type_name("lobby_query"), x.modes, x.party_size, x.region, x.rtt_ms,
+           x.has_location, x.latitude, x.longitude, x.prevent_auto_create);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, lobby_placement& x) {
+  return f(caf::meta::type_name("lobby_placement"), x.lobby, x.datacenter, x.created, x.players);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, lobby_datacenter_report& x) {
+  return f(caf::meta::type_name("lobby_datacenter_report"), x.datacenter, x.lobbies, x.players,
+           x.seats);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, lobbies_report& x) {
+  return f(caf::meta::type_name("lobbies_report"), x.lobbies, x.players, x.seats, x.found,
+           x.created, x.closed_idle, x.full, x.by_datacenter);
 }
 
 }  // namespace mm::actors

@@ -47,6 +47,25 @@ session_queue_slot* slot_of(session_service_state& st, std::uint64_t ticket) {
   return &st.queues[number - 1];
 }
 
+void start_lobbies(session_service_pointer self, std::vector<lobby_registration> restored) {
+  auto& st = self->state;
+  session_lobbies_config c;
+  c.lobbies = st.config.lobbies;
+  c.latency = st.config.latency;
+  c.seed = st.config.seed + 7;
+  c.restored = std::move(restored);
+  st.lobbies = self->spawn<caf::linked>(session_lobbies_actor, std::move(c));
+  st.lobbies_started = self->clock().now();
+}
+
+// Passes a lobby message on, or answers instance_down while the lobbies restart.
+template <class Reply, class... Ts>
+caf::result<Reply> to_lobbies(session_service_pointer self, Ts&&... xs) {
+  if (!self->state.lobbies)
+    return make_error(errc::instance_down, "the lobbies are restarting after a crash");
+  return self->delegate(self->state.lobbies, lobby_atom::value, std::forward<Ts>(xs)...);
+}
+
 caf::error down(const session_queue_slot& slot) {
   return make_error(errc::instance_down,
                     "queue '" + slot.config.name + "' is restarting after a crash");
@@ -65,10 +84,22 @@ session_service_actor::behavior_type session_service(session_service_pointer sel
     session::session_queue(q, st.config.latency, st.config.seed);
   if (st.config.default_queue)
     session::session_queue(*st.config.default_queue, st.config.latency, st.config.seed);
+  session::lobby_registry(st.config.latency, st.config.lobbies, st.config.seed);
   for (const auto& q : st.config.queues) add_queue(self, q);
-  // A queue that exits while the service runs crashed: it starts again.
+  start_lobbies(self, std::move(st.config.restored_lobbies));
+  st.config.restored_lobbies.clear();
+  // A queue (or the lobbies) that exits while the service runs crashed: it
+  // starts again.
   self->set_exit_handler([self](caf::exit_msg& msg) {
     auto& s = self->state;
+    if (s.lobbies && s.lobbies.address() == msg.source) {
+      s.lobbies = nullptr;
+      const bool long_run = self->clock().now() - s.lobbies_started >= s.config.backoff.reset_after;
+      s.lobby_crashes_in_a_row = long_run ? 1 : s.lobby_crashes_in_a_row + 1;
+      self->delayed_send(self, backoff_delay(s.config.backoff, s.lobby_crashes_in_a_row),
+                         session_restart_atom::value, std::uint64_t{0});
+      return;
+    }
     for (std::size_t i = 0; i < s.queues.size(); ++i) {
       session_queue_slot& slot = s.queues[i];
       if (!slot.handle || slot.handle.address() != msg.source) continue;
@@ -161,8 +192,28 @@ session_service_actor::behavior_type session_service(session_service_pointer sel
         if (number == 0 || number > s.queues.size()) return;
         for (std::uint64_t id : left) s.queues[number - 1].waiting.erase(id);
       },
+      [self](lobby_atom, create_atom, const lobby_registration& l) {
+        return to_lobbies<bool>(self, create_atom::value, l);
+      },
+      [self](lobby_atom, update_atom, const std::string& id, std::uint32_t players) {
+        return to_lobbies<bool>(self, update_atom::value, id, players);
+      },
+      [self](lobby_atom, close_atom, const std::string& id) {
+        return to_lobbies<bool>(self, close_atom::value, id);
+      },
+      [self](lobby_atom, find_atom, const lobby_query& q) {
+        return to_lobbies<lobby_placement>(self, find_atom::value, q);
+      },
+      [self](lobby_atom, info_atom) { return to_lobbies<lobbies_report>(self, info_atom::value); },
+      [self](lobby_atom, inspect_atom) {
+        return to_lobbies<std::vector<lobby_registration>>(self, inspect_atom::value);
+      },
       [self](session_restart_atom, std::uint64_t number) {
         auto& s = self->state;
+        if (number == 0) {
+          if (!s.lobbies) start_lobbies(self, {});
+          return;
+        }
         if (number == 0 || number > s.queues.size() || s.queues[number - 1].handle) return;
         start_queue(self, number);
       },

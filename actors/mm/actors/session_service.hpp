@@ -19,6 +19,7 @@
 
 #include "mm/actors/interface.hpp"
 #include "mm/actors/restart_backoff.hpp"
+#include "mm/actors/session_lobbies_actor.hpp"
 #include "mm/actors/session_queue_actor.hpp"
 
 namespace mm::actors {
@@ -33,9 +34,12 @@ struct session_service_config {
   std::uint64_t seed = 1;
   std::size_t finished_kept = 100'000;  // per queue, for status requests
   restart_backoff backoff;
+  session::lobby_config lobbies;
+  std::vector<lobby_registration> restored_lobbies;  // of an earlier run
 };
 
-// The bits of a ticket id below its queue's number.
+// The bits of a ticket id below its queue's number (the number 0 stands for
+// the lobbies actor in restart messages).
 inline constexpr unsigned ticket_queue_shift = 48;
 
 using session_restart_atom = caf::atom_constant<caf::atom("sesrestart")>;
@@ -61,6 +65,11 @@ struct session_service_state {
   caf::actor_clock::time_point epoch;      // every queue's time 0
   std::vector<session_queue_slot> queues;  // by number - 1
   std::unordered_map<std::string, std::size_t> by_name;
+  // The lobbies actor (invalid while it restarts; it restarts empty, and a
+  // game server whose update is refused registers its lobby again).
+  session_interfaces::lobbies_actor lobbies;
+  std::uint32_t lobby_crashes_in_a_row = 0;
+  caf::actor_clock::time_point lobbies_started;
   static inline const char* name = "mm.session_service";
 };
 

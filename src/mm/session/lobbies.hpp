@@ -97,6 +97,7 @@ class lobby_registry {
   std::vector<std::string> close_idle(time_ms now);
 
   std::size_t size() const { return lobbies_.size(); }
+  const std::unordered_map<std::string, lobby>& lobbies() const { return lobbies_; }
   const lobby* get(const std::string& id) const;
   const latency_model& latency() const { return latency_; }
 
