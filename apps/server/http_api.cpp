@@ -8,88 +8,15 @@
 #include <string_view>
 
 #include "access.hpp"
+#include "api_routes.hpp"
 #include "dashboard_files.hpp"
 #include "json_codec.hpp"
 #include "mm/storage/player_table.hpp"
+#include "session_api.hpp"
 
 namespace mm::server {
 
 namespace {
-
-class http_error : public std::runtime_error {
- public:
-  http_error(int code, const std::string& what) : std::runtime_error(what), status(code) {}
-  int status;
-};
-
-void send_json(http_response& res, const json& j, int status = 200) {
-  res.status = status;
-  // Player payloads are opaque bytes: bytes that are not UTF-8 become U+FFFD
-  // instead of failing the whole answer.
-  res.set_content(j.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
-}
-
-bool all_digits(const std::string& s) {
-  return !s.empty() &&
-         std::all_of(s.begin(), s.end(), [](unsigned char c) { return c >= '0' && c <= '9'; });
-}
-
-http_response error_response(int status, const std::string& message) {
-  http_response res;
-  send_json(res, {{"error", message}}, status);
-  return res;
-}
-
-void send_error(http_response& res, int status, const std::string& message) {
-  res = error_response(status, message);
-}
-
-using handler = std::function<void(const http_request&, http_response&)>;
-// A route answered later, without holding a thread: it must not block.
-using deferred_handler = std::function<void(const http_request&, const http_reply&)>;
-
-// Whether the caller may use a route that needs `needed`: another site's
-// browser, a missing or unknown token (401) and a weaker role (403) are
-// answered here, from the head, before the body is read.
-std::optional<http_response> refusal(http_context& ctx, const http_request& req, role needed) {
-  if (auto why = foreign_request(ctx.config, req)) {
-    ++ctx.counters.unauthorized;
-    return error_response(403, *why);
-  }
-  const role r = caller_role(ctx.config, req);
-  if (r == role::none) {
-    ++ctx.counters.unauthorized;
-    http_response res =
-        error_response(401, "a valid token is needed: send 'Authorization: Bearer <token>'");
-    res.set_header("WWW-Authenticate", "Bearer");
-    return res;
-  }
-  if (r < needed) {
-    ++ctx.counters.unauthorized;
-    return error_response(403, "this needs the '" + std::string(to_string(needed)) +
-                                   "' role; the token has '" + std::string(to_string(r)) + "'");
-  }
-  return std::nullopt;
-}
-
-// Runs a route's handler and turns its exceptions into JSON errors.
-http_response guarded(const handler& h, const http_request& req) {
-  http_response res;
-  try {
-    h(req, res);
-  } catch (const bad_request& e) {
-    send_error(res, 400, e.what());
-  } catch (const http_error& e) {
-    send_error(res, e.status, e.what());
-  } catch (const error& e) {
-    // The project's errors by cause (mm/engine/error.hpp); the storage library
-    // has already turned SQLite's exceptions into store_error.
-    const bool callers_fault =
-        e.code() == errc::invalid_argument || e.code() == errc::invalid_config;
-    send_error(res, callers_fault ? 400 : 503, std::string(to_string(e.code())) + ": " + e.what());
-  }
-  return res;
-}
 
 // Why a cache change failed: 409 for a player whose shard another node of
 // the cluster runs (ask that node), else 503.
@@ -97,169 +24,6 @@ http_error cache_change_failed(http_context& ctx, const caf::error& e) {
   if (error_code_of(e) == errc::not_owned_here)
     return http_error(409, ctx.bridge.render(e) + ": ask the node that runs its shard");
   return http_error(503, "the matchmaker did not answer: " + ctx.bridge.render(e));
-}
-
-// A route's path: segments between '/'; a segment is a word, "*" (any one
-// non-empty segment, captured) or "a|b" (one of the words, captured). A path is
-// matched in one pass over its segments: no backtracking and no recursion,
-// whatever its length (std::regex recursed per character, so a long path
-// overflowed the network thread's stack).
-class path_pattern {
- public:
-  explicit path_pattern(std::string_view pattern) {
-    std::string_view rest = pattern.substr(1);  // after the leading '/'
-    for (;;) {
-      const auto slash = rest.find('/');
-      segments_.emplace_back(rest.substr(0, slash));
-      if (slash == std::string_view::npos) break;
-      rest.remove_prefix(slash + 1);
-    }
-  }
-
-  // The whole path then the captured segments, when `path` matches.
-  std::optional<std::vector<std::string>> match(std::string_view path) const {
-    if (path.empty() || path.front() != '/') return std::nullopt;
-    std::vector<std::string> captured{std::string(path)};
-    std::string_view rest = path.substr(1);
-    for (std::size_t i = 0; i < segments_.size(); ++i) {
-      const auto slash = rest.find('/');
-      const std::string_view segment = rest.substr(0, slash);
-      const std::string& want = segments_[i];
-      if (want == "*") {
-        if (segment.empty()) return std::nullopt;
-        captured.emplace_back(segment);
-      } else if (want.find('|') != std::string::npos) {
-        if (!one_of(want, segment)) return std::nullopt;
-        captured.emplace_back(segment);
-      } else if (segment != want) {
-        return std::nullopt;
-      }
-      const bool last = i + 1 == segments_.size();
-      if ((slash == std::string_view::npos) != last) return std::nullopt;  // too short or too long
-      if (!last) rest.remove_prefix(slash + 1);
-    }
-    return captured;
-  }
-
- private:
-  static bool one_of(std::string_view words, std::string_view w) {
-    for (;;) {
-      const auto bar = words.find('|');
-      if (words.substr(0, bar) == w) return true;
-      if (bar == std::string_view::npos) return false;
-      words.remove_prefix(bar + 1);
-    }
-  }
-
-  std::vector<std::string> segments_;
-};
-
-// Every route: method, path pattern, the role it needs (none for the
-// dashboard's files) and its handler. The server calls `admit` with a request's
-// head: the route is found and the caller checked there, so a body is only
-// read for a caller who may send it; `handle` then runs the route.
-struct api_route {
-  std::string method;
-  path_pattern pattern;
-  std::optional<role> needed;
-  handler run;
-  deferred_handler start;  // instead of `run`, when set
-};
-
-class api_routes {
- public:
-  explicit api_routes(http_context& ctx) : ctx_(ctx) {}
-
-  void get(const std::string& pattern, role needed, handler h) {
-    add("GET", pattern, needed, std::move(h));
-  }
-  void post(const std::string& pattern, role needed, handler h) {
-    add("POST", pattern, needed, std::move(h));
-  }
-  // POST answered later through the reply (a query waiting on the matchmakers).
-  void post_deferred(const std::string& pattern, role needed, deferred_handler h) {
-    routes_.push_back({"POST", path_pattern(pattern), needed, nullptr, std::move(h)});
-  }
-  void file(const std::string& path, handler h) {
-    routes_.push_back({"GET", path_pattern(path), std::nullopt, std::move(h), nullptr});
-  }
-
-  std::optional<http_response> admit(http_request& req) const {
-    std::string allowed;
-    for (std::size_t i = 0; i < routes_.size(); ++i) {
-      const api_route& r = routes_[i];
-      auto captured = r.pattern.match(req.path);
-      if (!captured) continue;
-      if (r.method != req.method) {
-        allowed += (allowed.empty() ? "" : ", ") + r.method;
-        continue;
-      }
-      // The dashboard's files need no caller check and never block: served
-      // here, on the network thread.
-      if (!r.needed) return guarded(r.run, req);
-      if (auto no = refusal(ctx_, req, *r.needed)) return no;
-      req.route = static_cast<int>(i);
-      req.matches = std::move(*captured);
-      return std::nullopt;
-    }
-    if (allowed.empty())
-      return error_response(404, "no such endpoint: " + req.method + " " + clipped(req.path));
-    http_response res = error_response(
-        405, clipped(req.path) + " takes " + allowed + ", not " + clipped(req.method));
-    res.set_header("Allow", allowed);
-    return res;
-  }
-
-  http_response handle(const http_request& req) const {
-    return guarded(routes_.at(static_cast<std::size_t>(req.route)).run, req);
-  }
-
-  // A deferred route's start; its errors before it hands the request on are
-  // answered at once, as `handle` answers them.
-  bool start(const http_request& req, const http_reply& reply) const {
-    const api_route& r = routes_.at(static_cast<std::size_t>(req.route));
-    if (!r.start) return false;
-    bool handed_on = false;
-    http_response failed = guarded(
-        [&](const http_request& q, http_response&) {
-          r.start(q, reply);
-          handed_on = true;
-        },
-        req);
-    if (!handed_on) reply(std::move(failed));
-    return true;
-  }
-
- private:
-  void add(const char* method, const std::string& pattern, role needed, handler h) {
-    routes_.push_back({method, path_pattern(pattern), needed, std::move(h), nullptr});
-  }
-
-  http_context& ctx_;
-  std::vector<api_route> routes_;
-};
-
-std::uint64_t param(const http_request& req, const char* name, std::uint64_t fallback,
-                    std::uint64_t max) {
-  if (!req.has_param(name)) return fallback;
-  const std::string v = req.param(name);
-  if (v.size() > 19 || !all_digits(v))
-    throw bad_request(std::string("parameter '") + name + "' must be a non-negative integer");
-  const std::uint64_t x = std::stoull(v);
-  if (x > max)
-    throw bad_request(std::string("parameter '") + name + "' must be at most " +
-                      std::to_string(max));
-  return x;
-}
-
-std::uint64_t path_number(const std::string& s, const std::string& what) {
-  if (s.size() > 20 || !all_digits(s))
-    throw bad_request(what + " must be a number, got '" + s + "'");
-  try {
-    return std::stoull(s);
-  } catch (const std::out_of_range&) {
-    throw bad_request(what + " is out of range");
-  }
 }
 
 // A matchmaker by index ("0") or name ("mm-0").
@@ -547,6 +311,8 @@ http_handlers api_handlers(http_context& ctx) {
       rejected.push_back({{"index", positions[p.index]}, {"id", p.id}, {"reason", p.reason}});
     send_json(res, {{"written", report.written}, {"rejected", rejected}});
   });
+
+  add_session_routes(api, ctx);
 
   http_handlers h;
   h.admit = [routes](http_request& req) { return routes->admit(req); };

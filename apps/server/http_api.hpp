@@ -15,6 +15,7 @@
 #include "mm/actors/admin_bridge.hpp"
 #include "mm/actors/errors.hpp"
 #include "mm/actors/query_bridge.hpp"
+#include "mm/actors/session_bridge.hpp"
 #include "mm/storage/player_store.hpp"
 #include "server_config.hpp"
 
@@ -24,6 +25,7 @@ struct http_context {
   const server_config& config;
   actors::admin_bridge<generic_profile>& bridge;
   actors::query_bridge<generic_profile>& queries;  // POST /api/query
+  actors::session_bridge& sessions;                // tickets, queues, lobbies
   player_store& db;                                // the player table's writer: upserts
   std::mutex db_mutex;
   // A second connection for lookups and exports, so a write waiting on a

@@ -8,8 +8,6 @@
 
 namespace mm::server {
 
-namespace {
-
 void only_fields(const json& body, std::initializer_list<const char*> allowed,
                  const std::string& where) {
   if (!body.is_object()) throw bad_request(where + " must be a JSON object");
@@ -61,6 +59,23 @@ std::uint32_t read_u32(const json& v, const std::string& where) {
     throw bad_request(where + " must be an integer from 0 to 4294967295, got " + describe(v));
   return v.get<std::uint32_t>();
 }
+
+std::string read_text(const json& v, const std::string& where, std::size_t max_bytes) {
+  if (!v.is_string() || out_of_range(v))
+    throw bad_request(where + " must be a string, got " + describe(v));
+  const auto& s = v.get_ref<const std::string&>();
+  if (s.empty() || s.size() > max_bytes)
+    throw bad_request(where + " must be 1 to " + std::to_string(max_bytes) + " bytes, got " +
+                      std::to_string(s.size()));
+  return s;
+}
+
+bool read_bool(const json& v, const std::string& where) {
+  if (!v.is_boolean()) throw bad_request(where + " must be true or false, got " + describe(v));
+  return v.get<bool>();
+}
+
+namespace {
 
 // Attributes by name ({"region": 2}) or by position ([2, 0, 1]).
 template <class Array>

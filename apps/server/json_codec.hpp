@@ -3,6 +3,7 @@
 // throws bad_request naming the field, which the API answers with a 400.
 #pragma once
 
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
@@ -59,5 +60,16 @@ json parse_body(const std::string& text);
 std::string describe(const json& v);
 
 std::uint64_t read_id(const json& v, const std::string& where);
+
+// Field readers shared by the API's bodies; each error names `where`.
+void only_fields(const json& body, std::initializer_list<const char*> allowed,
+                 const std::string& where);
+const json& required(const json& body, const char* field, const std::string& where);
+double read_number(const json& v, const std::string& where);  // finite
+double read_mmr(const json& v, const std::string& where);
+std::uint32_t read_u32(const json& v, const std::string& where);
+// A string of 1 to max_bytes bytes.
+std::string read_text(const json& v, const std::string& where, std::size_t max_bytes);
+bool read_bool(const json& v, const std::string& where);
 
 }  // namespace mm::server

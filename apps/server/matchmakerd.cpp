@@ -182,7 +182,9 @@ int run(const server::server_config& c) {
                      db->count_players());
 
   const auto read_db = server::open_configured_store(c);
-  server::http_context ctx{c, bridge, queries, *db, {}, *read_db, {}, {}};
+  actors::session_bridge session_bridge(
+      sys, caf::actor_cast<actors::session_interfaces::service>(session_service), timeout);
+  server::http_context ctx{c, bridge, queries, session_bridge, *db, {}, *read_db, {}, {}};
   // Every connection is a file descriptor: take what the system allows.
   const std::uint64_t files = server::raise_open_file_limit();
   if (files != 0 && files < c.http.max_connections + 256)
@@ -207,6 +209,7 @@ int run(const server::server_config& c) {
   while (!stop_requested) std::this_thread::sleep_for(std::chrono::milliseconds(50));
 
   say("matchmakerd: stopping (writing snapshots)");
+  session_bridge.release_waiters();  // long-polls answered now: nothing holds the stop
   http.stop();
   if (load) self->send_exit(load, caf::exit_reason::user_shutdown);
   if (actor_port) actor_port->close();

@@ -142,7 +142,10 @@ struct session_interfaces {
       // Waiting, or what became of it (recent tickets); an error for others.
       caf::replies_to<status_atom, std::uint64_t>::with<ticket_outcome>,
       // Its counts.
-      caf::replies_to<info_atom>::with<session_queue_report>>;
+      caf::replies_to<info_atom>::with<session_queue_report>,
+      // A page (offset, limit) of its waiting tickets, oldest first.
+      caf::replies_to<inspect_atom, std::uint32_t,
+                      std::uint32_t>::with<std::vector<waiting_ticket_view>>>;
 
   // The queue actor: the queue's messages and its match loop's timer.
   using queue_actor = queue::extend<caf::reacts_to<session_tick_atom>>;
@@ -178,7 +181,11 @@ struct session_interfaces {
       caf::replies_to<cancel_atom, std::uint64_t>::with<bool>,
       caf::replies_to<status_atom, std::uint64_t>::with<ticket_outcome>,
       // Every queue's counts, by name.
-      caf::replies_to<info_atom>::with<std::vector<session_queue_report>>>::extend_with<lobbies>;
+      caf::replies_to<info_atom>::with<std::vector<session_queue_report>>,
+      // A page (offset, limit) of the named queue's waiting tickets, oldest
+      // first; an error naming "queue" for no such queue.
+      caf::replies_to<inspect_atom, std::string, std::uint32_t,
+                      std::uint32_t>::with<std::vector<waiting_ticket_view>>>::extend_with<lobbies>;
 };
 
 }  // namespace mm::actors

@@ -7,6 +7,7 @@
 #include <caf/meta/type_name.hpp>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mm/engine/types.hpp"
@@ -64,12 +65,50 @@ struct ticket_outcome {
   session_match match;  // when matched
 };
 
+// Counts of values at most each bound (the last bucket: above the last
+// bound), and their sum: a histogram as /metrics renders it.
+struct value_histogram {
+  std::vector<double> bounds;         // ascending
+  std::vector<std::uint64_t> counts;  // bounds.size() + 1
+  double sum = 0;
+
+  value_histogram() = default;
+  explicit value_histogram(std::vector<double> b)
+      : bounds(std::move(b)), counts(bounds.size() + 1, 0) {}
+  void add(double x) {
+    std::size_t i = 0;
+    while (i < bounds.size() && x > bounds[i]) ++i;
+    ++counts[i];
+    sum += x;
+  }
+  std::uint64_t count() const {
+    std::uint64_t n = 0;
+    for (auto c : counts) n += c;
+    return n;
+  }
+};
+
+// A waiting ticket as a queue's view shows it.
+struct waiting_ticket_view {
+  std::uint64_t ticket = 0;
+  std::vector<player_id> players;
+  double mmr = 0;  // the party's mean
+  std::int64_t waited_ms = 0, gives_up_in_ms = 0;
+  std::string stage;  // the latency stage ("ideal", "expand", "warm_body"), or "" without one
+};
+
 // One queue's report.
 struct session_queue_report {
   std::string queue;
   std::uint64_t waiting = 0;
   std::uint64_t created = 0, matched = 0, cancelled = 0, expired = 0, failed = 0;
   std::uint64_t matches = 0, bot_matches = 0;
+  std::uint64_t players_matched = 0;  // over the matches: their mean size
+  // Waiting tickets by latency stage (all "ideal" in a queue without a policy).
+  std::uint64_t waiting_ideal = 0, waiting_expand = 0, waiting_warm_body = 0;
+  value_histogram wait_seconds;  // per matched ticket: creation to match
+  value_histogram mmr_spread;    // per match
+  value_histogram worst_rtt_ms;  // per match with a datacenter
 };
 
 // A running lobby as its game server registers it.
@@ -159,9 +198,20 @@ typename Inspector::result_type inspect(Inspector& f, ticket_outcome& x) {
   return f(caf::meta::type_name("ticket_outcome"), x.queue, x.ticket, x.state, x.match);
 }
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, value_histogram& x) {
+  return f(caf::meta::type_name("value_histogram"), x.bounds, x.counts, x.sum);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, waiting_ticket_view& x) {
+  return f(caf::meta::type_name("waiting_ticket_view"), x.ticket, x.players, x.mmr, x.waited_ms,
+           x.gives_up_in_ms, x.stage);
+}
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, session_queue_report& x) {
   return f(caf::meta::type_name("session_queue_report"), x.queue, x.waiting, x.created, x.matched,
-           x.cancelled, x.expired, x.failed, x.matches, x.bot_matches);
+           x.cancelled, x.expired, x.failed, x.matches, x.bot_matches, x.players_matched,
+           x.waiting_ideal, x.waiting_expand, x.waiting_warm_body, x.wait_seconds, x.mmr_spread,
+           x.worst_rtt_ms);
 }
 
 template <class Inspector>

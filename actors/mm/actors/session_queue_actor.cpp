@@ -1,5 +1,7 @@
 #include "mm/actors/session_queue_actor.hpp"
 
+#include <algorithm>
+
 #include "mm/actors/errors.hpp"
 #include "mm/engine/error.hpp"
 
@@ -85,11 +87,30 @@ void leave(session_queue_pointer self, const std::vector<std::uint64_t>& ids,
   for (std::uint64_t id : ids) finish(self, outcome_of(self->state, id, state));
 }
 
+// The report's figures of a match, before its tickets leave the actor's books.
+void measure(session_queue_state& st, const session::formed_match& m,
+             const std::unordered_map<std::uint64_t, std::int64_t>& created) {
+  for (const auto& team : m.teams) st.players_matched += team.size();
+  st.mmr_spread.add(m.mmr_spread);
+  if (m.datacenter < st.queue->latency().datacenters().size()) st.worst_rtt_ms.add(m.worst_rtt_ms);
+  for (std::uint64_t id : m.tickets)
+    if (const auto it = created.find(id); it != created.end())
+      st.wait_seconds.add(static_cast<double>(m.formed_at.count() - it->second) / 1000.0);
+}
+
 void run_tick(session_queue_pointer self) {
   auto& st = self->state;
+  // Creation times of the tickets as they wait now (the engine drops them
+  // with the matches).
+  std::unordered_map<std::uint64_t, std::int64_t> created;
+  created.reserve(st.queue->waiting());
+  for (const auto& t : st.queue->tickets()) created.emplace(t.id, t.created.count());
   session::tick_result r = st.queue->tick(now_of(self));
   std::vector<std::uint64_t> matched;
-  for (const auto& m : r.matches) matched.insert(matched.end(), m.tickets.begin(), m.tickets.end());
+  for (const auto& m : r.matches) {
+    matched.insert(matched.end(), m.tickets.begin(), m.tickets.end());
+    measure(st, m, created);
+  }
   hand_over_removed(self, matched);
   for (const auto& m : r.matches) {
     const session_match match = to_message(m, st);
@@ -101,6 +122,38 @@ void run_tick(session_queue_pointer self) {
   }
   leave(self, r.expired, session::ticket_state::expired);
   leave(self, r.failed, session::ticket_state::failed);
+}
+
+// Oldest first; ties by id.
+std::vector<waiting_ticket_view> waiting_page(session_queue_pointer self, std::uint32_t offset,
+                                              std::uint32_t limit) {
+  const auto& st = self->state;
+  const auto& all = st.queue->tickets();
+  std::vector<const session::waiting_ticket*> order;
+  order.reserve(all.size());
+  for (const auto& t : all) order.push_back(&t);
+  const std::size_t end = std::min<std::size_t>(all.size(), std::size_t{offset} + limit);
+  if (offset >= end) return {};
+  const auto older = [](const session::waiting_ticket* a, const session::waiting_ticket* b) {
+    return a->created != b->created ? a->created < b->created : a->id < b->id;
+  };
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(end), order.end(),
+                    older);
+  const auto now = now_of(self);
+  std::vector<waiting_ticket_view> out;
+  for (std::size_t i = offset; i < end; ++i) {
+    const session::waiting_ticket& t = *order[i];
+    waiting_ticket_view v;
+    v.ticket = t.id + st.config.ticket_id_base;
+    v.players = t.players;
+    v.mmr = t.mmr;
+    v.waited_ms = (now - t.created).count();
+    v.gives_up_in_ms = (t.give_up_at - now).count();
+    if (st.config.queue.latency)
+      v.stage = session::to_string(session::stage_after(*st.config.queue.latency, now - t.created));
+    out.push_back(std::move(v));
+  }
+  return out;
 }
 
 }  // namespace
@@ -189,7 +242,23 @@ session_interfaces::queue_actor::behavior_type session_queue_actor(
         r.failed = q.failed;
         r.matches = q.matches;
         r.bot_matches = q.bot_matches;
+        r.players_matched = s.players_matched;
+        r.wait_seconds = s.wait_seconds;
+        r.mmr_spread = s.mmr_spread;
+        r.worst_rtt_ms = s.worst_rtt_ms;
+        const auto now = now_of(self);
+        for (const auto& t : s.queue->tickets()) {
+          const auto stage = s.config.queue.latency
+                                 ? session::stage_after(*s.config.queue.latency, now - t.created)
+                                 : session::latency_stage::ideal;
+          r.waiting_ideal += stage == session::latency_stage::ideal ? 1 : 0;
+          r.waiting_expand += stage == session::latency_stage::expand ? 1 : 0;
+          r.waiting_warm_body += stage == session::latency_stage::warm_body ? 1 : 0;
+        }
         return r;
+      },
+      [self](inspect_atom, std::uint32_t offset, std::uint32_t limit) {
+        return waiting_page(self, offset, limit);
       },
       [self](session_tick_atom) {
         run_tick(self);

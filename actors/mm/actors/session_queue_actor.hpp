@@ -78,6 +78,11 @@ struct session_queue_state {
   std::unordered_map<caf::actor_addr, std::size_t> owner_tickets;
   std::unordered_map<std::uint64_t, ticket_outcome> finished;
   std::deque<std::uint64_t> finished_order;  // oldest first
+  // What the report measures of the matches since the actor started.
+  std::uint64_t players_matched = 0;
+  value_histogram wait_seconds{{1, 2, 5, 10, 20, 30, 60, 120, 300}};
+  value_histogram mmr_spread{{25, 50, 100, 200, 400, 800}};
+  value_histogram worst_rtt_ms{{10, 25, 50, 75, 100, 150, 250}};
   static inline const char* name = "mm.session_queue";
 };
 

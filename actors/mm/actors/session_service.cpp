@@ -181,6 +181,16 @@ session_service_actor::behavior_type session_service(session_service_pointer sel
         }
         return rp;
       },
+      [self](inspect_atom, const std::string& name, std::uint32_t offset,
+             std::uint32_t limit) -> caf::result<std::vector<waiting_ticket_view>> {
+        auto& s = self->state;
+        const auto it = s.by_name.find(name);
+        if (it == s.by_name.end())
+          return make_error(errc::invalid_argument, "queue: no queue '" + name.substr(0, 64) + "'");
+        const session_queue_slot& slot = s.queues[it->second];
+        if (!slot.handle) return down(slot);
+        return self->delegate(slot.handle, inspect_atom::value, offset, limit);
+      },
       [self](handover_atom, std::uint64_t number, handover_ticket& h) {
         auto& s = self->state;
         if (number == 0 || number > s.queues.size()) return;

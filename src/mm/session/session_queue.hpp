@@ -91,6 +91,8 @@ class basic_session_queue {
 
   bool is_waiting(ticket_id id) const { return index_.count(id) > 0; }
   std::size_t waiting() const { return tickets_.size(); }
+  // The waiting tickets, in no particular order (for views and counts).
+  const std::vector<waiting_ticket>& tickets() const { return tickets_; }
   // The waiting ticket a player is in, or 0.
   ticket_id ticket_of(player_id p) const;
 

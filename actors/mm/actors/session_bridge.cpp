@@ -1,0 +1,176 @@
+#include "mm/actors/session_bridge.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace mm::actors {
+
+namespace {
+
+using answer = caf::expected<ticket_outcome>;
+using wake_atom = caf::atom_constant<caf::atom("sbwake")>;
+using release_atom = caf::atom_constant<caf::atom("sbrelease")>;
+
+struct long_poll {
+  std::uint64_t seq = 0;
+  caf::actor_clock::time_point until;
+  call_once<answer> done;
+};
+
+struct bridge_state {
+  bridge_state() = default;  // not an aggregate (CAF)
+  session_interfaces::service service;
+  caf::timespan timeout{}, recheck{};
+  std::unordered_map<std::uint64_t, std::vector<long_poll>> polls;  // by ticket
+  std::unordered_set<std::uint64_t> owned;  // created here and not yet told to have left
+  std::uint64_t next = 0;
+  bool released = false;
+  static inline const char* name = "mm.session_bridge";
+};
+using bridge_actor = caf::stateful_actor<bridge_state>;
+
+void answer_with_status(bridge_actor* self, std::uint64_t ticket, call_once<answer> done) {
+  self->request(self->state.service, self->state.timeout, status_atom::value, ticket)
+      .then([done](ticket_outcome& o) { done(std::move(o)); },
+            [done](caf::error& e) { done(std::move(e)); });
+}
+
+// The long-poll `seq` of `ticket`, taken out of the books; nothing when it
+// was answered already.
+std::optional<long_poll> take(bridge_state& st, std::uint64_t ticket, std::uint64_t seq) {
+  const auto it = st.polls.find(ticket);
+  if (it == st.polls.end()) return std::nullopt;
+  auto& list = it->second;
+  const auto p = std::find_if(list.begin(), list.end(), [&](auto& x) { return x.seq == seq; });
+  if (p == list.end()) return std::nullopt;
+  long_poll out = std::move(*p);
+  list.erase(p);
+  if (list.empty()) st.polls.erase(it);
+  return out;
+}
+
+// Checks `ticket` again at its next wake: the end of the wait, or sooner for
+// a ticket someone else owns (nobody tells the bridge when it leaves).
+void schedule(bridge_actor* self, std::uint64_t ticket, const long_poll& p) {
+  auto& st = self->state;
+  auto in = p.until - self->clock().now();
+  if (!st.owned.count(ticket)) in = std::min<caf::timespan>(in, st.recheck);
+  self->delayed_send(self, std::max<caf::timespan>(in, caf::timespan{0}), wake_atom::value, ticket,
+                     p.seq);
+}
+
+caf::behavior bridge(bridge_actor* self, session_interfaces::service service, caf::timespan timeout,
+                     caf::timespan recheck) {
+  self->state.service = std::move(service);
+  self->state.timeout = timeout;
+  self->state.recheck = recheck;
+  return {
+      [self](session_bridge_call& call) { call.run(self, self->state.service); },
+      // A ticket created here left its queue.
+      [self](ticket_atom, const ticket_outcome& o) {
+        auto& st = self->state;
+        st.owned.erase(o.ticket);
+        const auto it = st.polls.find(o.ticket);
+        if (it == st.polls.end()) return;
+        const auto list = std::move(it->second);
+        st.polls.erase(it);
+        for (const auto& p : list) p.done(o);
+      },
+      [self](wake_atom, std::uint64_t ticket, std::uint64_t seq) {
+        auto& st = self->state;
+        auto p = take(st, ticket, seq);
+        if (!p) return;
+        if (st.released || self->clock().now() >= p->until) {
+          answer_with_status(self, ticket, p->done);
+          return;
+        }
+        // Someone else's ticket: ask, and wait on while it waits.
+        self->request(st.service, st.timeout, status_atom::value, ticket)
+            .then(
+                [self, ticket, p = *p](ticket_outcome& o) {
+                  auto& s = self->state;
+                  if (o.state != session::ticket_state::waiting || s.released) {
+                    p.done(std::move(o));
+                    return;
+                  }
+                  s.polls[ticket].push_back(p);
+                  schedule(self, ticket, p);
+                },
+                [done = p->done](caf::error& e) { done(std::move(e)); });
+      },
+      [self](release_atom) {
+        auto& st = self->state;
+        st.released = true;
+        auto all = std::move(st.polls);
+        st.polls.clear();
+        for (auto& [ticket, list] : all)
+          for (auto& p : list) answer_with_status(self, ticket, p.done);
+      },
+  };
+}
+
+bridge_actor* as_bridge(caf::event_based_actor* self) {
+  return static_cast<bridge_actor*>(self);
+}
+
+}  // namespace
+
+session_bridge::session_bridge(caf::actor_system& sys, session_interfaces::service service,
+                               std::chrono::milliseconds timeout, std::chrono::milliseconds recheck)
+    : actor_(sys.spawn(bridge, std::move(service), caf::timespan(timeout), caf::timespan(recheck))),
+      timeout_(timeout) {}
+
+session_bridge::~session_bridge() {
+  caf::anon_send_exit(actor_, caf::exit_reason::user_shutdown);
+}
+
+void session_bridge::create(std::string queue, session_ticket ticket,
+                            callback<std::uint64_t> done) {
+  call_once<caf::expected<std::uint64_t>> once(std::move(done));
+  caf::anon_send(actor_,
+                 session_bridge_call{[once, queue = std::move(queue), ticket = std::move(ticket)](
+                                         caf::event_based_actor* base,
+                                         const session_interfaces::service& svc) {
+                   bridge_actor* self = as_bridge(base);
+                   const auto owner = caf::actor_cast<session_interfaces::owner>(self);
+                   self->request(svc, self->state.timeout, create_atom::value, queue, ticket, owner)
+                       .then(
+                           [self, once](std::uint64_t id) {
+                             self->state.owned.insert(id);
+                             once(id);
+                           },
+                           [once](caf::error& e) { once(std::move(e)); });
+                 }});
+}
+
+void session_bridge::status(std::uint64_t ticket, std::chrono::milliseconds wait,
+                            callback<ticket_outcome> done) {
+  call_once<answer> once(std::move(done));
+  caf::anon_send(actor_,
+                 session_bridge_call{[once, ticket, wait](caf::event_based_actor* base,
+                                                          const session_interfaces::service& svc) {
+                   bridge_actor* self = as_bridge(base);
+                   self->request(svc, self->state.timeout, status_atom::value, ticket)
+                       .then(
+                           [self, once, ticket, wait](ticket_outcome& o) {
+                             auto& st = self->state;
+                             if (o.state != session::ticket_state::waiting || wait.count() <= 0 ||
+                                 st.released) {
+                               once(std::move(o));
+                               return;
+                             }
+                             long_poll p{st.next++, self->clock().now() + wait, once};
+                             st.polls[ticket].push_back(p);
+                             schedule(self, ticket, p);
+                           },
+                           [once](caf::error& e) { once(std::move(e)); });
+                 }});
+}
+
+void session_bridge::release_waiters() {
+  caf::anon_send(actor_, release_atom::value);
+}
+
+}  // namespace mm::actors

@@ -1,0 +1,86 @@
+// The session service for threads that are not actors (the HTTP server's),
+// answered by callback, with no thread waiting. One event-based actor asks
+// the service and hands each answer (or the request's timeout error) to its
+// callback on one of CAF's threads.
+//
+// Tickets created through the bridge are owned by it: when one leaves its
+// queue the bridge is told, and every long-poll of that ticket is answered
+// at once. A long-poll of a ticket someone else owns (a game actor) is
+// checked again every `recheck` until it leaves or its wait ends. At the end
+// of its wait a long-poll is answered with the ticket's state then.
+//
+// Invariant: every callback is called exactly once (call_once,
+// query_bridge.hpp): with the answer, an error, or request_receiver_down
+// when the bridge stopped first. Long-polls owed are bounded by the callers
+// (the HTTP server: one per connection).
+#pragma once
+
+#include <caf/all.hpp>
+#include <chrono>
+#include <functional>
+#include <string>
+
+#include "mm/actors/interface.hpp"
+#include "mm/actors/query_bridge.hpp"
+
+namespace mm::actors {
+
+// Work for the bridge's actor: a request to the service, with its callback.
+struct session_bridge_call {
+  std::function<void(caf::event_based_actor*, const session_interfaces::service&)> run;
+};
+
+}  // namespace mm::actors
+
+namespace caf {
+template <>
+struct allowed_unsafe_message_type<mm::actors::session_bridge_call> : std::true_type {};
+}  // namespace caf
+
+namespace mm::actors {
+
+class session_bridge {
+ public:
+  template <class T>
+  using callback = std::function<void(caf::expected<T>)>;
+
+  session_bridge(caf::actor_system& sys, session_interfaces::service service,
+                 std::chrono::milliseconds timeout,
+                 std::chrono::milliseconds recheck = std::chrono::seconds(1));
+  ~session_bridge();
+  session_bridge(const session_bridge&) = delete;
+  session_bridge& operator=(const session_bridge&) = delete;
+
+  caf::actor_system& system() const { return actor_->home_system(); }
+
+  // Any request of the service interface: its answer of type R. Thread-safe,
+  // never blocks; `done` runs on a CAF thread and must not block.
+  template <class R, class... Ts>
+  void ask(callback<R> done, Ts... xs) {
+    call_once<caf::expected<R>> once(std::move(done));
+    const auto timeout = timeout_;
+    caf::anon_send(
+        actor_, session_bridge_call{[once, timeout, xs...](caf::event_based_actor* self,
+                                                           const session_interfaces::service& svc) {
+          self->request(svc, timeout, xs...)
+              .then([once](R& r) { once(std::move(r)); },
+                    [once](caf::error& e) { once(std::move(e)); });
+        }});
+  }
+
+  // A ticket owned by the bridge: its id.
+  void create(std::string queue, session_ticket ticket, callback<std::uint64_t> done);
+
+  // The ticket's state; while it waits, up to `wait` for it to leave.
+  void status(std::uint64_t ticket, std::chrono::milliseconds wait, callback<ticket_outcome> done);
+
+  // Answers every long-poll now, and every later one without waiting (the
+  // server is stopping).
+  void release_waiters();
+
+ private:
+  caf::actor actor_;
+  std::chrono::milliseconds timeout_;
+};
+
+}  // namespace mm::actors

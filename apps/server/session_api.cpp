@@ -1,0 +1,186 @@
+#include "session_api.hpp"
+
+#include "mm/actors/errors.hpp"
+#include "session_json.hpp"
+
+namespace mm::server {
+
+namespace {
+
+using namespace mm::actors;
+
+// The sentence of a session error: the project's own, else CAF's rendering.
+std::string error_text(caf::actor_system& sys, const caf::error& e) {
+  if (error_code_of(e) && e.context().match_elements<std::string>())
+    return e.context().get_as<std::string>(0);
+  return sys.render(e);
+}
+
+// The status for a session error: the caller's fault is 4xx (`not_found`
+// for a bad argument where the only one is an unknown id), the rest 503.
+int error_status(const caf::error& e, int bad_argument) {
+  const auto code = error_code_of(e);
+  if (code == errc::invalid_argument) return bad_argument;
+  if (code == errc::no_available_lobby) return 409;
+  return 503;
+}
+
+// A callback that answers the request with `to_json` of the answer (at
+// `status`), or with the error. It runs on a CAF thread and must not throw.
+template <class T, class ToJson>
+session_bridge::callback<T> answer(const http_reply& reply, caf::actor_system& sys, ToJson to_json,
+                                   int status = 200, int bad_argument = 400) {
+  return [reply, sys = &sys, to_json, status, bad_argument](caf::expected<T> x) {
+    http_response res;
+    try {
+      if (!x)
+        send_error(res, error_status(x.error(), bad_argument), error_text(*sys, x.error()));
+      else
+        send_json(res, to_json(*x), status);
+    } catch (const std::exception& e) {
+      send_error(res, 500, std::string("internal error: ") + e.what());
+    }
+    reply(std::move(res));
+  };
+}
+
+std::uint64_t ticket_in_path(const http_request& req) {
+  return path_number(req.matches[1], "the ticket id");
+}
+
+}  // namespace
+
+void add_session_routes(api_routes& api, http_context& ctx) {
+  session_bridge& bridge = ctx.sessions;
+  caf::actor_system& sys = bridge.system();
+
+  api.post_deferred("/api/tickets", role::test, [&](auto& req, const http_reply& reply) {
+    ticket_body t = read_ticket_body(parse_body(req.body));
+    const std::string queue = t.queue;
+    bridge.create(std::move(t.queue), std::move(t.ticket),
+                  answer<std::uint64_t>(
+                      reply, sys,
+                      [queue](std::uint64_t id) {
+                        return json{{"ticket", id}, {"queue", queue}, {"state", "waiting"}};
+                      },
+                      201));
+  });
+  api.deferred("GET", "/api/tickets/*", role::view, [&](auto& req, const http_reply& reply) {
+    const std::uint64_t id = ticket_in_path(req);
+    const auto wait = param(req, "wait", 0, max_ticket_wait_seconds);
+    bridge.status(id, std::chrono::seconds(wait),
+                  answer<ticket_outcome>(reply, sys, outcome_json, 200, 404));
+  });
+  api.deferred("DELETE", "/api/tickets/*", role::test, [&](auto& req, const http_reply& reply) {
+    const std::uint64_t id = ticket_in_path(req);
+    bridge.ask<bool>(answer<bool>(reply, sys,
+                                  [id](bool cancelled) {
+                                    return json{{"ticket", id}, {"cancelled", cancelled}};
+                                  }),
+                     cancel_atom::value, id);
+  });
+
+  api.deferred("GET", "/api/queues", role::view, [&](auto&, const http_reply& reply) {
+    bridge.ask<std::vector<session_queue_report>>(
+        answer<std::vector<session_queue_report>>(reply, sys,
+                                                  [](const auto& reports) {
+                                                    json list = json::array();
+                                                    for (const auto& r : reports)
+                                                      list.push_back(queue_report_json(r));
+                                                    return json{{"queues", list}};
+                                                  }),
+        info_atom::value);
+  });
+  // One queue: its report, then a page of its waiting tickets, oldest first.
+  api.deferred("GET", "/api/queues/*", role::view, [&](auto& req, const http_reply& reply) {
+    const std::string name = req.matches[1];
+    const auto offset = static_cast<std::uint32_t>(param(req, "offset", 0, 1'000'000'000));
+    const auto limit = static_cast<std::uint32_t>(param(req, "limit", 100, 1000));
+    bridge.ask<std::vector<waiting_ticket_view>>(
+        [&bridge, &sys, reply, name, offset,
+         limit](caf::expected<std::vector<waiting_ticket_view>> page) {
+          if (!page) {
+            answer<bool>(
+                reply, sys, [](bool) { return json(); }, 200, 404)(page.error());
+            return;
+          }
+          json tickets = json::array();
+          for (const auto& v : *page) tickets.push_back(waiting_view_json(v));
+          bridge.ask<std::vector<session_queue_report>>(
+              answer<std::vector<session_queue_report>>(
+                  reply, sys,
+                  [name, offset, limit, tickets](const auto& reports) {
+                    json out = {{"offset", offset}, {"limit", limit}, {"waiting_tickets", tickets}};
+                    for (const auto& r : reports)
+                      if (r.queue == name) out["queue"] = queue_report_json(r);
+                    return out;
+                  }),
+              info_atom::value);
+        },
+        inspect_atom::value, name, offset, limit);
+  });
+
+  api.deferred("GET", "/api/lobbies", role::view, [&](auto& req, const http_reply& reply) {
+    const auto limit = param(req, "limit", 1000, 10'000);
+    bridge.ask<lobbies_report>(
+        [&bridge, &sys, reply, limit](caf::expected<lobbies_report> report) {
+          if (!report) {
+            answer<bool>(reply, sys, [](bool) { return json(); })(report.error());
+            return;
+          }
+          bridge.ask<std::vector<lobby_registration>>(
+              answer<std::vector<lobby_registration>>(reply, sys,
+                                                      [r = *report, limit](const auto& all) {
+                                                        json list = json::array();
+                                                        for (const auto& l : all) {
+                                                          if (list.size() == limit) break;
+                                                          list.push_back(lobby_json(l));
+                                                        }
+                                                        json out = lobbies_report_json(r);
+                                                        out["list"] = list;
+                                                        return out;
+                                                      }),
+              lobby_atom::value, inspect_atom::value);
+        },
+        lobby_atom::value, info_atom::value);
+  });
+  api.post_deferred("/api/lobbies/find", role::test, [&](auto& req, const http_reply& reply) {
+    const lobby_query q = read_lobby_query(parse_body(req.body));
+    bridge.ask<lobby_placement>(answer<lobby_placement>(reply, sys, placement_json),
+                                lobby_atom::value, find_atom::value, q);
+  });
+  api.post_deferred("/api/lobbies", role::admin, [&](auto& req, const http_reply& reply) {
+    const lobby_registration l = read_lobby_body(parse_body(req.body));
+    bridge.ask<bool>(answer<bool>(
+                         reply, sys, [l](bool) { return lobby_json(l); }, 201),
+                     lobby_atom::value, create_atom::value, l);
+  });
+  api.deferred("PUT", "/api/lobbies/*", role::admin, [&](auto& req, const http_reply& reply) {
+    const std::string id = req.matches[1];
+    const std::uint32_t players = read_lobby_players(parse_body(req.body));
+    bridge.ask<bool>(answer<bool>(
+                         reply, sys,
+                         [id, players](bool) {
+                           return json{{"id", id}, {"players", players}};
+                         },
+                         200, 404),
+                     lobby_atom::value, update_atom::value, id, players);
+  });
+  api.deferred("DELETE", "/api/lobbies/*", role::admin, [&](auto& req, const http_reply& reply) {
+    const std::string id = req.matches[1];
+    bridge.ask<bool>(
+        [reply, id](caf::expected<bool> closed) {
+          http_response res;
+          if (closed && *closed)
+            send_json(res, {{"id", id}, {"closed", true}});
+          else if (closed)
+            send_error(res, 404, "id: no lobby '" + id.substr(0, 128) + "'");
+          else
+            send_error(res, 503, "the lobbies did not answer");
+          reply(std::move(res));
+        },
+        lobby_atom::value, close_atom::value, id);
+  });
+}
+
+}  // namespace mm::server
