@@ -16,11 +16,13 @@ std::string error_text(caf::actor_system& sys, const caf::error& e) {
   return sys.render(e);
 }
 
-// The status for a session error: the caller's fault is 4xx (`not_found`
-// for a bad argument where the only one is an unknown id), the rest 503.
-int error_status(const caf::error& e, int bad_argument) {
+// The status for a session error: the caller's fault is 4xx (404 when the
+// sentence starts with `missing`: what the path names does not exist), the
+// rest 503.
+int error_status(const caf::error& e, const std::string& text, const char* missing) {
   const auto code = error_code_of(e);
-  if (code == errc::invalid_argument) return bad_argument;
+  if (code == errc::invalid_argument)
+    return missing != nullptr && text.rfind(missing, 0) == 0 ? 404 : 400;
   if (code == errc::no_available_lobby) return 409;
   return 503;
 }
@@ -29,13 +31,14 @@ int error_status(const caf::error& e, int bad_argument) {
 // `status`), or with the error. It runs on a CAF thread and must not throw.
 template <class T, class ToJson>
 session_bridge::callback<T> answer(const http_reply& reply, caf::actor_system& sys, ToJson to_json,
-                                   int status = 200, int bad_argument = 400) {
-  return [reply, sys = &sys, to_json, status, bad_argument](caf::expected<T> x) {
+                                   int status = 200, const char* missing = nullptr) {
+  return [reply, sys = &sys, to_json, status, missing](caf::expected<T> x) {
     http_response res;
     try {
-      if (!x)
-        send_error(res, error_status(x.error(), bad_argument), error_text(*sys, x.error()));
-      else
+      if (!x) {
+        const std::string text = error_text(*sys, x.error());
+        send_error(res, error_status(x.error(), text, missing), text);
+      } else
         send_json(res, to_json(*x), status);
     } catch (const std::exception& e) {
       send_error(res, 500, std::string("internal error: ") + e.what());
@@ -69,7 +72,7 @@ void add_session_routes(api_routes& api, http_context& ctx) {
     const std::uint64_t id = ticket_in_path(req);
     const auto wait = param(req, "wait", 0, max_ticket_wait_seconds);
     bridge.status(id, std::chrono::seconds(wait),
-                  answer<ticket_outcome>(reply, sys, outcome_json, 200, 404));
+                  answer<ticket_outcome>(reply, sys, outcome_json, 200, "ticket: no ticket"));
   });
   api.deferred("DELETE", "/api/tickets/*", role::test, [&](auto& req, const http_reply& reply) {
     const std::uint64_t id = ticket_in_path(req);
@@ -101,7 +104,7 @@ void add_session_routes(api_routes& api, http_context& ctx) {
          limit](caf::expected<std::vector<waiting_ticket_view>> page) {
           if (!page) {
             answer<bool>(
-                reply, sys, [](bool) { return json(); }, 200, 404)(page.error());
+                reply, sys, [](bool) { return json(); }, 200, "queue: no queue")(page.error());
             return;
           }
           json tickets = json::array();
@@ -163,7 +166,7 @@ void add_session_routes(api_routes& api, http_context& ctx) {
                          [id, players](bool) {
                            return json{{"id", id}, {"players", players}};
                          },
-                         200, 404),
+                         200, "id: no lobby"),
                      lobby_atom::value, update_atom::value, id, players);
   });
   api.deferred("DELETE", "/api/lobbies/*", role::admin, [&](auto& req, const http_reply& reply) {

@@ -1,0 +1,256 @@
+// The session matchmaker through the real matchmakerd over HTTP: tickets
+// long-polled to their match, cancelled and expired; queues and their waiting
+// tickets; lobbies found fullest first and auto-created; bad tickets refused
+// naming the field while the server serves on.
+#include <chrono>
+#include <future>
+
+#include "server_fixture.hpp"
+
+using namespace mm;
+using player_id = std::uint64_t;
+using namespace mm::test;
+using namespace std::chrono_literals;
+using Catch::Matchers::Contains;
+
+namespace {
+
+// A duel queue (2 solos, MMR within 100, a tick every 100 ms, 2 s to give
+// up) and a co-op queue over two datacenters.
+json session_patch() {
+  return {{"sessions",
+           {{"datacenters",
+             {{{"name", "paris"}, {"latitude", 48.9}, {"longitude", 2.4}, {"region", "eu"}},
+              {{"name", "tokyo"}, {"latitude", 35.7}, {"longitude", 139.7}, {"region", "asia"}}}},
+            {"queues",
+             {{{"name", "duel"},
+               {"tick", "100ms"},
+               {"give_up_after", "2s"},
+               {"rules", {{{"name", "skill"}, {"max_difference", 100}}}}},
+              {{"name", "coop"},
+               {"min_players", 4},
+               {"max_players", 4},
+               {"teams", 0},
+               {"max_party_size", 4},
+               {"tick", "100ms"},
+               {"latency", {{"ideal_ms", 50}}}}}}}}};
+}
+
+json solo(const char* queue, player_id id, double mmr) {
+  return {{"queue", queue},
+          {"players", {{{"id", id}, {"mmr", mmr}, {"rtt_ms", {{"paris", 20}, {"tokyo", 240}}}}}}};
+}
+
+std::uint64_t create(const live_server& s, const json& ticket) {
+  const json made = s.post_json("/api/tickets", ticket, test_token, 201);
+  CHECK(made["state"] == "waiting");
+  return made["ticket"].get<std::uint64_t>();
+}
+
+httplib::Result del(const live_server& s, const std::string& path, const std::string& token) {
+  httplib::Client c("127.0.0.1", s.port());
+  return c.Delete(path, {{"Authorization", "Bearer " + token}});
+}
+
+}  // namespace
+
+TEST_CASE("an HTTP client long-polls its ticket to a match, cancel and expiry reach it",
+          "[server][session]") {
+  live_server s(session_patch(), 100);
+  const auto a = create(s, solo("duel", 1, 1500));
+  const json waiting = s.get_json("/api/tickets/" + std::to_string(a), view_token);
+  CHECK(waiting["state"] == "waiting");
+  CHECK(waiting["queue"] == "duel");
+
+  // The poll is answered when the match forms, not at the end of its wait.
+  auto poll = std::async(std::launch::async, [&] {
+    const auto t0 = std::chrono::steady_clock::now();
+    json j = s.get_json("/api/tickets/" + std::to_string(a) + "?wait=20", view_token);
+    return std::make_pair(j, std::chrono::steady_clock::now() - t0);
+  });
+  const auto b = create(s, solo("duel", 2, 1550));
+  const auto [matched, took] = poll.get();
+  CHECK(took < 10s);
+  CHECK(matched["state"] == "matched");
+  CHECK(matched["match"]["tickets"].size() == 2);
+  CHECK(matched["match"]["datacenter"] == "paris");
+  const json teams = matched["match"]["teams"];
+  const bool one_each = teams == json({{1}, {2}}) || teams == json({{2}, {1}});
+  CHECK(one_each);
+  CHECK(matched["match"]["mmr_spread"] == 50.0);
+  const json other = s.get_json("/api/tickets/" + std::to_string(b), view_token);
+  CHECK(other["match"]["id"] == matched["match"]["id"]);
+
+  // Cancel: the ticket leaves, a second cancel changes nothing.
+  const auto c = create(s, solo("duel", 3, 4000));
+  auto r = del(s, "/api/tickets/" + std::to_string(c), test_token);
+  REQUIRE(r);
+  CHECK(r->status == 200);
+  CHECK(json::parse(r->body)["cancelled"] == true);
+  r = del(s, "/api/tickets/" + std::to_string(c), test_token);
+  CHECK(json::parse(r->body)["cancelled"] == false);
+  CHECK(s.get_json("/api/tickets/" + std::to_string(c), view_token)["state"] == "cancelled");
+  r = del(s, "/api/tickets/" + std::to_string(c), view_token);
+  CHECK(r->status == 403);  // cancelling takes the test role
+
+  // Expiry: alone in its MMR range for its 2 s.
+  const auto d = create(s, solo("duel", 4, 9000));
+  const json expired = s.get_json("/api/tickets/" + std::to_string(d) + "?wait=10", view_token);
+  CHECK(expired["state"] == "expired");
+
+  // The queue's counts and histograms.
+  const json queues = s.get_json("/api/queues", view_token)["queues"];
+  REQUIRE(queues.size() == 2);
+  const json duel = queues[0];
+  CHECK(duel["queue"] == "duel");
+  CHECK(duel["created"] == 4);
+  CHECK(duel["matched"] == 2);
+  CHECK(duel["cancelled"] == 1);
+  CHECK(duel["expired"] == 1);
+  CHECK(duel["matches"] == 1);
+  CHECK(duel["players_matched"] == 2);
+  CHECK(duel["wait_seconds"]["count"] == 2);
+  CHECK(duel["mmr_spread"]["count"] == 1);
+  CHECK(duel["worst_rtt_ms"]["count"] == 1);
+  CHECK(duel["worst_rtt_ms"]["mean"] == 20.0);
+  CHECK(s.get_json("/api/tickets/12345", view_token, 404)["error"] == "ticket: no ticket 12345");
+}
+
+TEST_CASE("a queue's waiting tickets, oldest first, by latency stage", "[server][session]") {
+  live_server s(session_patch(), 100);
+  const auto first = create(s, solo("coop", 10, 1500));
+  json duo = solo("coop", 11, 1500);
+  duo["players"].push_back(json{{"id", 12}, {"mmr", 1700}, {"rtt_ms", {{"paris", 30}}}});
+  const auto second = create(s, duo);
+  const json view = s.get_json("/api/queues/coop?limit=10", view_token);
+  REQUIRE(view["waiting_tickets"].size() == 2);
+  CHECK(view["waiting_tickets"][0]["ticket"] == first);
+  CHECK(view["waiting_tickets"][1]["ticket"] == second);
+  CHECK(view["waiting_tickets"][1]["players"] == json({11, 12}));
+  CHECK(view["waiting_tickets"][1]["mmr"] == 1600.0);
+  CHECK(view["waiting_tickets"][0]["stage"] == "ideal");
+  CHECK(view["queue"]["waiting"] == 2);
+  CHECK(view["queue"]["waiting_by_stage"]["ideal"] == 2);
+  CHECK(s.get_json("/api/queues/coop?offset=1", view_token)["waiting_tickets"].size() == 1);
+  CHECK_THAT(s.get_json("/api/queues/nope", view_token, 404)["error"].get<std::string>(),
+             Contains("queue: no queue 'nope'"));
+}
+
+TEST_CASE("bad tickets get a 4xx naming the field and the server serves on", "[server][session]") {
+  live_server s(session_patch(), 100);
+  const auto refused = [&](const json& body, int status = 400) {
+    return s.post_json("/api/tickets", body, test_token, status)["error"].get<std::string>();
+  };
+  CHECK_THAT(refused(solo("ranked", 1, 1500)), Contains("queue: no queue 'ranked'"));
+  json five = solo("coop", 1, 1500);
+  for (player_id id = 2; id <= 5; ++id)
+    five["players"].push_back(json{{"id", id}, {"mmr", 1500}, {"rtt_ms", {{"paris", 20}}}});
+  CHECK_THAT(refused(five), Contains("players: a party of 5 is more than the queue's "
+                                     "max_party_size of 4"));
+  json nan = solo("duel", 1, 0);
+  nan["players"][0]["mmr"] = "NaN";
+  CHECK_THAT(refused(nan), Contains("players[0].mmr must be a number"));
+  json twice = solo("coop", 7, 1500);
+  twice["players"].push_back(twice["players"][0]);
+  CHECK_THAT(refused(twice), Contains("players[1].id: player 7 is in the party twice"));
+  json far = solo("duel", 1, 1500);
+  far["players"][0]["rtt_ms"]["mars"] = 10;
+  CHECK_THAT(refused(far), Contains("players[0].rtt_ms"));
+  json long_name = solo("duel", 1, 1500);
+  long_name["players"][0]["strings"] = {{std::string(65, 'x'), "a"}};
+  CHECK_THAT(refused(long_name), Contains("players[0].strings: a name must be 1 to 64 bytes"));
+  json long_text = solo("duel", 1, 1500);
+  long_text["players"][0]["strings"] = {{"mode", std::string(300, 'x')}};
+  CHECK_THAT(refused(long_text), Contains("players[0].strings.mode must be 1 to 256 bytes"));
+  json many = solo("duel", 1, 1500);
+  for (int i = 0; i < 40; ++i) many["players"][0]["numbers"]["n" + std::to_string(i)] = i;
+  CHECK_THAT(refused(many), Contains("players[0].numbers has 40 entries, at most 32"));
+  json unknown = solo("duel", 1, 1500);
+  unknown["color"] = "red";
+  CHECK_THAT(refused(unknown), Contains("unknown field 'color'"));
+  json no_give_up = solo("duel", 1, 1500);
+  no_give_up["give_up_after_ms"] = 0;
+  CHECK_THAT(refused(no_give_up), Contains("give_up_after_ms must be an integer from 1"));
+  CHECK_THAT(s.get_json("/api/tickets/1?wait=61", view_token, 400)["error"].get<std::string>(),
+             Contains("'wait' must be at most 60"));
+  CHECK(s.post("/api/tickets", solo("duel", 1, 1500).dump(), view_token)->status == 403);
+  // And it serves on.
+  create(s, solo("duel", 1, 1500));
+}
+
+TEST_CASE("lobbies over HTTP: registered, updated, found fullest first, auto-created, closed",
+          "[server][session]") {
+  live_server s(session_patch(), 100);
+  const auto reg = [&](const char* id, const char* dc, int max, int players, int status = 201) {
+    return s.post_json("/api/lobbies",
+                       {{"id", id},
+                        {"mode", "ctf"},
+                        {"datacenter", dc},
+                        {"max_players", max},
+                        {"players", players}},
+                       admin_token, status);
+  };
+  reg("p1", "paris", 10, 2);
+  reg("p2", "paris", 10, 6);
+  CHECK_THAT(reg("p2", "paris", 10, 6, 400)["error"].get<std::string>(),
+             Contains("id: lobby 'p2' is already registered"));
+  CHECK_THAT(reg("p3", "mars", 10, 6, 400)["error"].get<std::string>(),
+             Contains("datacenter: no datacenter 'mars'"));
+  CHECK(s.post("/api/lobbies", "{}", test_token)->status == 403);  // registering takes admin
+  const json find = {{"modes", {"ctf"}}, {"party_size", 3}, {"rtt_ms", {{"paris", 12}}}};
+  json placed = s.post_json("/api/lobbies/find", find, test_token);
+  CHECK(placed["lobby"] == "p2");
+  CHECK(placed["players"] == 9);
+  placed = s.post_json("/api/lobbies/find", find, test_token);
+  CHECK(placed["lobby"] == "p1");  // p2 has one seat left
+  const json made = s.post_json(
+      "/api/lobbies/find",
+      {{"modes", {"race"}}, {"location", {{"latitude", 36}, {"longitude", 140}}}}, test_token);
+  CHECK(made["created"] == true);
+  CHECK(made["datacenter"] == "tokyo");
+  const json none = s.post_json(
+      "/api/lobbies/find", {{"modes", {"golf"}}, {"region", "eu"}, {"prevent_auto_create", true}},
+      test_token, 409);
+  CHECK_THAT(none["error"].get<std::string>(), Contains("no available lobby"));
+  CHECK_THAT(s.post_json("/api/lobbies/find", {{"modes", json::array()}, {"region", "eu"}},
+                         test_token, 400)["error"]
+                 .get<std::string>(),
+             Contains("modes"));
+
+  httplib::Client c("127.0.0.1", s.port());
+  const httplib::Headers admin{{"Authorization", "Bearer " + admin_token}};
+  auto r = c.Put("/api/lobbies/p1", admin, R"({"players": 1})", "application/json");
+  REQUIRE(r);
+  CHECK(r->status == 200);
+  r = c.Put("/api/lobbies/p1", admin, R"({"players": 11})", "application/json");
+  CHECK(r->status == 400);
+  CHECK_THAT(r->body, Contains("players: 11 is more than max_players (10)"));
+  r = c.Put("/api/lobbies/zz", admin, R"({"players": 1})", "application/json");
+  CHECK(r->status == 404);
+  const json all = s.get_json("/api/lobbies", view_token);
+  CHECK(all["lobbies"] == 3);
+  CHECK(all["players"] == 1 + 9 + 1);
+  CHECK(all["found"] == 3);
+  CHECK(all["created"] == 1);
+  CHECK(all["list"].size() == 3);
+  r = c.Delete("/api/lobbies/p1", admin);
+  CHECK(r->status == 200);
+  r = c.Delete("/api/lobbies/p1", admin);
+  CHECK(r->status == 404);
+}
+
+TEST_CASE("a long-poll does not hold the server's stop", "[server][session]") {
+  live_server s(session_patch(), 100);
+  const auto a = create(s, solo("duel", 1, 1500));
+  auto poll = std::async(std::launch::async, [&] {
+    return s.get("/api/tickets/" + std::to_string(a) + "?wait=60", view_token);
+  });
+  // The poll is owed once the server has its request; then stop.
+  std::this_thread::sleep_for(300ms);  // a real client's request in flight, not a sync point
+  const auto t0 = std::chrono::steady_clock::now();
+  CHECK(s.stop() == 0);
+  CHECK(std::chrono::steady_clock::now() - t0 < 10s);
+  const auto r = poll.get();
+  REQUIRE(r);
+  CHECK(json::parse(r->body)["state"] == "waiting");
+}
