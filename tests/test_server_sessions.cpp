@@ -114,6 +114,20 @@ TEST_CASE("an HTTP client long-polls its ticket to a match, cancel and expiry re
   CHECK(duel["worst_rtt_ms"]["count"] == 1);
   CHECK(duel["worst_rtt_ms"]["mean"] == 20.0);
   CHECK(s.get_json("/api/tickets/12345", view_token, 404)["error"] == "ticket: no ticket 12345");
+
+  // The same figures on /metrics.
+  const auto metrics = s.get("/metrics", view_token);
+  REQUIRE(metrics);
+  CHECK_THAT(metrics->body,
+             Contains("mm_session_tickets_total{queue=\"duel\",event=\"matched\"} 2"));
+  CHECK_THAT(metrics->body,
+             Contains("mm_session_tickets_total{queue=\"duel\",event=\"expired\"} 1"));
+  CHECK_THAT(metrics->body, Contains("mm_session_matches_total{queue=\"duel\"} 1"));
+  CHECK_THAT(metrics->body,
+             Contains("mm_session_match_worst_rtt_ms_bucket{queue=\"duel\",le=\"25\"} 1"));
+  CHECK_THAT(metrics->body, Contains("mm_session_time_to_match_seconds_count{queue=\"duel\"} 2"));
+  CHECK_THAT(metrics->body, Contains("mm_session_waiting{queue=\"coop\"} 0"));
+  CHECK_THAT(metrics->body, Contains("mm_lobbies_up 1"));
 }
 
 TEST_CASE("a queue's waiting tickets, oldest first, by latency stage", "[server][session]") {

@@ -131,10 +131,17 @@ http_handlers api_handlers(http_context& ctx) {
 
   api.get("/metrics", role::view, [&ctx](auto&, auto& res) {
     auto client = ctx.bridge.stats();
-    res.set_content(
+    std::string text =
         render_metrics(all_figures(ctx),
-                       client ? std::optional<client_stats>(*client) : std::nullopt, ctx.counters),
-        "text/plain; version=0.0.4");
+                       client ? std::optional<client_stats>(*client) : std::nullopt, ctx.counters);
+    const auto queues =
+        ctx.sessions.wait_for<std::vector<actors::session_queue_report>>(actors::info_atom::value);
+    const auto lobbies = ctx.sessions.wait_for<actors::lobbies_report>(actors::lobby_atom::value,
+                                                                       actors::info_atom::value);
+    text += render_session_metrics(
+        queues ? *queues : std::vector<actors::session_queue_report>{},
+        lobbies ? std::optional<actors::lobbies_report>(*lobbies) : std::nullopt);
+    res.set_content(text, "text/plain; version=0.0.4");
   });
   api.get("/api/config", role::view, [&ctx](auto& req, auto& res) {
     send_json(res, config_json(ctx, caller_role(ctx.config, req)));

@@ -42,6 +42,23 @@ std::string mm_label(const std::string& name) {
   return "matchmaker=\"" + escaped(name) + "\"";
 }
 
+// One histogram's cumulative buckets, sum and count.
+void histogram(writer& w, const std::string& name, const std::string& labels,
+               const actors::value_histogram& h) {
+  std::uint64_t cumulative = 0;
+  for (std::size_t b = 0; b < h.counts.size(); ++b) {
+    cumulative += h.counts[b];
+    std::ostringstream le;
+    if (b < h.bounds.size())
+      le << h.bounds[b];
+    else
+      le << "+Inf";
+    w.sample(name + "_bucket", labels + ",le=\"" + le.str() + "\"", cumulative);
+  }
+  w.sample(name + "_sum", labels, h.sum);
+  w.sample(name + "_count", labels, cumulative);
+}
+
 }  // namespace
 
 std::string render_metrics(const std::vector<matchmaker_figures>& all,
@@ -248,6 +265,72 @@ std::string render_metrics(const std::vector<matchmaker_figures>& all,
              "Exit and down messages sent by peers to the published actor, dropped (only the "
              "actor runtime may stop or notify the server's actors).");
     w.sample("mm_actor_port_dropped_messages_total", "", g.dropped_runtime_messages);
+  }
+  return w.str();
+}
+
+std::string render_session_metrics(const std::vector<actors::session_queue_report>& queues,
+                                   const std::optional<actors::lobbies_report>& lobbies) {
+  writer w;
+  std::vector<std::pair<std::string, const actors::session_queue_report*>> q;
+  for (const auto& r : queues) q.emplace_back("queue=\"" + escaped(r.queue) + "\"", &r);
+  w.family("mm_session_waiting", "gauge", "Tickets waiting in each session queue now.");
+  for (const auto& [l, r] : q) w.sample("mm_session_waiting", l, r->waiting);
+  w.family("mm_session_waiting_by_stage", "gauge",
+           "Waiting tickets by latency stage: ideal, expand, warm_body.");
+  for (const auto& [l, r] : q) {
+    w.sample("mm_session_waiting_by_stage", l + ",stage=\"ideal\"", r->waiting_ideal);
+    w.sample("mm_session_waiting_by_stage", l + ",stage=\"expand\"", r->waiting_expand);
+    w.sample("mm_session_waiting_by_stage", l + ",stage=\"warm_body\"", r->waiting_warm_body);
+  }
+  w.family("mm_session_tickets_total", "counter",
+           "Tickets of each queue since its actor started: created, and how they left "
+           "(matched, cancelled, expired, failed).");
+  for (const auto& [l, r] : q) {
+    w.sample("mm_session_tickets_total", l + ",event=\"created\"", r->created);
+    w.sample("mm_session_tickets_total", l + ",event=\"matched\"", r->matched);
+    w.sample("mm_session_tickets_total", l + ",event=\"cancelled\"", r->cancelled);
+    w.sample("mm_session_tickets_total", l + ",event=\"expired\"", r->expired);
+    w.sample("mm_session_tickets_total", l + ",event=\"failed\"", r->failed);
+  }
+  w.family("mm_session_matches_total", "counter", "Matches formed (bot matches included).");
+  for (const auto& [l, r] : q) w.sample("mm_session_matches_total", l, r->matches);
+  w.family("mm_session_bot_matches_total", "counter", "Bot matches formed.");
+  for (const auto& [l, r] : q) w.sample("mm_session_bot_matches_total", l, r->bot_matches);
+  w.family("mm_session_matched_players_total", "counter",
+           "Players in the matches formed (÷ matches: the mean match size).");
+  for (const auto& [l, r] : q) w.sample("mm_session_matched_players_total", l, r->players_matched);
+  w.family("mm_session_time_to_match_seconds", "histogram",
+           "Per matched ticket: from its creation to its match.");
+  for (const auto& [l, r] : q) histogram(w, "mm_session_time_to_match_seconds", l, r->wait_seconds);
+  w.family("mm_session_match_mmr_spread", "histogram",
+           "Per match: the highest minus the lowest player MMR.");
+  for (const auto& [l, r] : q) histogram(w, "mm_session_match_mmr_spread", l, r->mmr_spread);
+  w.family("mm_session_match_worst_rtt_ms", "histogram",
+           "Per match in a datacenter: the highest RTT of its players to it.");
+  for (const auto& [l, r] : q) histogram(w, "mm_session_match_worst_rtt_ms", l, r->worst_rtt_ms);
+
+  w.family("mm_lobbies_up", "gauge", "1 when the lobbies answered this scrape.");
+  w.sample("mm_lobbies_up", "", lobbies ? 1 : 0);
+  if (lobbies) {
+    w.family("mm_lobbies", "gauge", "Running lobbies, by datacenter (those with any).");
+    for (const auto& d : lobbies->by_datacenter)
+      w.sample("mm_lobbies", "datacenter=\"" + escaped(d.datacenter) + "\"", d.lobbies);
+    w.family("mm_lobby_players", "gauge", "Players in running lobbies, by datacenter.");
+    for (const auto& d : lobbies->by_datacenter)
+      w.sample("mm_lobby_players", "datacenter=\"" + escaped(d.datacenter) + "\"", d.players);
+    w.family("mm_lobby_seats", "gauge",
+             "Seats of running lobbies, by datacenter (players ÷ seats: the fill).");
+    for (const auto& d : lobbies->by_datacenter)
+      w.sample("mm_lobby_seats", "datacenter=\"" + escaped(d.datacenter) + "\"", d.seats);
+    w.family("mm_lobby_finds_total", "counter",
+             "Lobby searches by outcome: placed in a running lobby, created one, or full "
+             "(nothing fit and creating was prevented).");
+    w.sample("mm_lobby_finds_total", "outcome=\"placed\"", lobbies->found - lobbies->created);
+    w.sample("mm_lobby_finds_total", "outcome=\"created\"", lobbies->created);
+    w.sample("mm_lobby_finds_total", "outcome=\"full\"", lobbies->full);
+    w.family("mm_lobbies_closed_idle_total", "counter", "Lobbies closed after sitting empty.");
+    w.sample("mm_lobbies_closed_idle_total", "", lobbies->closed_idle);
   }
   return w.str();
 }

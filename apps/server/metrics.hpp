@@ -12,6 +12,7 @@
 #include "http_server.hpp"
 #include "mm/actors/messages.hpp"
 #include "mm/actors/port_guard.hpp"
+#include "mm/actors/session_messages.hpp"
 
 namespace mm::server {
 
@@ -31,5 +32,10 @@ struct matchmaker_figures {
 // `client`: the routing client's counts (nullopt when it did not answer).
 std::string render_metrics(const std::vector<matchmaker_figures>& all,
                            const std::optional<client_stats>& client, const http_counters& http);
+
+// The session matchmaker's families: per queue, and the lobbies (nullopt:
+// they did not answer).
+std::string render_session_metrics(const std::vector<actors::session_queue_report>& queues,
+                                   const std::optional<actors::lobbies_report>& lobbies);
 
 }  // namespace mm::server

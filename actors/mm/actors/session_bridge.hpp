@@ -18,6 +18,8 @@
 #include <caf/all.hpp>
 #include <chrono>
 #include <functional>
+#include <future>
+#include <memory>
 #include <string>
 
 #include "mm/actors/interface.hpp"
@@ -66,6 +68,16 @@ class session_bridge {
               .then([once](R& r) { once(std::move(r)); },
                     [once](caf::error& e) { once(std::move(e)); });
         }});
+  }
+
+  // The same, for a thread that may block (not a CAF thread): waits for the
+  // answer or the request's timeout.
+  template <class R, class... Ts>
+  caf::expected<R> wait_for(Ts... xs) {
+    auto got = std::make_shared<std::promise<caf::expected<R>>>();
+    auto answered = got->get_future();
+    ask<R>([got](caf::expected<R> x) { got->set_value(std::move(x)); }, xs...);
+    return answered.get();
   }
 
   // A ticket owned by the bridge: its id.
