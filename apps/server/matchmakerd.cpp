@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "demo_session_load.hpp"
 #include "http_api.hpp"
 #include "mm/actors/admin_bridge.hpp"
 #include "mm/actors/generic_actors.hpp"
@@ -180,6 +181,17 @@ int run(const server::server_config& c) {
   if (c.effective_demo_qps() > 0)
     load = sys.spawn(demo_load, caf::actor_cast<iface::client>(client), c.effective_demo_qps(),
                      db->count_players());
+  caf::actor session_load;
+  if (c.effective_demo_session_players() > 0 && !c.sessions.queues.empty()) {
+    const auto& q = c.sessions.queues.front();
+    session_load =
+        sys.spawn(server::demo_session_load,
+                  caf::actor_cast<actors::session_interfaces::service>(session_service),
+                  server::demo_session_settings{q.name, q.max_party_size, c.sessions.datacenters,
+                                                c.effective_demo_session_players()});
+    say("matchmakerd: demo: " + std::to_string(c.effective_demo_session_players()) +
+        " synthetic players a second join session queue '" + q.name + "'");
+  }
 
   const auto read_db = server::open_configured_store(c);
   actors::session_bridge session_bridge(
@@ -200,6 +212,7 @@ int run(const server::server_config& c) {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "matchmakerd: %s (in use, or not an address here)\n", e.what());
     if (load) self->send_exit(load, caf::exit_reason::user_shutdown);
+    if (session_load) self->send_exit(session_load, caf::exit_reason::user_shutdown);
     stop_actors();
     return 1;
   }
@@ -212,6 +225,7 @@ int run(const server::server_config& c) {
   session_bridge.release_waiters();  // long-polls answered now: nothing holds the stop
   http.stop();
   if (load) self->send_exit(load, caf::exit_reason::user_shutdown);
+  if (session_load) self->send_exit(session_load, caf::exit_reason::user_shutdown);
   if (actor_port) actor_port->close();
   stop_actors();
   say("matchmakerd: stopped");

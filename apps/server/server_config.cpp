@@ -170,6 +170,15 @@ const std::vector<key_spec>& keys() {
          c.demo_queries_per_second = as_int("demo.queries_per_second", v, 0, 100'000);
        },
        [](const server_config& c) -> json { return c.effective_demo_qps(); }},
+      {"demo.session_players_per_second", K::integer, "auto",
+       "built-in stream of synthetic players joining the first session queue (parties of 1 to "
+       "its max_party_size, placed around the datacenters), so the sessions page moves; auto: "
+       "8 on the demo database, 0 on any other",
+       [](server_config& c, const json& v) {
+         c.demo_session_players_per_second =
+             as_int("demo.session_players_per_second", v, 0, 100'000);
+       },
+       [](const server_config& c) -> json { return c.effective_demo_session_players(); }},
       {"instances", K::integer, std::to_string(d.instances),
        "matchmaker instances (instance i owns the players with id mod N = i)",
        [](server_config& c, const json& v) {

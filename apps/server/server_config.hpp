@@ -39,6 +39,9 @@ struct server_config {
   // Built-in load: queries per second through the client; -1: 50 on the demo
   // database, none otherwise. It makes the demo's dashboard move.
   std::int64_t demo_queries_per_second = -1;
+  // Synthetic players joining the first session queue per second; -1: 8 on
+  // the demo database, none otherwise. It makes the sessions page move.
+  std::int64_t demo_session_players_per_second = -1;
   std::uint32_t instances = 2;
   // A node of a cluster (nodes sharing one database): the set has
   // cluster_total instances and this node runs those in cluster_owned.
@@ -80,6 +83,11 @@ struct server_config {
   }
   std::int64_t effective_demo_qps() const {
     return demo_queries_per_second >= 0 ? demo_queries_per_second : demo_database() ? 50 : 0;
+  }
+  std::int64_t effective_demo_session_players() const {
+    return demo_session_players_per_second >= 0 ? demo_session_players_per_second
+           : demo_database()                    ? 8
+                                                : 0;
   }
 };
 
