@@ -215,3 +215,73 @@ TEST_CASE("the dashboard shows live data and its forms work in headless Chromium
     std::filesystem::copy_file(s.dir().file("dashboard.png"), keep,
                                std::filesystem::copy_options::overwrite_existing);
 }
+
+TEST_CASE(
+    "the sessions page shows live queues, stages, time to match and lobbies in headless "
+    "Chromium",
+    "[server][browser][session]") {
+  REQUIRE(std::filesystem::exists(chromium_path));
+  REQUIRE(std::filesystem::exists(chromedriver_path));
+  // The demo's stream of joining players feeds a co-op queue over two datacenters.
+  const json dcs = {{{"name", "paris"}, {"latitude", 48.9}, {"longitude", 2.4}},
+                    {{"name", "tokyo"}, {"latitude", 35.7}, {"longitude", 139.7}}};
+  live_server s(json{{"demo", {{"session_players_per_second", 40}}},
+                     {"sessions",
+                      {{"datacenters", dcs},
+                       {"queues",
+                        {{{"name", "coop"},
+                          {"min_players", 4},
+                          {"max_players", 4},
+                          {"teams", 0},
+                          {"max_party_size", 4},
+                          {"tick", "200ms"},
+                          {"latency", {{"ideal_ms", 50}}}},
+                         {{"name", "duel"}}}}}}},
+                100);
+  s.post_json("/api/lobbies",
+              {{"id", "ctf-1"},
+               {"mode", "ctf"},
+               {"datacenter", "paris"},
+               {"max_players", 10},
+               {"players", 4}},
+              admin_token, 201);
+  browser b(s.dir());
+  b.open(s.url() + "/sessions.html");
+  b.type("#token", view_token);
+  b.script("document.getElementById('token').dispatchEvent(new Event('change'));");
+
+  // A card per queue; the co-op queue's matches climb as players join.
+  REQUIRE(b.wait_for("document.querySelectorAll('#queue-cards .card').length === 2"));
+  REQUIRE(b.wait_for(
+      "Number(document.querySelector('#queue-cards .card[data-queue=coop]').dataset.matches) > 0"));
+  const json api = s.get_json("/api/queues", view_token)["queues"];
+  const double page_matches = b.script(
+      "return Number(document.querySelector('#queue-cards .card[data-queue=coop]')"
+      ".dataset.matches);");
+  CHECK(page_matches > 0);
+  CHECK(page_matches <= api[0]["matches"].get<double>());  // the page polled a moment ago
+
+  // Time to match and worst RTT over the last polls: points once matches
+  // formed between two polls; the RTT of a player placed near a datacenter.
+  REQUIRE(b.wait_for("document.querySelectorAll('#ttm-chart circle.point').length > 0"));
+  REQUIRE(b.wait_for("document.querySelectorAll('#rtt-chart circle.point').length > 0"));
+  const json rtts = b.script(
+      "return [...document.querySelectorAll('#rtt-chart circle.point')]"
+      ".map(c => Number(c.dataset.value));");
+  for (const auto& r : rtts) {
+    CHECK(r.get<double>() >= 0);
+    CHECK(r.get<double>() < 1000);
+  }
+  // Waiting tickets by stage: one bar per queue and stage, the counts the API gives.
+  CHECK(b.script("return document.querySelectorAll('#stage-chart rect').length;").get<int>() == 6);
+  // Lobbies by datacenter.
+  REQUIRE(b.wait_for("document.querySelector('#lobby-rows tr[data-datacenter=paris]') !== null"));
+  CHECK(b.script("return document.querySelector('#lobby-rows tr[data-datacenter=paris]')"
+                 ".children[2].textContent;") == "4");
+  // The chosen queue's waiting tickets, oldest first.
+  CHECK(b.wait_for("document.getElementById('waiting-queue').textContent === 'coop'"));
+  b.screenshot(s.dir().file("sessions.png"));
+  if (const char* keep = std::getenv("MM_SESSIONS_SCREENSHOT"))
+    std::filesystem::copy_file(s.dir().file("sessions.png"), keep,
+                               std::filesystem::copy_options::overwrite_existing);
+}

@@ -122,6 +122,7 @@ json histogram_json(const value_histogram& h) {
   return {{"bounds", h.bounds},
           {"counts", h.counts},
           {"count", n},
+          {"sum", h.sum},
           {"mean", n == 0 ? json(nullptr) : json(h.sum / static_cast<double>(n))}};
 }
 

@@ -6,43 +6,9 @@ const POLL_MS = 2000;
 const HISTORY = 60;
 const RESULTS = [["success", "var(--ok)"], ["none_found", "var(--warn)"],
                  ["fake_opponent", "var(--fake)"], ["invalid_request", "var(--bad)"]];
-const SVG_NS = "http://www.w3.org/2000/svg";
 
 const state = { config: null, infos: [], previous: null, rates: [], lastMix: null };
-const $ = (id) => document.getElementById(id);
-
-const tokenInput = $("token");
-tokenInput.value = localStorage.getItem("mm-token") || "";
-tokenInput.addEventListener("change", () => {
-  localStorage.setItem("mm-token", tokenInput.value);
-  start();
-});
-
-async function api(path, options = {}) {
-  const headers = { "Content-Type": "application/json" };
-  if (tokenInput.value) headers.Authorization = "Bearer " + tokenInput.value;
-  const res = await fetch(path, { ...options, headers });
-  const body = await res.json().catch(() => ({ error: "HTTP " + res.status }));
-  if (!res.ok) throw new Error(body.error || "HTTP " + res.status);
-  return body;
-}
-
-function el(tag, attrs = {}, text) {
-  const e = tag.startsWith("svg:") ? document.createElementNS(SVG_NS, tag.slice(4))
-                                   : document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
-
-const fmt = (x, digits = 0) => Number(x).toLocaleString(undefined, { maximumFractionDigits: digits });
-const when = (ms) => (ms ? new Date(ms).toLocaleTimeString() : "never");
-
-function setStatus(text, isError) {
-  const s = $("status");
-  s.textContent = text;
-  s.className = isError ? "error" : "muted";
-}
+onTokenChange(() => start());
 
 // ---- cards -----------------------------------------------------------------
 

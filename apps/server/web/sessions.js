@@ -1,0 +1,153 @@
+// The sessions page: a card per queue, time to match and worst RTT over the
+// last minutes (means of what matched between two polls), waiting tickets
+// by latency stage, lobbies by datacenter, and the chosen queue's oldest
+// waiting tickets. Polls every two seconds.
+"use strict";
+
+const POLL_MS = 2000;
+const HISTORY = 90;  // three minutes of polls
+const STAGES = [["ideal", "var(--ok)"], ["expand", "var(--warn)"], ["warm_body", "var(--bad)"]];
+
+const sessions = { previous: null, series: new Map() };  // queue -> [{ttm, rtt}]
+onTokenChange(() => start());
+
+// The mean of what a histogram gained since the previous poll, or null.
+function meanSince(now, before) {
+  const count = now.count - (before ? before.count : 0);
+  if (count <= 0) return null;
+  const total = histogramSum(now) - (before ? histogramSum(before) : 0);
+  return total / count;
+}
+const histogramSum = (h) => h.sum;
+
+function renderQueueCards(queues) {
+  const cards = $("queue-cards");
+  cards.replaceChildren();
+  for (const q of queues) {
+    const card = el("div", { class: "card", "data-queue": q.queue, "data-waiting": q.waiting,
+                             "data-matches": q.matches });
+    card.append(el("h3", {}, q.queue));
+    const dl = el("dl");
+    const row = (k, v) => dl.append(el("dt", {}, k), el("dd", {}, v));
+    row("waiting", fmt(q.waiting));
+    row("created", fmt(q.created));
+    row("matched", fmt(q.matched) + " in " + fmt(q.matches) + " matches");
+    row("mean match size", q.matches ? fmt(q.players_matched / q.matches, 1) : "–");
+    row("cancelled / expired / failed", `${fmt(q.cancelled)} / ${fmt(q.expired)} / ${fmt(q.failed)}`);
+    row("mean time to match", q.wait_seconds.mean === null ? "–" : fmt(q.wait_seconds.mean, 1) + " s");
+    row("mean MMR spread", q.mmr_spread.mean === null ? "–" : fmt(q.mmr_spread.mean));
+    row("mean worst RTT", q.worst_rtt_ms.mean === null ? "–" : fmt(q.worst_rtt_ms.mean) + " ms");
+    card.append(dl);
+    cards.append(card);
+  }
+}
+
+// A line over the last polls; gaps where nothing matched.
+function drawLine(svg, points, unit) {
+  svg.replaceChildren();
+  const W = 600, H = 160;
+  const values = points.filter((p) => p !== null);
+  const max = Math.max(1, ...values);
+  const step = W / (HISTORY - 1);
+  let path = "", pen = false;
+  points.forEach((p, i) => {
+    if (p === null) { pen = false; return; }
+    const x = (HISTORY - points.length + i) * step, y = H - (p / max) * (H - 20);
+    path += (pen ? "L" : "M") + x.toFixed(1) + " " + y.toFixed(1) + " ";
+    pen = true;
+    svg.append(el("svg:circle", { class: "point", cx: x, cy: y, r: 2, "data-value": p }));
+  });
+  if (path) svg.prepend(el("svg:path", { d: path, fill: "none", stroke: "var(--accent)", "stroke-width": 2 }));
+  svg.append(el("svg:text", { x: 4, y: 14, "font-size": 12 }, "max " + fmt(max, 1) + " " + unit));
+}
+
+function renderStages(queues) {
+  const svg = $("stage-chart");
+  svg.replaceChildren();
+  const W = 600, H = 160;
+  const max = Math.max(1, ...queues.map((q) => q.waiting));
+  const band = H / Math.max(1, queues.length);
+  queues.forEach((q, i) => {
+    let x = 90;
+    svg.append(el("svg:text", { x: 4, y: i * band + band / 2 + 4, "font-size": 12 }, q.queue));
+    for (const [stage, color] of STAGES) {
+      const n = q.waiting_by_stage[stage];
+      const w = (n / max) * (W - 100);
+      const bar = el("svg:rect", { x, y: i * band + band * 0.2, width: w, height: band * 0.6,
+                                   fill: color, "data-queue": q.queue, "data-stage": stage, "data-value": n });
+      bar.append(el("svg:title", {}, `${q.queue} ${stage}: ${n}`));
+      svg.append(bar);
+      x += w;
+    }
+  });
+  $("stage-legend").replaceChildren(...STAGES.map(([stage, color]) => {
+    const s = el("span");
+    s.append(el("span", { class: "swatch", style: "background:" + color }), stage.replace("_", " "));
+    return s;
+  }));
+}
+
+function renderLobbies(l) {
+  $("lobby-count").textContent = fmt(l.lobbies) + " lobbies, " + fmt(l.players) + " players";
+  $("lobby-rows").replaceChildren(...l.by_datacenter.map((d) => {
+    const tr = el("tr", { "data-datacenter": d.datacenter });
+    for (const v of [d.datacenter, fmt(d.lobbies), fmt(d.players), fmt(d.seats),
+                     fmt(d.seats ? (100 * d.players) / d.seats : 0, 1) + " %"])
+      tr.append(el("td", {}, v));
+    return tr;
+  }));
+}
+
+async function renderWaiting(queue) {
+  $("waiting-queue").textContent = queue;
+  const view = await api("/api/queues/" + encodeURIComponent(queue) + "?limit=20");
+  $("waiting-rows").replaceChildren(...view.waiting_tickets.map((t) => {
+    const tr = el("tr");
+    for (const v of [t.ticket, t.players.join(", "), fmt(t.mmr), fmt(t.waited_ms / 1000, 1) + " s",
+                     t.stage || "–"])
+      tr.append(el("td", {}, v));
+    return tr;
+  }));
+}
+
+async function poll() {
+  try {
+    const [{ queues }, lobbies] = await Promise.all([api("/api/queues"), api("/api/lobbies?limit=0")]);
+    const before = new Map((sessions.previous || []).map((q) => [q.queue, q]));
+    for (const q of queues) {
+      const s = sessions.series.get(q.queue) || [];
+      const b = before.get(q.queue);
+      s.push({ ttm: b ? meanSince(q.wait_seconds, b.wait_seconds) : null,
+               rtt: b ? meanSince(q.worst_rtt_ms, b.worst_rtt_ms) : null });
+      while (s.length > HISTORY) s.shift();
+      sessions.series.set(q.queue, s);
+    }
+    sessions.previous = queues;
+    renderQueueCards(queues);
+    const select = $("chart-queue");
+    if (select.options.length !== queues.length)
+      select.replaceChildren(...queues.map((q) => el("option", { value: q.queue }, q.queue)));
+    const chosen = select.value || (queues[0] && queues[0].queue);
+    const series = sessions.series.get(chosen) || [];
+    drawLine($("ttm-chart"), series.map((p) => p.ttm), "s");
+    drawLine($("rtt-chart"), series.map((p) => p.rtt), "ms");
+    const last = (key) => { const v = series.map((p) => p[key]).filter((x) => x !== null); return v.length ? v[v.length - 1] : null; };
+    $("ttm-value").textContent = last("ttm") === null ? "–" : fmt(last("ttm"), 1);
+    $("rtt-value").textContent = last("rtt") === null ? "–" : fmt(last("rtt"));
+    renderStages(queues);
+    renderLobbies(lobbies);
+    if (chosen) await renderWaiting(chosen);
+    setStatus("updated " + new Date().toLocaleTimeString());
+  } catch (e) {
+    setStatus(e.message, true);
+  }
+}
+
+let timer = null;
+async function start() {
+  clearInterval(timer);
+  await poll();
+  timer = setInterval(poll, POLL_MS);
+}
+$("chart-queue").addEventListener("change", () => poll());
+start();
