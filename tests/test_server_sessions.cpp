@@ -268,3 +268,55 @@ TEST_CASE("a long-poll does not hold the server's stop", "[server][session]") {
   REQUIRE(r);
   CHECK(json::parse(r->body)["state"] == "waiting");
 }
+
+TEST_CASE("SIGTERM keeps waiting tickets and lobbies, the next start restores them",
+          "[server][session]") {
+  json patch = session_patch();
+  patch["sessions"]["queue_template"] = "duel";
+  live_server s(patch, 100);
+  const auto a = create(s, solo("coop", 1, 1500));
+  json duo = solo("coop", 2, 1500);
+  duo["players"].push_back(
+      json{{"id", 3}, {"mmr", 1510}, {"location", {{"latitude", 48}, {"longitude", 2}}}});
+  duo["give_up_after_ms"] = 600'000;
+  const auto b = create(s, duo);
+  const auto r = create(s, solo("ranked", 4, 1500));  // a queue made on first use
+  json brief = solo("coop", 5, 1500);
+  brief["give_up_after_ms"] = 1500;
+  const auto gone = create(s, brief);  // past its give-up time by the next start
+  s.post_json("/api/lobbies",
+              {{"id", "ctf-9"},
+               {"mode", "ctf"},
+               {"datacenter", "tokyo"},
+               {"max_players", 12},
+               {"players", 5}},
+              admin_token, 201);
+  CHECK(s.stop() == 0);
+  std::this_thread::sleep_for(1600ms);  // real time for `brief` to pass its give-up time
+
+  s.start();
+  for (const auto id : {a, b, r}) {
+    const json t = s.get_json("/api/tickets/" + std::to_string(id), view_token);
+    CHECK(t["state"] == "waiting");
+  }
+  CHECK(s.get_json("/api/tickets/" + std::to_string(gone), view_token, 404).contains("error"));
+  const json view = s.get_json("/api/queues/coop", view_token);
+  REQUIRE(view["waiting_tickets"].size() == 2);
+  CHECK(view["waiting_tickets"][1]["players"] == json({2, 3}));
+  CHECK(view["waiting_tickets"][0]["waited_ms"].get<std::int64_t>() >= 1600);  // from its creation
+  const json lobbies = s.get_json("/api/lobbies", view_token);
+  REQUIRE(lobbies["list"].size() == 1);
+  CHECK(lobbies["list"][0]["id"] == "ctf-9");
+  CHECK(lobbies["list"][0]["players"] == 5);
+  // A new player completes the co-op match with the restored tickets.
+  const auto c = create(s, solo("coop", 6, 1500));
+  CHECK(c > b);
+  const json matched = s.get_json("/api/tickets/" + std::to_string(c) + "?wait=10", view_token);
+  CHECK(matched["state"] == "matched");
+  CHECK(matched["match"]["tickets"].size() == 3);
+  // Taken once: a second restart (after a kill -9) finds nothing to restore.
+  s.kill_hard();
+  s.start();
+  CHECK(s.get_json("/api/tickets/" + std::to_string(r), view_token, 404).contains("error"));
+  CHECK(s.get_json("/api/lobbies", view_token)["lobbies"] == 0);
+}

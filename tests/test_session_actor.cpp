@@ -466,3 +466,89 @@ TEST_CASE("lobbies through the session service: fullest first, auto-created, idl
   CHECK(*f.ask<bool>(s, lobby_atom::value, close_atom::value, std::string("p1")).first == false);
   caf::anon_send_exit(s, caf::exit_reason::user_shutdown);
 }
+
+TEST_CASE("a saved service's waiting tickets wait again under their ids in the next run",
+          "[session][actors]") {
+  test::actor_fixture f;
+  auto got = std::make_shared<std::vector<ticket_outcome>>();
+  auto owner = spawn_owner(f, got);
+  session_service_config c = two_queues();
+  c.default_queue = c.queues[1];
+  session_service_actor svc = f.sys().spawn(session_service, c);
+  auto s = caf::actor_cast<session_interfaces::service>(svc);
+  f.run();
+  const auto create = [&](session_interfaces::service to, const char* queue, session_ticket t) {
+    auto [id, err] = f.ask<std::uint64_t>(to, create_atom::value, std::string(queue), t, owner);
+    REQUIRE(id);
+    return *id;
+  };
+  const auto w1 = create(s, "coop", party({1000}, 1));
+  const auto w2 = create(s, "coop", party({1050, 1100}, 2));
+  const auto r1 = create(s, "ranked", party({1500}, 10));  // a queue made on first use: number 3
+  const auto d1 = create(s, "duel", party({1000}, 20));
+  const auto d2 = create(s, "duel", party({1010}, 21));
+  f.advance(1s);  // the duel matches; the others wait
+  REQUIRE(got->size() == 2);
+  f.advance(4s);
+
+  auto [saved, err] = f.ask<saved_tickets>(svc, session_save_atom::value);
+  REQUIRE(saved);
+  CHECK(saved->now_ms == 5000);
+  REQUIRE(saved->tickets.size() == 3);
+  CHECK(saved->tickets[0].ticket.id == w1);
+  CHECK(saved->tickets[0].queue == "coop");
+  CHECK(saved->tickets[0].ticket.created_ms == 0);
+  CHECK(saved->tickets[2].ticket.id == r1);
+  CHECK(saved->tickets[2].queue == "ranked");
+  // Stopped: no queue serves, none restarts, no ticket is made.
+  auto [none, e1] = f.ask<ticket_outcome>(s, status_atom::value, w1);
+  CHECK(error_code_of(e1) == errc::instance_down);
+  auto [late, e2] =
+      f.ask<std::uint64_t>(s, create_atom::value, std::string("coop"), party({1}, 30), owner);
+  CHECK(error_code_of(e2) == errc::instance_down);
+  f.advance(10min);
+  CHECK(error_code_of(f.ask<ticket_outcome>(s, status_atom::value, w1).second) ==
+        errc::instance_down);
+  caf::anon_send_exit(s, caf::exit_reason::user_shutdown);
+
+  // The next run: created 5 s before its start.
+  session_service_config next = c;
+  for (auto t : saved->tickets) {
+    t.ticket.created_ms -= saved->now_ms;
+    next.restored_tickets.push_back(t);
+  }
+  auto s2 = caf::actor_cast<session_interfaces::service>(f.sys().spawn(session_service, next));
+  f.run();
+  for (auto id : {w1, w2, r1}) {
+    auto [o, e] = f.ask<ticket_outcome>(s2, status_atom::value, id);
+    REQUIRE(o);
+    CHECK(o->state == ticket_state::waiting);
+  }
+  // A new co-op player completes the match; its owner is told, the old
+  // tickets' owners (actors of the last run) are not.
+  const auto w3 = create(s2, "coop", party({1020}, 40));
+  CHECK(w3 > w2);
+  got->clear();
+  f.advance(1s);
+  REQUIRE(got->size() == 1);
+  CHECK(got->at(0).ticket == w3);
+  CHECK(got->at(0).match.tickets.size() == 3);
+  auto [o1, e3] = f.ask<ticket_outcome>(s2, status_atom::value, w1);
+  REQUIRE(o1);
+  CHECK(o1->state == ticket_state::matched);
+  // Its wait counts from its first creation: 5 s before the run plus the tick.
+  auto [reports, e4] = f.ask<std::vector<session_queue_report>>(s2, info_atom::value);
+  REQUIRE(reports);
+  CHECK(reports->at(0).wait_seconds.sum == Approx(6 + 6 + 1));
+  caf::anon_send_exit(s2, caf::exit_reason::user_shutdown);
+
+  // Without the default config "ranked" cannot be made again: its ticket is dropped.
+  session_service_config strict = next;
+  strict.default_queue.reset();
+  auto s3 = caf::actor_cast<session_interfaces::service>(f.sys().spawn(session_service, strict));
+  f.run();
+  CHECK(f.ask<ticket_outcome>(s3, status_atom::value, w1).first);
+  CHECK_FALSE(f.ask<ticket_outcome>(s3, status_atom::value, r1).first);
+  caf::anon_send_exit(s3, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(owner, caf::exit_reason::user_shutdown);
+}

@@ -19,6 +19,7 @@
 #include "mm/actors/session_service.hpp"
 #include "mm/engine/log.hpp"
 #include "mm/engine/synthetic_players.hpp"
+#include "session_persistence.hpp"
 #include "store_url.hpp"
 
 namespace {
@@ -77,6 +78,22 @@ caf::behavior demo_load(caf::stateful_actor<load_state>* self, iface::client cli
   }};
 }
 
+std::int64_t unix_now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// The name this server's session state is kept under: nodes of a cluster
+// that share a database keep theirs apart.
+std::string session_state_name(const server::server_config& c,
+                               const std::vector<std::string>& instance_names) {
+  if (c.cluster_total == 0) return "matchmakerd";
+  std::string name = "node";
+  for (const auto& n : instance_names) name += ":" + n;
+  return name;
+}
+
 int run(const server::server_config& c) {
   // From the start: a stop requested while starting is honoured once serving.
   std::signal(SIGINT, on_signal);
@@ -133,6 +150,20 @@ int run(const server::server_config& c) {
   for (const auto& q : c.sessions.queues)
     if (q.name == c.sessions.queue_template) sessions.default_queue = q;
   sessions.max_queues = c.sessions.max_queues;
+  // The waiting tickets and lobbies of the last graceful stop.
+  const std::string session_name = session_state_name(c, names);
+  {
+    const auto r = server::restore_session_state(db->take_session_state(session_name), c.sessions,
+                                                 unix_now_ms());
+    sessions.restored_tickets = r.tickets;
+    sessions.restored_lobbies = r.lobbies;
+    if (r.tickets.size() + r.past_give_up + r.unknown_queue + r.unreadable + r.lobbies.size() > 0)
+      say("matchmakerd: sessions of the last run: " + std::to_string(r.tickets.size()) +
+          " waiting tickets back, " + std::to_string(r.past_give_up) +
+          " dropped past their give-up time, " + std::to_string(r.unknown_queue) +
+          " for queues that are gone, " + std::to_string(r.unreadable) + " unreadable; " +
+          std::to_string(r.lobbies.size()) + " lobbies back");
+  }
   auto session_service = sys.spawn(actors::session_service, sessions);
   {
     std::string list;
@@ -160,6 +191,34 @@ int run(const server::server_config& c) {
               log(log_level::error, "some matchmakers did not stop within 30 s");
               down = set.size() + 1;
             });
+  };
+
+  // The queues stop and hand over their waiting tickets; with the lobbies
+  // they go to the session state table, read back at the next start.
+  auto save_sessions = [&] {
+    std::optional<actors::saved_tickets> saved;
+    std::optional<std::vector<actors::lobby_registration>> lobbies;
+    self->request(session_service, std::chrono::seconds(10), actors::session_save_atom::value)
+        .receive([&](actors::saved_tickets& t) { saved = std::move(t); },
+                 [&](caf::error& e) {
+                   log(log_level::error, "the session queues did not stop: " + sys.render(e));
+                 });
+    self->request(session_service, std::chrono::seconds(10), actors::lobby_atom::value,
+                  actors::inspect_atom::value)
+        .receive([&](std::vector<actors::lobby_registration>& l) { lobbies = std::move(l); },
+                 [&](caf::error& e) {
+                   log(log_level::error, "the lobbies did not answer: " + sys.render(e));
+                 });
+    if (!saved) return;
+    const auto rows = server::session_state_of(
+        *saved, lobbies.value_or(decltype(lobbies)::value_type{}), unix_now_ms());
+    try {
+      db->write_session_state(session_name, rows, unix_now_ms());
+      say("matchmakerd: kept " + std::to_string(rows.tickets.size()) + " waiting tickets and " +
+          std::to_string(rows.lobbies.size()) + " lobbies for the next start");
+    } catch (const std::exception& e) {
+      log(log_level::error, std::string("the session state was not written: ") + e.what());
+    }
   };
 
   std::unique_ptr<actors::published_port> actor_port;
@@ -227,6 +286,7 @@ int run(const server::server_config& c) {
   if (load) self->send_exit(load, caf::exit_reason::user_shutdown);
   if (session_load) self->send_exit(session_load, caf::exit_reason::user_shutdown);
   if (actor_port) actor_port->close();
+  save_sessions();
   stop_actors();
   say("matchmakerd: stopped");
   return 0;

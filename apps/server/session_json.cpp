@@ -100,6 +100,33 @@ ticket_body read_ticket_body(const json& body) {
   return out;
 }
 
+json ticket_json(const std::string& queue, const session_ticket& t) {
+  json players = json::array();
+  for (const auto& p : t.players) {
+    json j = {{"id", p.id}, {"mmr", p.mmr}};
+    const auto named = [&](const char* key, const auto& list) {
+      if (list.empty()) return;
+      json o = json::object();
+      for (const auto& x : list) o[x.name] = x.value;
+      j[key] = o;
+    };
+    named("numbers", p.numbers);
+    named("strings", p.strings);
+    named("rtt_ms", p.rtt_ms);
+    if (!p.sets.empty()) {
+      json o = json::object();
+      for (const auto& x : p.sets) o[x.name] = x.items;
+      j["sets"] = o;
+    }
+    if (p.has_location) j["location"] = {{"latitude", p.latitude}, {"longitude", p.longitude}};
+    players.push_back(std::move(j));
+  }
+  json out = {{"queue", queue}, {"players", players}};
+  if (t.give_up_after_ms != 0) out["give_up_after_ms"] = t.give_up_after_ms;
+  if (t.replace_existing) out["replace_existing"] = true;
+  return out;
+}
+
 json outcome_json(const ticket_outcome& o) {
   json j = {{"ticket", o.ticket}, {"queue", o.queue}, {"state", session::to_string(o.state)}};
   if (o.state == session::ticket_state::matched) {

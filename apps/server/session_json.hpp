@@ -32,6 +32,10 @@ struct ticket_body {
 };
 ticket_body read_ticket_body(const json& body);
 
+// The ticket in the shape read_ticket_body reads (what the session state
+// table stores).
+json ticket_json(const std::string& queue, const actors::session_ticket& t);
+
 json outcome_json(const actors::ticket_outcome& o);
 json queue_report_json(const actors::session_queue_report& r);
 json waiting_view_json(const actors::waiting_ticket_view& v);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "mm/actors/errors.hpp"
+#include "mm/engine/log.hpp"
 
 namespace mm::actors {
 
@@ -30,14 +31,54 @@ void start_queue(session_service_pointer self, std::uint64_t number) {
   slot.started = self->clock().now();
 }
 
-std::size_t add_queue(session_service_pointer self, session::queue_config q) {
-  auto& st = self->state;
+// A slot for the queue, not started yet; its index.
+std::size_t add_slot(session_service_state& st, session::queue_config q) {
   st.by_name[q.name] = st.queues.size();
   session_queue_slot slot;
   slot.config = std::move(q);
   st.queues.push_back(std::move(slot));
-  start_queue(self, st.queues.size());
   return st.queues.size() - 1;
+}
+
+std::size_t add_queue(session_service_pointer self, session::queue_config q) {
+  const std::size_t at = add_slot(self->state, std::move(q));
+  start_queue(self, at + 1);
+  return at;
+}
+
+// The tickets of an earlier run into their slots (before the queues start):
+// a ticket whose queue has another number now is dropped.
+void place_restored(session_service_state& st) {
+  auto restored = std::move(st.config.restored_tickets);
+  st.config.restored_tickets.clear();
+  std::sort(restored.begin(), restored.end(),
+            [](const saved_ticket& a, const saved_ticket& b) { return a.ticket.id < b.ticket.id; });
+  std::size_t placed = 0, dropped = 0;
+  for (auto& r : restored) {
+    const std::uint64_t number = r.ticket.id >> ticket_queue_shift;
+    if (!st.by_name.count(r.queue) && st.config.default_queue &&
+        session::valid_queue_name(r.queue) && st.queues.size() < st.config.max_queues &&
+        number == st.queues.size() + 1) {
+      session::queue_config c = *st.config.default_queue;
+      c.name = r.queue;
+      add_slot(st, std::move(c));
+    }
+    const auto it = st.by_name.find(r.queue);
+    if (it == st.by_name.end() || it->second + 1 != number) {
+      ++dropped;
+      continue;
+    }
+    r.ticket.owner = nullptr;  // an actor of the old run
+    const std::uint64_t id = r.ticket.id;
+    st.queues[it->second].waiting[id] = std::move(r.ticket);
+    ++placed;
+  }
+  if (placed + dropped > 0)
+    log(log_level::info, "session service: " + std::to_string(placed) +
+                             " waiting tickets of the last run wait again" +
+                             (dropped ? ", " + std::to_string(dropped) +
+                                            " dropped (their queue is gone or renumbered)"
+                                      : std::string()));
 }
 
 // The slot a ticket id belongs to, or nothing.
@@ -66,6 +107,22 @@ caf::result<Reply> to_lobbies(session_service_pointer self, Ts&&... xs) {
   return self->delegate(self->state.lobbies, lobby_atom::value, std::forward<Ts>(xs)...);
 }
 
+// Answers the save once no queue runs: the tickets they handed over.
+void finish_saving(session_service_pointer self) {
+  auto& st = self->state;
+  if (!st.saving) return;
+  for (const auto& slot : st.queues)
+    if (slot.handle) return;
+  saved_tickets out;
+  out.now_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(self->clock().now() - st.epoch).count();
+  for (const auto& slot : st.queues)
+    for (const auto& [id, h] : slot.waiting) out.tickets.push_back({slot.config.name, h});
+  std::sort(out.tickets.begin(), out.tickets.end(),
+            [](const saved_ticket& a, const saved_ticket& b) { return a.ticket.id < b.ticket.id; });
+  st.saving->deliver(std::move(out));
+}
+
 caf::error down(const session_queue_slot& slot) {
   return make_error(errc::instance_down,
                     "queue '" + slot.config.name + "' is restarting after a crash");
@@ -85,7 +142,9 @@ session_service_actor::behavior_type session_service(session_service_pointer sel
   if (st.config.default_queue)
     session::session_queue(*st.config.default_queue, st.config.latency, st.config.seed);
   session::lobby_registry(st.config.latency, st.config.lobbies, st.config.seed);
-  for (const auto& q : st.config.queues) add_queue(self, q);
+  for (const auto& q : st.config.queues) add_slot(st, q);
+  place_restored(st);
+  for (std::size_t i = 0; i < st.queues.size(); ++i) start_queue(self, i + 1);
   start_lobbies(self, std::move(st.config.restored_lobbies));
   st.config.restored_lobbies.clear();
   // A queue (or the lobbies) that exits while the service runs crashed: it
@@ -104,6 +163,10 @@ session_service_actor::behavior_type session_service(session_service_pointer sel
       session_queue_slot& slot = s.queues[i];
       if (!slot.handle || slot.handle.address() != msg.source) continue;
       slot.handle = nullptr;
+      if (s.saving) {  // stopped on purpose: it stays down
+        finish_saving(self);
+        return;
+      }
       const bool long_run = self->clock().now() - slot.started >= s.config.backoff.reset_after;
       slot.crashes_in_a_row = long_run ? 1 : slot.crashes_in_a_row + 1;
       ++slot.restarts;
@@ -113,10 +176,18 @@ session_service_actor::behavior_type session_service(session_service_pointer sel
     }
     self->quit(msg.reason);  // not a queue: the service's own exit
   });
+  // Only the queues stopped by a save are monitored.
+  self->set_down_handler([self](caf::down_msg& down) {
+    auto& s = self->state;
+    for (auto& slot : s.queues)
+      if (slot.handle && slot.handle.address() == down.source) slot.handle = nullptr;
+    finish_saving(self);
+  });
   return {
       [self](create_atom, const std::string& name, const session_ticket& t,
              const session_interfaces::owner& owner) -> caf::result<std::uint64_t> {
         auto& s = self->state;
+        if (s.saving) return make_error(errc::instance_down, "the server is stopping");
         std::size_t at = 0;
         if (const auto it = s.by_name.find(name); it != s.by_name.end()) {
           at = it->second;
@@ -218,8 +289,24 @@ session_service_actor::behavior_type session_service(session_service_pointer sel
       [self](lobby_atom, inspect_atom) {
         return to_lobbies<std::vector<lobby_registration>>(self, inspect_atom::value);
       },
+      [self](session_save_atom) -> caf::result<saved_tickets> {
+        auto& s = self->state;
+        if (s.saving) return make_error(errc::invalid_argument, "the service is saving already");
+        auto rp = self->make_response_promise<saved_tickets>();
+        s.saving = rp;
+        // A queue told to exit drops its link to the sender first, so its end
+        // comes as a down message, after every handover it sent before.
+        for (auto& slot : s.queues)
+          if (slot.handle) {
+            self->monitor(slot.handle);
+            self->send_exit(slot.handle, caf::exit_reason::user_shutdown);
+          }
+        finish_saving(self);
+        return rp;
+      },
       [self](session_restart_atom, std::uint64_t number) {
         auto& s = self->state;
+        if (s.saving) return;
         if (number == 0) {
           if (!s.lobbies) start_lobbies(self, {});
           return;

@@ -24,6 +24,28 @@
 
 namespace mm::actors {
 
+// A waiting ticket with its queue's name: what the service saves at a
+// graceful stop and takes back at the next start.
+struct saved_ticket {
+  std::string queue;
+  handover_ticket ticket;  // its owner is not saved (an actor of the old run)
+};
+
+// The waiting tickets of every queue, when the queues have stopped.
+struct saved_tickets {
+  std::int64_t now_ms = 0;            // the service's clock (since its epoch) when it saved
+  std::vector<saved_ticket> tickets;  // by id
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, saved_ticket& x) {
+  return f(caf::meta::type_name("saved_ticket"), x.queue, x.ticket);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, saved_tickets& x) {
+  return f(caf::meta::type_name("saved_tickets"), x.now_ms, x.tickets);
+}
+
 struct session_service_config {
   std::vector<session::queue_config> queues;
   // Unset: only the configured queues exist. Set: a ticket for another name
@@ -36,6 +58,11 @@ struct session_service_config {
   restart_backoff backoff;
   session::lobby_config lobbies;
   std::vector<lobby_registration> restored_lobbies;  // of an earlier run
+  // Waiting tickets of an earlier run (created_ms relative to this run's
+  // epoch: negative). A ticket waits again under its id when its queue has
+  // the same number now (queues made on first use are made again, in the
+  // order of their old numbers); the others are dropped and logged.
+  std::vector<saved_ticket> restored_tickets;
 };
 
 // The bits of a ticket id below its queue's number (the number 0 stands for
@@ -43,11 +70,15 @@ struct session_service_config {
 inline constexpr unsigned ticket_queue_shift = 48;
 
 using session_restart_atom = caf::atom_constant<caf::atom("sesrestart")>;
+using session_save_atom = caf::atom_constant<caf::atom("sessave")>;
 
 // The service actor: the game-facing service, the queues' handover, and
 // its own restart timer (with the queue's number).
 using session_service_actor = session_interfaces::service::extend_with<handover_sink>::extend<
-    caf::reacts_to<session_restart_atom, std::uint64_t>>;
+    caf::reacts_to<session_restart_atom, std::uint64_t>,
+    // A graceful stop: every queue stops (none restarts), then the waiting
+    // tickets they handed over. The lobbies keep serving.
+    caf::replies_to<session_save_atom>::with<saved_tickets>>;
 
 struct session_queue_slot {
   session::queue_config config;
@@ -70,6 +101,8 @@ struct session_service_state {
   session_interfaces::lobbies_actor lobbies;
   std::uint32_t lobby_crashes_in_a_row = 0;
   caf::actor_clock::time_point lobbies_started;
+  // While saving: the answer owed once every queue has stopped.
+  std::optional<caf::typed_response_promise<saved_tickets>> saving;
   static inline const char* name = "mm.session_service";
 };
 

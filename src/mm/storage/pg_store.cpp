@@ -1,5 +1,6 @@
 #include "mm/storage/pg_store.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -206,6 +207,53 @@ std::uint64_t pg_store::count_players() {
   return guarded("count players", [&] {
     pqxx::nontransaction tx(db_.sql());
     return tx.exec1("SELECT count(*) FROM players")[0].as<std::uint64_t>();
+  });
+}
+
+void pg_store::write_session_state(const std::string& service, const session_state_rows& s,
+                                   std::int64_t now_unix_ms) {
+  guarded("write the session state", [&] {
+    pqxx::work tx(db_.sql());
+    tx.exec_params0("DELETE FROM session_tickets WHERE service = $1", service);
+    tx.exec_params0("DELETE FROM session_lobbies WHERE service = $1", service);
+    for (const auto& x : s.tickets)
+      tx.exec_params0(
+          "INSERT INTO session_tickets (service, ticket_id, queue, created_at, ticket, "
+          "written_at) VALUES ($1, $2, $3, $4, $5, $6)",
+          service, static_cast<std::int64_t>(x.id), x.queue, x.created_unix_ms, x.ticket,
+          now_unix_ms);
+    for (const auto& x : s.lobbies)
+      tx.exec_params0(
+          "INSERT INTO session_lobbies (service, lobby_id, mode, datacenter, max_players, "
+          "players, created_by_find, written_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+          service, x.id, x.mode, x.datacenter, static_cast<std::int64_t>(x.max_players),
+          static_cast<std::int64_t>(x.players), x.created_by_find ? 1 : 0, now_unix_ms);
+    tx.commit();
+  });
+}
+
+session_state_rows pg_store::take_session_state(const std::string& service) {
+  return guarded("take the session state", [&] {
+    session_state_rows out;
+    pqxx::work tx(db_.sql());
+    for (const auto& r : tx.exec_params("DELETE FROM session_tickets WHERE service = $1 "
+                                        "RETURNING ticket_id, queue, created_at, ticket",
+                                        service))
+      out.tickets.push_back({r[0].as<std::uint64_t>(), r[1].as<std::string>(),
+                             r[2].as<std::int64_t>(), r[3].as<std::string>()});
+    for (const auto& r : tx.exec_params(
+             "DELETE FROM session_lobbies WHERE service = $1 "
+             "RETURNING lobby_id, mode, datacenter, max_players, players, created_by_find",
+             service))
+      out.lobbies.push_back({r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<std::string>(),
+                             r[3].as<std::uint32_t>(), r[4].as<std::uint32_t>(),
+                             r[5].as<std::int64_t>() != 0});
+    tx.commit();
+    std::sort(out.tickets.begin(), out.tickets.end(),
+              [](const auto& a, const auto& b) { return a.id < b.id; });
+    std::sort(out.lobbies.begin(), out.lobbies.end(),
+              [](const auto& a, const auto& b) { return a.id < b.id; });
+    return out;
   });
 }
 

@@ -37,6 +37,9 @@ class pg_store final : public player_store {
   void set_aside_state(const std::string& instance_id, const std::string& reason,
                        std::int64_t now_unix_ms) override;
   std::vector<rejected_state> rejected_states(const std::string& instance_id) override;
+  void write_session_state(const std::string& service, const session_state_rows& s,
+                           std::int64_t now_unix_ms) override;
+  session_state_rows take_session_state(const std::string& service) override;
   // PostgreSQL checks its own pages (and reports damage on read): nothing to
   // do at start.
   std::optional<std::string> integrity_problem() override { return std::nullopt; }

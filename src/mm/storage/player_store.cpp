@@ -51,6 +51,14 @@ std::uint64_t sqlite_store::count_players() {
 std::vector<player_row> sqlite_store::players_after(player_id after, std::size_t limit) {
   return mm::players_after(db_, after, limit);
 }
+void sqlite_store::write_session_state(const std::string& service, const session_state_rows& s,
+                                       std::int64_t now_unix_ms) {
+  mm::write_session_state(db_, service, s, now_unix_ms);
+}
+session_state_rows sqlite_store::take_session_state(const std::string& service) {
+  return mm::take_session_state(db_, service);
+}
+
 void sqlite_store::write_state(const std::string& instance_id, const stored_state& s) {
   mm::write_state(db_, instance_id, s);
 }

@@ -20,6 +20,7 @@
 #include "mm/storage/database.hpp"
 #include "mm/storage/player_table.hpp"
 #include "mm/storage/row_scanner.hpp"
+#include "mm/storage/session_state_table.hpp"
 #include "mm/storage/state_table.hpp"
 
 namespace mm {
@@ -45,6 +46,12 @@ class player_store {
   virtual void set_aside_state(const std::string& instance_id, const std::string& reason,
                                std::int64_t now_unix_ms) = 0;
   virtual std::vector<rejected_state> rejected_states(const std::string& instance_id) = 0;
+
+  // The session matchmaker's state across a restart
+  // (mm/storage/session_state_table.hpp).
+  virtual void write_session_state(const std::string& service, const session_state_rows& s,
+                                   std::int64_t now_unix_ms) = 0;
+  virtual session_state_rows take_session_state(const std::string& service) = 0;
 
   // A damaged store, found by a check at start, or nothing when it is sound.
   virtual std::optional<std::string> integrity_problem() = 0;
@@ -79,6 +86,9 @@ class sqlite_store final : public player_store {
   void set_aside_state(const std::string& instance_id, const std::string& reason,
                        std::int64_t now_unix_ms) override;
   std::vector<rejected_state> rejected_states(const std::string& instance_id) override;
+  void write_session_state(const std::string& service, const session_state_rows& s,
+                           std::int64_t now_unix_ms) override;
+  session_state_rows take_session_state(const std::string& service) override;
   std::optional<std::string> integrity_problem() override;
   std::unique_ptr<row_scanner> open_scanner(const scan_options& o) override;
 
