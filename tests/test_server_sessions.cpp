@@ -2,9 +2,15 @@
 // long-polled to their match, cancelled and expired; queues and their waiting
 // tickets; lobbies found fullest first and auto-created; bad tickets refused
 // naming the field while the server serves on.
+#include <caf/all.hpp>
+#include <caf/io/all.hpp>
 #include <chrono>
+#include <condition_variable>
 #include <future>
+#include <mutex>
 
+#include "mm/actors/registration.hpp"
+#include "mm/actors/remote.hpp"
 #include "server_fixture.hpp"
 
 using namespace mm;
@@ -319,4 +325,127 @@ TEST_CASE("SIGTERM keeps waiting tickets and lobbies, the next start restores th
   s.start();
   CHECK(s.get_json("/api/tickets/" + std::to_string(r), view_token, 404).contains("error"));
   CHECK(s.get_json("/api/lobbies", view_token)["lobbies"] == 0);
+}
+
+namespace {
+
+// What a game's owner actor was told, for the test's thread to wait on.
+struct told {
+  std::mutex m;
+  std::condition_variable cv;
+  std::vector<actors::ticket_outcome> outcomes;
+
+  bool wait_for(std::size_t n, std::chrono::seconds timeout = 20s) {
+    std::unique_lock lock(m);
+    return cv.wait_for(lock, timeout, [&] { return outcomes.size() >= n; });
+  }
+};
+
+actors::session_player remote_player(player_id id, double mmr) {
+  actors::session_player p;
+  p.id = id;
+  p.mmr = mmr;
+  p.rtt_ms = {{"paris", 20}, {"tokyo", 240}};
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("a game process over the actor port gets its party's match, cancel and expiry",
+          "[server][session]") {
+  json patch = session_patch();
+  patch["actor"] = {{"port", 0}};
+  live_server s(patch, 100);
+  REQUIRE(s.actor_port() != 0);
+
+  caf::actor_system_config cfg;
+  actors::use_network(cfg, {});
+  cfg.set("logger.verbosity", caf::atom("quiet"));
+  actors::add_message_types<generic_profile>(cfg, "generic");
+  caf::actor_system sys(cfg);
+  auto service = actors::connect_actor<actors::session_interfaces::service>(sys, "127.0.0.1",
+                                                                            s.actor_port(), false);
+  REQUIRE(service);
+  // The async interface is served on the same port.
+  auto async = actors::connect_actor<actors::interfaces<generic_profile>::routing_client>(
+      sys, "127.0.0.1", s.actor_port(), false);
+  REQUIRE(async);
+
+  auto got = std::make_shared<told>();
+  actors::session_interfaces::owner owner =
+      sys.spawn([got]() -> actors::session_interfaces::owner::behavior_type {
+        return {[got](actors::ticket_atom, const actors::ticket_outcome& o) {
+          std::lock_guard lock(got->m);
+          got->outcomes.push_back(o);
+          got->cv.notify_all();
+        }};
+      });
+  caf::scoped_actor self{sys};
+  const auto create = [&](const std::string& queue, actors::session_ticket t) {
+    std::uint64_t id = 0;
+    self->request(*service, 10s, actors::create_atom::value, queue, t, owner)
+        .receive([&](std::uint64_t x) { id = x; },
+                 [&](caf::error& e) { FAIL_CHECK(sys.render(e)); });
+    return id;
+  };
+  // A duo and two solos fill the co-op queue's match of four.
+  actors::session_ticket duo;
+  duo.players = {remote_player(1, 1500), remote_player(2, 1520)};
+  const auto d = create("coop", duo);
+  actors::session_ticket solo1, solo2;
+  solo1.players = {remote_player(3, 1490)};
+  solo2.players = {remote_player(4, 1510)};
+  const auto s1 = create("coop", solo1);
+  const auto s2 = create("coop", solo2);
+  REQUIRE((d && s1 && s2));
+  REQUIRE(got->wait_for(3));
+  {
+    std::lock_guard lock(got->m);
+    std::set<std::uint64_t> tickets;
+    for (const auto& o : got->outcomes) {
+      CHECK(o.state == session::ticket_state::matched);
+      CHECK(o.match.datacenter == "paris");
+      CHECK(o.match.id == got->outcomes[0].match.id);
+      REQUIRE(o.match.teams.size() == 1);
+      CHECK(o.match.teams[0].size() == 4);
+      tickets.insert(o.ticket);
+    }
+    CHECK(tickets == std::set<std::uint64_t>{d, s1, s2});
+  }
+  // Cancel, and expiry (2 s alone in the duel queue): each told once.
+  actors::session_ticket lonely;
+  lonely.players = {remote_player(5, 9000)};
+  const auto c = create("coop", lonely);
+  bool cancelled = false;
+  self->request(*service, 10s, actors::cancel_atom::value, c)
+      .receive([&](bool b) { cancelled = b; }, [&](caf::error&) {});
+  CHECK(cancelled);
+  const auto e = create("duel", lonely);
+  REQUIRE(got->wait_for(5));
+  {
+    std::lock_guard lock(got->m);
+    CHECK(got->outcomes[3].ticket == c);
+    CHECK(got->outcomes[3].state == session::ticket_state::cancelled);
+    CHECK(got->outcomes[4].ticket == e);
+    CHECK(got->outcomes[4].state == session::ticket_state::expired);
+  }
+  // A bad ticket is refused naming the field. (Not a NaN MMR: CAF 0.17's
+  // wire format packs a NaN double into a finite number, so a NaN never
+  // arrives as one; over HTTP it is refused.)
+  actors::session_ticket twice;
+  twice.players = {remote_player(6, 1500), remote_player(6, 1500)};
+  std::string why;
+  self->request(*service, 10s, actors::create_atom::value, std::string("coop"), twice, owner)
+      .receive([&](std::uint64_t) {}, [&](caf::error& err) { why = sys.render(err); });
+  CHECK_THAT(why, Contains("players[1].id: player 6 is in the party twice"));
+  // Lobbies over the same handle.
+  actors::lobby_query q;
+  q.modes = {"ctf"};
+  q.region = "eu";
+  std::string lobby;
+  self->request(*service, 10s, actors::lobby_atom::value, actors::find_atom::value, q)
+      .receive([&](const actors::lobby_placement& p) { lobby = p.lobby; },
+               [&](caf::error& err) { FAIL_CHECK(sys.render(err)); });
+  CHECK(lobby == "auto-1");
+  caf::anon_send_exit(owner, caf::exit_reason::user_shutdown);
 }

@@ -13,6 +13,7 @@
 #include "demo_session_load.hpp"
 #include "http_api.hpp"
 #include "mm/actors/admin_bridge.hpp"
+#include "mm/actors/game_front.hpp"
 #include "mm/actors/generic_actors.hpp"
 #include "mm/actors/registration.hpp"
 #include "mm/actors/remote.hpp"
@@ -173,6 +174,7 @@ int run(const server::server_config& c) {
   }
 
   caf::scoped_actor self{sys};
+  actors::game_front_actor<profile> front;  // what the actor port publishes
   // Each supervisor passes the stop to its instance, which writes its snapshot
   // on the way out; the actor system's destructor waits for those last writes.
   auto stop_actors = [&] {
@@ -183,6 +185,7 @@ int run(const server::server_config& c) {
     self->monitor(session_service);
     self->send_exit(session_service, caf::exit_reason::user_shutdown);
     self->send_exit(client, caf::exit_reason::user_shutdown);
+    if (front) self->send_exit(front, caf::exit_reason::user_shutdown);
     std::size_t down = 0;
     self->receive_while([&] { return down < set.size() + 1; })(
         [&](const caf::down_msg&) { ++down; },
@@ -223,7 +226,10 @@ int run(const server::server_config& c) {
 
   std::unique_ptr<actors::published_port> actor_port;
   if (c.actor_port >= 0) {
-    auto published = actors::publish_actor(sys, client, static_cast<std::uint16_t>(c.actor_port),
+    // One actor for both halves: the routing client and the session service.
+    front = sys.spawn(actors::game_front<profile>, client,
+                      caf::actor_cast<actors::session_interfaces::service>(session_service));
+    auto published = actors::publish_actor(sys, front, static_cast<std::uint16_t>(c.actor_port),
                                            c.actor_host, c.actor_tls.enabled(), c.actor_limits);
     if (!published) {
       std::fprintf(stderr, "matchmakerd: cannot publish the actor port on %s:%d: %s\n",
