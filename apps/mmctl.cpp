@@ -42,6 +42,20 @@ const char* usage =
     "                                        columns id,mmr[,attr0..attr3[,is_bot]]\n"
     "  export [FILE.csv]                     the player table as CSV (stdout by default)\n"
     "\n"
+    "Sessions:\n"
+    "  ticket create QUEUE --player ID:MMR [--player ID:MMR ...] [--rtt DC=MS ...]\n"
+    "         [--location LAT,LON] [--give-up-after MS]\n"
+    "                                        a ticket for the party (role test); --rtt and\n"
+    "                                        --location apply to every player\n"
+    "  ticket get ID [--wait SECONDS]        its state; --wait long-polls until it leaves\n"
+    "  ticket cancel ID                      cancel a waiting ticket (role test)\n"
+    "  queues [QUEUE]                        every queue's counts, or one queue's with its\n"
+    "                                        oldest waiting tickets\n"
+    "  lobby find --mode M [--mode M ...] [--party N] [--region R] [--rtt DC=MS ...]\n"
+    "         [--location LAT,LON] [--no-create yes]\n"
+    "                                        a running lobby for the party (role test)\n"
+    "  lobby list                            the running lobbies\n"
+    "\n"
     "URL defaults to $MMCTL_URL, else http://127.0.0.1:8080; TOKEN to $MMCTL_TOKEN.\n";
 
 struct usage_error : std::runtime_error {
@@ -63,6 +77,9 @@ class api {
   json get(const std::string& path) { return check(client_.Get(path, headers()), "GET " + path); }
   json post(const std::string& path, const json& body) {
     return check(client_.Post(path, headers(), body.dump(), "application/json"), "POST " + path);
+  }
+  json del(const std::string& path) {
+    return check(client_.Delete(path, headers()), "DELETE " + path);
   }
 
  private:
@@ -283,6 +300,102 @@ int export_csv(api& a, const flags& f) {
   return 0;
 }
 
+double number_of(const std::string& flag, const std::string& v) {
+  try {
+    std::size_t used = 0;
+    const double x = std::stod(v, &used);
+    if (used == v.size()) return x;
+  } catch (const std::exception&) {
+  }
+  throw usage_error(flag + " expects a number, got '" + v + "'");
+}
+
+// --rtt DC=MS ... as {"DC": MS}.
+json rtts_of(const flags& f) {
+  json out = json::object();
+  for (const auto& [k, v] : f.named) {
+    if (k != "rtt") continue;
+    const auto eq = v.find('=');
+    if (eq == std::string::npos) throw usage_error("--rtt expects DC=MS, got '" + v + "'");
+    out[v.substr(0, eq)] = number_of("--rtt", v.substr(eq + 1));
+  }
+  return out;
+}
+
+// --location LAT,LON as {"latitude", "longitude"}, or null.
+json location_of(const flags& f) {
+  if (!f.has("location")) return nullptr;
+  const std::string v = f.one("location");
+  const auto comma = v.find(',');
+  if (comma == std::string::npos) throw usage_error("--location expects LAT,LON");
+  return {{"latitude", number_of("--location", v.substr(0, comma))},
+          {"longitude", number_of("--location", v.substr(comma + 1))}};
+}
+
+json ticket_body(const flags& f) {
+  if (f.positional.size() != 2) throw usage_error("ticket create needs a QUEUE");
+  json players = json::array();
+  const json rtts = rtts_of(f);
+  const json location = location_of(f);
+  for (const auto& [k, v] : f.named) {
+    if (k != "player") continue;
+    const auto colon = v.find(':');
+    if (colon == std::string::npos) throw usage_error("--player expects ID:MMR, got '" + v + "'");
+    json p = {{"id", number_arg("--player", v.substr(0, colon))},
+              {"mmr", number_of("--player", v.substr(colon + 1))}};
+    if (!rtts.empty()) p["rtt_ms"] = rtts;
+    if (!location.is_null()) p["location"] = location;
+    players.push_back(std::move(p));
+  }
+  if (players.empty()) throw usage_error("ticket create needs at least one --player ID:MMR");
+  json b = {{"queue", f.positional[1]}, {"players", players}};
+  if (f.has("give-up-after"))
+    b["give_up_after_ms"] = number_arg("--give-up-after", f.one("give-up-after"));
+  return b;
+}
+
+json lobby_query(const flags& f) {
+  json modes = json::array();
+  for (const auto& [k, v] : f.named)
+    if (k == "mode") modes.push_back(v);
+  if (modes.empty()) throw usage_error("lobby find needs at least one --mode");
+  json b = {{"modes", modes}};
+  if (f.has("party")) b["party_size"] = number_arg("--party", f.one("party"));
+  if (f.has("region")) b["region"] = f.one("region");
+  if (const json r = rtts_of(f); !r.empty()) b["rtt_ms"] = r;
+  if (const json l = location_of(f); !l.is_null()) b["location"] = l;
+  if (f.has("no-create")) b["prevent_auto_create"] = f.one("no-create") != "no";
+  return b;
+}
+
+int session_command(api& a, const std::string& cmd, const flags& f) {
+  const std::string sub = f.positional.empty() ? "" : f.positional[0];
+  const auto id_arg = [&] {
+    if (f.positional.size() != 2) throw usage_error(cmd + " " + sub + " needs an ID");
+    return std::to_string(number_arg("ID", f.positional[1]));
+  };
+  if (cmd == "queues") {
+    print(f.positional.empty() ? a.get("/api/queues") : a.get("/api/queues/" + f.positional[0]));
+  } else if (cmd == "ticket" && sub == "create") {
+    print(a.post("/api/tickets", ticket_body(f)));
+  } else if (cmd == "ticket" && sub == "get") {
+    const std::string id = id_arg();
+    print(a.get("/api/tickets/" + id +
+                (f.has("wait") ? "?wait=" + std::to_string(number_arg("--wait", f.one("wait")))
+                               : std::string())));
+  } else if (cmd == "ticket" && sub == "cancel") {
+    print(a.del("/api/tickets/" + id_arg()));
+  } else if (cmd == "lobby" && sub == "find") {
+    print(a.post("/api/lobbies/find", lobby_query(f)));
+  } else if (cmd == "lobby" && sub == "list") {
+    print(a.get("/api/lobbies"));
+  } else {
+    throw usage_error(cmd + " takes " +
+                      (cmd == "ticket" ? "create, get or cancel" : "find or list"));
+  }
+  return 0;
+}
+
 std::string matchmaker_path(const flags& f) {
   return f.positional.empty() ? "/api" : "/api/matchmakers/" + f.positional[0];
 }
@@ -336,6 +449,8 @@ int run(const std::vector<std::string>& args) {
     return import_csv(a, f);
   else if (cmd == "export")
     return export_csv(a, f);
+  else if (cmd == "ticket" || cmd == "queues" || cmd == "lobby")
+    return session_command(a, cmd, f);
   else
     throw usage_error("unknown command '" + cmd + "'");
   return 0;

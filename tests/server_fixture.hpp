@@ -21,6 +21,18 @@ inline const std::string view_token = "view-token-0123456789";
 inline const std::string test_token = "test-token-0123456789";
 inline const std::string admin_token = "admin-token-0123456789";
 
+// Runs a binary to its end: (exit status, stdout and stderr).
+inline std::pair<int, std::string> run_binary(
+    const std::vector<std::string>& argv,
+    const std::vector<std::pair<std::string, std::string>>& env = {}) {
+  for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+  child_process p(argv, /*with_stderr=*/true);
+  for (const auto& [k, v] : env) unsetenv(k.c_str());
+  std::string out;
+  const int status = p.finish(&out);
+  return {status, out};
+}
+
 class live_server {
  public:
   // `patch` is merged into the base configuration (JSON merge patch).

@@ -24,18 +24,6 @@ using namespace mm::test;
 
 namespace {
 
-// Runs a binary to its end: (exit status, stdout and stderr).
-std::pair<int, std::string> run_binary(
-    const std::vector<std::string>& argv,
-    const std::vector<std::pair<std::string, std::string>>& env = {}) {
-  for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
-  child_process p(argv, /*with_stderr=*/true);
-  for (const auto& [k, v] : env) unsetenv(k.c_str());
-  std::string out;
-  const int status = p.finish(&out);
-  return {status, out};
-}
-
 // The value of one sample line of the Prometheus text, or -1.
 double metric(const std::string& text, const std::string& series) {
   std::istringstream in(text);

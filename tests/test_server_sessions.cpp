@@ -449,3 +449,58 @@ TEST_CASE("a game process over the actor port gets its party's match, cancel and
   CHECK(lobby == "auto-1");
   caf::anon_send_exit(owner, caf::exit_reason::user_shutdown);
 }
+
+TEST_CASE("mmctl: ticket create, get with wait, cancel, queues and lobby find", "[server][mmctl]") {
+  live_server s(session_patch(), 100);
+  const std::vector<std::pair<std::string, std::string>> env = {{"MMCTL_URL", s.url()},
+                                                                {"MMCTL_TOKEN", test_token}};
+  const auto mmctl = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), MMCTL_BINARY);
+    auto [status, out] = run_binary(args, env);
+    INFO(out);
+    const auto brace = out.find('{');
+    return std::make_pair(status, brace == std::string::npos
+                                      ? json(out)
+                                      : json::parse(out.substr(brace), nullptr, false));
+  };
+  auto [made, ticket] = mmctl({"ticket", "create", "duel", "--player", "1:1500", "--rtt",
+                               "paris=20", "--rtt", "tokyo=230"});
+  REQUIRE(made == 0);
+  const std::string a = std::to_string(ticket["ticket"].get<std::uint64_t>());
+  auto [made2, ticket2] =
+      mmctl({"ticket", "create", "duel", "--player", "2:1530", "--location", "48.5,2.0"});
+  REQUIRE(made2 == 0);
+  auto [got, outcome] = mmctl({"ticket", "get", a, "--wait", "10"});
+  CHECK(got == 0);
+  CHECK(outcome["state"] == "matched");
+  CHECK(outcome["match"]["datacenter"] == "paris");
+
+  auto [made3, ticket3] = mmctl({"ticket", "create", "coop", "--player", "5:1500", "--player",
+                                 "6:1600", "--rtt", "paris=15"});
+  REQUIRE(made3 == 0);
+  const std::string c = std::to_string(ticket3["ticket"].get<std::uint64_t>());
+  auto [listed, queue] = mmctl({"queues", "coop"});
+  CHECK(listed == 0);
+  CHECK(queue["waiting_tickets"][0]["players"] == json({5, 6}));
+  auto [cancelled, answer] = mmctl({"ticket", "cancel", c});
+  CHECK(cancelled == 0);
+  CHECK(answer["cancelled"] == true);
+  auto [all, queues] = mmctl({"queues"});
+  CHECK(all == 0);
+  CHECK(queues["queues"][0]["matches"] == 1);
+
+  auto [found, lobby] =
+      mmctl({"lobby", "find", "--mode", "ctf", "--party", "3", "--region", "asia"});
+  CHECK(found == 0);
+  CHECK(lobby["created"] == true);
+  CHECK(lobby["datacenter"] == "tokyo");
+  auto [full, why] =
+      mmctl({"lobby", "find", "--mode", "race", "--region", "eu", "--no-create", "yes"});
+  CHECK(full == 1);
+  CHECK(why.get<std::string>().find("HTTP 409: no available lobby") != std::string::npos);
+  auto [bad, usage] = mmctl({"ticket", "create", "duel"});
+  CHECK(bad == 2);
+  auto [refused, reason] = mmctl({"ticket", "create", "nope", "--player", "9:1500"});
+  CHECK(refused == 1);
+  CHECK(reason.get<std::string>().find("queue: no queue 'nope'") != std::string::npos);
+}
