@@ -52,6 +52,7 @@ class matchmakerd_process {
   }
 
   std::uint16_t actor_port() const { return actor_port_; }
+  std::uint16_t http_port() const { return http_port_; }
   long pid() const { return process_->pid(); }
   // SIGTERM and wait: 0 when it stopped cleanly (its snapshots written).
   int stop() { return process_->stop(); }

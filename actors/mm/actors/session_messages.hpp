@@ -54,6 +54,7 @@ struct session_match {
   std::vector<std::uint64_t> tickets;
   double mmr_spread = 0, worst_rtt_ms = 0;
   bool bot_match = false;
+  std::int64_t formed_at_ms = 0;  // the tick that formed it, on the queue's clock
 };
 
 // What became of a ticket: told to its owner when it leaves the queue, and
@@ -191,7 +192,7 @@ typename Inspector::result_type inspect(Inspector& f, session_ticket& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, session_match& x) {
   return f(caf::meta::type_name("session_match"), x.id, x.queue, x.datacenter, x.teams, x.tickets,
-           x.mmr_spread, x.worst_rtt_ms, x.bot_match);
+           x.mmr_spread, x.worst_rtt_ms, x.bot_match, x.formed_at_ms);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ticket_outcome& x) {

@@ -41,6 +41,7 @@ session_match to_message(const session::formed_match& m, const session_queue_sta
   out.mmr_spread = m.mmr_spread;
   out.worst_rtt_ms = m.worst_rtt_ms;
   out.bot_match = m.bot_match;
+  out.formed_at_ms = m.formed_at.count();
   return out;
 }
 
