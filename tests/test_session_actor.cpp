@@ -489,7 +489,9 @@ TEST_CASE("a saved service's waiting tickets wait again under their ids in the n
   const auto d2 = create(s, "duel", party({1010}, 21));
   f.advance(1s);  // the duel matches; the others wait
   REQUIRE(got->size() == 2);
-  CHECK(got->at(0).match.tickets == std::vector<std::uint64_t>{d1, d2});
+  const std::set<std::uint64_t> duel(got->at(0).match.tickets.begin(),
+                                     got->at(0).match.tickets.end());
+  CHECK(duel == std::set<std::uint64_t>{d1, d2});
   f.advance(4s);
 
   auto [saved, err] = f.ask<saved_tickets>(svc, session_save_atom::value);
