@@ -284,3 +284,42 @@ TEST_CASE("snapshots on PostgreSQL: one row per instance, set aside with a reaso
     CHECK(store->rejected_states("a").empty());
   }
 }
+
+TEST_CASE("session state on PostgreSQL as on SQLite: replaced per service, taken once",
+          "[postgres][store][state]") {
+  if (!have_postgres()) return;
+  both_stores s;
+  mm::session_state_rows a;
+  for (std::uint64_t i = 0; i < 300; ++i)
+    a.tickets.push_back({(2ull << 48) + 1000 - i, i % 2 ? "coop" : "ranked",
+                         1'700'000'000'000 + static_cast<std::int64_t>(i),
+                         "{\"queue\": \"coop\", \"players\": [{\"id\": " + std::to_string(i + 1) +
+                             ", \"mmr\": 1500.5}]}"});
+  a.lobbies = {{"z-9", "ctf", "paris", 12, 7, false}, {"auto-1", "race", "tokyo", 16, 0, true}};
+  mm::session_state_rows b;
+  b.tickets = {{7, "duel", 5, "{}"}};
+  for (mm::player_store* store :
+       {static_cast<mm::player_store*>(&s.sqlite), static_cast<mm::player_store*>(&s.pg)}) {
+    CHECK(store->take_session_state("node-a").tickets.empty());
+    store->write_session_state("node-a", b, 1);
+    store->write_session_state("node-a", a, 2);  // replaces node-a's rows
+    store->write_session_state("node-b", b, 3);
+    const auto got = store->take_session_state("node-a");
+    REQUIRE(got.tickets.size() == 300);
+    for (std::size_t i = 1; i < got.tickets.size(); ++i)
+      CHECK(got.tickets[i - 1].id < got.tickets[i].id);  // by id
+    CHECK(got.tickets.front().id == (2ull << 48) + 701);
+    CHECK(got.tickets.front().queue == "coop");
+    CHECK(got.tickets.front().created_unix_ms == 1'700'000'000'299);
+    CHECK(got.tickets.back().ticket == a.tickets.front().ticket);
+    REQUIRE(got.lobbies.size() == 2);
+    CHECK(got.lobbies[0].id == "auto-1");
+    CHECK(got.lobbies[0].created_by_find);
+    CHECK(got.lobbies[1].players == 7);
+    CHECK(got.lobbies[1].max_players == 12);
+    CHECK(store->take_session_state("node-a").tickets.empty());  // taken once
+    const auto other = store->take_session_state("node-b");
+    REQUIRE(other.tickets.size() == 1);
+    CHECK(other.tickets[0].id == 7);
+  }
+}

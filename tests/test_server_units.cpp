@@ -235,7 +235,7 @@ TEST_CASE("config: session datacenters and queues, every bad value named to the 
                             {"kind": "team_balance", "max_difference": 50,
                              "optional_after": "20s"}]},
                  {"name": "coop", "min_players": 4, "max_players": 4, "teams": 0,
-                  "max_party_size": 4, "latency": {"ideal_ms": 60}}],
+                  "max_party_size": 4, "latency": {"ideal_ms": 60}, "shard_by": "platform"}],
       "queue_template": "coop", "max_queues": 10}})";
   const auto c = parse({"--config", path});
   const auto& s = c.config.sessions;
@@ -254,6 +254,8 @@ TEST_CASE("config: session datacenters and queues, every bad value named to the 
   // What --print-config shows reads back the same.
   const auto shown = json::parse(describe(c.config));
   CHECK(read_queues("q", shown["sessions"]["queues"]).size() == 2);
+  CHECK(s.queues[1].shard_by == "platform");
+  CHECK(read_queues("q", shown["sessions"]["queues"])[1].shard_by == "platform");
 
   const auto problem = [&](const std::string& sessions) {
     std::ofstream(path) << R"({"sessions": )" + sessions + "}";

@@ -555,3 +555,55 @@ TEST_CASE("a saved service's waiting tickets wait again under their ids in the n
   caf::anon_send_exit(s3, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(owner, caf::exit_reason::user_shutdown);
 }
+
+TEST_CASE("a queue split by region runs one actor per region, made on first use",
+          "[session][actors]") {
+  test::actor_fixture f;
+  auto got = std::make_shared<std::vector<ticket_outcome>>();
+  auto owner = spawn_owner(f, got);
+  session_service_config c = two_queues();
+  c.queues[1].shard_by = "region";  // the duel queue
+  c.max_queues = 3;
+  auto s = caf::actor_cast<session_interfaces::service>(f.sys().spawn(session_service, c));
+  f.run();
+  const auto in = [](const char* region, player_id id, double mmr) {
+    session_ticket t = party({mmr}, id);
+    for (auto& p : t.players) p.strings = {{"region", region}};
+    return t;
+  };
+  const auto create = [&](const char* queue, const session_ticket& t) {
+    return f.ask<std::uint64_t>(s, create_atom::value, std::string(queue), t, owner);
+  };
+  auto [eu1, e1] = create("duel", in("eu", 1, 1000));
+  auto [na1, e2] = create("duel", in("na", 2, 1000));
+  auto [eu2, e3] = create("duel", in("eu", 3, 1010));
+  REQUIRE((eu1 && na1 && eu2));
+  CHECK((*eu1 >> ticket_queue_shift) == 2);  // coop is 1, duel.eu made now
+  CHECK((*na1 >> ticket_queue_shift) == 3);
+  CHECK((*eu2 >> ticket_queue_shift) == 2);
+  f.advance(1s);
+  // The two Europeans match; the American waits in a queue of its own.
+  REQUIRE(got->size() == 2);
+  for (const auto& o : *got) CHECK(o.queue == "duel.eu");
+  auto [reports, e4] = f.ask<std::vector<session_queue_report>>(s, info_atom::value);
+  REQUIRE(reports);
+  REQUIRE(reports->size() == 3);
+  CHECK(reports->at(1).queue == "duel.eu");
+  CHECK(reports->at(2).queue == "duel.na");
+  CHECK(reports->at(2).waiting == 1);
+  // A party needs one value; the limit on queues holds for shards too.
+  session_ticket mixed = in("eu", 10, 1000);
+  mixed.players.push_back(in("na", 11, 1000).players[0]);
+  CHECK_THAT(f.sys().render(create("duel", mixed).second),
+             Contains("players[1].strings.region: differs from players[0]'s"));
+  CHECK_THAT(f.sys().render(create("duel", party({1000}, 12)).second),
+             Contains("players[0].strings.region: queue 'duel' is split by it"));
+  CHECK_THAT(f.sys().render(create("duel", in("Asia!", 13, 1000)).second),
+             Contains("players[0].strings.region: 1 to 64 of a-z"));
+  CHECK_THAT(f.sys().render(create("duel", in("asia", 14, 1000)).second),
+             Contains("maximum of 3 queues"));
+  CHECK_THAT(f.sys().render(create("duel.na", in("eu", 15, 1000)).second),
+             Contains("names a shard"));
+  caf::anon_send_exit(s, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(owner, caf::exit_reason::user_shutdown);
+}

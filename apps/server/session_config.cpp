@@ -169,6 +169,8 @@ session::queue_config read_queue(const std::string& at, const json& v) {
       q.candidates = as_uint<std::uint32_t>(f, x);
     } else if (k == "backtrack_steps") {
       q.backtrack_steps = as_uint<std::uint32_t>(f, x);
+    } else if (k == "shard_by") {
+      q.shard_by = as_text(f, x);
     } else if (k == "latency") {
       if (!x.is_null()) q.latency = read_latency(f, x);
     } else if (k == "rules") {
@@ -178,8 +180,8 @@ session::queue_config read_queue(const std::string& at, const json& v) {
     } else {
       bad(f,
           "unknown field (name, min_players, max_players, teams, team_size, max_party_size, "
-          "split_parties, bots, tick, give_up_after, candidates, backtrack_steps, latency, "
-          "rules)");
+          "split_parties, bots, tick, give_up_after, candidates, backtrack_steps, shard_by, "
+          "latency, rules)");
     }
   }
   if (!named) bad(at + ".name", "every queue needs a name");
@@ -273,6 +275,7 @@ json queues_json(const std::vector<session::queue_config>& queues) {
               {"give_up_after", seconds_text(q.give_up_after)},
               {"candidates", q.candidates},
               {"backtrack_steps", q.backtrack_steps},
+              {"shard_by", q.shard_by},
               {"rules", std::move(rules)}};
     if (q.latency)
       j["latency"] = {{"ideal_ms", q.latency->ideal_ms},

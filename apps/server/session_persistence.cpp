@@ -8,8 +8,9 @@ namespace {
 
 // The config a ticket of queue `name` runs under now, or nothing.
 const session::queue_config* queue_of(const session_settings& s, const std::string& name) {
+  const std::string base = name.substr(0, name.find('.'));  // a shard's queue
   for (const auto& q : s.queues)
-    if (q.name == name) return &q;
+    if (q.name == base) return &q;
   if (s.queue_template.empty()) return nullptr;
   for (const auto& q : s.queues)
     if (q.name == s.queue_template) return &q;

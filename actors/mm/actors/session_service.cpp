@@ -46,6 +46,48 @@ std::size_t add_queue(session_service_pointer self, session::queue_config q) {
   return at;
 }
 
+// The config of a queue named `name` that has no slot yet, when one may be
+// made: a shard of a sharded queue ("coop.eu"), or a queue from the default
+// config.
+std::optional<session::queue_config> config_for_new(const session_service_state& st,
+                                                    const std::string& name) {
+  if (const auto dot = name.find('.'); dot != std::string::npos) {
+    const auto base = st.sharded.find(name.substr(0, dot));
+    if (base == st.sharded.end() || !session::valid_queue_name(name.substr(dot + 1)))
+      return std::nullopt;
+    session::queue_config c = base->second;
+    c.name = name;
+    c.shard_by.clear();
+    return c;
+  }
+  if (!st.config.default_queue || !session::valid_queue_name(name)) return std::nullopt;
+  session::queue_config c = *st.config.default_queue;
+  c.name = name;
+  c.shard_by.clear();  // a queue made on first use is one queue
+  return c;
+}
+
+// The shard of a sharded queue a ticket goes to: its players' value of the
+// attribute, which must be the same for all and fit a queue name.
+caf::expected<std::string> shard_of(const session_ticket& t, const session::queue_config& base) {
+  std::string value;
+  for (std::size_t i = 0; i < t.players.size(); ++i) {
+    const std::string field = "players[" + std::to_string(i) + "].strings." + base.shard_by;
+    const auto& strings = t.players[i].strings;
+    const auto it = std::find_if(strings.begin(), strings.end(),
+                                 [&](const named_text& x) { return x.name == base.shard_by; });
+    if (it == strings.end())
+      return make_error(errc::invalid_argument, field + ": queue '" + base.name +
+                                                    "' is split by it: every player needs it");
+    if (!session::valid_queue_name(it->value))
+      return make_error(errc::invalid_argument, field + ": 1 to 64 of a-z, 0-9, _ and -");
+    if (i > 0 && it->value != value)
+      return make_error(errc::invalid_argument, field + ": differs from players[0]'s");
+    value = it->value;
+  }
+  return base.name + "." + value;
+}
+
 // The tickets of an earlier run into their slots (before the queues start):
 // a ticket whose queue has another number now is dropped.
 void place_restored(session_service_state& st) {
@@ -56,13 +98,9 @@ void place_restored(session_service_state& st) {
   std::size_t placed = 0, dropped = 0;
   for (auto& r : restored) {
     const std::uint64_t number = r.ticket.id >> ticket_queue_shift;
-    if (!st.by_name.count(r.queue) && st.config.default_queue &&
-        session::valid_queue_name(r.queue) && st.queues.size() < st.config.max_queues &&
-        number == st.queues.size() + 1) {
-      session::queue_config c = *st.config.default_queue;
-      c.name = r.queue;
-      add_slot(st, std::move(c));
-    }
+    if (!st.by_name.count(r.queue) && st.queues.size() < st.config.max_queues &&
+        number == st.queues.size() + 1)
+      if (auto c = config_for_new(st, r.queue)) add_slot(st, std::move(*c));
     const auto it = st.by_name.find(r.queue);
     if (it == st.by_name.end() || it->second + 1 != number) {
       ++dropped;
@@ -142,7 +180,12 @@ session_service_actor::behavior_type session_service(session_service_pointer sel
   if (st.config.default_queue)
     session::session_queue(*st.config.default_queue, st.config.latency, st.config.seed);
   session::lobby_registry(st.config.latency, st.config.lobbies, st.config.seed);
-  for (const auto& q : st.config.queues) add_slot(st, q);
+  for (const auto& q : st.config.queues) {
+    if (q.shard_by.empty())
+      add_slot(st, q);
+    else
+      st.sharded[q.name] = q;
+  }
   place_restored(st);
   for (std::size_t i = 0; i < st.queues.size(); ++i) start_queue(self, i + 1);
   start_lobbies(self, std::move(st.config.restored_lobbies));
@@ -188,22 +231,33 @@ session_service_actor::behavior_type session_service(session_service_pointer sel
              const session_interfaces::owner& owner) -> caf::result<std::uint64_t> {
         auto& s = self->state;
         if (s.saving) return make_error(errc::instance_down, "the server is stopping");
+        if (name.find('.') != std::string::npos)
+          return make_error(
+              errc::invalid_argument,
+              "queue: '" + name.substr(0, 64) + "' names a shard; send the ticket to its queue");
+        std::string target = name;
+        if (const auto base = s.sharded.find(name); base != s.sharded.end()) {
+          auto shard = shard_of(t, base->second);
+          if (!shard) return std::move(shard.error());
+          target = std::move(*shard);
+        }
         std::size_t at = 0;
-        if (const auto it = s.by_name.find(name); it != s.by_name.end()) {
+        if (const auto it = s.by_name.find(target); it != s.by_name.end()) {
           at = it->second;
-        } else if (!s.config.default_queue) {
+        } else if (target == name && !s.config.default_queue) {
           return make_error(errc::invalid_argument, "queue: no queue '" + name.substr(0, 64) + "'");
-        } else if (!session::valid_queue_name(name)) {
+        } else if (target == name && !session::valid_queue_name(name)) {
           return make_error(errc::invalid_argument,
                             "queue: a new queue's name is 1 to 64 of a-z, 0-9, _ and -");
         } else if (s.queues.size() >= s.config.max_queues) {
-          return make_error(errc::invalid_argument,
-                            "queue: no queue '" + name + "', and the server runs its maximum of " +
-                                std::to_string(s.config.max_queues) + " queues");
+          return make_error(errc::invalid_argument, "queue: no queue '" + target +
+                                                        "', and the server runs its maximum of " +
+                                                        std::to_string(s.config.max_queues) +
+                                                        " queues");
+        } else if (auto c = config_for_new(s, target)) {
+          at = add_queue(self, std::move(*c));
         } else {
-          session::queue_config c = *s.config.default_queue;
-          c.name = name;
-          at = add_queue(self, std::move(c));
+          return make_error(errc::invalid_argument, "queue: no queue '" + name.substr(0, 64) + "'");
         }
         const session_queue_slot& slot = s.queues[at];
         if (!slot.handle) return down(slot);

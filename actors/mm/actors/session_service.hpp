@@ -1,9 +1,10 @@
 // Every session queue of a server behind one actor: it spawns a queue actor
 // per configured queue (and, with a default queue config, one per new queue
 // name on first use, up to max_queues), and passes each message to the queue
-// it is for. A ticket id carries its queue: the queue's number in its top 16
-// bits (session_queue_actor_config::ticket_id_base), so cancel and status
-// need no lookup table.
+// it is for. A queue configured with `shard_by` runs as one queue actor per
+// value of that ticket attribute, made on first use ("coop.eu"). A ticket id carries its queue: the
+// queue's number in its top 16 bits (session_queue_actor_config::ticket_id_base), so cancel and
+// status need no lookup table.
 //
 // Supervision: each queue hands over its waiting tickets as they come and go
 // (session_queue_actor.hpp). A queue that crashes is started again after a
@@ -96,6 +97,10 @@ struct session_service_state {
   caf::actor_clock::time_point epoch;      // every queue's time 0
   std::vector<session_queue_slot> queues;  // by number - 1
   std::unordered_map<std::string, std::size_t> by_name;
+  // Configured queues split by a ticket attribute (queue_config::shard_by):
+  // no actor of their own, one slot per value ("<name>.<value>"), made on
+  // first use.
+  std::unordered_map<std::string, session::queue_config> sharded;
   // The lobbies actor (invalid while it restarts; it restarts empty, and a
   // game server whose update is refused registers its lobby again).
   session_interfaces::lobbies_actor lobbies;

@@ -21,6 +21,7 @@ std::vector<std::string> check(const queue_config& c, const std::string& prefix)
   std::vector<std::string> e;
   const auto key = [&](const char* k) { return prefix + k; };
   if (c.min_players == 0) e.push_back(key("min_players") + " must be at least 1");
+  if (c.shard_by.size() > 64) e.push_back(key("shard_by") + " must be at most 64 bytes");
   if (c.max_players < c.min_players)
     e.push_back(key("max_players") + " must be at least min_players (" +
                 std::to_string(c.min_players) + ")");

@@ -40,6 +40,12 @@ struct queue_config {
   // before the next seed.
   std::uint32_t candidates = 0;
   std::uint32_t backtrack_steps = 32;
+  // For a server: the queue is split into one queue (and actor) per value
+  // of this string attribute of its tickets (players' `strings`, the same
+  // for every player of a party), named "<name>.<value>": a hot queue whose
+  // tickets could never match across values (a region, a platform) spreads
+  // over the cores. Empty: one queue. The engine itself ignores it.
+  std::string shard_by;
 };
 
 // Whether `name` may name a queue in a server: 1 to 64 of a-z, 0-9, _ and -
