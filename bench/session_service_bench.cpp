@@ -9,14 +9,14 @@
 // path around it.
 // - engine_tickets_per_s: the reference: add and tick the engine directly,
 //   2,000 tickets a tick.
-// - actor_tickets_per_s (queues=1, 2): a driver keeps 4,000 tickets waiting
+// - session_tickets_per_s, path actors (queues=1, 2): a driver keeps 4,000 tickets waiting
 //   per queue through the queue actors (create, tick, notification) and
 //   counts the matched notifications its owner gets.
 // - tick_to_notification_p99_ms: at half the 1-queue rate, paced every
 //   10 ms: from the tick that formed a match (its formed_at on the queue's
 //   clock) to the owner's notification, excluding the designed wait for the
 //   tick.
-// - http_tickets_per_s: POST /api/tickets on a live matchmakerd from 4
+// - session_tickets_per_s, path http: POST /api/tickets on a live matchmakerd from 4
 //   keep-alive clients, created and matched (the queue's counts).
 #include <httplib.h>
 
@@ -243,10 +243,12 @@ int main(int argc, char** argv) {
   const double engine = engine_tickets_per_s(seconds);
   bench::emit(bench_name, "engine_tickets_per_s", engine, "tickets/s");
   const actor_run one = through_actors(1, seconds, 4000, 0);
-  bench::emit(bench_name, "actor_tickets_per_s", one.tickets_per_s, "tickets/s", "\"queues\": 1");
+  bench::emit(bench_name, "session_tickets_per_s", one.tickets_per_s, "tickets/s",
+              "\"path\": \"actors\", \"queues\": 1");
   bench::emit(bench_name, "actor_vs_engine", one.tickets_per_s / engine, "ratio", "\"queues\": 1");
   const actor_run two = through_actors(2, seconds, 4000, 0);
-  bench::emit(bench_name, "actor_tickets_per_s", two.tickets_per_s, "tickets/s", "\"queues\": 2");
+  bench::emit(bench_name, "session_tickets_per_s", two.tickets_per_s, "tickets/s",
+              "\"path\": \"actors\", \"queues\": 2");
   bench::emit(bench_name, "two_vs_one_queue", two.tickets_per_s / one.tickets_per_s, "ratio");
   // Half the 1-queue rate, paced every 10 ms.
   const auto per_tick = static_cast<std::size_t>(one.tickets_per_s / 2 / 100);
@@ -257,7 +259,8 @@ int main(int argc, char** argv) {
   bench::emit(bench_name, "tick_to_notification_p99_ms", percentile(half.delays_ms, 0.99), "ms",
               load);
   const auto [http_created, http_matched] = through_http(seconds, 4);
-  bench::emit(bench_name, "http_tickets_per_s", http_created, "tickets/s", "\"clients\": 4");
+  bench::emit(bench_name, "session_tickets_per_s", http_created, "tickets/s",
+              "\"path\": \"http\", \"clients\": 4");
   bench::emit(bench_name, "http_matched_per_s", http_matched, "tickets/s", "\"clients\": 4");
   bench::emit(bench_name, "http_vs_actor", http_created / one.tickets_per_s, "ratio");
   return 0;
