@@ -290,9 +290,11 @@ int run(const server::server_config& c) {
   session_bridge.release_waiters();  // long-polls answered now: nothing holds the stop
   http.stop();
   if (load) self->send_exit(load, caf::exit_reason::user_shutdown);
-  if (session_load) self->send_exit(session_load, caf::exit_reason::user_shutdown);
   if (actor_port) actor_port->close();
   save_sessions();
+  // After the save: the demo stream owns its tickets, and an owner that is
+  // gone has its tickets cancelled.
+  if (session_load) self->send_exit(session_load, caf::exit_reason::user_shutdown);
   stop_actors();
   say("matchmakerd: stopped");
   return 0;
