@@ -234,6 +234,7 @@ int run(const server::server_config& c) {
     if (!published) {
       std::fprintf(stderr, "matchmakerd: cannot publish the actor port on %s:%d: %s\n",
                    c.actor_host.c_str(), c.actor_port, sys.render(published.error()).c_str());
+      save_sessions();  // the tickets taken back at the start are not lost
       stop_actors();
       return 1;
     }
@@ -277,6 +278,7 @@ int run(const server::server_config& c) {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "matchmakerd: %s (in use, or not an address here)\n", e.what());
     if (load) self->send_exit(load, caf::exit_reason::user_shutdown);
+    save_sessions();  // the tickets taken back at the start are not lost
     if (session_load) self->send_exit(session_load, caf::exit_reason::user_shutdown);
     stop_actors();
     return 1;
