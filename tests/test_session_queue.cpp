@@ -126,7 +126,9 @@ TEST_CASE("a difference threshold expands with the seed's wait", "[session][queu
   CHECK(q.tick(14999ms).matches.empty());  // the seed (1) waited 14.999 s: 200
   const auto r = q.tick(15s);              // 250
   REQUIRE(r.matches.size() == 1);
-  CHECK(r.matches[0].tickets == std::vector<ticket_id>{1, 2});  // the seed first
+  CHECK(r.matches[0].tickets == std::vector<ticket_id>{1, 2});   // the seed first
+  CHECK(r.matches[0].created == std::vector<time_ms>{0ms, 1s});  // in the tickets' order
+  CHECK(r.matches[0].formed_at == 15s);
 }
 
 TEST_CASE("a rule that became optional still orders but no longer filters", "[session][queue]") {
@@ -664,6 +666,7 @@ TEST_CASE("restored tickets keep their ids and creation times", "[session][queue
   const auto r2 = q.tick(25s);
   REQUIRE(r2.matches.size() == 1);
   CHECK(r2.matches[0].tickets == std::vector<ticket_id>{41, 42});
+  CHECK(r2.matches[0].created == std::vector<time_ms>{5s, 20s});
   // Its give-up time came from its creation: 35 s.
   q.restore(r, 5s, 60);
   CHECK(q.tick(34s).expired.empty());

@@ -89,28 +89,21 @@ void leave(session_queue_pointer self, const std::vector<std::uint64_t>& ids,
 }
 
 // The report's figures of a match, before its tickets leave the actor's books.
-void measure(session_queue_state& st, const session::formed_match& m,
-             const std::unordered_map<std::uint64_t, std::int64_t>& created) {
+void measure(session_queue_state& st, const session::formed_match& m) {
   for (const auto& team : m.teams) st.players_matched += team.size();
   st.mmr_spread.add(m.mmr_spread);
   if (m.datacenter < st.queue->latency().datacenters().size()) st.worst_rtt_ms.add(m.worst_rtt_ms);
-  for (std::uint64_t id : m.tickets)
-    if (const auto it = created.find(id); it != created.end())
-      st.wait_seconds.add(static_cast<double>(m.formed_at.count() - it->second) / 1000.0);
+  for (const session::time_ms created : m.created)
+    st.wait_seconds.add(static_cast<double>((m.formed_at - created).count()) / 1000.0);
 }
 
 void run_tick(session_queue_pointer self) {
   auto& st = self->state;
-  // Creation times of the tickets as they wait now (the engine drops them
-  // with the matches).
-  std::unordered_map<std::uint64_t, std::int64_t> created;
-  created.reserve(st.queue->waiting());
-  for (const auto& t : st.queue->tickets()) created.emplace(t.id, t.created.count());
   session::tick_result r = st.queue->tick(now_of(self));
   std::vector<std::uint64_t> matched;
   for (const auto& m : r.matches) {
     matched.insert(matched.end(), m.tickets.begin(), m.tickets.end());
-    measure(st, m, created);
+    measure(st, m);
   }
   hand_over_removed(self, matched);
   for (const auto& m : r.matches) {

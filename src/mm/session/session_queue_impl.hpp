@@ -590,6 +590,7 @@ formed_match basic_session_queue<Plugin>::make_match(const group& g,
   for (std::size_t idx : g.members) {
     const waiting_ticket& t = tickets_[idx];
     m.tickets.push_back(t.id);
+    m.created.push_back(t.created);
     for (std::size_t p = 0; p < t.players.size(); ++p, ++player) {
       m.teams[team_of[player]].push_back(t.players[p]);
       lo = std::min(lo, t.player_mmr[p]);

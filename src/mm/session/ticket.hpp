@@ -61,6 +61,7 @@ struct formed_match {
   // Players by team; without teams, one list.
   std::vector<std::vector<player_id>> teams;
   std::vector<ticket_id> tickets;  // oldest (the seed) first
+  std::vector<time_ms> created;    // per ticket, in the same order: when it was created
   time_ms formed_at{0};
   double mmr_spread = 0;    // highest minus lowest player MMR
   double worst_rtt_ms = 0;  // the highest RTT to the chosen datacenter
