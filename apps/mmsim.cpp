@@ -1,0 +1,422 @@
+// mmsim: a simulated day (or several) of the matchmaker's real engines, on a
+// virtual clock, far faster than real time; writes CSV, SVG charts and an HTML
+// report (docs/simulation.md).
+//
+//   mmsim [both|session|async] [options]      mmsim --help
+#include <stdlib.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "mm/engine/error.hpp"
+#include "mm/sim/report_files.hpp"
+#include "server_config.hpp"
+#include "session_config.hpp"
+
+namespace {
+
+namespace sim = mm::sim;
+using namespace std::chrono_literals;
+
+const char* const help =
+    R"(mmsim: what players would live through on a simulated day, before launch.
+
+Runs the matchmaker's own engines on a virtual clock: the session queue (live
+matches) and the async engine with its player table in SQLite and its scan.
+Writes CSV files, SVG charts and index.html into the output directory.
+
+usage: mmsim [both|session|async] [options]      (default: both)
+
+common:
+  --out DIR                 report directory (default: mmsim-report)
+  --seed N                  every random draw follows from it (default: 1)
+  --days D                  simulated days (default: 1)
+  --population FILE         a CSV of places, 'latitude,longitude,weight[,...]',
+                            or of joins, 'time,latitude,longitude[,mmr]' (time in
+                            seconds since the start or HH:MM[:SS], UTC). Default:
+                            the world's cities of 500,000 people or more (GeoNames)
+  --diurnal LIST            24 comma-separated weights of local hours 0..23
+                            (default: an evening peak at 21:00, lowest at 05:00)
+  --quiet                   print only where the report is
+
+session day (the default: the 4-player co-op queue of matchmakerd's demo,
+its 30 datacenters, RTTs estimated from distance):
+  --joins-per-day N         new players a day, from the population (default: 40000)
+  --config FILE             a matchmakerd configuration: its sessions.datacenters,
+                            sessions.detour_factor and queues are used
+  --queue NAME              the queue of --config (default: its first)
+  --latency-map DC=FILE     a datacenter's latency map (360x180 little-endian
+                            float32 RTTs, the published format); repeatable
+  --match-length S          seconds a match lasts (default: 300)
+  --play-again P            share of players who queue again (default: 0.75)
+  --between S               seconds between two matches (default: 30)
+  --no-sensitivity          skip the runs with play-again 0.5/0.75/0.9 and
+                            ideal RTT 30/50/70 ms
+
+async day:
+  --players N               players in the table at the start (default: 20000)
+  --attacks-per-player-day A   attacks by an active player a day (default: 4)
+  --new-players-per-day N   (default: 1000)
+  --churn-per-day P         share of active players who stop playing a day;
+                            they stay in the table as defenders (default: 0.02)
+  --shield S                seconds a defender is shielded after an attack
+                            (default: 7200)
+  --elo-k K                 Elo K factor (default: 32)
+  --retries N               num_retries of each attack's request (default: 2)
+  --cache N                 the engine's player cache (default: a fifth of --players)
+)";
+
+[[noreturn]] void usage_error(const std::string& what) {
+  std::fprintf(stderr, "mmsim: %s (see mmsim --help)\n", what.c_str());
+  std::exit(2);
+}
+
+double number_of(const std::string& flag, const std::string& v, double lo, double hi) {
+  char* end = nullptr;
+  const double d = std::strtod(v.c_str(), &end);
+  if (v.empty() || *end != '\0' || !(d >= lo && d <= hi))
+    usage_error(flag + ": '" + v + "' is not a number in [" + std::to_string(lo) + ", " +
+                std::to_string(hi) + "]");
+  return d;
+}
+
+struct settings {
+  std::string what = "both";
+  std::string out = "mmsim-report";
+  std::uint64_t seed = 1;
+  double days = 1;
+  std::string population, diurnal, config, queue;
+  std::vector<std::pair<std::string, std::string>> latency_maps;
+  bool quiet = false, sensitivity = true;
+  double joins_per_day = 40'000, match_length = 300, play_again = 0.75, between = 30;
+  double players = 20'000, attacks = 4, new_players = 1'000, churn = 0.02, shield = 7'200,
+         elo_k = 32, retries = 2, cache = 0;
+};
+
+settings parse(int argc, char** argv) {
+  settings s;
+  int i = 1;
+  if (i < argc && argv[i][0] != '-') {
+    s.what = argv[i++];
+    if (s.what != "both" && s.what != "session" && s.what != "async")
+      usage_error("unknown command '" + s.what + "': expected both, session or async");
+  }
+  const std::map<std::string, std::function<void(const std::string&)>> with_value = {
+      {"--out", [&](const std::string& v) { s.out = v; }},
+      {"--seed",
+       [&](const std::string& v) {
+         s.seed = static_cast<std::uint64_t>(number_of("--seed", v, 0, 9e15));
+       }},
+      {"--days", [&](const std::string& v) { s.days = number_of("--days", v, 0.01, 31); }},
+      {"--population", [&](const std::string& v) { s.population = v; }},
+      {"--diurnal", [&](const std::string& v) { s.diurnal = v; }},
+      {"--config", [&](const std::string& v) { s.config = v; }},
+      {"--queue", [&](const std::string& v) { s.queue = v; }},
+      {"--latency-map",
+       [&](const std::string& v) {
+         const auto eq = v.find('=');
+         if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
+           usage_error("--latency-map: expected DC=FILE, got '" + v + "'");
+         s.latency_maps.emplace_back(v.substr(0, eq), v.substr(eq + 1));
+       }},
+      {"--joins-per-day",
+       [&](const std::string& v) { s.joins_per_day = number_of("--joins-per-day", v, 0, 1e8); }},
+      {"--match-length",
+       [&](const std::string& v) { s.match_length = number_of("--match-length", v, 1, 86'400); }},
+      {"--play-again",
+       [&](const std::string& v) { s.play_again = number_of("--play-again", v, 0, 1); }},
+      {"--between",
+       [&](const std::string& v) { s.between = number_of("--between", v, 0, 86'400); }},
+      {"--players", [&](const std::string& v) { s.players = number_of("--players", v, 1, 1e7); }},
+      {"--attacks-per-player-day",
+       [&](const std::string& v) {
+         s.attacks = number_of("--attacks-per-player-day", v, 0, 1000);
+       }},
+      {"--new-players-per-day",
+       [&](const std::string& v) {
+         s.new_players = number_of("--new-players-per-day", v, 0, 1e7);
+       }},
+      {"--churn-per-day",
+       [&](const std::string& v) { s.churn = number_of("--churn-per-day", v, 0, 1); }},
+      {"--shield",
+       [&](const std::string& v) { s.shield = number_of("--shield", v, 0, 30 * 86'400); }},
+      {"--elo-k", [&](const std::string& v) { s.elo_k = number_of("--elo-k", v, 0, 1000); }},
+      {"--retries", [&](const std::string& v) { s.retries = number_of("--retries", v, 0, 100); }},
+      {"--cache", [&](const std::string& v) { s.cache = number_of("--cache", v, 100, 1e8); }},
+  };
+  for (; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (flag == "--help" || flag == "-h") {
+      std::fputs(help, stdout);
+      std::exit(0);
+    }
+    if (flag == "--quiet") {
+      s.quiet = true;
+      continue;
+    }
+    if (flag == "--no-sensitivity") {
+      s.sensitivity = false;
+      continue;
+    }
+    const auto it = with_value.find(flag);
+    if (it == with_value.end()) usage_error("unknown option '" + flag + "'");
+    if (i + 1 >= argc) usage_error(flag + ": needs a value");
+    it->second(argv[++i]);
+  }
+  return s;
+}
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+// The population: places, or joins as they were (whose places are then their
+// locations, for the async day).
+struct population {
+  std::vector<sim::place> places;
+  std::vector<sim::join> joins;
+  std::string source;
+};
+
+population load_population(const settings& s) {
+  population p;
+  if (s.population.empty()) {
+    p.places = sim::default_places();
+    p.source = "world cities of 500,000 people or more (GeoNames, CC BY 4.0)";
+    return p;
+  }
+  std::ifstream in(s.population, std::ios::binary);
+  if (!in) usage_error("--population: cannot open '" + s.population + "'");
+  auto file = sim::read_population_csv(in, s.population);
+  p.places = std::move(file.places);
+  p.joins = std::move(file.joins);
+  for (const auto& j : p.joins) p.places.push_back({j.where, 1});
+  p.source = s.population + (p.joins.empty() ? " (places)" : " (joins)");
+  return p;
+}
+
+struct session_setup {
+  std::vector<mm::session::datacenter> datacenters = mm::server::demo_datacenters();
+  double detour = 2;
+  mm::session::queue_config queue = mm::server::demo_queue();
+  std::string source = "matchmakerd's demo";
+};
+
+session_setup load_session_setup(const settings& s) {
+  session_setup out;
+  if (!s.config.empty()) {
+    const char* args[] = {"matchmakerd", "--config", s.config.c_str()};
+    const auto line = mm::server::parse_command_line(3, args);
+    out.datacenters = line.config.sessions.datacenters;
+    out.detour = line.config.sessions.detour_factor;
+    const auto& queues = line.config.sessions.queues;
+    if (queues.empty()) usage_error("--config: " + s.config + " has no session queue");
+    out.queue = queues.front();
+    if (!s.queue.empty()) {
+      bool found = false;
+      for (const auto& q : queues)
+        if (q.name == s.queue) out.queue = q, found = true;
+      if (!found) usage_error("--queue: '" + s.queue + "' is not a queue of " + s.config);
+    }
+    out.source = s.config;
+  } else if (!s.queue.empty() && s.queue != out.queue.name) {
+    usage_error("--queue: without --config the only queue is 'coop'");
+  }
+  return out;
+}
+
+mm::session::latency_model latency_of(const settings& s, const session_setup& setup) {
+  std::vector<std::optional<mm::session::latency_map>> maps;
+  if (!s.latency_maps.empty()) {
+    maps.resize(setup.datacenters.size());
+    for (const auto& [dc, file] : s.latency_maps) {
+      std::size_t at = setup.datacenters.size();
+      for (std::size_t i = 0; i < setup.datacenters.size(); ++i)
+        if (setup.datacenters[i].name == dc) at = i;
+      if (at == setup.datacenters.size())
+        usage_error("--latency-map: no datacenter is named '" + dc + "'");
+      maps[at] = mm::session::latency_map::read_file(file);
+    }
+  }
+  return mm::session::latency_model(setup.datacenters, setup.detour, std::move(maps));
+}
+
+void print_session(const sim::session_day_report& r) {
+  const auto& t = r.totals;
+  const auto share = [&](std::uint64_t n) {
+    return fixed(
+        100.0 * static_cast<double>(n) / static_cast<double>(std::max<std::uint64_t>(t.ended(), 1)),
+        1);
+  };
+  std::printf(
+      "session day: %llu players joined, %llu matches; time to match mean %.1f s, p95 %.1f s; "
+      "RTT mean %.1f ms, p95 %.1f ms; ideal %s%%, expand %s%%, warm body %s%%, failed %s%%; "
+      "peak %llu online (%.2f s of wall time)\n",
+      static_cast<unsigned long long>(r.players), static_cast<unsigned long long>(t.matches),
+      t.time_to_match_s.mean, t.time_to_match_s.p95, t.rtt_ms.mean, t.rtt_ms.p95,
+      share(t.ideal).c_str(), share(t.expand).c_str(), share(t.warm_body).c_str(),
+      share(t.failed + t.bot).c_str(), static_cast<unsigned long long>(t.concurrent_peak),
+      r.wall_seconds);
+}
+
+void print_async(const sim::async_day_report& r) {
+  const auto& t = r.totals;
+  const auto pct = [&](std::uint64_t n) {
+    return 100.0 * static_cast<double>(n) /
+           static_cast<double>(std::max<std::uint64_t>(t.attacks, 1));
+  };
+  std::printf(
+      "async day: %llu attacks: Success %.1f%%, NoneFound %.1f%%, FakeOpponent %.1f%%; MMR gap "
+      "mean %.1f, p95 %.1f; offers most/mean %.2f (uniform %.2f), Gini %.3f (uniform %.3f), never "
+      "offered %.1f%% (uniform %.1f%%) (%.2f s of wall time)\n",
+      static_cast<unsigned long long>(t.attacks), pct(t.success), pct(t.none_found), pct(t.fake),
+      t.mmr_gap.mean, t.mmr_gap.p95, r.engine.max_over_mean, r.uniform.max_over_mean, r.engine.gini,
+      r.uniform.gini, 100 * r.engine.never_offered, 100 * r.uniform.never_offered, r.wall_seconds);
+}
+
+// A temporary directory for the async day's SQLite file, removed at the end.
+struct temp_dir {
+  std::filesystem::path path;
+  temp_dir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "mmsim-XXXXXX").string();
+    if (!::mkdtemp(pattern.data()))
+      throw mm::error(mm::errc::invalid_argument,
+                      "cannot create a temporary directory in " +
+                          std::filesystem::temp_directory_path().string());
+    path = pattern;
+  }
+  temp_dir(const temp_dir&) = delete;
+  temp_dir& operator=(const temp_dir&) = delete;
+  ~temp_dir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  const settings s = parse(argc, argv);
+  const population pop = load_population(s);
+  const sim::diurnal_curve curve =
+      s.diurnal.empty() ? sim::default_diurnal_curve() : sim::parse_diurnal_curve(s.diurnal);
+  sim::sim_outputs out;
+
+  if (s.what != "async") {
+    const session_setup setup = load_session_setup(s);
+    sim::session_day_config c;
+    c.queue = setup.queue;
+    c.latency = latency_of(s, setup);
+    c.days = s.days;
+    c.match_length = std::chrono::seconds(static_cast<std::int64_t>(s.match_length));
+    c.between_matches = std::chrono::seconds(static_cast<std::int64_t>(s.between));
+    c.play_again = s.play_again;
+    c.seed = s.seed;
+    if (!pop.joins.empty()) {
+      c.joins = pop.joins;
+    } else {
+      mm::rng r(s.seed);
+      c.joins = sim::schedule_joins(pop.places, curve, s.joins_per_day, s.days, r);
+    }
+    out.session = sim::run_session_day(c);
+    if (!s.quiet) print_session(*out.session);
+    const double ideal = c.queue.latency ? c.queue.latency->ideal_ms : 0;
+    out.session_settings = {
+        {"queue", c.queue.name + " from " + setup.source + ": " +
+                      std::to_string(c.queue.min_players) + " to " +
+                      std::to_string(c.queue.max_players) + " players, tick " +
+                      std::to_string(c.queue.tick.count()) + " ms"},
+        {"datacenters", std::to_string(setup.datacenters.size()) +
+                            (s.latency_maps.empty() ? ", RTTs estimated from distance"
+                                                    : ", " + std::to_string(s.latency_maps.size()) +
+                                                          " with latency maps")},
+        {"population", pop.source},
+        {"joins", pop.joins.empty() ? fixed(s.joins_per_day, 0) + " a day"
+                                    : std::to_string(pop.joins.size()) + " from the file"},
+        {"match", fixed(s.match_length, 0) + " s; " + fixed(100 * s.play_again, 0) +
+                      "% play again after " + fixed(s.between, 0) + " s"},
+        {"latency stages", c.queue.latency ? "ideal " + fixed(ideal, 0) + " ms, expand " +
+                                                 fixed(c.queue.latency->expand_ms, 0) + " ms"
+                                           : "none"},
+        {"days, seed", fixed(s.days, 2) + ", " + std::to_string(s.seed)}};
+    if (s.sensitivity) {
+      const auto rerun = [&](double play_again, double ideal_ms, std::string changed) {
+        sim::sensitivity_run run;
+        run.changed = std::move(changed);
+        run.play_again = play_again;
+        run.ideal_ms = ideal_ms;
+        if (play_again == c.play_again && ideal_ms == ideal) {
+          run.report = *out.session;  // the base day itself
+        } else {
+          sim::session_day_config v = c;
+          v.play_again = play_again;
+          if (v.queue.latency) {
+            v.queue.latency->ideal_ms = ideal_ms;
+            v.queue.latency->expand_ms = std::max(v.queue.latency->expand_ms, ideal_ms);
+          }
+          run.report = sim::run_session_day(v);
+        }
+        out.sensitivity.push_back(std::move(run));
+      };
+      for (double p : {0.5, 0.75, 0.9}) rerun(p, ideal, "play_again=" + fixed(p, 2));
+      if (c.queue.latency)
+        for (double ms : {30.0, 50.0, 70.0}) rerun(c.play_again, ms, "ideal_ms=" + fixed(ms, 0));
+    }
+  }
+
+  if (s.what != "session") {
+    const temp_dir dir;
+    sim::async_day_config c;
+    c.places = pop.places;
+    c.curve = curve;
+    c.players = static_cast<std::uint32_t>(s.players);
+    c.attacks_per_player_day = s.attacks;
+    c.joins_per_day = s.new_players;
+    c.churn_per_day = s.churn;
+    c.days = s.days;
+    c.shield = std::chrono::seconds(static_cast<std::int64_t>(s.shield));
+    c.elo_k = s.elo_k;
+    c.retries = static_cast<std::uint32_t>(s.retries);
+    c.engine = sim::default_async_options(c.players);
+    if (s.cache > 0) {
+      c.engine.player_cache_size = static_cast<std::uint32_t>(s.cache);
+      c.engine.database_cache_size =
+          std::min(c.engine.database_cache_size, c.engine.player_cache_size);
+    }
+    c.database = (dir.path / "players.db").string();
+    c.seed = s.seed;
+    out.async = sim::run_async_day(c);
+    if (!s.quiet) print_async(*out.async);
+    out.async_settings = {
+        {"players", fixed(s.players, 0) + " at the start, " + fixed(s.new_players, 0) +
+                        " new a day, " + fixed(100 * s.churn, 1) +
+                        "% of the active stop playing a day"},
+        {"attacks",
+         fixed(s.attacks, 1) + " per active player a day, on the diurnal curve of where they live"},
+        {"population", pop.source},
+        {"shield", fixed(s.shield, 0) + " s after being attacked"},
+        {"Elo K", fixed(s.elo_k, 0)},
+        {"engine", "cache " + std::to_string(c.engine.player_cache_size) + " players, scan every " +
+                       std::to_string(c.engine.database_scan_tick.count() / 1000) + " s, retries " +
+                       std::to_string(c.retries) + ", fake opponents on"},
+        {"days, seed", fixed(s.days, 2) + ", " + std::to_string(s.seed)}};
+  }
+
+  const auto index = sim::write_report(out, s.out);
+  std::printf("report: %s\n", std::filesystem::absolute(index).c_str());
+  return 0;
+} catch (const mm::error& e) {
+  std::fprintf(stderr, "mmsim: %s\n", e.what());
+  return 2;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "mmsim: %s\n", e.what());
+  return 1;
+}

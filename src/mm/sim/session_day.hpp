@@ -1,0 +1,69 @@
+// A simulated day of session matchmaking: players join as the population
+// model says, queue alone in the product's real session queue (the engine of
+// mm/session/session_queue.hpp, ticked on a virtual clock exactly as its
+// actor ticks it), play their match, and after it either queue again or
+// leave. Deterministic for a seed; single-threaded; no wall clock is read
+// except to report how long the run took.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "mm/session/latency.hpp"
+#include "mm/session/queue_config.hpp"
+#include "mm/sim/figures.hpp"
+#include "mm/sim/population.hpp"
+
+namespace mm::sim {
+
+struct session_day_config {
+  session::queue_config queue;     // the queue every player joins, alone
+  session::latency_model latency;  // datacenters, maps, distance estimate
+  std::vector<join> joins;         // arrivals, sorted by time
+  double days = 1;                 // simulated length; the report has 24 hours a day
+  std::chrono::seconds match_length{300};
+  double play_again = 0.75;  // share of players who queue again after a match
+  std::chrono::seconds between_matches{30};
+  // MMR of players whose join gives none: a normal distribution.
+  double mmr_mean = 1500, mmr_stddev = 300;
+  std::uint64_t seed = 1;
+};
+
+// One hour of the run (or, as `totals`, the whole run). Tickets are counted
+// in the hour they end, players in the hour they join.
+struct session_hour {
+  std::uint32_t hour = 0;  // since the start; hour of day = hour % 24
+  std::uint64_t joins = 0;
+  std::uint64_t tickets = 0;  // created (joins and players queueing again)
+  std::uint64_t matches = 0, bot_matches = 0;
+  std::uint64_t matched_players = 0;  // players in this hour's matches
+  // Online players (waiting, playing or between matches), sampled every
+  // minute: their mean and the highest sample.
+  double concurrent_mean = 0;
+  std::uint64_t concurrent_peak = 0;
+  distribution time_to_match_s;  // of the tickets matched
+  distribution rtt_ms;           // each matched player's RTT to the chosen datacenter
+  // Tickets that ended, by the latency stage they had reached: matched while
+  // ideal, while expanded, as warm bodies; failed (latency stages ran out,
+  // or gave up); given a bot match.
+  std::uint64_t ideal = 0, expand = 0, warm_body = 0, failed = 0, bot = 0;
+
+  std::uint64_t ended() const { return ideal + expand + warm_body + failed + bot; }
+};
+
+struct session_day_report {
+  std::vector<session_hour> hours;
+  session_hour totals;              // concurrent_* over the whole run
+  double peak_at_s = 0;             // when the most players were online (first time)
+  std::uint64_t still_waiting = 0;  // tickets waiting when the run ended
+  std::uint64_t players = 0;        // who joined
+  double player_seconds = 0;        // simulated online time of all players
+  double wall_seconds = 0;          // how long the run took
+  double engine_seconds = 0;        // of which in the session queue (add, tick)
+};
+
+// Throws mm::config_error when the queue cannot run with the latency model.
+session_day_report run_session_day(const session_day_config& c);
+
+}  // namespace mm::sim

@@ -1,0 +1,105 @@
+// The mmsim binary as a game team runs it: --help, refusals naming the
+// problem, a tiny day of each kind with its report, and a queue of its own
+// from a matchmakerd configuration.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "mm/testing/child_process.hpp"
+#include "mm/testing/temp_dir.hpp"
+
+using Catch::Matchers::Contains;
+
+namespace {
+
+std::pair<int, std::string> mmsim(std::vector<std::string> args) {
+  args.insert(args.begin(), MMSIM_BINARY);
+  mm::test::child_process p(args, /*with_stderr=*/true);
+  std::string out;
+  const int status = p.finish(&out);
+  return {status, out};
+}
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+TEST_CASE("mmsim explains itself and refuses bad input naming it", "[sim][mmsim]") {
+  const auto [help_status, help] = mmsim({"--help"});
+  CHECK(help_status == 0);
+  CHECK_THAT(help, Contains("--play-again"));
+  CHECK_THAT(help, Contains("--attacks-per-player-day"));
+
+  CHECK(mmsim({"--bogus"}) ==
+        std::pair<int, std::string>{2, "mmsim: unknown option '--bogus' (see mmsim --help)\n"});
+  CHECK_THAT(mmsim({"--play-again", "1.5"}).second, Contains("--play-again: '1.5'"));
+  CHECK_THAT(mmsim({"--days"}).second, Contains("--days: needs a value"));
+  CHECK_THAT(mmsim({"dance"}).second, Contains("unknown command 'dance'"));
+  CHECK_THAT(mmsim({"session", "--latency-map", "nowhere"}).second, Contains("DC=FILE"));
+
+  mm::test::temp_dir dir;
+  std::ofstream(dir.file("bad.csv")) << "latitude,longitude,weight\n10,20,1\n10,200,1\n";
+  const auto [status, out] = mmsim({"session", "--population", dir.file("bad.csv")});
+  CHECK(status == 2);
+  CHECK_THAT(out, Contains("line 3, longitude"));
+  CHECK_THAT(mmsim({"session", "--population", dir.file("missing.csv")}).second,
+             Contains("cannot open"));
+}
+
+TEST_CASE("mmsim runs a tiny day of each kind and says where the report is", "[sim][mmsim]") {
+  mm::test::temp_dir dir;
+  const std::string out = dir.file("report");
+  const auto [status, text] = mmsim({"--days", "0.1", "--joins-per-day", "6000", "--players",
+                                     "2000", "--out", out, "--seed", "7"});
+  REQUIRE(status == 0);
+  CHECK_THAT(text, Contains("session day: "));
+  CHECK_THAT(text, Contains("async day: "));
+  CHECK_THAT(text, Contains("report: " + std::filesystem::absolute(out + "/index.html").string()));
+  const std::string page = read(out + "/index.html");
+  CHECK_THAT(page, Contains("Sensitivity"));
+  CHECK_THAT(page, Contains("Offer fairness"));
+  // Six sensitivity rows: play-again 0.5, 0.75, 0.9 and ideal 30, 50, 70 ms.
+  const std::string sensitivity = read(out + "/session_sensitivity.csv");
+  CHECK(std::count(sensitivity.begin(), sensitivity.end(), '\n') == 7);
+  // The same seed again: the same CSVs; the temporary database is gone.
+  const std::string again = dir.file("again");
+  REQUIRE(mmsim({"--days", "0.1", "--joins-per-day", "6000", "--players", "2000", "--out", again,
+                 "--seed", "7", "--quiet"})
+              .first == 0);
+  for (const char* f : {"session_hours.csv", "session_sensitivity.csv", "async_hours.csv",
+                        "async_fairness.csv", "async_fill.csv"})
+    CHECK(read(out + "/" + f) == read(again + "/" + f));
+}
+
+TEST_CASE(
+    "mmsim takes a queue and datacenters from a matchmakerd configuration, and joins from a CSV",
+    "[sim][mmsim]") {
+  mm::test::temp_dir dir;
+  std::ofstream(dir.file("server.json")) << R"({"sessions": {
+    "datacenters": [{"name": "paris", "latitude": 48.85, "longitude": 2.35, "region": "eu"},
+                    {"name": "tokyo", "latitude": 35.68, "longitude": 139.69, "region": "asia"}],
+    "queues": [{"name": "duel", "min_players": 2, "max_players": 2, "teams": 2, "team_size": 1,
+                "rules": [{"kind": "difference", "attribute": "mmr", "max_difference": 100}]}]}})";
+  // Players in Paris, a few seconds apart, all within 100 MMR.
+  std::ofstream joins(dir.file("joins.csv"));
+  joins << "time,latitude,longitude,mmr\n";
+  for (int i = 0; i < 200; ++i) joins << i * 5 << ",48.8,2.3," << 1500 + i % 50 << "\n";
+  joins.close();
+  const auto [status, text] =
+      mmsim({"session", "--config", dir.file("server.json"), "--queue", "duel", "--population",
+             dir.file("joins.csv"), "--days", "0.05", "--no-sensitivity", "--out", dir.file("r")});
+  REQUIRE(status == 0);
+  CHECK_THAT(text, Contains("200 players joined"));
+  const std::string hours = read(dir.file("r/session_hours.csv"));
+  CHECK_THAT(hours, Contains("\ntotal,,200,"));
+  CHECK_FALSE(std::filesystem::exists(dir.file("r/session_sensitivity.csv")));
+  CHECK_THAT(read(dir.file("r/index.html")), Contains("duel from " + dir.file("server.json")));
+  CHECK_THAT(mmsim({"session", "--config", dir.file("server.json"), "--queue", "nope"}).second,
+             Contains("--queue: 'nope' is not a queue"));
+}
