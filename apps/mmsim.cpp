@@ -5,6 +5,7 @@
 //   mmsim [both|session|async] [options]      mmsim --help
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -47,7 +48,9 @@ common:
 
 session day (the default: the 4-player co-op queue of matchmakerd's demo,
 its 30 datacenters, RTTs estimated from distance):
-  --joins-per-day N         new players a day, from the population (default: 40000)
+  --joins-per-day N         new players a day, from the population (default: 40000);
+                            they start two hours before the day (a warm-up that is
+                            not reported), so the day does not start empty
   --config FILE             a matchmakerd configuration: its sessions.datacenters,
                             sessions.detour_factor and queues are used
   --queue NAME              the queue of --config (default: its first)
@@ -323,8 +326,12 @@ int main(int argc, char** argv) try {
     if (!pop.joins.empty()) {
       c.joins = pop.joins;
     } else {
+      // Two hours of warm-up, so that the day does not start with nobody
+      // online (a player who plays again 9 times in 10 stays about an hour).
+      c.warm_up = 7200s;
       mm::rng r(s.seed);
-      c.joins = sim::schedule_joins(pop.places, curve, s.joins_per_day, s.days, r);
+      c.joins =
+          sim::schedule_joins(pop.places, curve, s.joins_per_day, s.days + 2.0 / 24, r, -7200);
     }
     out.session = sim::run_session_day(c);
     if (!s.quiet) print_session(*out.session);
@@ -339,7 +346,8 @@ int main(int argc, char** argv) try {
                                                     : ", " + std::to_string(s.latency_maps.size()) +
                                                           " with latency maps")},
         {"population", pop.source},
-        {"joins", pop.joins.empty() ? fixed(s.joins_per_day, 0) + " a day"
+        {"joins", pop.joins.empty() ? fixed(s.joins_per_day, 0) +
+                                          " a day, after two hours of warm-up (not reported)"
                                     : std::to_string(pop.joins.size()) + " from the file"},
         {"match", fixed(s.match_length, 0) + " s; " + fixed(100 * s.play_again, 0) +
                       "% play again after " + fixed(s.between, 0) + " s"},
@@ -383,6 +391,9 @@ int main(int argc, char** argv) try {
     c.churn_per_day = s.churn;
     c.days = s.days;
     c.shield = std::chrono::seconds(static_cast<std::int64_t>(s.shield));
+    // A warm-up as long as a shield (2 to 24 hours): the day starts with the
+    // shields of a day under way, not with none.
+    c.warm_up = std::clamp(c.shield, std::chrono::seconds(7200), std::chrono::seconds(86'400));
     c.elo_k = s.elo_k;
     c.retries = static_cast<std::uint32_t>(s.retries);
     c.engine = sim::default_async_options(c.players);
@@ -402,7 +413,9 @@ int main(int argc, char** argv) try {
         {"attacks",
          fixed(s.attacks, 1) + " per active player a day, on the diurnal curve of where they live"},
         {"population", pop.source},
-        {"shield", fixed(s.shield, 0) + " s after being attacked"},
+        {"shield", fixed(s.shield, 0) + " s after being attacked; " +
+                       std::to_string(c.warm_up.count()) +
+                       " s of warm-up before the day (not reported)"},
         {"Elo K", fixed(s.elo_k, 0)},
         {"engine", "cache " + std::to_string(c.engine.player_cache_size) + " players, scan every " +
                        std::to_string(c.engine.database_scan_tick.count() / 1000) + " s, retries " +

@@ -53,7 +53,9 @@ int main(int argc, char** argv) {
   s.queue = mm::server::demo_queue();
   s.latency = mm::session::latency_model(mm::server::demo_datacenters(), 2.0);
   mm::rng r(1);
-  s.joins = sim::schedule_joins(sim::default_places(), sim::default_diurnal_curve(), 40'000, 1, r);
+  s.warm_up = std::chrono::seconds(7200);  // as mmsim runs it
+  s.joins = sim::schedule_joins(sim::default_places(), sim::default_diurnal_curve(), 40'000,
+                                1 + 2.0 / 24, r, -7200);
   std::vector<double> rate, overhead, realtime;
   for (int i = 0; i < runs; ++i) {
     const auto rep = sim::run_session_day(s);

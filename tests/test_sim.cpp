@@ -41,8 +41,9 @@ session_day_config tiny_session_day(std::uint64_t seed) {
   c.queue = mm::server::demo_queue();
   c.latency = mm::session::latency_model(mm::server::demo_datacenters(), 2.0);
   c.seed = seed;
+  c.warm_up = 1800s;
   mm::rng r(seed);
-  c.joins = schedule_joins(default_places(), default_diurnal_curve(), 4000, 1, r);
+  c.joins = schedule_joins(default_places(), default_diurnal_curve(), 4000, 1 + 1.0 / 48, r, -1800);
   return c;
 }
 
@@ -123,6 +124,13 @@ TEST_CASE("joins follow the places' weights and each place's local evening", "[s
   mm::rng r(5);
   const auto joins = schedule_joins(places, default_diurnal_curve(), 40'000, 1, r);
   CHECK(static_cast<double>(joins.size()) == Approx(40'000).epsilon(0.03));
+  // A part of a day gets its part of the joins, from where it starts.
+  mm::rng part(6);
+  const auto evening =
+      schedule_joins(places, default_diurnal_curve(), 40'000, 0.125, part, -10'800);
+  CHECK(evening.front().at_s >= -10'800);
+  CHECK(evening.back().at_s < 0);
+  CHECK(evening.size() < joins.size() / 4);
   CHECK(std::is_sorted(joins.begin(), joins.end(),
                        [](const join& a, const join& b) { return a.at_s < b.at_s; }));
   std::size_t west = 0;
@@ -233,13 +241,20 @@ TEST_CASE("a tiny session day adds up and is the same for the same seed", "[sim]
   CHECK(sum.matched_players == t.matched_players);
   CHECK(sum.failed == t.failed);
   CHECK(t.joins == r.players);
-  CHECK(t.joins == c.joins.size());
+  const auto warm_up_joins = static_cast<std::size_t>(
+      std::count_if(c.joins.begin(), c.joins.end(), [](const join& j) { return j.at_s < 0; }));
+  CHECK(warm_up_joins > 0);
+  CHECK(t.joins == c.joins.size() - warm_up_joins);
   // Matches x size = matched players: the co-op queue takes exactly 4.
   CHECK(t.matches > 100);
   CHECK(t.bot_matches == 0);
   CHECK(t.matches * 4 == t.matched_players);
-  // Every ticket ended (matched or failed) or still waits.
-  CHECK(t.tickets == t.matched_players + t.failed + r.still_waiting);
+  // Every ticket of the day, and those the warm-up handed over, ended
+  // (matched or failed) or still waits.
+  CHECK(r.carried_in > 0);
+  CHECK(t.tickets + r.carried_in == t.matched_players + t.failed + r.still_waiting);
+  // The day did not start empty.
+  CHECK(r.hours[0].concurrent_mean > 0.5 * r.hours[1].concurrent_mean);
   CHECK(t.ideal + t.expand + t.warm_body == t.matched_players);
   CHECK(t.rtt_ms.count == t.matched_players);
   // The latency stages hold: no ideal-stage match was far, p95 wait under warm-body + a tick.
@@ -313,6 +328,19 @@ TEST_CASE("a tiny async day adds up, is the same for the same seed, and has its 
   CHECK(async_hours_csv(again) == async_hours_csv(r));
   CHECK(async_fairness_csv(again) == async_fairness_csv(r));
   CHECK(async_fill_csv(again) == async_fill_csv(r));
+
+  // With a warm-up as long as a shield, the day starts with shields on, and
+  // still counts only its own attacks and offers.
+  async_day_config warm = tiny_async_day(other, 4);
+  warm.days = 0.25;
+  warm.warm_up = std::chrono::duration_cast<std::chrono::seconds>(warm.shield);
+  const async_day_report w = run_async_day(warm);
+  CHECK(w.hours.front().shielded > r.hours.front().shielded);
+  std::uint64_t warm_attacks = 0;
+  for (const async_hour& h : w.hours) warm_attacks += h.attacks;
+  CHECK(warm_attacks == w.totals.attacks);
+  CHECK(w.engine.offers == w.totals.success);
+  CHECK(w.fill.size() == 6 * 6 + 1);
 }
 
 TEST_CASE("the report: CSVs, charts and a page that shows them", "[sim]") {

@@ -114,10 +114,14 @@ class async_day {
   async_day_report run() {
     prepare_table();
     rng joins_rng(c_.seed ^ 0x10'1a5'0000'0002ull);
-    joins_ = schedule_joins(c_.places, c_.curve, c_.joins_per_day, c_.days, joins_rng);
+    const std::int64_t warm_ms = std::chrono::milliseconds(c_.warm_up).count();
+    joins_ = schedule_joins(c_.places, c_.curve, c_.joins_per_day,
+                            c_.days + static_cast<double>(warm_ms) / 86'400'000, joins_rng,
+                            -static_cast<double>(warm_ms) / 1000);
+    now_ = -warm_ms;
     take_sizing_sample();
-    next_scan_ = std::chrono::milliseconds(c_.engine.database_scan_first_delay).count();
-    for (std::int64_t slot = 0; slot < end_ms_; slot += slot_ms) {
+    next_scan_ = -warm_ms + std::chrono::milliseconds(c_.engine.database_scan_first_delay).count();
+    for (std::int64_t slot = -warm_ms; slot < end_ms_; slot += slot_ms) {
       churn(slot);
       for (const auto& [at, attacker] : attacks_in(slot)) {
         advance_to(at);
@@ -133,8 +137,10 @@ class async_day {
     o.random_seed = seed;
     return o;
   }
+  // The hour a moment of the day falls in; the warm-up's figures go nowhere.
   hour_samples& hour_at(std::int64_t ms) {
-    const auto h = static_cast<std::size_t>(std::max<std::int64_t>(ms, 0) / 3'600'000);
+    if (ms < 0) return warm_up_;
+    const auto h = static_cast<std::size_t>(ms / 3'600'000);
     return hours_[std::min(h, hours_.size() - 1)];
   }
   player_id id_of(std::uint32_t p) const { return player_id{p} + 1; }
@@ -266,7 +272,7 @@ class async_day {
     const auto sample =
         scanner_->sample(std::min(o.sizing_sample_rows, o.buckets_rebalance_sample_count), c_.seed);
     engine_.apply_rows(sample.rows, sample.unreadable);
-    rebalance_if_due(0);
+    rebalance_if_due(now_);
   }
 
   void rebalance_if_due(std::int64_t now) {
@@ -407,7 +413,7 @@ class async_day {
         ++h.figures.success;
         const auto d = static_cast<std::uint32_t>(res.best_candidate_id - 1);
         h.gaps.push_back(std::abs(players_[a].mmr - players_[d].mmr));
-        ++offers_[d];
+        if (now >= 0) ++offers_[d];
         fight(a, d, now);
         break;
       }
@@ -537,6 +543,7 @@ class async_day {
     }
     t.mmr_gap = summarize(std::move(all_gaps));
     t.cached = engine_.pool().players();
+    t.fill = out.hours.empty() ? 0 : out.hours.back().fill;
     t.shielded = shields_.size();
     t.table_rows = players_.size();
     out.engine = fairness_of(offers_, players_.size());
@@ -560,6 +567,7 @@ class async_day {
   std::unique_ptr<row_scanner> scanner_;
   scan_result scan_;
   std::vector<hour_samples> hours_;
+  hour_samples warm_up_;                          // what happened before the day: not reported
   std::vector<std::vector<std::uint32_t>> bins_;  // active players by longitude
   std::vector<player> players_;
   std::vector<std::uint32_t> offers_;

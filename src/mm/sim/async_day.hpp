@@ -35,6 +35,10 @@ struct async_day_config {
   double joins_per_day = 1'000;       // new players
   double churn_per_day = 0.02;        // share of active players who stop attacking
   double days = 1;
+  // Simulated before the first reported hour (attacks, shields, joins,
+  // churn, scans), so that the day starts with the shields and the cache of a
+  // day already under way; nothing of it is counted.
+  std::chrono::seconds warm_up{0};
   std::chrono::seconds shield{2 * 3600};  // after being attacked
   double elo_k = 32;
   // MMRs at the start and hidden skills: normal distributions. New players

@@ -211,34 +211,33 @@ std::uint64_t poisson(rng& r, double mean) {
 }  // namespace
 
 std::vector<join> schedule_joins(const std::vector<place>& places, const diurnal_curve& curve,
-                                 double per_day, double days, rng& r) {
+                                 double per_day, double days, rng& r, double start_s) {
   if (places.empty()) refuse("places: none");
   if (!(per_day >= 0) || !(days > 0)) refuse("joins per day must be >= 0 and days > 0");
   // One slot a minute: the places' weights times the curve at each place's
-  // local hour, normalised so that a day's slots add up to per_day.
+  // local hour, normalised so that a whole day's slots (whatever the run's
+  // length) add up to per_day.
   constexpr double slot_s = 60;
-  const auto slots = static_cast<std::size_t>(std::ceil(days * 86400 / slot_s));
-  double day_total = 0;
-  std::vector<double> slot_rate(slots);
-  for (std::size_t s = 0; s < slots; ++s) {
+  const auto rate_at = [&](double t) {
     double rate = 0;
-    for (const place& p : places)
-      rate += p.weight *
-              curve.at(local_hour((static_cast<double>(s) + 0.5) * slot_s, p.where.longitude));
-    slot_rate[s] = rate;
-    if (static_cast<double>(s) * slot_s < 86400) day_total += rate;
-  }
+    for (const place& p : places) rate += p.weight * curve.at(local_hour(t, p.where.longitude));
+    return rate;
+  };
+  double day_total = 0;
+  for (int s = 0; s < 1440; ++s) day_total += rate_at((s + 0.5) * slot_s);
+  const auto slots = static_cast<std::size_t>(std::ceil(days * 86400 / slot_s));
   std::vector<join> out;
   std::vector<double> cumulative(places.size());
   for (std::size_t s = 0; s < slots; ++s) {
-    const double start = static_cast<double>(s) * slot_s;
-    const double length = std::min(slot_s, days * 86400 - start);
-    const std::uint64_t n = poisson(r, per_day * slot_rate[s] / day_total * length / slot_s);
+    const double offset = static_cast<double>(s) * slot_s;
+    const double start = start_s + offset;
+    const double length = std::min(slot_s, days * 86400 - offset);
+    const double middle = start + 0.5 * slot_s;
+    const std::uint64_t n = poisson(r, per_day * rate_at(middle) / day_total * length / slot_s);
     if (n == 0) continue;
     double sum = 0;
     for (std::size_t i = 0; i < places.size(); ++i) {
-      sum +=
-          places[i].weight * curve.at(local_hour(start + 0.5 * slot_s, places[i].where.longitude));
+      sum += places[i].weight * curve.at(local_hour(middle, places[i].where.longitude));
       cumulative[i] = sum;
     }
     for (std::uint64_t k = 0; k < n; ++k) {

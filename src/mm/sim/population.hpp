@@ -82,11 +82,12 @@ population_file read_population_csv(std::istream& in, const std::string& source)
 // population (src/mm/sim/data/README.md says where the data comes from).
 std::vector<place> default_places();
 
-// About `per_day` joins a day (a Poisson process) over `days` days, placed
-// by the places' weights times the curve at each place's local hour, each a
-// little away from its place (a normal spread of about 50 km). Sorted by time.
+// About `per_day` joins a day (a Poisson process) over `days` days from
+// `start_s` (negative for a warm-up before the day), placed by the places'
+// weights times the curve at each place's local hour, each a little away
+// from its place (a normal spread of about 50 km). Sorted by time.
 std::vector<join> schedule_joins(const std::vector<place>& places, const diurnal_curve& curve,
-                                 double per_day, double days, rng& r);
+                                 double per_day, double days, rng& r, double start_s = 0);
 
 // A normal draw (Box-Muller on the project's generator, so the same seed gives
 // the same numbers whatever the standard library).

@@ -45,6 +45,7 @@ class session_day {
         queue_(c.queue, c.latency, c.seed),
         r_(c.seed ^ 0x5e55'10a5'0000'0001ull),
         end_ms_(static_cast<std::int64_t>(std::llround(c.days * 86'400'000))),
+        warm_ms_(std::chrono::milliseconds(c.warm_up).count()),
         hours_(static_cast<std::size_t>(std::ceil(c.days * 24))) {
     for (std::size_t h = 0; h < hours_.size(); ++h)
       hours_[h].figures.hour = static_cast<std::uint32_t>(h);
@@ -53,7 +54,7 @@ class session_day {
   session_day_report run() {
     const std::int64_t tick = std::max<std::int64_t>(c_.queue.tick.count(), 1);
     std::size_t next_join = 0;
-    for (std::int64_t now = tick; now <= end_ms_; now += tick) {
+    for (std::int64_t now = -warm_ms_ + tick; now <= end_ms_; now += tick) {
       // Joins and queued steps up to this tick, in time order.
       while (true) {
         const bool join_next =
@@ -71,28 +72,37 @@ class session_day {
         }
       }
       const auto started = clock::now();
-      const session::tick_result r = queue_.tick(time_ms(now));
+      const session::tick_result r = queue_.tick(engine_time(now));
       engine_time_ += clock::now() - started;
       for (const auto& m : r.matches) matched(m);
       for (auto id : r.failed) gave_up(id, now);
       for (auto id : r.expired) gave_up(id, now);
-      if (now % 60'000 < tick) sample_concurrent(now);
+      if (now > 0 && now % 60'000 < tick) sample_concurrent(now);
     }
     return finish();
   }
 
  private:
   static std::int64_t ms_of(double s) { return static_cast<std::int64_t>(std::llround(s * 1000)); }
+  // The engine's clock starts with the warm-up, at 0.
+  time_ms engine_time(std::int64_t t) const { return time_ms(t + warm_ms_); }
+  std::int64_t sim_time(time_ms t) const { return t.count() - warm_ms_; }
+  // The hour a moment of the day falls in; the warm-up's figures go nowhere.
   hour_samples& hour_at(std::int64_t ms) {
+    if (ms < 0) return warm_up_;
     const auto h = static_cast<std::size_t>(std::max<std::int64_t>(ms, 0) / 3'600'000);
     return hours_[std::min(h, hours_.size() - 1)];
   }
 
   void set_online(std::int64_t at, std::int64_t delta) {
-    player_seconds_ +=
-        static_cast<double>(online_) * static_cast<double>(at - online_since_) / 1000;
+    if (at > 0)  // online time in the day only
+      player_seconds_ += static_cast<double>(online_) *
+                         static_cast<double>(at - std::max<std::int64_t>(online_since_, 0)) / 1000;
     online_since_ = at;
     online_ = static_cast<std::uint64_t>(static_cast<std::int64_t>(online_) + delta);
+    if (at >= 0) note_peak(at);
+  }
+  void note_peak(std::int64_t at) {
     if (online_ > peak_) {
       peak_ = online_;
       peak_at_ = at;
@@ -116,9 +126,9 @@ class session_day {
     tp.location = players_[p].where;
     req.players.push_back(std::move(tp));
     const auto started = clock::now();
-    const auto added = queue_.add(req, time_ms(at));
+    const auto added = queue_.add(req, engine_time(at));
     engine_time_ += clock::now() - started;
-    ticket_player_[added.id] = p;
+    tickets_[added.id] = {p, at};
     ++hour_at(at).figures.tickets;
   }
 
@@ -127,7 +137,8 @@ class session_day {
   }
 
   void matched(const session::formed_match& m) {
-    hour_samples& h = hour_at(m.formed_at.count());
+    const std::int64_t formed = sim_time(m.formed_at);
+    hour_samples& h = hour_at(formed);
     ++h.figures.matches;
     if (m.bot_match) ++h.figures.bot_matches;
     const auto& dcs = queue_.latency().datacenters();
@@ -135,12 +146,11 @@ class session_day {
       const time_ms waited = m.formed_at - m.created[i];
       h.wait_s.push_back(static_cast<double>(waited.count()) / 1000);
       count_stage(h.figures, waited, m.bot_match);
-      const std::uint32_t p = take_ticket(m.tickets[i]);
+      const std::uint32_t p = take_ticket(m.tickets[i], formed);
       h.figures.matched_players += 1;
       if (m.datacenter < dcs.size())
         h.rtt_ms.push_back(queue_.latency().estimate_ms(players_[p].where, m.datacenter));
-      const std::int64_t over =
-          m.formed_at.count() + std::chrono::milliseconds(c_.match_length).count();
+      const std::int64_t over = formed + std::chrono::milliseconds(c_.match_length).count();
       if (r_.unit() < c_.play_again)
         schedule(over + std::chrono::milliseconds(c_.between_matches).count(), p, false);
       else
@@ -173,21 +183,24 @@ class session_day {
     }
   }
 
-  std::uint32_t take_ticket(session::ticket_id id) {
-    const auto it = ticket_player_.find(id);
-    const std::uint32_t p = it->second;
-    ticket_player_.erase(it);
+  // A ticket that ended at `now`: its player.
+  std::uint32_t take_ticket(session::ticket_id id, std::int64_t now) {
+    const auto it = tickets_.find(id);
+    const auto [p, created] = it->second;
+    if (created < 0 && now >= 0) ++carried_in_;
+    tickets_.erase(it);
     return p;
   }
 
   // A ticket that failed or gave up: its player leaves the game.
   void gave_up(session::ticket_id id, std::int64_t now) {
-    take_ticket(id);
+    take_ticket(id, now);
     ++hour_at(now).figures.failed;
     set_online(now, -1);
   }
 
   void sample_concurrent(std::int64_t now) {
+    note_peak(now);
     hour_samples& h = hour_at(now - 1);
     h.concurrent_sum += static_cast<double>(online_);
     ++h.concurrent_samples;
@@ -231,7 +244,10 @@ class session_day {
     t.concurrent_peak = peak_;
     out.peak_at_s = static_cast<double>(peak_at_) / 1000;
     out.still_waiting = queue_.waiting();
-    out.players = players_.size();
+    for (const auto& [id, ticket] : tickets_)
+      if (ticket.second < 0) ++carried_in_;
+    out.carried_in = carried_in_;
+    out.players = t.joins;
     out.player_seconds = player_seconds_;
     out.engine_seconds = std::chrono::duration<double>(engine_time_).count();
     return out;
@@ -241,14 +257,17 @@ class session_day {
   const session_day_config& c_;
   session::session_queue queue_;
   rng r_;
-  std::int64_t end_ms_;
+  std::int64_t end_ms_, warm_ms_;
   std::vector<hour_samples> hours_;
+  hour_samples warm_up_;  // what happened before the day: not reported
   std::vector<player> players_;
-  std::unordered_map<session::ticket_id, std::uint32_t> ticket_player_;
+  // Waiting tickets: their player and when they were created.
+  std::unordered_map<session::ticket_id, std::pair<std::uint32_t, std::int64_t>> tickets_;
   std::priority_queue<event, std::vector<event>, std::greater<>> events_;
   std::uint64_t order_ = 0;
   std::uint64_t online_ = 0, peak_ = 0;
   std::int64_t peak_at_ = 0, online_since_ = 0;
+  std::uint64_t carried_in_ = 0;
   double player_seconds_ = 0;
   clock::duration engine_time_{};
 };

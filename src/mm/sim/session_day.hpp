@@ -20,8 +20,14 @@ namespace mm::sim {
 struct session_day_config {
   session::queue_config queue;     // the queue every player joins, alone
   session::latency_model latency;  // datacenters, maps, distance estimate
-  std::vector<join> joins;         // arrivals, sorted by time
-  double days = 1;                 // simulated length; the report has 24 hours a day
+  // Arrivals, sorted by time. Those before 0 fall in the warm-up.
+  std::vector<join> joins;
+  double days = 1;  // simulated length; the report has 24 hours a day
+  // Simulated before the first reported hour, so that the day does not
+  // start empty: the warm-up's joins have negative times (schedule_joins
+  // with start_s = -warm_up). Nothing of it is reported except the tickets
+  // it hands over (carried_in).
+  std::chrono::seconds warm_up{0};
   std::chrono::seconds match_length{300};
   double play_again = 0.75;  // share of players who queue again after a match
   std::chrono::seconds between_matches{30};
@@ -57,10 +63,13 @@ struct session_day_report {
   session_hour totals;              // concurrent_* over the whole run
   double peak_at_s = 0;             // when the most players were online (first time)
   std::uint64_t still_waiting = 0;  // tickets waiting when the run ended
-  std::uint64_t players = 0;        // who joined
-  double player_seconds = 0;        // simulated online time of all players
-  double wall_seconds = 0;          // how long the run took
-  double engine_seconds = 0;        // of which in the session queue (add, tick)
+  // Tickets created in the warm-up that ended in the day or still wait: the
+  // day's tickets + carried_in = those ended + still_waiting.
+  std::uint64_t carried_in = 0;
+  std::uint64_t players = 0;  // who joined in the day (not in the warm-up)
+  double player_seconds = 0;  // simulated online time of all players in the day
+  double wall_seconds = 0;    // how long the run took
+  double engine_seconds = 0;  // of which in the session queue (add, tick)
 };
 
 // Throws mm::config_error when the queue cannot run with the latency model.
