@@ -6,12 +6,14 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -37,7 +39,8 @@ usage: mmsim [both|session|async] [options]      (default: both)
 common:
   --out DIR                 report directory (default: mmsim-report)
   --seed N                  every random draw follows from it (default: 1)
-  --days D                  simulated days (default: 1)
+  --days D                  simulated days (default: 1; with a CSV of joins, the
+                            whole days it spans)
   --population FILE         a CSV of places, 'latitude,longitude,weight[,...]',
                             or of joins, 'time,latitude,longitude[,mmr]' (time in
                             seconds since the start or HH:MM[:SS], UTC). Default:
@@ -56,6 +59,9 @@ its 30 datacenters, RTTs estimated from distance):
   --queue NAME              the queue of --config (default: its first)
   --latency-map DC=FILE     a datacenter's latency map (360x180 little-endian
                             float32 RTTs, the published format); repeatable
+  --string NAME=V1,V2,...   a string attribute the queue's rules read, one of the
+                            values for each player (equally likely); repeatable
+  --number NAME=MEAN,SD     a number attribute, normal(MEAN, SD); repeatable
   --match-length S          seconds a match lasts (default: 300)
   --play-again P            share of players who queue again (default: 0.75)
   --between S               seconds between two matches (default: 30)
@@ -95,12 +101,24 @@ struct settings {
   std::uint64_t seed = 1;
   double days = 1;
   std::string population, diurnal, config, queue;
+  bool days_given = false;
   std::vector<std::pair<std::string, std::string>> latency_maps;
+  std::vector<sim::session_day_config::string_attribute> strings;
+  std::vector<sim::session_day_config::number_attribute> numbers;
   bool quiet = false, sensitivity = true;
   double joins_per_day = 40'000, match_length = 300, play_again = 0.75, between = 30;
   double players = 20'000, attacks = 4, new_players = 1'000, churn = 0.02, shield = 7'200,
          elo_k = 32, retries = 2, cache = 0;
 };
+
+// NAME=REST, with NAME as a queue's rule may read it (1 to 64 bytes).
+std::pair<std::string, std::string> attribute_of(const std::string& flag, const std::string& v) {
+  const auto eq = v.find('=');
+  if (eq == std::string::npos || eq == 0 || eq > 64 || eq + 1 == v.size())
+    usage_error(flag + ": expected NAME=VALUES with a name of 1 to 64 bytes, got '" +
+                v.substr(0, 80) + "'");
+  return {v.substr(0, eq), v.substr(eq + 1)};
+}
 
 settings parse(int argc, char** argv) {
   settings s;
@@ -116,7 +134,34 @@ settings parse(int argc, char** argv) {
        [&](const std::string& v) {
          s.seed = static_cast<std::uint64_t>(number_of("--seed", v, 0, 9e15));
        }},
-      {"--days", [&](const std::string& v) { s.days = number_of("--days", v, 0.01, 31); }},
+      {"--days",
+       [&](const std::string& v) {
+         s.days = number_of("--days", v, 0.01, 31);
+         s.days_given = true;
+       }},
+      {"--string",
+       [&](const std::string& v) {
+         const auto [name, rest] = attribute_of("--string", v);
+         sim::session_day_config::string_attribute a{name, {}};
+         std::string item;
+         std::istringstream in(rest);
+         while (std::getline(in, item, ',')) {
+           if (item.empty() || item.size() > 256)
+             usage_error("--string " + name + ": values are 1 to 256 bytes");
+           a.values.push_back(item);
+         }
+         if (a.values.empty() || a.values.size() > 64)
+           usage_error("--string " + name + ": give 1 to 64 values");
+         s.strings.push_back(std::move(a));
+       }},
+      {"--number",
+       [&](const std::string& v) {
+         const auto [name, rest] = attribute_of("--number", v);
+         const auto comma = rest.find(',');
+         if (comma == std::string::npos) usage_error("--number " + name + ": expected MEAN,SD");
+         s.numbers.push_back({name, number_of("--number " + name, rest.substr(0, comma), -1e9, 1e9),
+                              number_of("--number " + name, rest.substr(comma + 1), 0, 1e9)});
+       }},
       {"--population", [&](const std::string& v) { s.population = v; }},
       {"--diurnal", [&](const std::string& v) { s.diurnal = v; }},
       {"--config", [&](const std::string& v) { s.config = v; }},
@@ -172,6 +217,10 @@ settings parse(int argc, char** argv) {
     if (i + 1 >= argc) usage_error(flag + ": needs a value");
     it->second(argv[++i]);
   }
+  if (s.strings.size() + s.numbers.size() > 32) usage_error("at most 32 attributes");
+  // A run's joins are held in memory: 20 million at most.
+  if (s.joins_per_day * (s.days + 2.0 / 24) > 20e6)
+    usage_error("--joins-per-day x --days: at most 20 million joins in a run");
   return s;
 }
 
@@ -323,8 +372,20 @@ int main(int argc, char** argv) try {
     c.between_matches = std::chrono::seconds(static_cast<std::int64_t>(s.between));
     c.play_again = s.play_again;
     c.seed = s.seed;
+    c.strings = s.strings;
+    c.numbers = s.numbers;
     if (!pop.joins.empty()) {
       c.joins = pop.joins;
+      // The whole days the joins span, unless --days says otherwise.
+      if (!s.days_given) {
+        c.days = std::max(1.0, std::ceil((pop.joins.back().at_s + 1) / 86'400));
+        if (c.days > 31) usage_error("--population: the joins span more than 31 days");
+      }
+      std::size_t after = 0;
+      for (const auto& j : pop.joins) after += j.at_s >= c.days * 86'400 ? 1 : 0;
+      if (after > 0 && !s.quiet)
+        std::printf("session day: %zu joins of %s come after the run's end and are left out\n",
+                    after, s.population.c_str());
     } else {
       // Two hours of warm-up, so that the day does not start with nobody
       // online (a player who plays again 9 times in 10 stays about an hour).
@@ -354,7 +415,16 @@ int main(int argc, char** argv) try {
         {"latency stages", c.queue.latency ? "ideal " + fixed(ideal, 0) + " ms, expand " +
                                                  fixed(c.queue.latency->expand_ms, 0) + " ms"
                                            : "none"},
-        {"days, seed", fixed(s.days, 2) + ", " + std::to_string(s.seed)}};
+        {"days, seed", fixed(c.days, 2) + ", " + std::to_string(s.seed)}};
+    if (!c.strings.empty() || !c.numbers.empty()) {
+      std::string text;
+      for (const auto& a : c.strings)
+        text += (text.empty() ? "" : "; ") + a.name + ": one of " + std::to_string(a.values.size());
+      for (const auto& a : c.numbers)
+        text += (text.empty() ? "" : "; ") + a.name + ": normal(" + fixed(a.mean, 1) + ", " +
+                fixed(a.stddev, 1) + ")";
+      out.session_settings.emplace_back("player attributes", text);
+    }
     if (s.sensitivity) {
       const auto rerun = [&](double play_again, double ideal_ms, std::string changed) {
         sim::sensitivity_run run;

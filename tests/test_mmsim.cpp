@@ -1,6 +1,7 @@
 // The mmsim binary as a game team runs it: --help, refusals naming the
 // problem, a tiny day of each kind with its report, and a queue of its own
 // from a matchmakerd configuration.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -91,15 +92,48 @@ TEST_CASE(
   joins << "time,latitude,longitude,mmr\n";
   for (int i = 0; i < 200; ++i) joins << i * 5 << ",48.8,2.3," << 1500 + i % 50 << "\n";
   joins.close();
+  // Without --days, the run covers the whole days the joins span: one.
   const auto [status, text] =
       mmsim({"session", "--config", dir.file("server.json"), "--queue", "duel", "--population",
-             dir.file("joins.csv"), "--days", "0.05", "--no-sensitivity", "--out", dir.file("r")});
+             dir.file("joins.csv"), "--no-sensitivity", "--out", dir.file("r")});
   REQUIRE(status == 0);
   CHECK_THAT(text, Contains("200 players joined"));
   const std::string hours = read(dir.file("r/session_hours.csv"));
   CHECK_THAT(hours, Contains("\ntotal,,200,"));
   CHECK_FALSE(std::filesystem::exists(dir.file("r/session_sensitivity.csv")));
   CHECK_THAT(read(dir.file("r/index.html")), Contains("duel from " + dir.file("server.json")));
+  CHECK_THAT(read(dir.file("r/index.html")), Contains("1.00, 1"));  // days, seed
+  CHECK(std::count(hours.begin(), hours.end(), '\n') == 1 + 24 + 1);
   CHECK_THAT(mmsim({"session", "--config", dir.file("server.json"), "--queue", "nope"}).second,
              Contains("--queue: 'nope' is not a queue"));
+}
+
+TEST_CASE("mmsim gives players the attributes a queue's rules read", "[sim][mmsim]") {
+  mm::test::temp_dir dir;
+  std::ofstream(dir.file("server.json")) << R"({"sessions": {
+    "queues": [{"name": "modes", "min_players": 2, "max_players": 2, "teams": 2, "team_size": 1,
+                "rules": [{"kind": "equality", "attribute": "mode"},
+                          {"kind": "difference", "attribute": "level", "max_difference": 5}]}]}})";
+  const std::vector<std::string> base = {
+      "session",         "--config", dir.file("server.json"), "--days", "0.05",
+      "--joins-per-day", "20000",    "--no-sensitivity",      "--out",  dir.file("r")};
+  // Without them, the first ticket is refused and the run says why.
+  const auto [refused, why] = mmsim(base);
+  CHECK(refused == 2);
+  CHECK_THAT(why, Contains("the queue refused a simulated player's ticket"));
+  CHECK_THAT(why, Contains("attributes its rules read"));
+
+  auto with = base;
+  for (const char* a : {"--string", "mode=duel,ffa", "--number", "level=30,10"}) with.push_back(a);
+  const auto [status, text] = mmsim(with);
+  REQUIRE(status == 0);
+  CHECK_THAT(text, Contains("session day: "));
+  CHECK_THAT(read(dir.file("r/session_hours.csv")), Contains("\ntotal,"));
+
+  CHECK_THAT(mmsim({"session", "--string", "mode="}).second,
+             Contains("--string: expected NAME=VALUES"));
+  CHECK_THAT(mmsim({"session", "--string", "mode=a,,b"}).second, Contains("1 to 256 bytes"));
+  CHECK_THAT(mmsim({"session", "--number", "level=3"}).second, Contains("expected MEAN,SD"));
+  CHECK_THAT(mmsim({"session", "--joins-per-day", "9000000", "--days", "3"}).second,
+             Contains("at most 20 million joins"));
 }

@@ -5,6 +5,7 @@
 #include <queue>
 #include <unordered_map>
 
+#include "mm/engine/error.hpp"
 #include "mm/engine/random.hpp"
 #include "mm/session/session_queue.hpp"
 
@@ -17,6 +18,8 @@ using namespace std::chrono_literals;
 struct player {
   geo_point where;
   double mmr = 0;
+  std::vector<std::pair<std::string, std::string>> strings;
+  std::vector<std::pair<std::string, double>> numbers;
 };
 
 // A player's next step: queue (a ticket created at `at`), or leave the game.
@@ -110,7 +113,11 @@ class session_day {
   }
 
   void arrive(const join& j, std::int64_t at) {
-    players_.push_back({j.where, j.mmr ? *j.mmr : normal(r_, c_.mmr_mean, c_.mmr_stddev)});
+    player pl{j.where, j.mmr ? *j.mmr : normal(r_, c_.mmr_mean, c_.mmr_stddev), {}, {}};
+    for (const auto& a : c_.strings)
+      if (!a.values.empty()) pl.strings.emplace_back(a.name, a.values[r_.below(a.values.size())]);
+    for (const auto& a : c_.numbers) pl.numbers.emplace_back(a.name, normal(r_, a.mean, a.stddev));
+    players_.push_back(std::move(pl));
     ++hour_at(at).figures.joins;
     set_online(at, +1);
     enqueue(static_cast<std::uint32_t>(players_.size() - 1), at);
@@ -124,9 +131,18 @@ class session_day {
     tp.id = p + 1;
     tp.mmr = players_[p].mmr;
     tp.location = players_[p].where;
+    tp.strings = players_[p].strings;
+    tp.numbers = players_[p].numbers;
     req.players.push_back(std::move(tp));
     const auto started = clock::now();
-    const auto added = queue_.add(req, engine_time(at));
+    session::add_result added;
+    try {
+      added = queue_.add(req, engine_time(at));
+    } catch (const error& e) {
+      throw error(errc::invalid_argument,
+                  "the queue refused a simulated player's ticket: " + std::string(e.what()) +
+                      " (give the players the attributes its rules read)");
+    }
     engine_time_ += clock::now() - started;
     tickets_[added.id] = {p, at};
     ++hour_at(at).figures.tickets;

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "mm/session/latency.hpp"
@@ -33,6 +34,19 @@ struct session_day_config {
   std::chrono::seconds between_matches{30};
   // MMR of players whose join gives none: a normal distribution.
   double mmr_mean = 1500, mmr_stddev = 300;
+  // Attributes the queue's rules read, drawn for each player when it joins:
+  // a string among `values` (each equally likely), a number from a normal
+  // distribution.
+  struct string_attribute {
+    std::string name;
+    std::vector<std::string> values;
+  };
+  struct number_attribute {
+    std::string name;
+    double mean = 0, stddev = 0;
+  };
+  std::vector<string_attribute> strings;
+  std::vector<number_attribute> numbers;
   std::uint64_t seed = 1;
 };
 
@@ -72,7 +86,9 @@ struct session_day_report {
   double engine_seconds = 0;  // of which in the session queue (add, tick)
 };
 
-// Throws mm::config_error when the queue cannot run with the latency model.
+// Throws mm::config_error when the queue cannot run with the latency model,
+// and mm::error (invalid_argument) when it refuses a simulated player's
+// ticket (a rule reads an attribute the players were not given).
 session_day_report run_session_day(const session_day_config& c);
 
 }  // namespace mm::sim
