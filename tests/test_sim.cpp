@@ -153,6 +153,24 @@ TEST_CASE("joins follow the places' weights and each place's local evening", "[s
   CHECK(same.back().at_s == joins.back().at_s);
 }
 
+TEST_CASE("Poisson draws have the mean and variance of their law, small or large", "[sim]") {
+  mm::rng r(11);
+  for (double mean : {0.3, 4.0, 45.0, 60.5, 400.0}) {
+    double sum = 0, squares = 0;
+    constexpr int n = 20'000;
+    for (int i = 0; i < n; ++i) {
+      const auto k = static_cast<double>(poisson(r, mean));
+      sum += k;
+      squares += k * k;
+    }
+    const double m = sum / n, variance = squares / n - m * m;
+    CHECK(m == Approx(mean).epsilon(0.03).margin(0.02));
+    CHECK(variance == Approx(mean).epsilon(0.08).margin(0.05));
+  }
+  CHECK(poisson(r, 0) == 0);
+  CHECK(poisson(r, -1) == 0);
+}
+
 TEST_CASE("distributions and Gini against brute force on skewed data", "[sim]") {
   mm::rng r(9);
   for (int round = 0; round < 50; ++round) {

@@ -48,16 +48,6 @@ struct hour_samples {
   std::vector<double> gaps;
 };
 
-std::uint64_t poisson(rng& r, double mean) {
-  if (mean <= 0) return 0;
-  if (mean > 60)
-    return static_cast<std::uint64_t>(std::max(0.0, std::round(normal(r, mean, std::sqrt(mean)))));
-  const double limit = std::exp(-mean);
-  std::uint64_t k = 0;
-  for (double p = r.unit(); p > limit; p *= r.unit()) ++k;
-  return k;
-}
-
 offer_fairness fairness_of(const std::vector<std::uint32_t>& offers, std::size_t players) {
   offer_fairness f;
   std::vector<double> amounts(players, 0);

@@ -190,10 +190,6 @@ double normal(rng& r, double mean, double stddev) {
   return mean + stddev * std::sqrt(-2.0 * std::log(u1)) * std::cos(2 * std::numbers::pi * u2);
 }
 
-namespace {
-
-// A Poisson draw; a normal approximation above 60 (the joins of a busy
-// minute), where the difference does not show in a day's figures.
 std::uint64_t poisson(rng& r, double mean) {
   if (mean <= 0) return 0;
   if (mean > 60)
@@ -207,8 +203,6 @@ std::uint64_t poisson(rng& r, double mean) {
   }
   return k;
 }
-
-}  // namespace
 
 std::vector<join> schedule_joins(const std::vector<place>& places, const diurnal_curve& curve,
                                  double per_day, double days, rng& r, double start_s) {

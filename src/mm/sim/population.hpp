@@ -93,4 +93,8 @@ std::vector<join> schedule_joins(const std::vector<place>& places, const diurnal
 // the same numbers whatever the standard library).
 double normal(rng& r, double mean, double stddev);
 
+// A Poisson draw (events in a minute); a normal approximation above a mean
+// of 60, where the difference does not show in a day's figures.
+std::uint64_t poisson(rng& r, double mean);
+
 }  // namespace mm::sim
