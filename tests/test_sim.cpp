@@ -79,6 +79,13 @@ TEST_CASE("population files: places or joins, every bad value named by line and 
   CHECK(joins.joins[2].at_s == 5400);
   CHECK(*joins.joins[2].mmr == 1500);
   CHECK_FALSE(parse("time,latitude,longitude\n5,1,2\n").joins[0].mmr.has_value());
+  // As a spreadsheet saves it: a byte-order mark, capitals, quotes, CRLF.
+  const auto saved = parse(
+      "\xEF\xBB\xBF\"Latitude\",\"Longitude\",\"Weight\",\"Name\"\r\n"
+      "\"-33.87\",\"151.21\",\"5000\",\"Sydney, NSW\"\r\n");
+  REQUIRE(saved.places.size() == 1);
+  CHECK(saved.places[0].where.longitude == Approx(151.21));
+  CHECK(saved.places[0].weight == 5000);
 
   CHECK_THROWS_WITH(parse(""), Contains("empty"));
   CHECK_THROWS_WITH(parse("lat,lon\n1,2\n"), Contains("line 1, header"));

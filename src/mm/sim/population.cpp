@@ -1,6 +1,7 @@
 #include "mm/sim/population.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <numbers>
@@ -26,7 +27,11 @@ std::vector<std::string> split(const std::string& line) {
   while (std::getline(in, cell, ',')) {
     while (!cell.empty() && (cell.back() == ' ' || cell.back() == '\r')) cell.pop_back();
     const auto first = cell.find_first_not_of(' ');
-    out.push_back(first == std::string::npos ? std::string() : cell.substr(first));
+    cell = first == std::string::npos ? std::string() : cell.substr(first);
+    // A quoted cell ("48.85", as spreadsheets write them) is read without its quotes.
+    if (cell.size() >= 2 && cell.front() == '"' && cell.back() == '"')
+      cell = cell.substr(1, cell.size() - 2);
+    out.push_back(cell);
   }
   if (!line.empty() && line.back() == ',') out.emplace_back();
   return out;
@@ -121,7 +126,11 @@ population_file read_population_csv(std::istream& in, const std::string& source)
     return any;
   };
   if (!read_line()) refuse(source + ": empty, expected a header line");
-  const auto header = split(line);
+  // A spreadsheet's byte-order mark and capitals do not change the header.
+  if (line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
+  auto header = split(line);
+  for (auto& h : header)
+    for (char& ch : h) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   const auto named = [&](std::size_t i, const char* name) {
     return header.size() > i && header[i] == name;
   };
