@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "browser.hpp"
 #include "mm/testing/child_process.hpp"
 #include "mm/testing/temp_dir.hpp"
 
@@ -136,4 +137,49 @@ TEST_CASE("mmsim gives players the attributes a queue's rules read", "[sim][mmsi
   CHECK_THAT(mmsim({"session", "--number", "level=3"}).second, Contains("expected MEAN,SD"));
   CHECK_THAT(mmsim({"session", "--joins-per-day", "9000000", "--days", "3"}).second,
              Contains("at most 20 million joins"));
+}
+
+TEST_CASE("the report page shows its charts and figures in headless Chromium",
+          "[sim][mmsim][browser]") {
+  INFO("needs Debian's chromium and chromium-driver (./run test installs them)");
+  REQUIRE(std::filesystem::exists(mm::test::chromium_path));
+  REQUIRE(std::filesystem::exists(mm::test::chromedriver_path));
+  mm::test::temp_dir dir;
+  const std::string out = dir.file("report");
+  REQUIRE(mmsim({"--days", "0.2", "--joins-per-day", "8000", "--players", "2000", "--out", out,
+                 "--quiet"})
+              .first == 0);
+  mm::test::browser b(dir);
+  b.open("file://" + std::filesystem::absolute(out + "/index.html").string());
+  REQUIRE(b.wait_for("document.readyState === 'complete'"));
+  // Nine charts, each drawn at its size with its lines or bars on the page.
+  const mm::test::json charts = b.script(
+      "return [...document.querySelectorAll('figure svg')].map(s => {"
+      "  const r = s.getBoundingClientRect();"
+      "  const marks = [...s.querySelectorAll('path, rect[x]')].filter(e => {"
+      "    const box = e.getBBox(); return box.width > 0 && box.height > 0; }).length;"
+      "  return {width: r.width, height: r.height, marks: marks,"
+      "          title: s.querySelector('text').textContent}; });");
+  REQUIRE(charts.size() == 9);
+  for (const auto& c : charts) {
+    INFO(c.dump());
+    CHECK(c["width"] == 640);
+    CHECK(c["height"] == 360);
+    CHECK(c["marks"].get<int>() >= 3);
+  }
+  CHECK(charts[0]["title"] == "Players online and joining");
+  CHECK(charts[8]["title"] == "Who gets offered: Lorenz curves");
+  // The page's figures are the CSV's: the day's matches.
+  const std::string hours = read(out + "/session_hours.csv");
+  const auto total = hours.substr(hours.find("\ntotal,") + 1);
+  std::vector<std::string> cells;
+  std::stringstream row(total);
+  for (std::string cell; std::getline(row, cell, ',');) cells.push_back(cell);
+  REQUIRE(cells.size() > 6);
+  const std::string shown = b.script(
+      "return [...document.querySelectorAll('th')].find(t => t.textContent === 'matches')"
+      ".nextElementSibling.textContent;");
+  CHECK(shown.rfind(cells[6] + " (", 0) == 0);  // "<matches> (<bot matches> with bots)"
+  b.screenshot(dir.file("report.png"));
+  CHECK(std::filesystem::file_size(dir.file("report.png")) > 10'000);
 }
