@@ -289,6 +289,13 @@ TEST_CASE("a tiny session day adds up and is the same for the same seed", "[sim]
   // Deterministic: the same CSV twice; another seed differs.
   CHECK(session_hours_csv(run_session_day(tiny_session_day(3))) == session_hours_csv(r));
   CHECK(session_hours_csv(run_session_day(tiny_session_day(4))) != session_hours_csv(r));
+
+  session_day_config bad = tiny_session_day(3);
+  bad.days = 0;
+  CHECK_THROWS_WITH(run_session_day(bad), Contains("days within"));
+  bad = tiny_session_day(3);
+  bad.play_again = 1.5;
+  CHECK_THROWS_WITH(run_session_day(bad), Contains("play_again"));
 }
 
 TEST_CASE("the session day uses a datacenter's latency map where it has one", "[sim]") {
@@ -348,6 +355,13 @@ TEST_CASE("a tiny async day adds up, is the same for the same seed, and has its 
 
   // A database that exists is refused: the day makes its own table.
   CHECK_THROWS_WITH(run_async_day(c), Contains("exists"));
+  async_day_config bad = tiny_async_day(dir, 9);
+  bad.days = -1;
+  CHECK_THROWS_WITH(run_async_day(bad), Contains("days within"));
+  bad = tiny_async_day(dir, 9);
+  bad.churn_per_day = 2;
+  CHECK_THROWS_WITH(run_async_day(bad), Contains("churn within"));
+  CHECK_FALSE(std::filesystem::exists(bad.database));  // refused before anything was written
   mm::test::temp_dir other;
   const async_day_report again = run_async_day(tiny_async_day(other, 3));
   CHECK(async_hours_csv(again) == async_hours_csv(r));

@@ -88,11 +88,6 @@ class async_day {
         engine_(with_seed(c.engine, c.seed), generic_profile(c.profile)),
         hours_(static_cast<std::size_t>(std::ceil(c.days * 24))),
         bins_(longitude_bins) {
-    if (c.places.empty()) throw error(errc::invalid_argument, "places: none");
-    if (!(c.attacks_per_player_day >= 0) || !(c.joins_per_day >= 0) ||
-        !(c.churn_per_day >= 0 && c.churn_per_day <= 1) || !(c.days > 0) || !(c.elo_k >= 0))
-      throw error(errc::invalid_argument,
-                  "attacks, joins and K must be >= 0, churn within [0, 1], days > 0");
     for (std::size_t h = 0; h < hours_.size(); ++h)
       hours_[h].figures.hour = static_cast<std::uint32_t>(h);
     double sum = 0;
@@ -589,6 +584,15 @@ options default_async_options(std::uint32_t players) {
 }
 
 async_day_report run_async_day(const async_day_config& c) {
+  if (c.places.empty()) throw error(errc::invalid_argument, "async day: no places");
+  if (!(c.attacks_per_player_day >= 0) || !(c.joins_per_day >= 0) ||
+      !(c.churn_per_day >= 0 && c.churn_per_day <= 1) || !(c.days > 0 && c.days <= 366) ||
+      !(c.elo_k >= 0) || c.shield.count() < 0 || c.warm_up.count() < 0 ||
+      !std::isfinite(c.mmr_mean + c.new_player_mmr) || !(c.mmr_stddev >= 0) ||
+      !(c.skill_stddev >= 0))
+    throw error(errc::invalid_argument,
+                "async day: attacks, joins and K >= 0, churn within [0, 1], days within (0, 366], "
+                "no negative shield or warm-up, finite MMRs");
   // The day fills a table of its own: never one that holds anything already.
   for (const std::string& f : {c.database, c.database + ".uniform"})
     if (std::filesystem::exists(f))

@@ -291,6 +291,12 @@ class session_day {
 }  // namespace
 
 session_day_report run_session_day(const session_day_config& c) {
+  if (!(c.days > 0 && c.days <= 366) || !(c.play_again >= 0 && c.play_again <= 1) ||
+      c.match_length.count() <= 0 || c.between_matches.count() < 0 || c.warm_up.count() < 0 ||
+      !std::isfinite(c.mmr_mean) || !(c.mmr_stddev >= 0))
+    throw error(errc::invalid_argument,
+                "session day: days within (0, 366], play_again within [0, 1], a match longer "
+                "than 0 s, no negative pause or warm-up, a finite MMR distribution");
   const auto started = std::chrono::steady_clock::now();
   session_day_report out = session_day(c).run();
   out.wall_seconds =
