@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +14,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -78,7 +80,14 @@ async day:
                             (default: 7200)
   --elo-k K                 Elo K factor (default: 32)
   --retries N               num_retries of each attack's request (default: 2)
-  --cache N                 the engine's player cache (default: a fifth of --players)
+  --cache N                 the engine's player cache (default: a fifth of --players,
+                            or the player_cache_size of --config)
+  --attribute-values A,B,C,D   values of attr0..attr3, drawn uniformly for each
+                            player (default: 4,2000,20,8: the demo's regions,
+                            guilds, heroes and leagues)
+With --config, the async day runs that configuration's profile (its match rule)
+and engine options; without, matchmakerd's demo profile: region must be equal,
+never the own guild, another hero preferred.
 )";
 
 [[noreturn]] void usage_error(const std::string& what) {
@@ -107,6 +116,7 @@ struct settings {
   std::vector<sim::session_day_config::number_attribute> numbers;
   bool quiet = false, sensitivity = true;
   double joins_per_day = 40'000, match_length = 300, play_again = 0.75, between = 30;
+  std::array<std::uint32_t, 4> attribute_values{4, 2000, 20, 8};
   double players = 20'000, attacks = 4, new_players = 1'000, churn = 0.02, shield = 7'200,
          elo_k = 32, retries = 2, cache = 0;
 };
@@ -197,6 +207,18 @@ settings parse(int argc, char** argv) {
       {"--elo-k", [&](const std::string& v) { s.elo_k = number_of("--elo-k", v, 0, 1000); }},
       {"--retries", [&](const std::string& v) { s.retries = number_of("--retries", v, 0, 100); }},
       {"--cache", [&](const std::string& v) { s.cache = number_of("--cache", v, 100, 1e8); }},
+      {"--attribute-values",
+       [&](const std::string& v) {
+         std::istringstream in(v);
+         std::string item;
+         std::size_t i = 0;
+         while (std::getline(in, item, ',')) {
+           if (i == 4) usage_error("--attribute-values: four numbers, for attr0..attr3");
+           s.attribute_values[i++] =
+               static_cast<std::uint32_t>(number_of("--attribute-values", item, 0, 1e6));
+         }
+         if (i != 4) usage_error("--attribute-values: four numbers, for attr0..attr3");
+       }},
   };
   for (; i < argc; ++i) {
     const std::string flag = argv[i];
@@ -262,14 +284,21 @@ struct session_setup {
   std::string source = "matchmakerd's demo";
 };
 
-session_setup load_session_setup(const settings& s) {
+// The matchmakerd configuration of --config, read and checked as the server
+// reads it; nothing without --config.
+std::optional<mm::server::server_config> load_config(const settings& s) {
+  if (s.config.empty()) return std::nullopt;
+  const char* args[] = {"matchmakerd", "--config", s.config.c_str()};
+  return mm::server::parse_command_line(3, args).config;
+}
+
+session_setup load_session_setup(const settings& s,
+                                 const std::optional<mm::server::server_config>& config) {
   session_setup out;
-  if (!s.config.empty()) {
-    const char* args[] = {"matchmakerd", "--config", s.config.c_str()};
-    const auto line = mm::server::parse_command_line(3, args);
-    out.datacenters = line.config.sessions.datacenters;
-    out.detour = line.config.sessions.detour_factor;
-    const auto& queues = line.config.sessions.queues;
+  if (config) {
+    out.datacenters = config->sessions.datacenters;
+    out.detour = config->sessions.detour_factor;
+    const auto& queues = config->sessions.queues;
     if (queues.empty()) usage_error("--config: " + s.config + " has no session queue");
     out.queue = queues.front();
     if (!s.queue.empty()) {
@@ -334,6 +363,18 @@ void print_async(const sim::async_day_report& r) {
       r.uniform.gini, 100 * r.engine.never_offered, 100 * r.uniform.never_offered, r.wall_seconds);
 }
 
+// The profile's attribute rules and the values drawn for each, for the page.
+std::string attributes_text(const mm::generic_profile_config& p,
+                            const std::array<std::uint32_t, 4>& values) {
+  std::string out;
+  for (std::size_t i = 0; i < p.attributes.size() && i < values.size(); ++i) {
+    const auto& a = p.attributes[i];
+    out += "; " + a.name + " " + std::string(mm::to_string(a.rule)) + " (" +
+           std::to_string(values[i]) + " values)";
+  }
+  return out;
+}
+
 // A temporary directory for the async day's SQLite file, removed at the end.
 struct temp_dir {
   std::filesystem::path path;
@@ -361,9 +402,10 @@ int main(int argc, char** argv) try {
   const sim::diurnal_curve curve =
       s.diurnal.empty() ? sim::default_diurnal_curve() : sim::parse_diurnal_curve(s.diurnal);
   sim::sim_outputs out;
+  const auto config = load_config(s);
 
   if (s.what != "async") {
-    const session_setup setup = load_session_setup(s);
+    const session_setup setup = load_session_setup(s, config);
     sim::session_day_config c;
     c.queue = setup.queue;
     c.latency = latency_of(s, setup);
@@ -466,7 +508,13 @@ int main(int argc, char** argv) try {
     c.warm_up = std::clamp(c.shield, std::chrono::seconds(7200), std::chrono::seconds(86'400));
     c.elo_k = s.elo_k;
     c.retries = static_cast<std::uint32_t>(s.retries);
-    c.engine = sim::default_async_options(c.players);
+    c.attribute_values = s.attribute_values;
+    if (config) {  // the game's own match rule and engine options
+      c.profile = config->profile;
+      c.engine = config->opts;
+    } else {
+      c.engine = sim::default_async_options(c.players);
+    }
     if (s.cache > 0) {
       c.engine.player_cache_size = static_cast<std::uint32_t>(s.cache);
       c.engine.database_cache_size =
@@ -487,9 +535,15 @@ int main(int argc, char** argv) try {
                        std::to_string(c.warm_up.count()) +
                        " s of warm-up before the day (not reported)"},
         {"Elo K", fixed(s.elo_k, 0)},
-        {"engine", "cache " + std::to_string(c.engine.player_cache_size) + " players, scan every " +
+        {"engine", std::string(config ? "options of " + s.config : "demo options") + ": cache " +
+                       std::to_string(c.engine.player_cache_size) + " players, scan every " +
                        std::to_string(c.engine.database_scan_tick.count() / 1000) + " s, retries " +
-                       std::to_string(c.retries) + ", fake opponents on"},
+                       std::to_string(c.retries) + ", fake opponents " +
+                       (c.engine.enable_fake_opponents ? "on" : "off")},
+        {"match rule", std::string(config ? "the profile of " + s.config : "the demo profile") +
+                           ": MMR window " + fixed(c.profile.mmr_window, 0) + " + " +
+                           fixed(c.profile.mmr_window_per_retry, 0) + " per retry" +
+                           attributes_text(c.profile, c.attribute_values)},
         {"days, seed", fixed(s.days, 2) + ", " + std::to_string(s.seed)}};
   }
 

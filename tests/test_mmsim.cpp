@@ -109,6 +109,25 @@ TEST_CASE(
              Contains("--queue: 'nope' is not a queue"));
 }
 
+TEST_CASE("mmsim runs an async day with the profile and options of a matchmakerd configuration",
+          "[sim][mmsim]") {
+  mm::test::temp_dir dir;
+  // MMR alone, a cache as large as the table, no fake opponents.
+  std::ofstream(dir.file("server.json")) << R"({
+    "profile": {"attributes": [], "mmr_window": 50, "mmr_window_per_retry": 25},
+    "matchmaker": {"player_cache_size": 5000, "database_cache_size": 1000,
+                   "enable_fake_opponents": false}})";
+  const auto [status, text] =
+      mmsim({"async", "--config", dir.file("server.json"), "--players", "3000", "--days", "0.1",
+             "--attribute-values", "0,0,0,0", "--out", dir.file("r")});
+  REQUIRE(status == 0);
+  CHECK_THAT(text, Contains("FakeOpponent 0.0%"));
+  const std::string page = read(dir.file("r/index.html"));
+  CHECK_THAT(page, Contains("options of " + dir.file("server.json") + ": cache 5000 players"));
+  CHECK_THAT(page, Contains("the profile of " + dir.file("server.json") + ": MMR window 50 + 25"));
+  CHECK_THAT(page, Contains("fake opponents off"));
+}
+
 TEST_CASE("mmsim gives players the attributes a queue's rules read", "[sim][mmsim]") {
   mm::test::temp_dir dir;
   std::ofstream(dir.file("server.json")) << R"({"sessions": {

@@ -3,6 +3,7 @@
 #include <SQLiteCpp/Transaction.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <ext/pb_ds/assoc_container.hpp>
 #include <ext/pb_ds/tree_policy.hpp>
@@ -31,6 +32,7 @@ constexpr std::uint32_t no_bin = std::numeric_limits<std::uint32_t>::max();
 
 struct player {
   double mmr = 0, skill = 0;
+  std::array<std::uint32_t, generic_attribute_count> attributes{};
   std::size_t bin = 0;
   std::uint32_t bin_slot = no_bin;  // position in its bin's active list; no_bin: churned
   std::int64_t shield_until = -1;   // -1: no shield
@@ -188,6 +190,9 @@ class async_day {
     player pl;
     pl.mmr = mmr;
     pl.skill = skill;
+    for (std::size_t i = 0; i < generic_attribute_count; ++i)
+      if (c_.attribute_values[i] > 1)
+        pl.attributes[i] = static_cast<std::uint32_t>(r_.below(c_.attribute_values[i]));
     pl.bin = std::min(longitude_bins - 1,
                       static_cast<std::size_t>((longitude + 180) / 360 * longitude_bins));
     pl.bin_slot = static_cast<std::uint32_t>(bins_[pl.bin].size());
@@ -219,6 +224,8 @@ class async_day {
       player_row row;
       row.id = id_of(p);
       row.mmr = players_[p].mmr;
+      for (std::size_t i = 0; i < generic_attribute_count; ++i)
+        row.attributes[i] = players_[p].attributes[i];
       row.updated_at_unix_ms = epoch_unix_ms + now_;
       rows.push_back(std::move(row));
     }
@@ -285,7 +292,7 @@ class async_day {
   }
 
   std::optional<generic_model> model_of(std::uint32_t p) const {
-    return generic_model(id_of(p), static_cast<float>(players_[p].mmr));
+    return generic_model(id_of(p), static_cast<float>(players_[p].mmr), players_[p].attributes);
   }
 
   // ---- Time ----------------------------------------------------------------
@@ -390,9 +397,10 @@ class async_day {
     match_request<generic_query> req;
     req.query.attacker = id_of(a);
     req.query.mmr = static_cast<float>(players_[a].mmr);
+    req.query.attributes = players_[a].attributes;
     req.num_retries = c_.retries;
-    const auto res =
-        reference_ ? uniform_pick(a) : timed(engine_time_, [&] { return engine_.find_match(req); });
+    const auto res = reference_ ? uniform_pick(req.query)
+                                : timed(engine_time_, [&] { return engine_.find_match(req); });
     switch (res.type) {
       case match_type::success: {
         ++h.figures.success;
@@ -453,25 +461,41 @@ class async_day {
     if (!reference_) timed(engine_time_, [&] { engine_.update(id_of(p), model_of(p)); });
   }
 
-  // The reference chooser: one eligible player (no shield, not the attacker,
-  // within the widest window the request allows), every one equally likely;
-  // NoneFound when there is none.
-  match_response<generic_model> uniform_pick(std::uint32_t a) {
+  // The reference chooser: one eligible player, every one equally likely:
+  // no shield, not the attacker, and a possible match under the game's own
+  // rule at the request's widest window (MMR, hard attributes). NoneFound
+  // when there is none.
+  match_response<generic_model> uniform_pick(const generic_query& q) {
     match_response<generic_model> res;
-    const double w = engine_.profile().window(c_.retries);
-    const double m = static_cast<float>(players_[a].mmr);
-    const std::size_t lo = eligible_.order_of_key({m - w, 0});
+    const generic_profile& profile = engine_.profile();
+    const auto a = static_cast<std::uint32_t>(q.attacker - 1);
+    const auto eligible = [&](std::uint32_t p) {
+      return p != a && profile.match(q, *model_of(p), c_.retries).possible;
+    };
+    // The players within the MMR window, by order statistics.
+    const double w = profile.window(c_.retries);
+    const std::size_t lo = eligible_.order_of_key({q.mmr - w, 0});
     const std::size_t hi =
-        eligible_.order_of_key({m + w, std::numeric_limits<std::uint32_t>::max()});
-    const bool self_inside = players_[a].shield_until < 0 && std::abs(players_[a].mmr - m) <= w &&
-                             eligible_.find({players_[a].mmr, a}) != eligible_.end();
-    const std::size_t n = hi - lo - (self_inside ? 1 : 0);
-    if (n == 0) return res;
-    std::size_t k = lo + r_.below(n);
-    std::uint32_t pick = eligible_.find_by_order(k)->second;
-    if (pick == a) pick = eligible_.find_by_order(hi - 1)->second;
+        eligible_.order_of_key({q.mmr + w, std::numeric_limits<std::uint32_t>::max()});
+    if (hi <= lo) return res;
+    // Draws from the window until one is eligible: uniform among the
+    // eligible. Where they are too rare to be drawn soon, every one of the
+    // window is checked and one of them taken: uniform as well.
+    std::optional<std::uint32_t> pick;
+    for (int tries = 0; tries < 64 && !pick; ++tries) {
+      const std::uint32_t p = eligible_.find_by_order(lo + r_.below(hi - lo))->second;
+      if (eligible(p)) pick = p;
+    }
+    if (!pick) {
+      std::vector<std::uint32_t> all;
+      auto it = eligible_.find_by_order(lo);
+      for (std::size_t i = lo; i < hi; ++i, ++it)
+        if (eligible(it->second)) all.push_back(it->second);
+      if (all.empty()) return res;
+      pick = all[r_.below(all.size())];
+    }
     res.type = match_type::success;
-    res.best_candidate_id = id_of(pick);
+    res.best_candidate_id = id_of(*pick);
     return res;
   }
 

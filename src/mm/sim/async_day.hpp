@@ -10,11 +10,13 @@
 // game's update has taken it out of the cache and the scan's view of the
 // table leaves it out; new players join, some players stop playing (churn)
 // and stay in the table as defenders. The same day is then run again with
-// every opponent chosen uniformly among the eligible players (no shield,
-// within the request's widest MMR window) instead of by the engine, fights
-// and shields included: the reference the offer fairness is compared with.
+// every opponent chosen uniformly among the eligible players (no shield, a
+// possible match under the game's rule at the request's widest window)
+// instead of by the engine, fights and shields included: the reference the
+// offer fairness is compared with.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -22,6 +24,7 @@
 
 #include "mm/engine/generic_profile.hpp"
 #include "mm/engine/options.hpp"
+#include "mm/engine/synthetic_players.hpp"
 #include "mm/sim/figures.hpp"
 #include "mm/sim/population.hpp"
 
@@ -47,9 +50,15 @@ struct async_day_config {
   double new_player_mmr = 1500;
   std::uint32_t retries = 2;  // num_retries of each attack's request
   // The engine's options (cache size, buckets, scan tick...) and the game's
-  // match rule. The seed of the options is replaced by `seed`.
+  // match rule (matchmakerd's demo profile: region must be equal, never the
+  // own guild, another hero preferred). The seed of the options is replaced
+  // by `seed`.
   options engine;
-  generic_profile_config profile;
+  generic_profile_config profile = demo_profile_config();
+  // The values of each generic attribute (attr0..attr3), drawn uniformly for
+  // each player whatever its place (0 or 1: always 0). The demo's: 4
+  // regions, 2,000 guilds, 20 heroes, 8 leagues.
+  std::array<std::uint32_t, generic_attribute_count> attribute_values{4, 2000, 20, 8};
   // The SQLite file to create (in a temporary directory), and beside it the
   // reference day's ("<database>.uniform"); neither may exist.
   std::string database;
