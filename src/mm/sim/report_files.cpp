@@ -414,7 +414,9 @@ std::filesystem::path write_report(const sim_outputs& o, const std::filesystem::
         "<h3>Offer fairness</h3>\n<p>How often each player in the table was offered as a defender, "
         "against the same day run again with every opponent chosen uniformly among the eligible "
         "players "
-        "(no shield, within the request's widest MMR window), fights and shields included (" +
+        "(no shield, a possible match under the game's rule at the request's widest window), "
+        "fights "
+        "and shields included (" +
         csv_link("async_fairness.csv") +
         ").</p>\n"
         "<table><tr><th>chooser</th><th>offers</th><th>most offered ÷ mean</th><th>Gini</th>"
