@@ -211,13 +211,13 @@ settings parse(int argc, char** argv) {
        [&](const std::string& v) {
          std::istringstream in(v);
          std::string item;
-         std::size_t i = 0;
+         std::size_t given = 0;
          while (std::getline(in, item, ',')) {
-           if (i == 4) usage_error("--attribute-values: four numbers, for attr0..attr3");
-           s.attribute_values[i++] =
+           if (given == 4) usage_error("--attribute-values: four numbers, for attr0..attr3");
+           s.attribute_values[given++] =
                static_cast<std::uint32_t>(number_of("--attribute-values", item, 0, 1e6));
          }
-         if (i != 4) usage_error("--attribute-values: four numbers, for attr0..attr3");
+         if (given != 4) usage_error("--attribute-values: four numbers, for attr0..attr3");
        }},
   };
   for (; i < argc; ++i) {
