@@ -2,6 +2,8 @@
 // iteration starts, tie breaks). Not for anything security related.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 
@@ -44,7 +46,15 @@ class rng {
   // Uniform double in [0, 1).
   double unit() { return static_cast<double>((*this)() >> 11) * 0x1.0p-53; }
 
+  // A standard normal draw. Box-Muller on this generator keeps the stream
+  // the same whatever the standard library, unlike std::normal_distribution.
+  double normal() {
+    const double u1 = std::max(unit(), 1e-300), u2 = unit();
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(2 * pi * u2);
+  }
+
  private:
+  static constexpr double pi = 3.14159265358979323846;
   static std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
   std::uint64_t s_[4];
 };

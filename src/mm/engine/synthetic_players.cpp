@@ -9,11 +9,7 @@ namespace mm {
 namespace {
 double draw_mmr(const synthetic_population& p, rng& r) {
   if (r.unit() < p.outlier_share) return p.outlier_mmr;
-  // Box-Muller keeps the stream reproducible across standard libraries, unlike
-  // std::normal_distribution.
-  const double u1 = std::max(r.unit(), 1e-300), u2 = r.unit();
-  const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(2 * M_PI * u2);
-  return std::max(0.0, p.mmr_mean + p.mmr_stddev * z);
+  return std::max(0.0, p.mmr_mean + p.mmr_stddev * r.normal());
 }
 
 std::array<std::int64_t, 4> draw_attributes(const synthetic_population& p, rng& r) {

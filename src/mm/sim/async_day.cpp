@@ -162,9 +162,9 @@ class async_day {
           "WHERE id NOT IN (SELECT id FROM sim_shields)");
     });
     for (std::uint32_t i = 0; i < c_.players; ++i) {
-      const double skill = normal(r_, c_.mmr_mean, c_.skill_stddev);
+      const double skill = c_.mmr_mean + c_.skill_stddev * r_.normal();
       // Veterans' MMRs have roughly found their skill.
-      add_player(skill + normal(r_, 0, 100), skill, random_longitude());
+      add_player(skill + 100 * r_.normal(), skill, random_longitude());
     }
     flush();
     scanner_ = store_.open_scanner({"eligible_players", c_.seed, 1, 0});
@@ -179,7 +179,7 @@ class async_day {
     return jitter(c_.places.back().where.longitude);
   }
   double jitter(double longitude) {
-    double lon = normal(r_, longitude, 0.45);
+    double lon = longitude + 0.45 * r_.normal();
     if (lon >= 180) lon -= 360;
     if (lon < -180) lon += 360;
     return lon;
@@ -329,7 +329,7 @@ class async_day {
   }
 
   void arrive(const join& j) {
-    add_player(c_.new_player_mmr, normal(r_, c_.mmr_mean, c_.skill_stddev), j.where.longitude);
+    add_player(c_.new_player_mmr, c_.mmr_mean + c_.skill_stddev * r_.normal(), j.where.longitude);
     ++hour_at(now_).figures.joins;
   }
 

@@ -4,7 +4,6 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
-#include <numbers>
 #include <sstream>
 
 #include "mm/engine/error.hpp"
@@ -193,16 +192,11 @@ std::vector<place> default_places() {
   refuse("world_cities.csv is not compiled into this build");
 }
 
-double normal(rng& r, double mean, double stddev) {
-  const double u1 = 1.0 - r.unit();  // (0, 1]
-  const double u2 = r.unit();
-  return mean + stddev * std::sqrt(-2.0 * std::log(u1)) * std::cos(2 * std::numbers::pi * u2);
-}
-
 std::uint64_t poisson(rng& r, double mean) {
   if (mean <= 0) return 0;
   if (mean > 60)
-    return static_cast<std::uint64_t>(std::max(0.0, std::round(normal(r, mean, std::sqrt(mean)))));
+    return static_cast<std::uint64_t>(
+        std::max(0.0, std::round(mean + std::sqrt(mean) * r.normal())));
   const double limit = std::exp(-mean);
   std::uint64_t k = 0;
   double p = r.unit();
@@ -251,8 +245,8 @@ std::vector<join> schedule_joins(const std::vector<place>& places, const diurnal
       join j;
       j.at_s = start + r.unit() * length;
       // About 50 km around the place (0.45 degree of latitude).
-      j.where.latitude = std::clamp(normal(r, p.where.latitude, 0.45), -90.0, 90.0);
-      double lon = normal(r, p.where.longitude, 0.45);
+      j.where.latitude = std::clamp(p.where.latitude + 0.45 * r.normal(), -90.0, 90.0);
+      double lon = p.where.longitude + 0.45 * r.normal();
       if (lon > 180) lon -= 360;
       if (lon < -180) lon += 360;
       j.where.longitude = lon;

@@ -89,10 +89,6 @@ std::vector<place> default_places();
 std::vector<join> schedule_joins(const std::vector<place>& places, const diurnal_curve& curve,
                                  double per_day, double days, rng& r, double start_s = 0);
 
-// A normal draw (Box-Muller on the project's generator, so the same seed gives
-// the same numbers whatever the standard library).
-double normal(rng& r, double mean, double stddev);
-
 // A Poisson draw (events in a minute); a normal approximation above a mean
 // of 60, where the difference does not show in a day's figures.
 std::uint64_t poisson(rng& r, double mean);

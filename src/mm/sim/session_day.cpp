@@ -113,10 +113,11 @@ class session_day {
   }
 
   void arrive(const join& j, std::int64_t at) {
-    player pl{j.where, j.mmr ? *j.mmr : normal(r_, c_.mmr_mean, c_.mmr_stddev), {}, {}};
+    player pl{j.where, j.mmr ? *j.mmr : c_.mmr_mean + c_.mmr_stddev * r_.normal(), {}, {}};
     for (const auto& a : c_.strings)
       if (!a.values.empty()) pl.strings.emplace_back(a.name, a.values[r_.below(a.values.size())]);
-    for (const auto& a : c_.numbers) pl.numbers.emplace_back(a.name, normal(r_, a.mean, a.stddev));
+    for (const auto& a : c_.numbers)
+      pl.numbers.emplace_back(a.name, a.mean + a.stddev * r_.normal());
     players_.push_back(std::move(pl));
     ++hour_at(at).figures.joins;
     set_online(at, +1);
