@@ -8,6 +8,8 @@
 #include <httplib.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -372,7 +374,12 @@ int session_command(api& a, const std::string& cmd, const flags& f) {
   const std::string sub = f.positional.empty() ? "" : f.positional[0];
   const auto id_arg = [&] {
     if (f.positional.size() != 2) throw usage_error(cmd + " " + sub + " needs an ID");
-    return std::to_string(number_arg("ID", f.positional[1]));
+    const std::string& id = f.positional[1];
+    const bool hex = id.size() == 16 && std::all_of(id.begin(), id.end(), [](unsigned char c) {
+                       return std::isxdigit(c) != 0;
+                     });
+    if (!hex) throw usage_error("ID: a ticket id is 16 hexadecimal digits, got '" + id + "'");
+    return id;
   };
   if (cmd == "queues") {
     print(f.positional.empty() ? a.get("/api/queues") : a.get("/api/queues/" + f.positional[0]));

@@ -56,8 +56,9 @@ its 30 datacenters, RTTs estimated from distance):
   --joins-per-day N         new players a day, from the population (default: 40000);
                             they start two hours before the day (a warm-up that is
                             not reported), so the day does not start empty
-  --config FILE             a matchmakerd configuration: its sessions.datacenters,
-                            sessions.detour_factor and queues are used
+  --config FILE             a matchmakerd configuration: its sessions.datacenters
+                            (with their latency maps), sessions.detour_factor and
+                            queues are used
   --queue NAME              the queue of --config (default: its first)
   --latency-map DC=FILE     a datacenter's latency map (360x180 little-endian
                             float32 RTTs, the published format); repeatable
@@ -280,6 +281,8 @@ population load_population(const settings& s) {
 struct session_setup {
   std::vector<mm::session::datacenter> datacenters = mm::server::demo_datacenters();
   double detour = 2;
+  // The latency maps --config names (per datacenter; empty: none).
+  std::vector<std::optional<mm::session::latency_map>> maps;
   mm::session::queue_config queue = mm::server::demo_queue();
   std::string source = "matchmakerd's demo";
 };
@@ -298,6 +301,8 @@ session_setup load_session_setup(const settings& s,
   if (config) {
     out.datacenters = config->sessions.datacenters;
     out.detour = config->sessions.detour_factor;
+    for (const auto& m : config->sessions.latency_maps)
+      out.maps.push_back(m ? std::optional(m->map) : std::nullopt);
     const auto& queues = config->sessions.queues;
     if (queues.empty()) usage_error("--config: " + s.config + " has no session queue");
     out.queue = queues.front();
@@ -315,7 +320,7 @@ session_setup load_session_setup(const settings& s,
 }
 
 mm::session::latency_model latency_of(const settings& s, const session_setup& setup) {
-  std::vector<std::optional<mm::session::latency_map>> maps;
+  std::vector<std::optional<mm::session::latency_map>> maps = setup.maps;
   if (!s.latency_maps.empty()) {
     maps.resize(setup.datacenters.size());
     for (const auto& [dc, file] : s.latency_maps) {

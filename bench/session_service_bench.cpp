@@ -1,6 +1,7 @@
 // The session matchmaker as a service: tickets from creation to the matched
-// notification through the queue actors, and through HTTP, against the
-// engine alone in the same run.
+// notification through the session service (durable in a SQLite journal, and
+// the same without a store), and through HTTP, against the engine alone in the
+// same run.
 //
 // usage: mm_session_service_bench [SECONDS=3]
 //
@@ -10,8 +11,14 @@
 // - engine_tickets_per_s: the reference: add and tick the engine directly,
 //   2,000 tickets a tick.
 // - session_tickets_per_s, path actors (queues=1, 2): a driver keeps 4,000 tickets waiting
-//   per queue through the queue actors (create, tick, notification) and
-//   counts the matched notifications its owner gets.
+//   per queue through the session service (create, journal, tick, journal,
+//   notification) and counts the matched notifications its owner gets; with
+//   durable=true the journal is a SQLite file (WAL, synchronous=FULL: an fsync
+//   per group commit), with durable=false the service has no store.
+// - durable_vs_memory_tickets: the two, 1 queue, same run.
+// - memory_per_waiting_ticket: heap bytes (mallinfo2) held per ticket with
+//   100,000 solo tickets waiting in one queue of the service (durable), each
+//   with RTTs to 30 datacenters.
 // - tick_to_notification_p99_ms: at half the 1-queue rate, paced every
 //   10 ms: from the tick that formed a match (its formed_at on the queue's
 //   clock) to the owner's notification, excluding the designed wait for the
@@ -19,6 +26,7 @@
 // - session_tickets_per_s, path http: POST /api/tickets on a live matchmakerd from 4
 //   keep-alive clients, created and matched (the queue's counts).
 #include <httplib.h>
+#include <malloc.h>
 
 #include <algorithm>
 #include <atomic>
@@ -33,8 +41,9 @@
 #include "bench_util.hpp"
 #include "matchmakerd_process.hpp"
 #include "mm/actors/registration.hpp"
-#include "mm/actors/session_queue_actor.hpp"
+#include "mm/actors/session_service.hpp"
 #include "mm/engine/generic_profile.hpp"
+#include "mm/session/public_id.hpp"
 
 using namespace mm;
 using namespace mm::actors;
@@ -86,7 +95,8 @@ using tick_atom = caf::atom_constant<caf::atom("drvtick")>;
 // (closed loop), or creates `per_tick` tickets every 10 ms (paced); records
 // each notification's delay after the tick that formed its match.
 struct driver_state {
-  std::vector<session_interfaces::queue> queues;
+  session_interfaces::service service;
+  std::vector<std::string> queues;
   caf::actor_clock::time_point epoch;
   player_id next = 1;
   std::uint64_t matched = 0;
@@ -96,18 +106,18 @@ struct driver_state {
   static inline const char* name = "bench.driver";
 };
 
-caf::behavior driver(caf::stateful_actor<driver_state>* self,
-                     std::vector<session_interfaces::queue> queues,
-                     caf::actor_clock::time_point epoch, std::size_t in_flight,
-                     std::size_t per_tick) {
+caf::behavior driver(caf::stateful_actor<driver_state>* self, session_interfaces::service service,
+                     std::vector<std::string> queues, caf::actor_clock::time_point epoch,
+                     std::size_t in_flight, std::size_t per_tick) {
   auto& st = self->state;
+  st.service = std::move(service);
   st.queues = std::move(queues);
   st.epoch = epoch;
   const auto owner = caf::actor_cast<session_interfaces::owner>(self);
   const auto create = [self, owner] {
     auto& s = self->state;
     const auto& q = s.queues[s.turn++ % s.queues.size()];
-    self->request(q, caf::infinite, create_atom::value, solo(s.next++), owner)
+    self->request(s.service, caf::infinite, create_atom::value, q, solo(s.next++), owner)
         .then([](std::uint64_t) {}, [](caf::error&) {});
   };
   for (std::size_t i = 0; i < in_flight * st.queues.size(); ++i) create();
@@ -142,24 +152,46 @@ struct actor_run {
   std::vector<double> delays_ms;  // of the measured period
 };
 
+const std::string journal_file = "/tmp/mm_session_service_bench_journal.db";
+
+void remove_database(const std::string& file) {
+  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((file + suffix).c_str());
+}
+
+// A service over `queues` (named duel0, duel1, ...): durable in a SQLite
+// journal, or without a store.
+session_service_config service_config(std::vector<session::queue_config> queues, bool durable) {
+  session_service_config c;
+  c.queues = std::move(queues);
+  if (durable) {
+    remove_database(journal_file);
+    c.store = std::make_shared<sqlite_store>(journal_file);
+  }
+  auto ids_store = std::make_shared<sqlite_store>(journal_file + ".ids");
+  c.ids = std::make_shared<session::id_source>(
+      session::random_id_key(), [ids_store] { return ids_store->reserve_id_generation(); });
+  c.unix_epoch_ms = unix_ms_now();
+  c.max_outcomes = 10'000;
+  return c;
+}
+
 actor_run through_actors(std::size_t queues, double seconds, std::size_t in_flight,
-                         std::size_t per_tick) {
+                         std::size_t per_tick, bool durable) {
   caf::actor_system_config cfg;
   cfg.set("logger.verbosity", caf::atom("quiet"));
   add_message_types<generic_profile>(cfg, "generic");
   cfg.add_message_type<std::vector<double>>("bench.delays");
   caf::actor_system sys{cfg};
-  const auto start = sys.clock().now();
-  std::vector<session_interfaces::queue> qs;
+  std::vector<session::queue_config> configs;
+  std::vector<std::string> names;
   for (std::size_t i = 0; i < queues; ++i) {
-    session_queue_actor_config c;
-    c.queue = duel_queue("duel" + std::to_string(i));
-    c.epoch = start;
-    c.ticket_id_base = static_cast<std::uint64_t>(i + 1) << 48;
-    c.finished_kept = 1000;
-    qs.push_back(sys.spawn(session_queue_actor, std::move(c)));
+    configs.push_back(duel_queue("duel" + std::to_string(i)));
+    names.push_back(configs.back().name);
   }
-  auto d = sys.spawn(driver, qs, start, in_flight, per_tick);
+  auto service = sys.spawn(session_service, service_config(configs, durable));
+  const auto start = sys.clock().now();  // the service's epoch, within a millisecond
+  auto d = sys.spawn(driver, caf::actor_cast<session_interfaces::service>(service), names, start,
+                     in_flight, per_tick);
   caf::scoped_actor self{sys};
   const auto read = [&](bool reset) {
     std::pair<std::uint64_t, std::vector<double>> out;
@@ -180,8 +212,46 @@ actor_run through_actors(std::size_t queues, double seconds, std::size_t in_flig
   out.tickets_per_s = static_cast<double>(after - before) / (bench::now_s() - t0);
   out.delays_ms = std::move(delays);
   self->send_exit(d, caf::exit_reason::user_shutdown);
-  for (auto& q : qs) self->send_exit(q, caf::exit_reason::user_shutdown);
+  self->send_exit(service, caf::exit_reason::user_shutdown);
   return out;
+}
+
+// Heap bytes per waiting ticket: 100,000 solo tickets that never match (MMRs
+// 10 apart, a rule of 1), with RTTs to 30 datacenters as a game sends them.
+double memory_per_waiting_ticket() {
+  caf::actor_system_config cfg;
+  cfg.set("logger.verbosity", caf::atom("quiet"));
+  add_message_types<generic_profile>(cfg, "generic");
+  caf::actor_system sys{cfg};
+  std::vector<session::datacenter> dcs;
+  for (int i = 0; i < 30; ++i)
+    dcs.push_back({"dc" + std::to_string(i), {static_cast<double>(i), 0}, "r"});
+  session::queue_config q = duel_queue("apart");
+  session::rule skill;
+  skill.name = "skill";
+  skill.max_difference = 1;
+  q.rules = {skill};
+  session_service_config c = service_config({q}, true);
+  c.latency = session::latency_model(dcs);
+  auto service = sys.spawn(session_service, c);
+  caf::scoped_actor self{sys};
+  constexpr std::size_t n = 100'000;
+  const auto heap = [] { return static_cast<double>(mallinfo2().uordblks); };
+  const auto create = [&](player_id id) {
+    session_ticket t = solo(id);
+    t.players[0].mmr = static_cast<double>(id) * 10;
+    for (const auto& dc : dcs)
+      t.players[0].rtt_ms.push_back({dc.name, static_cast<double>(20 + id % 50)});
+    self->request(service, 60s, create_atom::value, std::string("apart"), t,
+                  session_interfaces::owner{})
+        .receive([](std::uint64_t) {}, [](caf::error&) {});
+  };
+  for (player_id id = 1; id <= 1000; ++id) create(id);  // the allocators' warm-up
+  const double before = heap();
+  for (player_id id = 1001; id <= 1000 + n; ++id) create(id);
+  const double after = heap();
+  self->send_exit(service, caf::exit_reason::user_shutdown);
+  return (after - before) / static_cast<double>(n);
 }
 
 double percentile(std::vector<double> v, double p) {
@@ -242,17 +312,22 @@ int main(int argc, char** argv) {
   const double seconds = argc > 1 ? std::atof(argv[1]) : 3.0;
   const double engine = engine_tickets_per_s(seconds);
   bench::emit(bench_name, "engine_tickets_per_s", engine, "tickets/s");
-  const actor_run one = through_actors(1, seconds, 4000, 0);
+  const actor_run memory = through_actors(1, seconds, 4000, 0, false);
+  bench::emit(bench_name, "session_tickets_per_s", memory.tickets_per_s, "tickets/s",
+              "\"path\": \"actors\", \"queues\": 1, \"durable\": false");
+  const actor_run one = through_actors(1, seconds, 4000, 0, true);
   bench::emit(bench_name, "session_tickets_per_s", one.tickets_per_s, "tickets/s",
-              "\"path\": \"actors\", \"queues\": 1");
+              "\"path\": \"actors\", \"queues\": 1, \"durable\": true");
+  bench::emit(bench_name, "durable_vs_memory_tickets", one.tickets_per_s / memory.tickets_per_s,
+              "ratio");
   bench::emit(bench_name, "actor_vs_engine", one.tickets_per_s / engine, "ratio", "\"queues\": 1");
-  const actor_run two = through_actors(2, seconds, 4000, 0);
+  const actor_run two = through_actors(2, seconds, 4000, 0, true);
   bench::emit(bench_name, "session_tickets_per_s", two.tickets_per_s, "tickets/s",
-              "\"path\": \"actors\", \"queues\": 2");
+              "\"path\": \"actors\", \"queues\": 2, \"durable\": true");
   bench::emit(bench_name, "two_vs_one_queue", two.tickets_per_s / one.tickets_per_s, "ratio");
   // Half the 1-queue rate, paced every 10 ms.
   const auto per_tick = static_cast<std::size_t>(one.tickets_per_s / 2 / 100);
-  const actor_run half = through_actors(1, seconds, 0, std::max<std::size_t>(per_tick, 2));
+  const actor_run half = through_actors(1, seconds, 0, std::max<std::size_t>(per_tick, 2), true);
   const std::string load = "\"tickets_per_s\": " + std::to_string(half.tickets_per_s);
   bench::emit(bench_name, "tick_to_notification_p50_ms", percentile(half.delays_ms, 0.5), "ms",
               load);
@@ -263,5 +338,8 @@ int main(int argc, char** argv) {
               "\"path\": \"http\", \"clients\": 4");
   bench::emit(bench_name, "http_matched_per_s", http_matched, "tickets/s", "\"clients\": 4");
   bench::emit(bench_name, "http_vs_actor", http_created / one.tickets_per_s, "ratio");
+  bench::emit(bench_name, "memory_per_waiting_ticket", memory_per_waiting_ticket(), "bytes");
+  remove_database(journal_file);
+  remove_database(journal_file + ".ids");
   return 0;
 }

@@ -20,6 +20,7 @@ using json = nlohmann::json;
 inline const std::string view_token = "view-token-0123456789";
 inline const std::string test_token = "test-token-0123456789";
 inline const std::string admin_token = "admin-token-0123456789";
+inline const std::string other_test_token = "test-token-abcdefghij";  // another client
 
 // Runs a binary to its end: (exit status, stdout and stderr).
 inline std::pair<int, std::string> run_binary(
@@ -45,6 +46,7 @@ class live_server {
                {"tokens",
                 {{{"token", view_token}, {"role", "view"}},
                  {{"token", test_token}, {"role", "test"}},
+                 {{"token", other_test_token}, {"role", "test"}},
                  {{"token", admin_token}, {"role", "admin"}}}},
                {"matchmaker",
                 {{"player_cache_size", 5000},

@@ -47,10 +47,14 @@ json solo(const char* queue, player_id id, double mmr) {
           {"players", {{{"id", id}, {"mmr", mmr}, {"rtt_ms", {{"paris", 20}, {"tokyo", 240}}}}}}};
 }
 
-std::uint64_t create(const live_server& s, const json& ticket) {
-  const json made = s.post_json("/api/tickets", ticket, test_token, 201);
+// A ticket's id: 16 hex digits.
+std::string create(const live_server& s, const json& ticket,
+                   const std::string& token = test_token) {
+  const json made = s.post_json("/api/tickets", ticket, token, 201);
   CHECK(made["state"] == "waiting");
-  return made["ticket"].get<std::uint64_t>();
+  const std::string id = made["ticket"].get<std::string>();
+  CHECK(id.size() == 16);
+  return id;
 }
 
 httplib::Result del(const live_server& s, const std::string& path, const std::string& token) {
@@ -64,14 +68,21 @@ TEST_CASE("an HTTP client long-polls its ticket to a match, cancel and expiry re
           "[server][session]") {
   live_server s(session_patch(), 100);
   const auto a = create(s, solo("duel", 1, 1500));
-  const json waiting = s.get_json("/api/tickets/" + std::to_string(a), view_token);
+  const json waiting = s.get_json("/api/tickets/" + a, test_token);
   CHECK(waiting["state"] == "waiting");
   CHECK(waiting["queue"] == "duel");
+  // Another client's ticket is one that does not exist, for reading and
+  // cancelling; an admin sees and cancels every ticket.
+  CHECK(s.get_json("/api/tickets/" + a, other_test_token, 404)["error"] ==
+        "ticket: no ticket " + a);
+  CHECK(s.get_json("/api/tickets/" + a, view_token, 404).contains("error"));
+  CHECK(del(s, "/api/tickets/" + a, other_test_token)->status == 404);
+  CHECK(s.get_json("/api/tickets/" + a, admin_token)["state"] == "waiting");
 
   // The poll is answered when the match forms, not at the end of its wait.
   auto poll = std::async(std::launch::async, [&] {
     const auto t0 = std::chrono::steady_clock::now();
-    json j = s.get_json("/api/tickets/" + std::to_string(a) + "?wait=20", view_token);
+    json j = s.get_json("/api/tickets/" + a + "?wait=20", test_token);
     return std::make_pair(j, std::chrono::steady_clock::now() - t0);
   });
   const auto b = create(s, solo("duel", 2, 1550));
@@ -84,24 +95,24 @@ TEST_CASE("an HTTP client long-polls its ticket to a match, cancel and expiry re
   const bool one_each = teams == json({{1}, {2}}) || teams == json({{2}, {1}});
   CHECK(one_each);
   CHECK(matched["match"]["mmr_spread"] == 50.0);
-  const json other = s.get_json("/api/tickets/" + std::to_string(b), view_token);
+  const json other = s.get_json("/api/tickets/" + b, test_token);
   CHECK(other["match"]["id"] == matched["match"]["id"]);
 
   // Cancel: the ticket leaves, a second cancel changes nothing.
   const auto c = create(s, solo("duel", 3, 4000));
-  auto r = del(s, "/api/tickets/" + std::to_string(c), test_token);
+  auto r = del(s, "/api/tickets/" + c, test_token);
   REQUIRE(r);
   CHECK(r->status == 200);
   CHECK(json::parse(r->body)["cancelled"] == true);
-  r = del(s, "/api/tickets/" + std::to_string(c), test_token);
+  r = del(s, "/api/tickets/" + c, test_token);
   CHECK(json::parse(r->body)["cancelled"] == false);
-  CHECK(s.get_json("/api/tickets/" + std::to_string(c), view_token)["state"] == "cancelled");
-  r = del(s, "/api/tickets/" + std::to_string(c), view_token);
+  CHECK(s.get_json("/api/tickets/" + c, test_token)["state"] == "cancelled");
+  r = del(s, "/api/tickets/" + c, view_token);
   CHECK(r->status == 403);  // cancelling takes the test role
 
   // Expiry: alone in its MMR range for its 2 s.
   const auto d = create(s, solo("duel", 4, 9000));
-  const json expired = s.get_json("/api/tickets/" + std::to_string(d) + "?wait=10", view_token);
+  const json expired = s.get_json("/api/tickets/" + d + "?wait=10", test_token);
   CHECK(expired["state"] == "expired");
 
   // The queue's counts and histograms.
@@ -119,7 +130,9 @@ TEST_CASE("an HTTP client long-polls its ticket to a match, cancel and expiry re
   CHECK(duel["mmr_spread"]["count"] == 1);
   CHECK(duel["worst_rtt_ms"]["count"] == 1);
   CHECK(duel["worst_rtt_ms"]["mean"] == 20.0);
-  CHECK(s.get_json("/api/tickets/12345", view_token, 404)["error"] == "ticket: no ticket 12345");
+  CHECK(s.get_json("/api/tickets/12345", test_token, 404)["error"] == "ticket: no ticket '12345'");
+  CHECK(s.get_json("/api/tickets/0000000000003039", test_token, 404)["error"] ==
+        "ticket: no ticket 0000000000003039");
 
   // The same figures on /metrics.
   const auto metrics = s.get("/metrics", view_token);
@@ -142,9 +155,14 @@ TEST_CASE("a queue's waiting tickets, oldest first, by latency stage", "[server]
   json duo = solo("coop", 11, 1500);
   duo["players"].push_back(json{{"id", 12}, {"mmr", 1700}, {"rtt_ms", {{"paris", 30}}}});
   const auto second = create(s, duo);
-  const json view = s.get_json("/api/queues/coop?limit=10", view_token);
+  const json view = s.get_json("/api/queues/coop?limit=10", test_token);
   REQUIRE(view["waiting_tickets"].size() == 2);
   CHECK(view["waiting_tickets"][0]["ticket"] == first);
+  // Another client sees that tickets wait, not whose.
+  const json others = s.get_json("/api/queues/coop?limit=10", other_test_token);
+  CHECK(others["waiting_tickets"][1]["ticket"] == nullptr);
+  CHECK(others["waiting_tickets"][1]["players"] == nullptr);
+  CHECK(others["waiting_tickets"][1]["mmr"] == 1600.0);
   CHECK(view["waiting_tickets"][1]["ticket"] == second);
   CHECK(view["waiting_tickets"][1]["players"] == json({11, 12}));
   CHECK(view["waiting_tickets"][1]["mmr"] == 1600.0);
@@ -191,7 +209,8 @@ TEST_CASE("bad tickets get a 4xx naming the field and the server serves on", "[s
   json no_give_up = solo("duel", 1, 1500);
   no_give_up["give_up_after_ms"] = 0;
   CHECK_THAT(refused(no_give_up), Contains("give_up_after_ms must be an integer from 1"));
-  CHECK_THAT(s.get_json("/api/tickets/1?wait=61", view_token, 400)["error"].get<std::string>(),
+  CHECK_THAT(s.get_json("/api/tickets/0000000000000001?wait=61", view_token, 400)["error"]
+                 .get<std::string>(),
              Contains("'wait' must be at most 60"));
   CHECK(s.post("/api/tickets", solo("duel", 1, 1500).dump(), view_token)->status == 403);
   // And it serves on.
@@ -262,9 +281,8 @@ TEST_CASE("lobbies over HTTP: registered, updated, found fullest first, auto-cre
 TEST_CASE("a long-poll does not hold the server's stop", "[server][session]") {
   live_server s(session_patch(), 100);
   const auto a = create(s, solo("duel", 1, 1500));
-  auto poll = std::async(std::launch::async, [&] {
-    return s.get("/api/tickets/" + std::to_string(a) + "?wait=60", view_token);
-  });
+  auto poll = std::async(std::launch::async,
+                         [&] { return s.get("/api/tickets/" + a + "?wait=60", test_token); });
   // The poll is owed once the server has its request; then stop.
   std::this_thread::sleep_for(300ms);  // a real client's request in flight, not a sync point
   const auto t0 = std::chrono::steady_clock::now();
@@ -275,7 +293,7 @@ TEST_CASE("a long-poll does not hold the server's stop", "[server][session]") {
   CHECK(json::parse(r->body)["state"] == "waiting");
 }
 
-TEST_CASE("SIGTERM keeps waiting tickets and lobbies, the next start restores them",
+TEST_CASE("SIGTERM and kill -9 keep every acknowledged ticket, lobbies survive SIGTERM",
           "[server][session]") {
   json patch = session_patch();
   patch["sessions"]["queue_template"] = "duel";
@@ -286,7 +304,9 @@ TEST_CASE("SIGTERM keeps waiting tickets and lobbies, the next start restores th
       json{{"id", 3}, {"mmr", 1510}, {"location", {{"latitude", 48}, {"longitude", 2}}}});
   duo["give_up_after_ms"] = 600'000;
   const auto b = create(s, duo);
-  const auto r = create(s, solo("ranked", 4, 1500));  // a queue made on first use
+  json ranked = solo("ranked", 4, 1500);  // a queue made on first use
+  ranked["give_up_after_ms"] = 600'000;
+  const auto r = create(s, ranked);
   json brief = solo("coop", 5, 1500);
   brief["give_up_after_ms"] = 1500;
   const auto gone = create(s, brief);  // past its give-up time by the next start
@@ -301,12 +321,13 @@ TEST_CASE("SIGTERM keeps waiting tickets and lobbies, the next start restores th
   std::this_thread::sleep_for(1600ms);  // real time for `brief` to pass its give-up time
 
   s.start();
-  for (const auto id : {a, b, r}) {
-    const json t = s.get_json("/api/tickets/" + std::to_string(id), view_token);
+  for (const auto& id : {a, b, r}) {
+    const json t = s.get_json("/api/tickets/" + id, test_token);
     CHECK(t["state"] == "waiting");
   }
-  CHECK(s.get_json("/api/tickets/" + std::to_string(gone), view_token, 404).contains("error"));
-  const json view = s.get_json("/api/queues/coop", view_token);
+  // Its give-up time passed while the server was down: it expires at the first tick.
+  CHECK(s.get_json("/api/tickets/" + gone + "?wait=10", test_token)["state"] == "expired");
+  const json view = s.get_json("/api/queues/coop", test_token);
   REQUIRE(view["waiting_tickets"].size() == 2);
   CHECK(view["waiting_tickets"][1]["players"] == json({2, 3}));
   CHECK(view["waiting_tickets"][0]["waited_ms"].get<std::int64_t>() >= 1600);  // from its creation
@@ -316,15 +337,21 @@ TEST_CASE("SIGTERM keeps waiting tickets and lobbies, the next start restores th
   CHECK(lobbies["list"][0]["players"] == 5);
   // A new player completes the co-op match with the restored tickets.
   const auto c = create(s, solo("coop", 6, 1500));
-  CHECK(c > b);
-  const json matched = s.get_json("/api/tickets/" + std::to_string(c) + "?wait=10", view_token);
+  CHECK(c != b);
+  const json matched = s.get_json("/api/tickets/" + c + "?wait=10", test_token);
   CHECK(matched["state"] == "matched");
   CHECK(matched["match"]["tickets"].size() == 3);
-  // Taken once: a second restart (after a kill -9) finds nothing to restore.
+  // kill -9: the waiting ticket waits on, the outcomes are kept; the lobbies,
+  // written only at a graceful stop, are gone (their servers register again).
   s.kill_hard();
   s.start();
-  CHECK(s.get_json("/api/tickets/" + std::to_string(r), view_token, 404).contains("error"));
+  CHECK(s.get_json("/api/tickets/" + r, test_token)["state"] == "waiting");
+  CHECK(s.get_json("/api/tickets/" + a, test_token)["state"] == "matched");
+  CHECK(s.get_json("/api/tickets/" + c, test_token)["match"] == matched["match"]);
   CHECK(s.get_json("/api/lobbies", view_token)["lobbies"] == 0);
+  // New ids never repeat one of the last runs.
+  const auto next = create(s, solo("duel", 7, 1500));
+  for (const auto& old : {a, b, r, gone, c}) CHECK(next != old);
 }
 
 namespace {
@@ -466,7 +493,7 @@ TEST_CASE("mmctl: ticket create, get with wait, cancel, queues and lobby find", 
   auto [made, ticket] = mmctl({"ticket", "create", "duel", "--player", "1:1500", "--rtt",
                                "paris=20", "--rtt", "tokyo=230"});
   REQUIRE(made == 0);
-  const std::string a = std::to_string(ticket["ticket"].get<std::uint64_t>());
+  const std::string a = ticket["ticket"].get<std::string>();
   auto [made2, ticket2] =
       mmctl({"ticket", "create", "duel", "--player", "2:1530", "--location", "48.5,2.0"});
   REQUIRE(made2 == 0);
@@ -478,7 +505,7 @@ TEST_CASE("mmctl: ticket create, get with wait, cancel, queues and lobby find", 
   auto [made3, ticket3] = mmctl({"ticket", "create", "coop", "--player", "5:1500", "--player",
                                  "6:1600", "--rtt", "paris=15"});
   REQUIRE(made3 == 0);
-  const std::string c = std::to_string(ticket3["ticket"].get<std::uint64_t>());
+  const std::string c = ticket3["ticket"].get<std::string>();
   auto [listed, queue] = mmctl({"queues", "coop"});
   CHECK(listed == 0);
   CHECK(queue["waiting_tickets"][0]["players"] == json({5, 6}));

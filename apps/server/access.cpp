@@ -4,6 +4,9 @@
 #include <cctype>
 #include <string_view>
 
+#include "mm/engine/stable_hash.hpp"
+#include "mm/session/public_id.hpp"
+
 namespace mm::server {
 
 namespace {
@@ -42,6 +45,14 @@ role caller_role(const server_config& config, const http_request& req) {
     if (diff == 0) return t.granted;
   }
   return role::none;
+}
+
+std::string caller_credential(const server_config& config, const http_request& req) {
+  if (config.tokens.empty()) return "open";
+  const std::string h = req.header("Authorization");
+  const std::string prefix = "Bearer ";
+  const std::string token = h.rfind(prefix, 0) == 0 ? h.substr(prefix.size()) : std::string();
+  return "token:" + session::format_public_id(mix64(fnv1a64(token)));
 }
 
 // A browser must not be turned against this API by another site. A page on

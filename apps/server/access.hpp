@@ -17,6 +17,12 @@ namespace mm::server {
 // role::none without a valid one. Tokens are compared in constant time.
 role caller_role(const server_config& config, const http_request& req);
 
+// Who the caller is, for the session tickets it creates and may then read
+// and cancel: "open" when no token is configured, else "token:" and a 64-bit
+// hash of the bearer token (the token itself is never stored). Call it only
+// for a caller whose role was checked.
+std::string caller_credential(const server_config& config, const http_request& req);
+
 // Why a request looks like another site's (a foreign Host, Origin or a
 // browser's cross-site fetch), or nothing when it does not. See access.cpp.
 std::optional<std::string> foreign_request(const server_config& config, const http_request& req);

@@ -20,6 +20,7 @@
 #include "mm/actors/session_service.hpp"
 #include "mm/engine/log.hpp"
 #include "mm/engine/synthetic_players.hpp"
+#include "mm/session/public_id.hpp"
 #include "session_persistence.hpp"
 #include "store_url.hpp"
 
@@ -147,23 +148,45 @@ int run(const server::server_config& c) {
   // The session matchmaker: every queue behind one service actor.
   actors::session_service_config sessions;
   sessions.queues = c.sessions.queues;
-  sessions.latency = session::latency_model(c.sessions.datacenters, c.sessions.detour_factor);
+  sessions.latency = server::latency_model_of(c.sessions);
   for (const auto& q : c.sessions.queues)
     if (q.name == c.sessions.queue_template) sessions.default_queue = q;
   sessions.max_queues = c.sessions.max_queues;
-  // The waiting tickets and lobbies of the last graceful stop.
+  sessions.lobbies.max_lobbies = c.sessions.max_lobbies;
+  sessions.lobbies.max_lobbies_per_owner = c.sessions.max_lobbies_per_credential;
+  sessions.lobbies.max_lobby_players = c.sessions.max_lobby_players;
+  sessions.lobbies.max_party_size = c.sessions.max_lobby_party;
+  // Tickets are durable in the ticket journal, on connections of their own:
+  // the journal's writer, and the id source's (a new generation now and then).
   const std::string session_name = session_state_name(c, names);
+  std::shared_ptr<player_store> journal_store = server::open_configured_store(c);
   {
+    std::shared_ptr<player_store> id_store = server::open_configured_store(c);
+    const auto key = journal_store->ticket_id_key(session::random_id_key());
+    sessions.ids = std::make_shared<session::id_source>(
+        key, [id_store] { return id_store->reserve_id_generation(); });
+  }
+  sessions.store = journal_store;
+  sessions.service_name = session_name;
+  sessions.outcome_retention = c.sessions.outcome_retention;
+  sessions.max_outcomes = c.sessions.max_outcomes;
+  sessions.unix_epoch_ms = unix_now_ms();
+  {
+    // The lobbies of the last graceful stop; and the waiting tickets an
+    // earlier version kept there, moved into the journal once.
     const auto r = server::restore_session_state(db->take_session_state(session_name), c.sessions,
                                                  unix_now_ms());
-    sessions.restored_tickets = r.tickets;
+    if (!r.tickets.created.empty()) journal_store->write_journal(session_name, r.tickets);
     sessions.restored_lobbies = r.lobbies;
-    if (r.tickets.size() + r.past_give_up + r.unknown_queue + r.unreadable + r.lobbies.size() > 0)
-      say("matchmakerd: sessions of the last run: " + std::to_string(r.tickets.size()) +
-          " waiting tickets back, " + std::to_string(r.past_give_up) +
-          " dropped past their give-up time, " + std::to_string(r.unknown_queue) +
-          " for queues that are gone, " + std::to_string(r.unreadable) + " unreadable; " +
-          std::to_string(r.lobbies.size()) + " lobbies back");
+    sessions.restored =
+        actors::load_session_journal(*journal_store, session_name, sessions.unix_epoch_ms,
+                                     sessions.outcome_retention, sessions.max_outcomes);
+    const auto& back = sessions.restored;
+    if (back.waiting.size() + back.retained.size() + back.unreadable + r.lobbies.size() > 0)
+      say("matchmakerd: sessions of the last run: " + std::to_string(back.waiting.size()) +
+          " waiting tickets back, " + std::to_string(back.retained.size()) + " outcomes kept, " +
+          std::to_string(back.unreadable) + " unreadable; " + std::to_string(r.lobbies.size()) +
+          " lobbies back");
   }
   auto session_service = sys.spawn(actors::session_service, sessions);
   {
@@ -196,31 +219,29 @@ int run(const server::server_config& c) {
             });
   };
 
-  // The queues stop and hand over their waiting tickets; with the lobbies
-  // they go to the session state table, read back at the next start.
+  // The queues stop and the journal writes what it holds (every ticket is
+  // durable already); the lobbies go to the session state table, read back
+  // at the next start.
   auto save_sessions = [&] {
-    std::optional<actors::saved_tickets> saved;
-    std::optional<std::vector<actors::lobby_registration>> lobbies;
     self->request(session_service, std::chrono::seconds(10), actors::session_save_atom::value)
-        .receive([&](actors::saved_tickets& t) { saved = std::move(t); },
+        .receive([&](bool) {},
                  [&](caf::error& e) {
                    log(log_level::error, "the session queues did not stop: " + sys.render(e));
                  });
+    std::optional<std::vector<actors::lobby_registration>> lobbies;
     self->request(session_service, std::chrono::seconds(10), actors::lobby_atom::value,
                   actors::inspect_atom::value)
         .receive([&](std::vector<actors::lobby_registration>& l) { lobbies = std::move(l); },
                  [&](caf::error& e) {
                    log(log_level::error, "the lobbies did not answer: " + sys.render(e));
                  });
-    if (!saved) return;
-    const auto rows = server::session_state_of(
-        *saved, lobbies.value_or(decltype(lobbies)::value_type{}), unix_now_ms());
+    if (!lobbies) return;
     try {
-      db->write_session_state(session_name, rows, unix_now_ms());
-      say("matchmakerd: kept " + std::to_string(rows.tickets.size()) + " waiting tickets and " +
-          std::to_string(rows.lobbies.size()) + " lobbies for the next start");
+      db->write_session_state(session_name, server::session_state_of(*lobbies), unix_now_ms());
+      say("matchmakerd: kept " + std::to_string(lobbies->size()) +
+          " lobbies for the next start; the tickets are in the journal");
     } catch (const std::exception& e) {
-      log(log_level::error, std::string("the session state was not written: ") + e.what());
+      log(log_level::error, std::string("the lobbies were not written: ") + e.what());
     }
   };
 

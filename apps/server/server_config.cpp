@@ -9,6 +9,7 @@
 #include <limits>
 #include <sstream>
 
+#include "config_keys.hpp"
 #include "config_values.hpp"
 #include "json_codec.hpp"
 #include "mm/storage/player_store.hpp"
@@ -17,135 +18,10 @@ namespace mm::server {
 
 namespace {
 
-enum class kind { text, integer, number, boolean, duration, threshold, list };
-
-struct key_spec {
-  std::string name;
-  kind type;
-  std::string default_text;
-  std::string help;
-  std::function<void(server_config&, const json&)> set;
-  std::function<json(const server_config&)> get;  // the effective value, for --print-config
-};
-
-std::vector<generic_attribute> as_attributes(const std::string& key, const json& v) {
-  if (!v.is_array()) bad(key, "expected a list of attributes");
-  if (v.size() > generic_attribute_count)
-    bad(key, "at most " + std::to_string(generic_attribute_count) + " attributes");
-  std::vector<generic_attribute> out;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    const json& a = v[i];
-    const std::string at = key + "[" + std::to_string(i) + "]";
-    if (!a.is_object()) bad(at, "expected an object");
-    generic_attribute g;
-    for (const auto& [k, x] : a.items()) {
-      const std::string field = at + "." + k;
-      if (k == "name")
-        g.name = as_text(field, x);
-      else if (k == "rule") {
-        const auto r = x.is_string() ? parse_attribute_rule(x.get<std::string>()) : std::nullopt;
-        if (!r)
-          bad(field, "expected none, hard_equal, must_differ, prefer_equal or prefer_different");
-        g.rule = *r;
-      } else if (k == "weight")
-        g.weight = static_cast<float>(as_number(field, x));
-      else if (k == "bucketing") {
-        const auto b =
-            x.is_string() ? parse_attribute_bucketing(x.get<std::string>()) : std::nullopt;
-        if (!b) bad(field, "expected none, distinct_hard, distinct_soft or ranged");
-        g.bucketing = *b;
-      } else if (k == "tier_width")
-        g.tier_width = as_int(field, x, 1, 1'000'000'000);
-      else
-        bad(field, "unknown field (name, rule, weight, bucketing, tier_width)");
-    }
-    out.push_back(std::move(g));
-  }
-  return out;
-}
-
-std::vector<access_token> as_tokens(const std::string& key, const json& v) {
-  if (!v.is_array()) bad(key, "expected a list of {\"token\": ..., \"role\": ...}");
-  std::vector<access_token> out;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    const std::string at = key + "[" + std::to_string(i) + "]";
-    const json& t = v[i];
-    if (!t.is_object()) bad(at, "expected an object");
-    access_token a;
-    bool has_role = false;
-    for (const auto& [k, x] : t.items()) {
-      if (k == "token") {
-        // A secret: never echoed, whatever its type.
-        if (!x.is_string()) bad(at + ".token", "expected a string (the value is not shown)");
-        a.token = x.get<std::string>();
-      } else if (k == "role") {
-        const std::string r = as_text(at + ".role", x);
-        if (r == "view")
-          a.granted = role::view;
-        else if (r == "test")
-          a.granted = role::test;
-        else if (r == "admin")
-          a.granted = role::admin;
-        else
-          bad(at + ".role", "expected view, test or admin");
-        has_role = true;
-      } else
-        bad(at + "." + k, "unknown field (token, role)");
-    }
-    if (a.token.size() < 16) bad(at + ".token", "must be at least 16 characters");
-    if (!has_role) bad(at, "has no role");
-    for (const auto& o : out)
-      if (o.token == a.token) bad(at, "the same token is listed twice");
-    out.push_back(std::move(a));
-  }
-  return out;
-}
-
-json hidden_tokens(const std::vector<access_token>& tokens) {
-  json out = json::array();
-  for (const auto& t : tokens)
-    out.push_back({{"token", "(hidden)"}, {"role", to_string(t.granted)}});
-  return out;
-}
-
-// "0,2-3" -> {0, 2, 3}, in the order given.
-std::vector<std::uint32_t> parse_index_list(const std::string& key, const std::string& text) {
-  std::vector<std::uint32_t> out;
-  auto number = [&](const std::string& part) -> std::uint32_t {
-    if (part.empty() || part.size() > 3 ||
-        part.find_first_not_of("0123456789") != std::string::npos)
-      throw config_error("config key '" + key + "': '" + part +
-                         "' is not an instance index (0 to 255)");
-    return static_cast<std::uint32_t>(std::stoul(part));
-  };
-  std::size_t from = 0;
-  while (from <= text.size() && !text.empty()) {
-    auto comma = text.find(',', from);
-    if (comma == std::string::npos) comma = text.size();
-    const std::string item = text.substr(from, comma - from);
-    const auto dash = item.find('-');
-    if (dash == std::string::npos) {
-      out.push_back(number(item));
-    } else {
-      const auto lo = number(item.substr(0, dash)), hi = number(item.substr(dash + 1));
-      if (lo > hi) throw config_error("config key '" + key + "': range '" + item + "' is empty");
-      for (auto i = lo; i <= hi; ++i) out.push_back(i);
-    }
-    from = comma + 1;
-  }
-  return out;
-}
-
-std::string index_list_text(const std::vector<std::uint32_t>& list) {
-  std::string out;
-  for (auto i : list) out += (out.empty() ? "" : ",") + std::to_string(i);
-  return out;
-}
-
 const std::vector<key_spec>& keys() {
   using K = kind;
   static const server_config d;
-  static const std::vector<key_spec> all = {
+  static const std::vector<key_spec> all = with_session_keys({
       {"database.path", K::text, d.database_path,
        "SQLite file (created and migrated if needed); the default is the demo database",
        [](server_config& c, const json& v) { c.database_path = as_text("database.path", v); },
@@ -335,40 +211,6 @@ const std::vector<key_spec>& keys() {
          c.profile.attributes = as_attributes("profile.attributes", v);
        },
        [](const server_config& c) -> json { return attributes_json(c.profile.attributes); }},
-      {"sessions.datacenters", K::list, "30 datacenters at real cities (docs/session.md)",
-       "the session matchmaker's datacenters: [{\"name\", \"latitude\", \"longitude\", "
-       "\"region\"}] (file only)",
-       [](server_config& c, const json& v) {
-         c.sessions.datacenters = read_datacenters("sessions.datacenters", v);
-       },
-       [](const server_config& c) -> json { return datacenters_json(c.sessions.datacenters); }},
-      {"sessions.detour_factor", K::number, number_text(d.sessions.detour_factor),
-       "RTT estimated from distance: great circle at 2/3 c, times this",
-       [](server_config& c, const json& v) {
-         c.sessions.detour_factor = as_number("sessions.detour_factor", v);
-       },
-       [](const server_config& c) -> json { return c.sessions.detour_factor; }},
-      {"sessions.queues", K::list, "the demo's 4-player co-op queue 'coop'",
-       "session queues: [{\"name\", \"min_players\", \"max_players\", \"teams\", "
-       "\"team_size\", \"max_party_size\", \"latency\", \"rules\", ...}] (file only; "
-       "docs/session.md)",
-       [](server_config& c, const json& v) {
-         c.sessions.queues = read_queues("sessions.queues", v);
-       },
-       [](const server_config& c) -> json { return queues_json(c.sessions.queues); }},
-      {"sessions.queue_template", K::text, "",
-       "a ticket for an unknown queue name makes a queue "
-       "with this queue's config; empty: unknown names are refused",
-       [](server_config& c, const json& v) {
-         c.sessions.queue_template = as_text("sessions.queue_template", v);
-       },
-       [](const server_config& c) -> json { return c.sessions.queue_template; }},
-      {"sessions.max_queues", K::integer, std::to_string(d.sessions.max_queues),
-       "session queues at most, those made on first use included",
-       [](server_config& c, const json& v) {
-         c.sessions.max_queues = as_uint<std::uint32_t>("sessions.max_queues", v, 1);
-       },
-       [](const server_config& c) -> json { return c.sessions.max_queues; }},
       {"profile.mmr_window", K::number, number_text(d.profile.mmr_window),
        "largest MMR gap of a possible match at retry 0",
        [](server_config& c, const json& v) {
@@ -463,7 +305,7 @@ const std::vector<key_spec>& keys() {
 #undef MM_BOOL_OPTION
 #undef MM_DURATION_OPTION
 #undef MM_THRESHOLD_OPTION
-  };
+  });
   return all;
 }
 

@@ -1,6 +1,7 @@
 #include "session_api.hpp"
 
 #include "mm/actors/errors.hpp"
+#include "mm/session/public_id.hpp"
 #include "session_json.hpp"
 
 namespace mm::server {
@@ -16,28 +17,37 @@ std::string error_text(caf::actor_system& sys, const caf::error& e) {
   return sys.render(e);
 }
 
-// The status for a session error: the caller's fault is 4xx (404 when the
-// sentence starts with `missing`: what the path names does not exist), the
-// rest 503.
-int error_status(const caf::error& e, const std::string& text, const char* missing) {
+// The status for a session error, from its code: the caller's fault is 4xx,
+// a service that cannot serve (restarting, stopping, its database) 503.
+int error_status(const caf::error& e) {
   const auto code = error_code_of(e);
-  if (code == errc::invalid_argument)
-    return missing != nullptr && text.rfind(missing, 0) == 0 ? 404 : 400;
-  if (code == errc::no_available_lobby) return 409;
-  return 503;
+  if (!code) return 503;  // CAF's own: a timeout, a receiver that is down
+  switch (*code) {
+    case errc::invalid_argument:
+    case errc::invalid_config:
+      return 400;
+    case errc::not_found:
+      return 404;
+    case errc::conflict:
+    case errc::no_available_lobby:
+      return 409;
+    case errc::limit_reached:
+      return 429;
+    default:
+      return 503;
+  }
 }
 
 // A callback that answers the request with `to_json` of the answer (at
 // `status`), or with the error. It runs on a CAF thread and must not throw.
 template <class T, class ToJson>
 session_bridge::callback<T> answer(const http_reply& reply, caf::actor_system& sys, ToJson to_json,
-                                   int status = 200, const char* missing = nullptr) {
-  return [reply, sys = &sys, to_json, status, missing](caf::expected<T> x) {
+                                   int status = 200) {
+  return [reply, sys = &sys, to_json, status](caf::expected<T> x) {
     http_response res;
     try {
       if (!x) {
-        const std::string text = error_text(*sys, x.error());
-        send_error(res, error_status(x.error(), text, missing), text);
+        send_error(res, error_status(x.error()), error_text(*sys, x.error()));
       } else
         send_json(res, to_json(*x), status);
     } catch (const std::exception& e) {
@@ -47,8 +57,16 @@ session_bridge::callback<T> answer(const http_reply& reply, caf::actor_system& s
   };
 }
 
-std::uint64_t ticket_in_path(const http_request& req) {
-  return path_number(req.matches[1], "the ticket id");
+// The ticket id of the path, or nothing when it is not one the server could
+// have issued (16 hex digits): answered 404 like an id it never issued.
+std::optional<std::uint64_t> ticket_in_path(const http_request& req) {
+  return session::parse_public_id(std::string(req.matches[1]));
+}
+
+void no_such_ticket(const http_reply& reply, const std::string& text) {
+  http_response res;
+  send_error(res, 404, "ticket: no ticket '" + clipped(text) + "'");
+  reply(std::move(res));
 }
 
 }  // namespace
@@ -59,28 +77,43 @@ void add_session_routes(api_routes& api, http_context& ctx) {
 
   api.post_deferred("/api/tickets", role::test, [&](auto& req, const http_reply& reply) {
     ticket_body t = read_ticket_body(parse_body(req.body));
-    const std::string queue = t.queue;
+    t.ticket.credential = caller_credential(ctx.config, req);
+    json queues = json::array({t.queue});
+    for (const auto& q : t.ticket.also_queues) queues.push_back(q);
     bridge.create(std::move(t.queue), std::move(t.ticket),
                   answer<std::uint64_t>(
                       reply, sys,
-                      [queue](std::uint64_t id) {
-                        return json{{"ticket", id}, {"queue", queue}, {"state", "waiting"}};
+                      [queues](std::uint64_t id) {
+                        json out = {{"ticket", session::format_public_id(id)},
+                                    {"queue", queues[0]},
+                                    {"state", "waiting"}};
+                        if (queues.size() > 1) out["queues"] = queues;
+                        return out;
                       },
                       201));
   });
+  // A ticket the caller did not create is answered as one that does not exist.
   api.deferred("GET", "/api/tickets/*", role::view, [&](auto& req, const http_reply& reply) {
-    const std::uint64_t id = ticket_in_path(req);
+    const auto id = ticket_in_path(req);
+    if (!id) return no_such_ticket(reply, req.matches[1]);
     const auto wait = param(req, "wait", 0, max_ticket_wait_seconds);
-    bridge.status(id, std::chrono::seconds(wait),
-                  answer<ticket_outcome>(reply, sys, outcome_json, 200, "ticket: no ticket"));
+    std::optional<std::string> credential;  // an admin's: any
+    if (caller_role(ctx.config, req) != role::admin)
+      credential = caller_credential(ctx.config, req);
+    bridge.status(*id, std::chrono::seconds(wait), credential,
+                  answer<ticket_outcome>(reply, sys, outcome_json));
   });
   api.deferred("DELETE", "/api/tickets/*", role::test, [&](auto& req, const http_reply& reply) {
-    const std::uint64_t id = ticket_in_path(req);
-    bridge.ask<bool>(answer<bool>(reply, sys,
-                                  [id](bool cancelled) {
-                                    return json{{"ticket", id}, {"cancelled", cancelled}};
-                                  }),
-                     cancel_atom::value, id);
+    const auto id = ticket_in_path(req);
+    if (!id) return no_such_ticket(reply, req.matches[1]);
+    auto done = answer<bool>(reply, sys, [id = *id](bool cancelled) {
+      return json{{"ticket", session::format_public_id(id)}, {"cancelled", cancelled}};
+    });
+    if (caller_role(ctx.config, req) == role::admin)
+      bridge.ask<bool>(std::move(done), cancel_atom::value, *id);
+    else
+      bridge.ask<bool>(std::move(done), cancel_atom::value, *id,
+                       caller_credential(ctx.config, req));
   });
 
   api.deferred("GET", "/api/queues", role::view, [&](auto&, const http_reply& reply) {
@@ -95,20 +128,27 @@ void add_session_routes(api_routes& api, http_context& ctx) {
         info_atom::value);
   });
   // One queue: its report, then a page of its waiting tickets, oldest first.
+  // A ticket's id and players are shown to an admin and to the credential
+  // that created it; to others, null.
   api.deferred("GET", "/api/queues/*", role::view, [&](auto& req, const http_reply& reply) {
     const std::string name = req.matches[1];
     const auto offset = static_cast<std::uint32_t>(param(req, "offset", 0, 1'000'000'000));
     const auto limit = static_cast<std::uint32_t>(param(req, "limit", 100, 1000));
+    const bool admin = caller_role(ctx.config, req) == role::admin;
+    const std::string credential = caller_credential(ctx.config, req);
     bridge.ask<std::vector<waiting_ticket_view>>(
-        [&bridge, &sys, reply, name, offset,
-         limit](caf::expected<std::vector<waiting_ticket_view>> page) {
+        [&bridge, &sys, reply, name, offset, limit, admin,
+         credential](caf::expected<std::vector<waiting_ticket_view>> page) {
           if (!page) {
-            answer<bool>(
-                reply, sys, [](bool) { return json(); }, 200, "queue: no queue")(page.error());
+            answer<bool>(reply, sys, [](bool) { return json(); })(page.error());
             return;
           }
           json tickets = json::array();
-          for (const auto& v : *page) tickets.push_back(waiting_view_json(v));
+          for (const auto& v : *page) {
+            json t = waiting_view_json(v);
+            if (!admin && v.credential != credential) t["ticket"] = t["players"] = nullptr;
+            tickets.push_back(std::move(t));
+          }
           bridge.ask<std::vector<session_queue_report>>(
               answer<std::vector<session_queue_report>>(
                   reply, sys,
@@ -148,12 +188,14 @@ void add_session_routes(api_routes& api, http_context& ctx) {
         lobby_atom::value, info_atom::value);
   });
   api.post_deferred("/api/lobbies/find", role::test, [&](auto& req, const http_reply& reply) {
-    const lobby_query q = read_lobby_query(parse_body(req.body));
+    lobby_query q = read_lobby_query(parse_body(req.body));
+    q.credential = caller_credential(ctx.config, req);
     bridge.ask<lobby_placement>(answer<lobby_placement>(reply, sys, placement_json),
                                 lobby_atom::value, find_atom::value, q);
   });
   api.post_deferred("/api/lobbies", role::admin, [&](auto& req, const http_reply& reply) {
-    const lobby_registration l = read_lobby_body(parse_body(req.body));
+    lobby_registration l = read_lobby_body(parse_body(req.body));
+    l.credential = caller_credential(ctx.config, req);
     bridge.ask<bool>(answer<bool>(
                          reply, sys, [l](bool) { return lobby_json(l); }, 201),
                      lobby_atom::value, create_atom::value, l);
@@ -166,7 +208,7 @@ void add_session_routes(api_routes& api, http_context& ctx) {
                          [id, players](bool) {
                            return json{{"id", id}, {"players", players}};
                          },
-                         200, "id: no lobby"),
+                         200),
                      lobby_atom::value, update_atom::value, id, players);
   });
   api.deferred("DELETE", "/api/lobbies/*", role::admin, [&](auto& req, const http_reply& reply) {

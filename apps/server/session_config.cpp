@@ -4,6 +4,7 @@
 
 #include "config_values.hpp"
 #include "json_codec.hpp"
+#include "mm/session/lobbies.hpp"
 
 namespace mm::server {
 
@@ -194,10 +195,12 @@ json expansion_json(const session::expansion& e) {
 
 }  // namespace
 
-std::vector<session::datacenter> read_datacenters(const std::string& key, const json& v) {
+void read_datacenters(const std::string& key, const json& v, session_settings& into) {
   if (!v.is_array()) bad(key, "expected a list of datacenters, got " + describe(v));
   if (v.size() > 512) bad(key, "at most 512 datacenters");
   std::vector<session::datacenter> out;
+  std::vector<std::optional<configured_latency_map>> maps(v.size());
+  bool any_map = false;
   for (std::size_t i = 0; i < v.size(); ++i) {
     const std::string at = at_index(key, i);
     session::datacenter d;
@@ -216,8 +219,16 @@ std::vector<session::datacenter> read_datacenters(const std::string& key, const 
         has_lon = true;
       } else if (k == "region") {
         d.region = as_text(f, x);
+      } else if (k == "latency_map") {
+        const std::string file = as_text(f, x);
+        try {
+          maps[i] = configured_latency_map{file, session::latency_map::read_file(file)};
+        } catch (const mm::error& e) {
+          bad(f, e.what());
+        }
+        any_map = true;
       } else {
-        bad(f, "unknown field (name, latitude, longitude, region)");
+        bad(f, "unknown field (name, latitude, longitude, region, latency_map)");
       }
     }
     if (d.name.empty()) bad(at + ".name", "every datacenter needs a name");
@@ -225,17 +236,30 @@ std::vector<session::datacenter> read_datacenters(const std::string& key, const 
     if (d.region.empty()) d.region = d.name;
     out.push_back(std::move(d));
   }
+  into.datacenters = std::move(out);
+  into.latency_maps.clear();
+  if (any_map) into.latency_maps = std::move(maps);
+}
+
+json datacenters_json(const session_settings& s) {
+  json out = json::array();
+  for (std::size_t i = 0; i < s.datacenters.size(); ++i) {
+    const auto& d = s.datacenters[i];
+    json j = {{"name", d.name},
+              {"latitude", d.location.latitude},
+              {"longitude", d.location.longitude},
+              {"region", d.region}};
+    if (i < s.latency_maps.size() && s.latency_maps[i]) j["latency_map"] = s.latency_maps[i]->file;
+    out.push_back(std::move(j));
+  }
   return out;
 }
 
-json datacenters_json(const std::vector<session::datacenter>& dcs) {
-  json out = json::array();
-  for (const auto& d : dcs)
-    out.push_back({{"name", d.name},
-                   {"latitude", d.location.latitude},
-                   {"longitude", d.location.longitude},
-                   {"region", d.region}});
-  return out;
+session::latency_model latency_model_of(const session_settings& s) {
+  std::vector<std::optional<session::latency_map>> maps;
+  for (const auto& m : s.latency_maps)
+    maps.push_back(m ? std::optional<session::latency_map>(m->map) : std::nullopt);
+  return session::latency_model(s.datacenters, s.detour_factor, std::move(maps));
 }
 
 std::vector<session::queue_config> read_queues(const std::string& key, const json& v) {
@@ -290,6 +314,10 @@ json queues_json(const std::vector<session::queue_config>& queues) {
 
 void check(const session_settings& s) {
   std::vector<std::string> problems;
+  if (s.max_lobby_players < session::lobby_config{}.default_max_players)
+    problems.push_back("sessions.max_lobby_players: at least " +
+                       std::to_string(session::lobby_config{}.default_max_players) +
+                       " (the seats of a lobby a find creates)");
   std::set<std::string> dc_names, queue_names;
   for (std::size_t i = 0; i < s.datacenters.size(); ++i)
     if (!dc_names.insert(s.datacenters[i].name).second)

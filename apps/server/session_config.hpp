@@ -4,8 +4,10 @@
 // a config_error naming its key, down to "sessions.queues[0].rules[1].kind".
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,19 +24,41 @@ std::vector<session::datacenter> demo_datacenters();
 // every 10 s up to 800, the staged latency policy.
 session::queue_config demo_queue();
 
+// A datacenter's latency map as configured: its file, and the map read from
+// it at start.
+struct configured_latency_map {
+  std::string file;
+  session::latency_map map;
+};
+
 struct session_settings {
   std::vector<session::datacenter> datacenters = demo_datacenters();
+  // Per datacenter (empty: none has a map): its latency map, if it names one.
+  std::vector<std::optional<configured_latency_map>> latency_maps;
   double detour_factor = 2;
   std::vector<session::queue_config> queues = {demo_queue()};
   // The queue whose config a ticket for an unknown queue name copies (the
   // queue is made on first use); empty: unknown names are refused.
   std::string queue_template;
   std::uint32_t max_queues = 64;
+  // Finished tickets' outcomes and events: kept this long, and at most this
+  // many (across restarts: they are in the ticket journal).
+  std::chrono::milliseconds outcome_retention{600'000};
+  std::uint32_t max_outcomes = 100'000;
+  // Bounds on the running lobbies (session::lobby_config).
+  std::uint32_t max_lobbies = 100'000;
+  std::uint32_t max_lobbies_per_credential = 10'000;
+  std::uint32_t max_lobby_players = 1000;
+  std::uint32_t max_lobby_party = 64;
 };
 
-// [{"name", "latitude", "longitude", "region"}]
-std::vector<session::datacenter> read_datacenters(const std::string& key, const json& v);
-json datacenters_json(const std::vector<session::datacenter>& dcs);
+// [{"name", "latitude", "longitude", "region", "latency_map"?}]: a
+// latency_map file is read here, and one that cannot be read, or is not the
+// format, is refused naming its key.
+void read_datacenters(const std::string& key, const json& v, session_settings& into);
+json datacenters_json(const session_settings& s);
+// The RTT model of the settings: their datacenters, detour and maps.
+session::latency_model latency_model_of(const session_settings& s);
 
 // [{"name", "min_players", "max_players", "teams", "team_size",
 //   "max_party_size", "split_parties", "bots", "tick", "give_up_after",

@@ -1,5 +1,7 @@
 #include "session_json.hpp"
 
+#include "mm/session/public_id.hpp"
+
 namespace mm::server {
 
 namespace {
@@ -75,9 +77,25 @@ session_player read_player(const json& v, const std::string& where) {
 }  // namespace
 
 ticket_body read_ticket_body(const json& body) {
-  only_fields(body, {"queue", "players", "give_up_after_ms", "replace_existing"}, "the ticket");
+  only_fields(body, {"queue", "queues", "players", "give_up_after_ms", "replace_existing"},
+              "the ticket");
   ticket_body out;
-  out.queue = read_text(required(body, "queue", "the ticket"), "queue", max_name_bytes);
+  if (body.contains("queues")) {
+    if (body.contains("queue")) throw bad_request("queues: give either queue or queues, not both");
+    const json& q = body["queues"];
+    if (!q.is_array() || q.empty() || q.size() > max_ticket_queues)
+      throw bad_request("queues must be a list of 1 to " + std::to_string(max_ticket_queues) +
+                        " queue names");
+    for (std::size_t i = 0; i < q.size(); ++i) {
+      std::string name = read_text(q[i], "queues[" + std::to_string(i) + "]", max_name_bytes);
+      if (i == 0)
+        out.queue = std::move(name);
+      else
+        out.ticket.also_queues.push_back(std::move(name));
+    }
+  } else {
+    out.queue = read_text(required(body, "queue", "the ticket"), "queue", max_name_bytes);
+  }
   const json& players = required(body, "players", "the ticket");
   if (!players.is_array() || players.empty())
     throw bad_request("players must be a list of at least one player");
@@ -100,41 +118,19 @@ ticket_body read_ticket_body(const json& body) {
   return out;
 }
 
-json ticket_json(const std::string& queue, const session_ticket& t) {
-  json players = json::array();
-  for (const auto& p : t.players) {
-    json j = {{"id", p.id}, {"mmr", p.mmr}};
-    const auto named = [&](const char* key, const auto& list) {
-      if (list.empty()) return;
-      json o = json::object();
-      for (const auto& x : list) o[x.name] = x.value;
-      j[key] = o;
-    };
-    named("numbers", p.numbers);
-    named("strings", p.strings);
-    named("rtt_ms", p.rtt_ms);
-    if (!p.sets.empty()) {
-      json o = json::object();
-      for (const auto& x : p.sets) o[x.name] = x.items;
-      j["sets"] = o;
-    }
-    if (p.has_location) j["location"] = {{"latitude", p.latitude}, {"longitude", p.longitude}};
-    players.push_back(std::move(j));
-  }
-  json out = {{"queue", queue}, {"players", players}};
-  if (t.give_up_after_ms != 0) out["give_up_after_ms"] = t.give_up_after_ms;
-  if (t.replace_existing) out["replace_existing"] = true;
-  return out;
-}
-
 json outcome_json(const ticket_outcome& o) {
-  json j = {{"ticket", o.ticket}, {"queue", o.queue}, {"state", session::to_string(o.state)}};
+  json j = {{"ticket", session::format_public_id(o.ticket)},
+            {"queue", o.queue},
+            {"state", session::to_string(o.state)}};
+  if (o.seq != 0) j["seq"] = o.seq;
   if (o.state == session::ticket_state::matched) {
     const auto& m = o.match;
-    j["match"] = {{"id", m.id},
+    json tickets = json::array();
+    for (const auto t : m.tickets) tickets.push_back(session::format_public_id(t));
+    j["match"] = {{"id", session::format_public_id(m.id)},
                   {"datacenter", m.datacenter.empty() ? json(nullptr) : json(m.datacenter)},
                   {"teams", m.teams},
-                  {"tickets", m.tickets},
+                  {"tickets", tickets},
                   {"mmr_spread", m.mmr_spread},
                   {"worst_rtt_ms", m.worst_rtt_ms},
                   {"bot_match", m.bot_match}};
@@ -176,7 +172,7 @@ json queue_report_json(const session_queue_report& r) {
 }
 
 json waiting_view_json(const waiting_ticket_view& v) {
-  return {{"ticket", v.ticket},
+  return {{"ticket", session::format_public_id(v.ticket)},
           {"players", v.players},
           {"mmr", v.mmr},
           {"waited_ms", v.waited_ms},

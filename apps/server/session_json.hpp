@@ -21,9 +21,10 @@ inline constexpr std::size_t max_text_bytes = 256;
 inline constexpr std::size_t max_set_items = 64;
 inline constexpr std::size_t max_rtt_entries = 512;
 inline constexpr std::int64_t max_give_up_after_ms = 86'400'000;
+inline constexpr std::size_t max_ticket_queues = 8;  // a multi-queue ticket's queues
 
-// {"queue", "players": [{"id", "mmr", "numbers"?: {name: x}, "strings"?:
-// {name: text}, "sets"?: {name: [text]}, "rtt_ms"?: {datacenter: ms},
+// {"queue" (or "queues": [name, ...], a multi-queue ticket), "players": [{"id", "mmr", "numbers"?:
+// {name: x}, "strings"?: {name: text}, "sets"?: {name: [text]}, "rtt_ms"?: {datacenter: ms},
 // "location"?: {"latitude", "longitude"}}], "give_up_after_ms"?,
 // "replace_existing"?}
 struct ticket_body {
@@ -31,10 +32,6 @@ struct ticket_body {
   actors::session_ticket ticket;
 };
 ticket_body read_ticket_body(const json& body);
-
-// The ticket in the shape read_ticket_body reads (what the session state
-// table stores).
-json ticket_json(const std::string& queue, const actors::session_ticket& t);
 
 json outcome_json(const actors::ticket_outcome& o);
 json queue_report_json(const actors::session_queue_report& r);

@@ -1,5 +1,6 @@
 #include "session_persistence.hpp"
 
+#include "mm/actors/ticket_codec.hpp"
 #include "session_json.hpp"
 
 namespace mm::server {
@@ -42,27 +43,17 @@ restored_session restore_session_state(const session_state_rows& rows, const ses
       ++out.past_give_up;
       continue;
     }
-    actors::saved_ticket t;
-    t.queue = row.queue;
-    t.ticket.id = row.id;
-    t.ticket.ticket = std::move(body.ticket);
-    t.ticket.created_ms = row.created_unix_ms - now_unix_ms;
-    out.tickets.push_back(std::move(t));
+    out.tickets.created.push_back(
+        {row.id, row.queue, "", row.created_unix_ms, actors::encode_ticket(body.ticket)});
   }
   for (const auto& l : rows.lobbies)
     out.lobbies.push_back(
-        {l.id, l.mode, l.datacenter, l.max_players, l.players, l.created_by_find});
+        {l.id, l.mode, l.datacenter, l.max_players, l.players, l.created_by_find, {}});
   return out;
 }
 
-session_state_rows session_state_of(const actors::saved_tickets& saved,
-                                    const std::vector<actors::lobby_registration>& lobbies,
-                                    std::int64_t now_unix_ms) {
+session_state_rows session_state_of(const std::vector<actors::lobby_registration>& lobbies) {
   session_state_rows rows;
-  for (const auto& t : saved.tickets)
-    rows.tickets.push_back({t.ticket.id, t.queue,
-                            now_unix_ms - (saved.now_ms - t.ticket.created_ms),
-                            ticket_json(t.queue, t.ticket.ticket).dump()});
   for (const auto& l : lobbies)
     rows.lobbies.push_back(
         {l.id, l.mode, l.datacenter, l.max_players, l.players, l.created_by_find});

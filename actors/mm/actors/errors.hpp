@@ -27,7 +27,7 @@ inline caf::error make_error(errc code, std::string what) {
 // The cause of an error made by make_error above; nothing for CAF's own
 // errors (timeouts, a receiver that is down...).
 inline std::optional<errc> error_code_of(const caf::error& e) {
-  if (e.category() != error_category || e.code() == 0) return std::nullopt;
+  if (!e || e.category() != error_category || e.code() == 0) return std::nullopt;
   return static_cast<errc>(e.code());
 }
 

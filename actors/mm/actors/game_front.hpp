@@ -14,6 +14,10 @@
 
 namespace mm::actors {
 
+// The credential of every session ticket created over the actor port: a
+// ticket's owner is the game server, and HTTP callers cannot read it.
+inline constexpr const char* port_credential = "actor-port";
+
 template <class Profile>
 using game_front_actor =
     typename interfaces<Profile>::routing_client::template extend_with<session_interfaces::service>;
@@ -36,9 +40,13 @@ typename game_front_actor<Profile>::behavior_type game_front(
       [=](stats_atom a) { return self->delegate(client, a); },
       // Sessions.
       [=](create_atom a, std::string& queue, session_ticket& t, session_interfaces::owner& owner) {
+        t.credential = port_credential;  // whatever the peer said
         return self->delegate(sessions, a, std::move(queue), std::move(t), std::move(owner));
       },
       [=](cancel_atom a, std::uint64_t id) { return self->delegate(sessions, a, id); },
+      [=](cancel_atom a, std::uint64_t id, std::string& credential) {
+        return self->delegate(sessions, a, id, std::move(credential));
+      },
       [=](status_atom a, std::uint64_t id) { return self->delegate(sessions, a, id); },
       [=](info_atom a) { return self->delegate(sessions, a); },
       [=](inspect_atom a, std::string& queue, std::uint32_t offset, std::uint32_t limit) {

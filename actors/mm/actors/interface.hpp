@@ -131,25 +131,6 @@ struct session_interfaces {
   // queue (matched, with the match; cancelled; expired; failed).
   using owner = caf::typed_actor<caf::reacts_to<ticket_atom, ticket_outcome>>;
 
-  // One queue.
-  using queue = caf::typed_actor<
-      // A ticket for a party: its id, or an error naming the bad field. The
-      // owner (may be invalid: then the caller polls the status) is told
-      // the outcome.
-      caf::replies_to<create_atom, session_ticket, owner>::with<std::uint64_t>,
-      // Cancel a waiting ticket: false when it is not waiting.
-      caf::replies_to<cancel_atom, std::uint64_t>::with<bool>,
-      // Waiting, or what became of it (recent tickets); an error for others.
-      caf::replies_to<status_atom, std::uint64_t>::with<ticket_outcome>,
-      // Its counts.
-      caf::replies_to<info_atom>::with<session_queue_report>,
-      // A page (offset, limit) of its waiting tickets, oldest first.
-      caf::replies_to<inspect_atom, std::uint32_t,
-                      std::uint32_t>::with<std::vector<waiting_ticket_view>>>;
-
-  // The queue actor: the queue's messages and its match loop's timer.
-  using queue_actor = queue::extend<caf::reacts_to<session_tick_atom>>;
-
   // Running lobbies, filled fullest first (session::lobby_registry). Errors
   // name the field ("players: ...").
   using lobbies = caf::typed_actor<
@@ -172,13 +153,23 @@ struct session_interfaces {
   using lobbies_actor = lobbies::extend<caf::reacts_to<lobby_atom, session_tick_atom>>;
 
   // Every queue of a server behind one handle (what a game holds): tickets
-  // by queue name, then by ticket id (ids are unique across the queues);
-  // and the server's lobbies.
+  // by queue name, then by ticket id (public ids, unique across queues,
+  // restarts and nodes); and the server's lobbies.
   using service = caf::typed_actor<
-      // A ticket in the named queue: its id, or an error naming the field
-      // ("queue" for a queue that does not exist and cannot be made).
+      // A ticket in the named queue (and in its also_queues): its id once it
+      // is durable, or an error naming the field ("queue" for a queue that
+      // does not exist and cannot be made; errc::conflict for a player who
+      // waits already). The owner (may be invalid: then the caller polls the
+      // status) is told the outcome once it is durable.
       caf::replies_to<create_atom, std::string, session_ticket, owner>::with<std::uint64_t>,
+      // Cancel a waiting ticket: true once durable, false when it is not
+      // waiting; errc::not_found for an id it does not know.
       caf::replies_to<cancel_atom, std::uint64_t>::with<bool>,
+      // The same for a caller that may cancel only the tickets of its
+      // credential: another's is not_found, as an unknown id.
+      caf::replies_to<cancel_atom, std::uint64_t, std::string>::with<bool>,
+      // Waiting, or what became of it (within the outcome retention), with
+      // its credential; errc::not_found for others.
       caf::replies_to<status_atom, std::uint64_t>::with<ticket_outcome>,
       // Every queue's counts, by name.
       caf::replies_to<info_atom>::with<std::vector<session_queue_report>>,

@@ -5,6 +5,9 @@
 #include <unordered_set>
 #include <vector>
 
+#include "mm/actors/errors.hpp"
+#include "mm/session/public_id.hpp"
+
 namespace mm::actors {
 
 namespace {
@@ -146,27 +149,33 @@ void session_bridge::create(std::string queue, session_ticket ticket,
 }
 
 void session_bridge::status(std::uint64_t ticket, std::chrono::milliseconds wait,
-                            callback<ticket_outcome> done) {
+                            std::optional<std::string> credential, callback<ticket_outcome> done) {
   call_once<answer> once(std::move(done));
-  caf::anon_send(actor_,
-                 session_bridge_call{[once, ticket, wait](caf::event_based_actor* base,
-                                                          const session_interfaces::service& svc) {
-                   bridge_actor* self = as_bridge(base);
-                   self->request(svc, self->state.timeout, status_atom::value, ticket)
-                       .then(
-                           [self, once, ticket, wait](ticket_outcome& o) {
-                             auto& st = self->state;
-                             if (o.state != session::ticket_state::waiting || wait.count() <= 0 ||
-                                 st.released) {
-                               once(std::move(o));
-                               return;
-                             }
-                             long_poll p{st.next++, self->clock().now() + wait, once};
-                             st.polls[ticket].push_back(p);
-                             schedule(self, ticket, p);
-                           },
-                           [once](caf::error& e) { once(std::move(e)); });
-                 }});
+  caf::anon_send(
+      actor_,
+      session_bridge_call{[once, ticket, wait, credential](caf::event_based_actor* base,
+                                                           const session_interfaces::service& svc) {
+        bridge_actor* self = as_bridge(base);
+        self->request(svc, self->state.timeout, status_atom::value, ticket)
+            .then(
+                [self, once, ticket, wait, credential](ticket_outcome& o) {
+                  auto& st = self->state;
+                  if (credential && o.credential != *credential) {
+                    once(make_error(errc::not_found,
+                                    "ticket: no ticket " + session::format_public_id(ticket)));
+                    return;
+                  }
+                  if (o.state != session::ticket_state::waiting || wait.count() <= 0 ||
+                      st.released) {
+                    once(std::move(o));
+                    return;
+                  }
+                  long_poll p{st.next++, self->clock().now() + wait, once};
+                  st.polls[ticket].push_back(p);
+                  schedule(self, ticket, p);
+                },
+                [once](caf::error& e) { once(std::move(e)); });
+      }});
 }
 
 void session_bridge::release_waiters() {

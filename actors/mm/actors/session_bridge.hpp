@@ -20,6 +20,7 @@
 #include <functional>
 #include <future>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "mm/actors/interface.hpp"
@@ -83,8 +84,11 @@ class session_bridge {
   // A ticket owned by the bridge: its id.
   void create(std::string queue, session_ticket ticket, callback<std::uint64_t> done);
 
-  // The ticket's state; while it waits, up to `wait` for it to leave.
-  void status(std::uint64_t ticket, std::chrono::milliseconds wait, callback<ticket_outcome> done);
+  // The ticket's state; while it waits, up to `wait` for it to leave. With a
+  // credential, a ticket of another credential is answered at once as one
+  // that does not exist (errc::not_found).
+  void status(std::uint64_t ticket, std::chrono::milliseconds wait,
+              std::optional<std::string> credential, callback<ticket_outcome> done);
 
   // Answers every long-poll now, and every later one without waiting (the
   // server is stopping).

@@ -22,6 +22,7 @@ session::find_lobby_request to_request(const lobby_query& q) {
   for (const auto& n : q.rtt_ms) r.rtt_ms.emplace_back(n.name, n.value);
   if (q.has_location) r.location = session::geo_point{q.latitude, q.longitude};
   r.prevent_auto_create = q.prevent_auto_create;
+  r.owner = q.credential;
   return r;
 }
 
@@ -63,8 +64,8 @@ std::vector<lobby_registration> lobby_list(const session::lobby_registry& regist
   std::vector<lobby_registration> out;
   const auto& dcs = registry.latency().datacenters();
   for (const auto& [id, l] : registry.lobbies())
-    out.push_back(
-        {l.id, l.mode, dcs[l.datacenter].name, l.max_players, l.players, l.created_by_find});
+    out.push_back({l.id, l.mode, dcs[l.datacenter].name, l.max_players, l.players,
+                   l.created_by_find, l.owner});
   std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.id < b.id; });
   return out;
 }
@@ -89,7 +90,7 @@ session_interfaces::lobbies_actor::behavior_type session_lobbies_actor(
       [self](lobby_atom, create_atom, const lobby_registration& l) -> caf::result<bool> {
         return guarded([&] {
           self->state.registry->register_lobby(l.id, l.mode, l.datacenter, l.max_players, l.players,
-                                               now_of(self));
+                                               now_of(self), l.credential);
           return true;
         });
       },

@@ -41,13 +41,20 @@ struct session_player {
 // A party asking a queue for a match.
 struct session_ticket {
   std::vector<session_player> players;
-  std::int64_t give_up_after_ms = 0;  // 0: the queue's
+  std::int64_t give_up_after_ms = 0;  // 0: the queue's (a multi-queue ticket: its first queue's)
   bool replace_existing = false;
+  // More queues to wait in at once (a multi-queue ticket): the first match in
+  // any of them takes the party out of all the others.
+  std::vector<std::string> also_queues;
+  // Who created it: only this credential (or an admin) may read or cancel
+  // it. Set by the server's front ends (HTTP: the caller's token; the actor
+  // port: "actor-port"), whatever the sender put there.
+  std::string credential;
 };
 
 // A formed match as the players' owners are told it.
 struct session_match {
-  std::uint64_t id = 0;
+  std::uint64_t id = 0;  // public: unique across queues, restarts and nodes
   std::string queue;
   std::string datacenter;  // empty when the queue has none
   std::vector<std::vector<player_id>> teams;
@@ -60,10 +67,13 @@ struct session_match {
 // What became of a ticket: told to its owner when it leaves the queue, and
 // the answer to a status request.
 struct ticket_outcome {
-  std::string queue;
+  std::string queue;  // where it was matched; else its (first) queue
   std::uint64_t ticket = 0;
   session::ticket_state state = session::ticket_state::waiting;
-  session_match match;  // when matched
+  session_match match;          // when matched
+  std::string credential;       // who created it
+  std::uint64_t seq = 0;        // the event's sequence number (0: not an event)
+  std::int64_t at_unix_ms = 0;  // when it was written (created, or left)
 };
 
 // Counts of values at most each bound (the last bucket: above the last
@@ -95,7 +105,8 @@ struct waiting_ticket_view {
   std::vector<player_id> players;
   double mmr = 0;  // the party's mean
   std::int64_t waited_ms = 0, gives_up_in_ms = 0;
-  std::string stage;  // the latency stage ("ideal", "expand", "warm_body"), or "" without one
+  std::string stage;       // the latency stage ("ideal", "expand", "warm_body"), or "" without one
+  std::string credential;  // who created it (filled by the service)
 };
 
 // One queue's report.
@@ -117,6 +128,7 @@ struct lobby_registration {
   std::string id, mode, datacenter;
   std::uint32_t max_players = 0, players = 0;
   bool created_by_find = false;  // in listings only
+  std::string credential;        // who registers it: its share of the lobbies is bounded
 };
 
 // A party looking for a running lobby (session::find_lobby_request).
@@ -128,6 +140,7 @@ struct lobby_query {
   bool has_location = false;
   double latitude = 0, longitude = 0;
   bool prevent_auto_create = false;
+  std::string credential;  // who asks: a lobby its find creates counts as theirs
 };
 
 // Where the party goes.
@@ -187,7 +200,7 @@ typename Inspector::result_type inspect(Inspector& f, session_player& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, session_ticket& x) {
   return f(caf::meta::type_name("session_ticket"), x.players, x.give_up_after_ms,
-           x.replace_existing);
+           x.replace_existing, x.also_queues, x.credential);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, session_match& x) {
@@ -196,7 +209,8 @@ typename Inspector::result_type inspect(Inspector& f, session_match& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ticket_outcome& x) {
-  return f(caf::meta::type_name("ticket_outcome"), x.queue, x.ticket, x.state, x.match);
+  return f(caf::meta::type_name("ticket_outcome"), x.queue, x.ticket, x.state, x.match,
+           x.credential, x.seq, x.at_unix_ms);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, value_histogram& x) {
@@ -205,7 +219,7 @@ typename Inspector::result_type inspect(Inspector& f, value_histogram& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, waiting_ticket_view& x) {
   return f(caf::meta::type_name("waiting_ticket_view"), x.ticket, x.players, x.mmr, x.waited_ms,
-           x.gives_up_in_ms, x.stage);
+           x.gives_up_in_ms, x.stage, x.credential);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, session_queue_report& x) {
@@ -218,12 +232,12 @@ typename Inspector::result_type inspect(Inspector& f, session_queue_report& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, lobby_registration& x) {
   return f(caf::meta::type_name("lobby_registration"), x.id, x.mode, x.datacenter, x.max_players,
-           x.players, x.created_by_find);
+           x.players, x.created_by_find, x.credential);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, lobby_query& x) {
   return f(caf::meta::type_name("lobby_query"), x.modes, x.party_size, x.region, x.rtt_ms,
-           x.has_location, x.latitude, x.longitude, x.prevent_auto_create);
+           x.has_location, x.latitude, x.longitude, x.prevent_auto_create, x.credential);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, lobby_placement& x) {

@@ -1,71 +1,78 @@
 // A session queue as an actor: it owns one session_queue (nothing else
-// touches it), runs its match loop on a timer every `tick`, and tells each
-// ticket's owner what became of the ticket. The engine's time is the actor
-// clock's since `epoch`, so CAF's deterministic test scheduler drives it on a
-// virtual clock, and a restarted queue keeps its tickets' times.
+// touches it) and runs its match loop on a timer every `tick`. The engine's
+// time is the actor clock's since `epoch`, so CAF's deterministic test
+// scheduler drives it on a virtual clock, and a restarted queue keeps its
+// tickets' times.
 //
-// Handover: the actor tells its sink (the session service) every ticket it
-// takes and every one that leaves, so that after a crash the service starts
-// it again with the tickets still waiting. A ticket's leaving reaches the sink
-// before its owner is told, so a restarted queue never matches a ticket whose
-// owner already heard of a match.
+// Durability: every record of its tickets' lives goes to the journal
+// (session_journal.hpp), from this one actor and so in order: a new ticket
+// (answered with its id once written), a cancel (answered once written), and
+// each tick's matches, expiries and failures (whose owners the service tells
+// once they are written). The queue keeps no owners and no outcomes: a crash
+// loses nothing the journal has not got, and the queue starts again from it.
 //
-// Invariants: an owner is told at most once per ticket, and only the truth
-// (matched with its match, cancelled, expired or failed); a ticket whose
-// owner is gone is cancelled (nobody would be told its match). Status
-// requests are answered for waiting tickets and the most recent finished
-// ones (`finished_kept`).
+// A multi-queue ticket (session::ticket_claims) is claimed before it is
+// matched, expired, failed or cancelled here; a ticket another queue claimed
+// first is dropped without a word (withdrawn).
 #pragma once
 
 #include <caf/all.hpp>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <optional>
-#include <unordered_map>
 #include <vector>
 
 #include "mm/actors/interface.hpp"
+#include "mm/actors/session_journal.hpp"
+#include "mm/session/public_id.hpp"
 #include "mm/session/session_queue.hpp"
+#include "mm/session/ticket_claims.hpp"
 
 namespace mm::actors {
 
-using handover_atom = caf::atom_constant<caf::atom("handover")>;
+using withdraw_atom = caf::atom_constant<caf::atom("withdraw")>;
 
-// A waiting ticket as its queue hands it over.
-struct handover_ticket {
-  std::uint64_t id = 0;  // as the game knows it (with the queue's base)
-  session_ticket ticket;
-  session_interfaces::owner owner;
-  std::int64_t created_ms = 0;  // since the epoch
+// A ticket as the service hands it to one of its queues.
+struct queued_ticket {
+  durable_ticket ticket;
+  // This queue writes its creation to the journal and answers once written
+  // (the first queue of a ticket); false: another of a multi-queue ticket's
+  // queues, answered at once.
+  bool journal = true;
 };
 
-// Local only (queue to service), but CAF asks every message type to be
-// inspectable.
 template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, handover_ticket& x) {
-  return f(caf::meta::type_name("handover_ticket"), x.id, x.ticket, x.owner, x.created_ms);
+typename Inspector::result_type inspect(Inspector& f, queued_ticket& x) {
+  return f(caf::meta::type_name("queued_ticket"), x.ticket, x.journal);
 }
 
-// Where a queue hands its tickets over: (queue number, a ticket taken) and
-// (queue number, the ids of tickets that left).
-using handover_sink =
-    caf::typed_actor<caf::reacts_to<handover_atom, std::uint64_t, handover_ticket>,
-                     caf::reacts_to<handover_atom, std::uint64_t, std::vector<std::uint64_t>>>;
+// One queue (the queue actor, and the supervisor in front of it).
+using session_queue_handle = caf::typed_actor<
+    // A ticket with its id: the id once durable, or an error naming the field.
+    caf::replies_to<create_atom, queued_ticket>::with<std::uint64_t>,
+    // Cancel a waiting ticket: true once durable; false when it is not waiting here.
+    caf::replies_to<cancel_atom, std::uint64_t>::with<bool>,
+    // A multi-queue ticket left through another queue: drop it without a word.
+    caf::reacts_to<withdraw_atom, std::uint64_t>,
+    // Its counts.
+    caf::replies_to<info_atom>::with<session_queue_report>,
+    // A page (offset, limit) of its waiting tickets, oldest first.
+    caf::replies_to<inspect_atom, std::uint32_t,
+                    std::uint32_t>::with<std::vector<waiting_ticket_view>>>;
+
+using session_queue_actor_type = session_queue_handle::extend<caf::reacts_to<session_tick_atom>>;
 
 struct session_queue_actor_config {
   session::queue_config queue;
   session::latency_model latency;
   std::uint64_t seed = 1;
-  std::size_t finished_kept = 100'000;  // outcomes kept for status requests
-  // Added to the engine's ticket ids (1, 2, ...) in every message, so that
-  // the ids of several queues never meet (session_service.hpp).
-  std::uint64_t ticket_id_base = 0;
   // Engine time 0; unset: when the actor starts.
   std::optional<caf::actor_clock::time_point> epoch;
-  std::uint64_t number = 0;               // the queue's number, in handover messages
-  handover_sink handover;                 // invalid: no handover
-  std::vector<handover_ticket> restored;  // waiting tickets of an earlier run
+  session_journal_actor journal;
+  std::shared_ptr<session::ticket_claims> claims;  // for multi-queue tickets
+  std::shared_ptr<session::id_source> ids;         // match ids; null: the engine's own
+  std::vector<durable_ticket> restored;            // waiting tickets to take back
+  caf::actor parent;  // the queue stops when it is gone (monitored, not linked)
 };
 
 struct session_queue_state {
@@ -73,11 +80,6 @@ struct session_queue_state {
   std::unique_ptr<session::session_queue> queue;
   session_queue_actor_config config;
   caf::actor_clock::time_point epoch;
-  std::unordered_map<std::uint64_t, session_interfaces::owner> owners;  // waiting tickets
-  // Owner actor address -> how many of its tickets wait (monitored while > 0).
-  std::unordered_map<caf::actor_addr, std::size_t> owner_tickets;
-  std::unordered_map<std::uint64_t, ticket_outcome> finished;
-  std::deque<std::uint64_t> finished_order;  // oldest first
   // What the report measures of the matches since the actor started.
   std::uint64_t players_matched = 0;
   value_histogram wait_seconds{{1, 2, 5, 10, 20, 30, 60, 120, 300}};
@@ -86,13 +88,15 @@ struct session_queue_state {
   static inline const char* name = "mm.session_queue";
 };
 
-using session_queue_pointer =
-    session_interfaces::queue_actor::stateful_pointer<session_queue_state>;
+using session_queue_pointer = session_queue_actor_type::stateful_pointer<session_queue_state>;
 
 // Check the config first (session::validate): a queue actor whose config
 // cannot run exits at once with the error. Restored tickets that no longer
-// fit the config are dropped.
-session_interfaces::queue_actor::behavior_type session_queue_actor(
-    session_queue_pointer self, session_queue_actor_config config);
+// fit the config leave as failed (journaled, so their owners hear of it).
+session_queue_actor_type::behavior_type session_queue_actor(session_queue_pointer self,
+                                                            session_queue_actor_config config);
+
+// The engine's request for a ticket as the game sent it.
+session::ticket_request to_queue_request(const durable_ticket& t);
 
 }  // namespace mm::actors

@@ -4,126 +4,275 @@
 
 #include "mm/actors/errors.hpp"
 #include "mm/engine/log.hpp"
+#include "mm/session/public_id.hpp"
 
 namespace mm::actors {
 
 namespace {
 
-// Starts (or starts again) the queue in slot `number - 1`, with the tickets
-// it handed over.
-void start_queue(session_service_pointer self, std::uint64_t number) {
+using session::format_public_id;
+
+std::int64_t now_ms(session_service_pointer self) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(self->clock().now() -
+                                                               self->state.epoch)
+      .count();
+}
+
+std::int64_t unix_now(session_service_pointer self) {
+  return self->state.config.unix_epoch_ms + now_ms(self);
+}
+
+void start_slot(session_service_pointer self, std::size_t slot,
+                std::vector<durable_ticket> restored) {
   auto& st = self->state;
-  session_queue_slot& slot = st.queues[number - 1];
-  session_queue_actor_config c;
-  c.queue = slot.config;
-  c.latency = st.config.latency;
-  c.seed = st.config.seed + number + 1'000'003ull * slot.restarts;
-  c.finished_kept = st.config.finished_kept;
-  c.ticket_id_base = number << ticket_queue_shift;
-  c.epoch = st.epoch;
-  c.number = number;
-  c.handover = caf::actor_cast<handover_sink>(self);
-  for (const auto& [id, h] : slot.waiting) c.restored.push_back(h);
-  // By id: the order they came in (their tiebreaks are drawn anew).
-  std::sort(c.restored.begin(), c.restored.end(),
-            [](const handover_ticket& a, const handover_ticket& b) { return a.id < b.id; });
-  slot.handle = self->spawn<caf::linked>(session_queue_actor, std::move(c));
-  slot.started = self->clock().now();
+  session_queue_supervisor_config c;
+  c.queue.queue = st.registry->config(slot);
+  c.queue.latency = st.config.latency;
+  c.queue.seed = st.config.seed + slot + 1;
+  c.queue.epoch = st.epoch;
+  c.queue.journal = st.journal;
+  c.queue.claims = st.claims;
+  c.queue.ids = st.config.ids;
+  c.queue.restored = std::move(restored);
+  c.backoff = st.config.backoff;
+  if (st.slots.size() <= slot) st.slots.resize(slot + 1);
+  st.slots[slot] = self->spawn<caf::linked>(session_queue_supervisor, std::move(c));
 }
 
-// A slot for the queue, not started yet; its index.
-std::size_t add_slot(session_service_state& st, session::queue_config q) {
-  st.by_name[q.name] = st.queues.size();
-  session_queue_slot slot;
-  slot.config = std::move(q);
-  st.queues.push_back(std::move(slot));
-  return st.queues.size() - 1;
+void watch(session_service_pointer self, const session_interfaces::owner& owner) {
+  if (owner && self->state.owners[owner.address()]++ == 0) self->monitor(owner);
 }
 
-std::size_t add_queue(session_service_pointer self, session::queue_config q) {
-  const std::size_t at = add_slot(self->state, std::move(q));
-  start_queue(self, at + 1);
-  return at;
+void unwatch(session_service_pointer self, const session_interfaces::owner& owner) {
+  if (!owner) return;
+  auto& owners = self->state.owners;
+  const auto it = owners.find(owner.address());
+  if (it == owners.end() || --it->second > 0) return;
+  self->demonitor(owner.address());
+  owners.erase(it);
 }
 
-// The config of a queue named `name` that has no slot yet, when one may be
-// made: a shard of a sharded queue ("coop.eu"), or a queue from the default
-// config.
-std::optional<session::queue_config> config_for_new(const session_service_state& st,
-                                                    const std::string& name) {
-  if (const auto dot = name.find('.'); dot != std::string::npos) {
-    const auto base = st.sharded.find(name.substr(0, dot));
-    if (base == st.sharded.end() || !session::valid_queue_name(name.substr(dot + 1)))
-      return std::nullopt;
-    session::queue_config c = base->second;
-    c.name = name;
-    c.shard_by.clear();
-    return c;
+// The ticket leaves the books without an outcome (its create failed).
+void forget(session_service_pointer self, std::uint64_t id) {
+  if (auto e = self->state.book->remove(id)) unwatch(self, e->owner);
+}
+
+caf::error no_ticket(std::uint64_t id) {
+  return make_error(errc::not_found, "ticket: no ticket " + format_public_id(id));
+}
+
+// Cancels a waiting ticket in every queue it waits in; `done` gets true when
+// one of them cancelled it (durably), false when none held it, or the error
+// of a queue that could not answer.
+void cancel_everywhere(session_service_pointer self, std::uint64_t id,
+                       std::function<void(caf::expected<bool>)> done) {
+  const ticket_book::entry* e = self->state.book->find(id);
+  if (e == nullptr) {
+    done(false);
+    return;
   }
-  if (!st.config.default_queue || !session::valid_queue_name(name)) return std::nullopt;
-  session::queue_config c = *st.config.default_queue;
-  c.name = name;
-  c.shard_by.clear();  // a queue made on first use is one queue
-  return c;
+  struct tally {
+    std::size_t left = 0;
+    bool cancelled = false;
+    caf::error err;
+  };
+  auto t = std::make_shared<tally>();
+  t->left = e->slots.size();
+  auto finish = [t, done] {
+    if (--t->left > 0) return;
+    if (t->cancelled || !t->err)
+      done(t->cancelled);
+    else
+      done(t->err);
+  };
+  for (const std::uint32_t slot : e->slots)
+    self->request(self->state.slots[slot], caf::infinite, cancel_atom::value, id)
+        .then(
+            [t, finish](bool b) {
+              t->cancelled = t->cancelled || b;
+              finish();
+            },
+            [t, finish](caf::error& err) {
+              t->err = std::move(err);
+              finish();
+            });
 }
 
-// The shard of a sharded queue a ticket goes to: its players' value of the
-// attribute, which must be the same for all and fit a queue name.
-caf::expected<std::string> shard_of(const session_ticket& t, const session::queue_config& base) {
-  std::string value;
+caf::result<bool> cancel_checked(session_service_pointer self, std::uint64_t id,
+                                 const std::string* credential) {
+  auto& st = self->state;
+  const ticket_book::entry* e = st.book->find(id);
+  if (e == nullptr) {
+    const ticket_outcome* f = st.book->finished(id);
+    if (f != nullptr && (credential == nullptr || f->credential == *credential)) return false;
+    return no_ticket(id);
+  }
+  if (credential != nullptr && st.book->credential(e->credential) != *credential)
+    return no_ticket(id);
+  if (e->pending) return false;
+  auto rp = self->make_response_promise<bool>();
+  cancel_everywhere(self, id, [rp](caf::expected<bool> x) mutable {
+    if (x)
+      rp.deliver(*x);
+    else
+      rp.deliver(x.error());
+  });
+  return rp;
+}
+
+// The other queues of a multi-queue ticket take it in (after its first queue
+// wrote it); the answer once all did. One that refuses it cancels the ticket.
+void join_others(session_service_pointer self, const durable_ticket& d,
+                 caf::typed_response_promise<std::uint64_t> rp) {
+  auto& st = self->state;
+  const std::vector<std::uint32_t> slots = st.book->find(d.id)->slots;
+  auto left = std::make_shared<std::size_t>(slots.size() - 1);
+  auto failure = std::make_shared<caf::error>();
+  for (std::size_t i = 1; i < slots.size(); ++i) {
+    const std::uint32_t slot = slots[i];
+    auto answered = [self, id = d.id, slot, left, failure, rp](caf::error err) mutable {
+      auto& s = self->state;
+      if (err && !*failure) *failure = std::move(err);
+      if (!err && s.book->find(id) == nullptr)  // left through another queue meanwhile
+        self->send(s.slots[slot], withdraw_atom::value, id);
+      if (--*left > 0) return;
+      if (!*failure) {
+        if (auto* e = s.book->find(id)) e->pending = false;
+        rp.deliver(id);
+        return;
+      }
+      if (auto* e = s.book->find(id)) e->pending = false;
+      cancel_everywhere(self, id,
+                        [rp, failure](caf::expected<bool>) mutable { rp.deliver(*failure); });
+    };
+    self->request(st.slots[slot], caf::infinite, create_atom::value, queued_ticket{d, false})
+        .then([answered](std::uint64_t) mutable { answered(caf::error{}); },
+              [answered](caf::error& e) mutable { answered(std::move(e)); });
+  }
+}
+
+// The ticket's first queue takes it and writes it to the journal; then its
+// other queues, if any.
+void submit(session_service_pointer self, durable_ticket d,
+            caf::typed_response_promise<std::uint64_t> rp) {
+  auto& st = self->state;
+  const std::uint32_t first = st.book->find(d.id)->slots.front();
+  const std::uint64_t id = d.id;
+  const bool more = d.queues.size() > 1;
+  self->request(st.slots[first], caf::infinite, create_atom::value, queued_ticket{d, true})
+      .then(
+          [self, id, more, d, rp](std::uint64_t) mutable {
+            if (more) {
+              join_others(self, d, rp);
+              return;
+            }
+            if (auto* e = self->state.book->find(id)) e->pending = false;
+            rp.deliver(id);
+          },
+          [self, id, rp](caf::error& err) mutable {
+            forget(self, id);
+            rp.deliver(std::move(err));
+          });
+}
+
+// With replace_existing: the players' older tickets are cancelled first; one
+// that could not be (it is being matched, or its queue is down) fails the new one.
+void replace_then_submit(session_service_pointer self, std::vector<std::uint64_t> olds,
+                         durable_ticket d, caf::typed_response_promise<std::uint64_t> rp) {
+  auto left = std::make_shared<std::size_t>(olds.size());
+  for (const std::uint64_t old : olds)
+    cancel_everywhere(self, old, [self, old, olds, d, rp, left](caf::expected<bool>) mutable {
+      if (--*left > 0) return;
+      auto& st = self->state;
+      for (const std::uint64_t o : olds)
+        if (st.book->find(o) != nullptr) {
+          forget(self, d.id);
+          rp.deliver(make_error(errc::conflict, "replace_existing: ticket " + format_public_id(o) +
+                                                    " could not be cancelled: it is being "
+                                                    "matched, or its queue is restarting"));
+          return;
+        }
+      submit(self, std::move(d), rp);
+      (void)old;
+    });
+}
+
+caf::result<std::uint64_t> create(session_service_pointer self, const std::string& name,
+                                  session_ticket& t, const session_interfaces::owner& owner) {
+  auto& st = self->state;
+  if (st.saving) return make_error(errc::instance_down, "the server is stopping");
+  if (t.also_queues.size() + 1 > st.config.max_queues_per_ticket)
+    return make_error(errc::invalid_argument,
+                      "also_queues: at most " +
+                          std::to_string(st.config.max_queues_per_ticket - 1) + " more queues");
+  ticket_book::entry e;
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i <= t.also_queues.size(); ++i) {
+    const std::string& q = i == 0 ? name : t.also_queues[i - 1];
+    const std::string field = i == 0 ? "queue" : "also_queues[" + std::to_string(i - 1) + "]";
+    bool made = false;
+    auto at = st.registry->place(q, t, field, made);
+    if (!at) return std::move(at.error());
+    if (made) start_slot(self, *at, {});
+    const auto slot = static_cast<std::uint32_t>(*at);
+    if (std::find(e.slots.begin(), e.slots.end(), slot) != e.slots.end())
+      return make_error(errc::invalid_argument, field + ": the ticket is for '" +
+                                                    st.registry->config(slot).name + "' already");
+    e.slots.push_back(slot);
+    names.push_back(st.registry->config(slot).name);
+  }
+  std::vector<std::uint64_t> olds;
   for (std::size_t i = 0; i < t.players.size(); ++i) {
-    const std::string field = "players[" + std::to_string(i) + "].strings." + base.shard_by;
-    const auto& strings = t.players[i].strings;
-    const auto it = std::find_if(strings.begin(), strings.end(),
-                                 [&](const named_text& x) { return x.name == base.shard_by; });
-    if (it == strings.end())
-      return make_error(errc::invalid_argument, field + ": queue '" + base.name +
-                                                    "' is split by it: every player needs it");
-    if (!session::valid_queue_name(it->value))
-      return make_error(errc::invalid_argument, field + ": 1 to 64 of a-z, 0-9, _ and -");
-    if (i > 0 && it->value != value)
-      return make_error(errc::invalid_argument, field + ": differs from players[0]'s");
-    value = it->value;
+    const player_id p = t.players[i].id;
+    e.players.push_back(p);
+    const std::uint64_t existing = st.book->ticket_of(p);
+    if (existing == 0) continue;
+    const std::string field = "players[" + std::to_string(i) + "].id";
+    if (!t.replace_existing)
+      return make_error(errc::conflict, field + ": player " + std::to_string(p) +
+                                            " already waits in ticket " +
+                                            format_public_id(existing));
+    if (st.book->find(existing)->pending)
+      return make_error(errc::conflict, field + ": player " + std::to_string(p) + "'s ticket " +
+                                            format_public_id(existing) + " is still being created");
+    if (std::find(olds.begin(), olds.end(), existing) == olds.end()) olds.push_back(existing);
   }
-  return base.name + "." + value;
+  durable_ticket d;
+  d.id = st.config.ids->next();
+  d.queues = std::move(names);
+  d.created_ms = now_ms(self);
+  d.ticket = std::move(t);
+  d.ticket.replace_existing = false;
+  e.owner = owner;
+  e.credential = st.book->intern(d.ticket.credential);
+  st.book->add(d.id, std::move(e));
+  watch(self, owner);
+  auto rp = self->make_response_promise<std::uint64_t>();
+  if (olds.empty())
+    submit(self, std::move(d), rp);
+  else
+    replace_then_submit(self, std::move(olds), std::move(d), rp);
+  return rp;
 }
 
-// The tickets of an earlier run into their slots (before the queues start):
-// a ticket whose queue has another number now is dropped.
-void place_restored(session_service_state& st) {
-  auto restored = std::move(st.config.restored_tickets);
-  st.config.restored_tickets.clear();
-  std::sort(restored.begin(), restored.end(),
-            [](const saved_ticket& a, const saved_ticket& b) { return a.ticket.id < b.ticket.id; });
-  std::size_t placed = 0, dropped = 0;
-  for (auto& r : restored) {
-    const std::uint64_t number = r.ticket.id >> ticket_queue_shift;
-    if (!st.by_name.count(r.queue) && st.queues.size() < st.config.max_queues &&
-        number == st.queues.size() + 1)
-      if (auto c = config_for_new(st, r.queue)) add_slot(st, std::move(*c));
-    const auto it = st.by_name.find(r.queue);
-    if (it == st.by_name.end() || it->second + 1 != number) {
-      ++dropped;
-      continue;
+// What the journal wrote: owners are told, outcomes kept, books updated.
+void committed(session_service_pointer self, std::vector<ticket_outcome>& events) {
+  auto& st = self->state;
+  const std::int64_t now = unix_now(self);
+  for (auto& ev : events) {
+    if (ev.state == session::ticket_state::waiting) continue;
+    if (auto e = st.book->remove(ev.ticket)) {
+      ev.credential = st.book->credential(e->credential);
+      for (const std::uint32_t slot : e->slots)
+        if (st.registry->config(slot).name != ev.queue)
+          self->send(st.slots[slot], withdraw_atom::value, ev.ticket);
+      if (e->owner) {
+        self->send(e->owner, ticket_atom::value, ev);
+        unwatch(self, e->owner);
+      }
     }
-    r.ticket.owner = nullptr;  // an actor of the old run
-    const std::uint64_t id = r.ticket.id;
-    st.queues[it->second].waiting[id] = std::move(r.ticket);
-    ++placed;
+    for (const std::uint64_t gone : st.book->keep(ev, now)) st.claims->release(gone);
   }
-  if (placed + dropped > 0)
-    log(log_level::info, "session service: " + std::to_string(placed) +
-                             " waiting tickets of the last run wait again" +
-                             (dropped ? ", " + std::to_string(dropped) +
-                                            " dropped (their queue is gone or renumbered)"
-                                      : std::string()));
-}
-
-// The slot a ticket id belongs to, or nothing.
-session_queue_slot* slot_of(session_service_state& st, std::uint64_t ticket) {
-  const std::uint64_t number = ticket >> ticket_queue_shift;
-  if (number == 0 || number > st.queues.size()) return nullptr;
-  return &st.queues[number - 1];
 }
 
 void start_lobbies(session_service_pointer self, std::vector<lobby_registration> restored) {
@@ -145,25 +294,86 @@ caf::result<Reply> to_lobbies(session_service_pointer self, Ts&&... xs) {
   return self->delegate(self->state.lobbies, lobby_atom::value, std::forward<Ts>(xs)...);
 }
 
-// Answers the save once no queue runs: the tickets they handed over.
-void finish_saving(session_service_pointer self) {
+// The waiting tickets of the last run go back into the books and their
+// queues; one whose queue is gone fails (written, so that it is told).
+void take_back(session_service_pointer self) {
   auto& st = self->state;
-  if (!st.saving) return;
-  for (const auto& slot : st.queues)
-    if (slot.handle) return;
-  saved_tickets out;
-  out.now_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(self->clock().now() - st.epoch).count();
-  for (const auto& slot : st.queues)
-    for (const auto& [id, h] : slot.waiting) out.tickets.push_back({slot.config.name, h});
-  std::sort(out.tickets.begin(), out.tickets.end(),
-            [](const saved_ticket& a, const saved_ticket& b) { return a.ticket.id < b.ticket.id; });
-  st.saving->deliver(std::move(out));
+  std::vector<std::vector<durable_ticket>> per_slot(st.registry->size());
+  std::vector<ticket_outcome> failed;
+  for (auto& t : st.config.restored.waiting) {
+    ticket_book::entry e;
+    for (const auto& q : t.queues) {
+      bool made = false;
+      if (auto at = st.registry->find_or_make(q, made)) {
+        if (per_slot.size() <= *at) per_slot.resize(*at + 1);
+        e.slots.push_back(static_cast<std::uint32_t>(*at));
+      }
+    }
+    if (e.slots.size() != t.queues.size()) {
+      ticket_outcome o;
+      o.queue = t.queues.front();
+      o.ticket = t.id;
+      o.state = session::ticket_state::failed;
+      failed.push_back(std::move(o));
+      log(log_level::warning, "session service: ticket " + format_public_id(t.id) +
+                                  " of the last run fails: one of its queues is gone");
+      continue;
+    }
+    for (const auto& p : t.ticket.players) e.players.push_back(p.id);
+    e.credential = st.book->intern(t.ticket.credential);
+    e.pending = false;
+    st.book->add(t.id, std::move(e));
+    for (const std::uint32_t slot : st.book->find(t.id)->slots) per_slot[slot].push_back(t);
+  }
+  if (!st.config.restored.waiting.empty())
+    log(log_level::info, "session service: " + std::to_string(st.book->waiting_count()) +
+                             " waiting tickets of the last run wait again");
+  st.config.restored.waiting.clear();
+  for (auto& o : st.config.restored.retained) st.book->keep(std::move(o), unix_now(self));
+  st.config.restored.retained.clear();
+  if (!failed.empty())
+    self->send(st.journal, journal_atom::value, finish_atom::value, std::move(failed));
+  for (std::size_t slot = 0; slot < per_slot.size(); ++slot)
+    start_slot(self, slot, std::move(per_slot[slot]));
 }
 
-caf::error down(const session_queue_slot& slot) {
-  return make_error(errc::instance_down,
-                    "queue '" + slot.config.name + "' is restarting after a crash");
+session_journal_actor spawn_journal(session_service_pointer self) {
+  auto& st = self->state;
+  session_journal_config j;
+  j.store = st.config.store;
+  j.service = st.config.service_name;
+  j.epoch = st.epoch;
+  j.unix_epoch_ms = st.config.unix_epoch_ms;
+  j.last_seq = st.config.restored.last_seq;
+  j.max_batch = st.config.journal_batch;
+  j.retention = st.config.outcome_retention;
+  j.max_retained = st.config.max_outcomes;
+  auto journal = st.config.detached_journal
+                     ? self->spawn<caf::linked + caf::detached>(session_journal, std::move(j))
+                     : self->spawn<caf::linked>(session_journal, std::move(j));
+  self->send(journal, journal_atom::value, caf::actor_cast<journal_listener>(self));
+  return journal;
+}
+
+// A graceful stop: every queue stops, then the journal writes what it holds.
+caf::result<bool> save(session_service_pointer self) {
+  auto& st = self->state;
+  if (st.saving) return make_error(errc::invalid_argument, "the service is stopping already");
+  st.saving = true;
+  auto rp = self->make_response_promise<bool>();
+  auto left = std::make_shared<std::size_t>(st.slots.size() + 1);
+  auto one_done = [self, rp, left]() mutable {
+    if (--*left > 0) return;
+    self->request(self->state.journal, caf::infinite, journal_atom::value, sync_atom::value)
+        .then([rp](bool ok) mutable { rp.deliver(ok); },
+              [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
+  };
+  for (const auto& slot : st.slots)
+    self->request(slot, caf::infinite, stop_atom::value)
+        .then([one_done](bool) mutable { one_done(); },
+              [one_done](caf::error&) mutable { one_done(); });
+  one_done();
+  return rp;
 }
 
 }  // namespace
@@ -180,18 +390,18 @@ session_service_actor::behavior_type session_service(session_service_pointer sel
   if (st.config.default_queue)
     session::session_queue(*st.config.default_queue, st.config.latency, st.config.seed);
   session::lobby_registry(st.config.latency, st.config.lobbies, st.config.seed);
-  for (const auto& q : st.config.queues) {
-    if (q.shard_by.empty())
-      add_slot(st, q);
-    else
-      st.sharded[q.name] = q;
-  }
-  place_restored(st);
-  for (std::size_t i = 0; i < st.queues.size(); ++i) start_queue(self, i + 1);
+  if (!st.config.ids) throw mm::error(errc::invalid_config, "the session service needs ids");
+  st.registry = std::make_unique<session_queue_registry>(st.config.queues, st.config.default_queue,
+                                                         st.config.max_queues);
+  st.book = std::make_unique<ticket_book>(st.config.outcome_retention, st.config.max_outcomes);
+  st.claims = std::make_shared<session::ticket_claims>();
+  st.journal = spawn_journal(self);
+  take_back(self);
   start_lobbies(self, std::move(st.config.restored_lobbies));
   st.config.restored_lobbies.clear();
-  // A queue (or the lobbies) that exits while the service runs crashed: it
-  // starts again.
+  // The lobbies actor that exits while the service runs crashed: it starts
+  // again. Anything else linked (a queue's supervisor, the journal) ends the
+  // service with it.
   self->set_exit_handler([self](caf::exit_msg& msg) {
     auto& s = self->state;
     if (s.lobbies && s.lobbies.address() == msg.source) {
@@ -199,108 +409,60 @@ session_service_actor::behavior_type session_service(session_service_pointer sel
       const bool long_run = self->clock().now() - s.lobbies_started >= s.config.backoff.reset_after;
       s.lobby_crashes_in_a_row = long_run ? 1 : s.lobby_crashes_in_a_row + 1;
       self->delayed_send(self, backoff_delay(s.config.backoff, s.lobby_crashes_in_a_row),
-                         session_restart_atom::value, std::uint64_t{0});
+                         session_restart_atom::value);
       return;
     }
-    for (std::size_t i = 0; i < s.queues.size(); ++i) {
-      session_queue_slot& slot = s.queues[i];
-      if (!slot.handle || slot.handle.address() != msg.source) continue;
-      slot.handle = nullptr;
-      if (s.saving) {  // stopped on purpose: it stays down
-        finish_saving(self);
-        return;
-      }
-      const bool long_run = self->clock().now() - slot.started >= s.config.backoff.reset_after;
-      slot.crashes_in_a_row = long_run ? 1 : slot.crashes_in_a_row + 1;
-      ++slot.restarts;
-      self->delayed_send(self, backoff_delay(s.config.backoff, slot.crashes_in_a_row),
-                         session_restart_atom::value, static_cast<std::uint64_t>(i + 1));
-      return;
-    }
-    self->quit(msg.reason);  // not a queue: the service's own exit
+    self->quit(msg.reason);
   });
-  // Only the queues stopped by a save are monitored.
+  // An owner that is gone cannot be told: its waiting tickets are cancelled.
   self->set_down_handler([self](caf::down_msg& down) {
     auto& s = self->state;
-    for (auto& slot : s.queues)
-      if (slot.handle && slot.handle.address() == down.source) slot.handle = nullptr;
-    finish_saving(self);
+    if (!s.owners.erase(down.source)) return;
+    std::vector<std::uint64_t> orphans;
+    for (const auto& [id, e] : s.book->waiting())
+      if (e.owner && e.owner.address() == down.source) orphans.push_back(id);
+    for (const std::uint64_t id : orphans) {
+      s.book->find(id)->owner = nullptr;
+      cancel_everywhere(self, id, [](caf::expected<bool>) {});
+    }
   });
   return {
-      [self](create_atom, const std::string& name, const session_ticket& t,
-             const session_interfaces::owner& owner) -> caf::result<std::uint64_t> {
-        auto& s = self->state;
-        if (s.saving) return make_error(errc::instance_down, "the server is stopping");
-        if (name.find('.') != std::string::npos)
-          return make_error(
-              errc::invalid_argument,
-              "queue: '" + name.substr(0, 64) + "' names a shard; send the ticket to its queue");
-        std::string target = name;
-        if (const auto base = s.sharded.find(name); base != s.sharded.end()) {
-          auto shard = shard_of(t, base->second);
-          if (!shard) return std::move(shard.error());
-          target = std::move(*shard);
-        }
-        std::size_t at = 0;
-        if (const auto it = s.by_name.find(target); it != s.by_name.end()) {
-          at = it->second;
-        } else if (target == name && !s.config.default_queue) {
-          return make_error(errc::invalid_argument, "queue: no queue '" + name.substr(0, 64) + "'");
-        } else if (target == name && !session::valid_queue_name(name)) {
-          return make_error(errc::invalid_argument,
-                            "queue: a new queue's name is 1 to 64 of a-z, 0-9, _ and -");
-        } else if (s.queues.size() >= s.config.max_queues) {
-          return make_error(errc::invalid_argument, "queue: no queue '" + target +
-                                                        "', and the server runs its maximum of " +
-                                                        std::to_string(s.config.max_queues) +
-                                                        " queues");
-        } else if (auto c = config_for_new(s, target)) {
-          at = add_queue(self, std::move(*c));
-        } else {
-          return make_error(errc::invalid_argument, "queue: no queue '" + name.substr(0, 64) + "'");
-        }
-        const session_queue_slot& slot = s.queues[at];
-        if (!slot.handle) return down(slot);
-        return self->delegate(slot.handle, create_atom::value, t, owner);
-      },
-      [self](cancel_atom, std::uint64_t id) -> caf::result<bool> {
-        const session_queue_slot* slot = slot_of(self->state, id);
-        if (!slot) return false;
-        if (!slot->handle) return down(*slot);
-        return self->delegate(slot->handle, cancel_atom::value, id);
+      [self](create_atom, const std::string& name, session_ticket& t,
+             const session_interfaces::owner& owner) { return create(self, name, t, owner); },
+      [self](cancel_atom, std::uint64_t id) { return cancel_checked(self, id, nullptr); },
+      [self](cancel_atom, std::uint64_t id, const std::string& credential) {
+        return cancel_checked(self, id, &credential);
       },
       [self](status_atom, std::uint64_t id) -> caf::result<ticket_outcome> {
-        const session_queue_slot* slot = slot_of(self->state, id);
-        if (!slot)
-          return make_error(errc::invalid_argument, "ticket: no ticket " + std::to_string(id));
-        if (!slot->handle) return down(*slot);
-        return self->delegate(slot->handle, status_atom::value, id);
+        auto& s = self->state;
+        if (const ticket_book::entry* e = s.book->find(id)) {
+          ticket_outcome o;
+          o.queue = s.registry->config(e->slots.front()).name;
+          o.ticket = id;
+          o.credential = s.book->credential(e->credential);
+          return o;
+        }
+        if (const ticket_outcome* f = s.book->finished(id)) return *f;
+        return no_ticket(id);
       },
       [self](info_atom) -> caf::result<std::vector<session_queue_report>> {
         auto& s = self->state;
         auto rp = self->make_response_promise<std::vector<session_queue_report>>();
-        auto reports = std::make_shared<std::vector<session_queue_report>>(s.queues.size());
-        auto left = std::make_shared<std::size_t>(0);
-        // A queue that is down reports its name and the tickets it will restore.
-        for (std::size_t i = 0; i < s.queues.size(); ++i) {
-          (*reports)[i].queue = s.queues[i].config.name;
-          (*reports)[i].waiting = s.queues[i].waiting.size();
-          if (s.queues[i].handle) ++*left;
-        }
-        if (*left == 0) {
+        auto reports = std::make_shared<std::vector<session_queue_report>>(s.slots.size());
+        auto left = std::make_shared<std::size_t>(s.slots.size());
+        if (s.slots.empty()) {
           rp.deliver(std::move(*reports));
           return rp;
         }
-        for (std::size_t i = 0; i < s.queues.size(); ++i) {
-          if (!s.queues[i].handle) continue;
-          self->request(s.queues[i].handle, caf::infinite, info_atom::value)
+        for (std::size_t i = 0; i < s.slots.size(); ++i) {
+          (*reports)[i].queue = s.registry->config(i).name;  // a queue that is down
+          self->request(s.slots[i], caf::infinite, info_atom::value)
               .then(
                   [=](session_queue_report& r) mutable {
                     (*reports)[i] = std::move(r);
                     if (--*left == 0) rp.deliver(std::move(*reports));
                   },
                   [=](caf::error&) mutable {
-                    // It crashed meanwhile: its placeholder stays.
                     if (--*left == 0) rp.deliver(std::move(*reports));
                   });
         }
@@ -309,23 +471,28 @@ session_service_actor::behavior_type session_service(session_service_pointer sel
       [self](inspect_atom, const std::string& name, std::uint32_t offset,
              std::uint32_t limit) -> caf::result<std::vector<waiting_ticket_view>> {
         auto& s = self->state;
-        const auto it = s.by_name.find(name);
-        if (it == s.by_name.end())
-          return make_error(errc::invalid_argument, "queue: no queue '" + name.substr(0, 64) + "'");
-        const session_queue_slot& slot = s.queues[it->second];
-        if (!slot.handle) return down(slot);
-        return self->delegate(slot.handle, inspect_atom::value, offset, limit);
+        const auto at = s.registry->find(name);
+        if (!at) return make_error(errc::not_found, "queue: no queue '" + name.substr(0, 64) + "'");
+        auto rp = self->make_response_promise<std::vector<waiting_ticket_view>>();
+        self->request(s.slots[*at], caf::infinite, inspect_atom::value, offset, limit)
+            .then(
+                [self, rp](std::vector<waiting_ticket_view>& page) mutable {
+                  auto& book = *self->state.book;
+                  for (auto& v : page)
+                    if (const auto* e = book.find(v.ticket))
+                      v.credential = book.credential(e->credential);
+                  rp.deliver(std::move(page));
+                },
+                [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
+        return rp;
       },
-      [self](handover_atom, std::uint64_t number, handover_ticket& h) {
-        auto& s = self->state;
-        if (number == 0 || number > s.queues.size()) return;
-        const std::uint64_t id = h.id;
-        s.queues[number - 1].waiting[id] = std::move(h);
+      [self](journal_atom, committed_atom, std::vector<ticket_outcome>& events) {
+        committed(self, events);
       },
-      [self](handover_atom, std::uint64_t number, const std::vector<std::uint64_t>& left) {
+      [self](journal_atom, lost_atom, const std::vector<std::string>& queues) {
         auto& s = self->state;
-        if (number == 0 || number > s.queues.size()) return;
-        for (std::uint64_t id : left) s.queues[number - 1].waiting.erase(id);
+        for (const auto& q : queues)
+          if (const auto at = s.registry->find(q)) self->send(s.slots[*at], lost_atom::value);
       },
       [self](lobby_atom, create_atom, const lobby_registration& l) {
         return to_lobbies<bool>(self, create_atom::value, l);
@@ -343,30 +510,9 @@ session_service_actor::behavior_type session_service(session_service_pointer sel
       [self](lobby_atom, inspect_atom) {
         return to_lobbies<std::vector<lobby_registration>>(self, inspect_atom::value);
       },
-      [self](session_save_atom) -> caf::result<saved_tickets> {
-        auto& s = self->state;
-        if (s.saving) return make_error(errc::invalid_argument, "the service is saving already");
-        auto rp = self->make_response_promise<saved_tickets>();
-        s.saving = rp;
-        // A queue told to exit drops its link to the sender first, so its end
-        // comes as a down message, after every handover it sent before.
-        for (auto& slot : s.queues)
-          if (slot.handle) {
-            self->monitor(slot.handle);
-            self->send_exit(slot.handle, caf::exit_reason::user_shutdown);
-          }
-        finish_saving(self);
-        return rp;
-      },
-      [self](session_restart_atom, std::uint64_t number) {
-        auto& s = self->state;
-        if (s.saving) return;
-        if (number == 0) {
-          if (!s.lobbies) start_lobbies(self, {});
-          return;
-        }
-        if (number == 0 || number > s.queues.size() || s.queues[number - 1].handle) return;
-        start_queue(self, number);
+      [self](session_save_atom) { return save(self); },
+      [self](session_restart_atom) {
+        if (!self->state.lobbies) start_lobbies(self, {});
       },
   };
 }

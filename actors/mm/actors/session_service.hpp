@@ -1,18 +1,30 @@
-// Every session queue of a server behind one actor: it spawns a queue actor
-// per configured queue (and, with a default queue config, one per new queue
-// name on first use, up to max_queues), and passes each message to the queue
-// it is for. A queue configured with `shard_by` runs as one queue actor per
-// value of that ticket attribute, made on first use ("coop.eu"). A ticket id carries its queue: the
-// queue's number in its top 16 bits (session_queue_actor_config::ticket_id_base), so cancel and
-// status need no lookup table.
+// Every session queue of a server behind one actor, the handle a game holds
+// (session_interfaces::service). The service routes; it holds no ticket:
 //
-// Supervision: each queue hands over its waiting tickets as they come and go
-// (session_queue_actor.hpp). A queue that crashes is started again after a
-// backoff with the tickets it last handed over: same ids, creation times and
-// owners; while it is down its requests get errc::instance_down at once.
+// - routing: a ticket goes to its queue by name (session_queue_registry: a
+//   configured queue, a shard of a queue split by `shard_by`, or a queue
+//   made on first use), and a cancel or status by the ticket's public id,
+//   which the service's books map to its queues;
+// - one player, one ticket: across every queue, a player waits in at most
+//   one ticket (ticket_book). A second ticket is refused (errc::conflict,
+//   naming the field) or, with replace_existing, replaces the first once its
+//   cancel is durable. A multi-queue ticket waits in several queues and
+//   leaves all of them at its first outcome (session::ticket_claims);
+// - ids: public ids from the deployment's id source
+//   (mm/session/public_id.hpp), never reused and not guessable; a ticket
+//   belongs to the credential that created it;
+// - durability: the queues write every record of their tickets' lives to
+//   the journal (session_journal.hpp) before anyone is told; the journal
+//   tells the service what it wrote, and the service then tells the owners,
+//   keeps the outcomes for the retention, and drops the tickets from its
+//   books;
+// - supervision: each queue runs behind a supervisor
+//   (session_queue_supervisor.hpp) that starts it again from the journal;
+// - the lobbies: passed on to the lobbies actor, restarted empty after a crash.
 #pragma once
 
 #include <caf/all.hpp>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -20,32 +32,13 @@
 
 #include "mm/actors/interface.hpp"
 #include "mm/actors/restart_backoff.hpp"
+#include "mm/actors/session_journal.hpp"
 #include "mm/actors/session_lobbies_actor.hpp"
-#include "mm/actors/session_queue_actor.hpp"
+#include "mm/actors/session_queue_registry.hpp"
+#include "mm/actors/session_queue_supervisor.hpp"
+#include "mm/actors/ticket_book.hpp"
 
 namespace mm::actors {
-
-// A waiting ticket with its queue's name: what the service saves at a
-// graceful stop and takes back at the next start.
-struct saved_ticket {
-  std::string queue;
-  handover_ticket ticket;  // its owner is not saved (an actor of the old run)
-};
-
-// The waiting tickets of every queue, when the queues have stopped.
-struct saved_tickets {
-  std::int64_t now_ms = 0;            // the service's clock (since its epoch) when it saved
-  std::vector<saved_ticket> tickets;  // by id
-};
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, saved_ticket& x) {
-  return f(caf::meta::type_name("saved_ticket"), x.queue, x.ticket);
-}
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, saved_tickets& x) {
-  return f(caf::meta::type_name("saved_tickets"), x.now_ms, x.tickets);
-}
 
 struct session_service_config {
   std::vector<session::queue_config> queues;
@@ -54,60 +47,53 @@ struct session_service_config {
   std::optional<session::queue_config> default_queue;
   session::latency_model latency;  // the datacenters every queue uses
   std::size_t max_queues = 256;    // configured ones included
+  std::size_t max_queues_per_ticket = 8;
   std::uint64_t seed = 1;
-  std::size_t finished_kept = 100'000;  // per queue, for status requests
   restart_backoff backoff;
   session::lobby_config lobbies;
   std::vector<lobby_registration> restored_lobbies;  // of an earlier run
-  // Waiting tickets of an earlier run (created_ms relative to this run's
-  // epoch: negative). A ticket waits again under its id when its queue has
-  // the same number now (queues made on first use are made again, in the
-  // order of their old numbers); the others are dropped and logged.
-  std::vector<saved_ticket> restored_tickets;
-};
 
-// The bits of a ticket id below its queue's number (the number 0 stands for
-// the lobbies actor in restart messages).
-inline constexpr unsigned ticket_queue_shift = 48;
+  // Durability (session_journal.hpp).
+  // The journal's own connection; none: tickets are not durable (benchmarks).
+  std::shared_ptr<player_store> store;
+  std::string service_name = "matchmakerd";
+  std::int64_t unix_epoch_ms = 0;  // unix time of the service's start (engine time 0)
+  std::shared_ptr<session::id_source> ids;
+  session_journal_contents restored;  // what load_session_journal read at the start
+  std::chrono::milliseconds outcome_retention{600'000};
+  std::size_t max_outcomes = 100'000;
+  std::size_t journal_batch = 4096;
+  bool detached_journal = true;  // false on the deterministic test scheduler
+};
 
 using session_restart_atom = caf::atom_constant<caf::atom("sesrestart")>;
 using session_save_atom = caf::atom_constant<caf::atom("sessave")>;
 
-// The service actor: the game-facing service, the queues' handover, and
-// its own restart timer (with the queue's number).
-using session_service_actor = session_interfaces::service::extend_with<handover_sink>::extend<
-    caf::reacts_to<session_restart_atom, std::uint64_t>,
-    // A graceful stop: every queue stops (none restarts), then the waiting
-    // tickets they handed over. The lobbies keep serving.
-    caf::replies_to<session_save_atom>::with<saved_tickets>>;
-
-struct session_queue_slot {
-  session::queue_config config;
-  session_interfaces::queue handle;  // invalid while it restarts
-  // The tickets it handed over that have not left: what a restart restores.
-  std::unordered_map<std::uint64_t, handover_ticket> waiting;
-  std::uint32_t crashes_in_a_row = 0;
-  std::uint32_t restarts = 0;
-  caf::actor_clock::time_point started;
-};
+// The service actor: the game-facing service, the journal's listener, the
+// lobbies' restart timer, and a graceful stop.
+using session_service_actor = session_interfaces::service::extend_with<journal_listener>::extend<
+    caf::reacts_to<session_restart_atom>,
+    // A graceful stop: every queue stops (none restarts) and the journal
+    // writes what it holds; true once done. The lobbies keep serving.
+    caf::replies_to<session_save_atom>::with<bool>>;
 
 struct session_service_state {
   session_service_state() = default;  // not an aggregate (CAF)
   session_service_config config;
-  caf::actor_clock::time_point epoch;      // every queue's time 0
-  std::vector<session_queue_slot> queues;  // by number - 1
-  std::unordered_map<std::string, std::size_t> by_name;
-  // Configured queues split by a ticket attribute (queue_config::shard_by):
-  // no actor of their own, one slot per value ("<name>.<value>"), made on
-  // first use.
-  std::unordered_map<std::string, session::queue_config> sharded;
+  caf::actor_clock::time_point epoch;  // every queue's time 0
+  std::unique_ptr<session_queue_registry> registry;
+  std::vector<session_queue_supervisor_actor> slots;  // by registry slot
+  std::unique_ptr<ticket_book> book;
+  std::shared_ptr<session::ticket_claims> claims;
+  session_journal_actor journal;
+  // Owners of waiting tickets, monitored while they have any.
+  std::unordered_map<caf::actor_addr, std::size_t> owners;
   // The lobbies actor (invalid while it restarts; it restarts empty, and a
   // game server whose update is refused registers its lobby again).
   session_interfaces::lobbies_actor lobbies;
   std::uint32_t lobby_crashes_in_a_row = 0;
   caf::actor_clock::time_point lobbies_started;
-  // While saving: the answer owed once every queue has stopped.
-  std::optional<caf::typed_response_promise<saved_tickets>> saving;
+  bool saving = false;
   static inline const char* name = "mm.session_service";
 };
 

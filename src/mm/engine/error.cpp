@@ -20,6 +20,14 @@ std::string_view to_string(errc e) {
       return "not_owned_here";
     case errc::no_available_lobby:
       return "no_available_lobby";
+    case errc::not_found:
+      return "not_found";
+    case errc::conflict:
+      return "conflict";
+    case errc::system_failure:
+      return "system_failure";
+    case errc::limit_reached:
+      return "limit_reached";
   }
   return "unknown";
 }

@@ -25,6 +25,10 @@ enum class errc : std::uint8_t {
   instance_down,       // the instance is restarting after a crash
   not_owned_here,      // the player's shard is run by another node of the cluster
   no_available_lobby,  // no running lobby fits and the request forbids creating one
+  not_found,           // what the request names does not exist (or is not the caller's)
+  conflict,            // the request clashes with the state: a player who waits already
+  system_failure,      // the operating system refused a call (random source, files)
+  limit_reached,       // a bound of the server's (lobbies held, per credential) is reached
 };
 
 std::string_view to_string(errc e);

@@ -49,16 +49,17 @@ latency_map latency_map::from_bytes(std::span<const std::uint8_t> bytes) {
     throw error(errc::invalid_argument, "a latency map has " + std::to_string(file_bytes) +
                                             " bytes (360 x 180 float32), not " +
                                             std::to_string(bytes.size()));
-  latency_map m;
-  m.cells_.resize(columns * rows);
-  for (std::size_t i = 0; i < m.cells_.size(); ++i) {
+  auto cells = std::make_shared<std::vector<float>>(columns * rows);
+  for (std::size_t i = 0; i < cells->size(); ++i) {
     // Little-endian whatever this machine is.
     const std::uint8_t* b = bytes.data() + 4 * i;
     const std::uint32_t word =
         static_cast<std::uint32_t>(b[0]) | (static_cast<std::uint32_t>(b[1]) << 8) |
         (static_cast<std::uint32_t>(b[2]) << 16) | (static_cast<std::uint32_t>(b[3]) << 24);
-    m.cells_[i] = std::bit_cast<float>(word);
+    (*cells)[i] = std::bit_cast<float>(word);
   }
+  latency_map m;
+  m.cells_ = std::move(cells);
   return m;
 }
 
@@ -86,7 +87,7 @@ std::pair<std::size_t, std::size_t> latency_map::cell_of(geo_point p) {
 
 std::optional<double> latency_map::rtt_ms(geo_point p) const {
   const auto [x, y] = cell_of(p);
-  const float v = cells_[y * columns + x];
+  const float v = (*cells_)[y * columns + x];
   if (!(v > 0) || !std::isfinite(v)) return std::nullopt;
   return static_cast<double>(v);
 }

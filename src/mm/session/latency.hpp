@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -53,7 +54,9 @@ class latency_map {
   static std::pair<std::size_t, std::size_t> cell_of(geo_point p);
 
  private:
-  std::vector<float> cells_;  // rows * columns
+  // rows * columns; shared by the copies (every queue's model holds the
+  // server's maps, 253 KiB each, once).
+  std::shared_ptr<const std::vector<float>> cells_;
 };
 
 // Where RTTs come from when a ticket has none for a datacenter: the

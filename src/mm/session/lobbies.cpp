@@ -22,6 +22,9 @@ lobby_registry::lobby_registry(latency_model latency, lobby_config config, std::
     throw error(errc::invalid_config, "lobbies: at least one datacenter is needed");
   if (config_.default_max_players == 0)
     throw error(errc::invalid_config, "lobbies.default_max_players must be at least 1");
+  if (config_.default_max_players > config_.max_lobby_players)
+    throw error(errc::invalid_config, "lobbies.default_max_players must not exceed " +
+                                          std::to_string(config_.max_lobby_players));
   for (const auto& [mode, n] : config_.max_players_by_mode)
     if (n == 0)
       throw error(errc::invalid_config,
@@ -63,13 +66,24 @@ std::uint32_t lobby_registry::capacity_of(const std::string& mode) const {
 
 void lobby_registry::register_lobby(const std::string& id, const std::string& mode,
                                     const std::string& datacenter, std::uint32_t max_players,
-                                    std::uint32_t players, time_ms now) {
+                                    std::uint32_t players, time_ms now, const std::string& owner) {
   if (id.empty() || id.size() > 128) refuse("id", "1 to 128 characters");
   if (lobbies_.count(id)) refuse("id", "lobby '" + id + "' is already registered");
   if (mode.empty() || mode.size() > 128) refuse("mode", "1 to 128 characters");
   const auto dc = latency_.find(datacenter);
   if (!dc) refuse("datacenter", "no datacenter '" + datacenter + "'");
   if (max_players == 0) refuse("max_players", "must be at least 1");
+  if (max_players > config_.max_lobby_players)
+    refuse("max_players", std::to_string(max_players) + " is more than the server allows (" +
+                              std::to_string(config_.max_lobby_players) + ")");
+  if (lobbies_.size() >= config_.max_lobbies)
+    throw error(errc::limit_reached, "id: the server holds its maximum of " +
+                                         std::to_string(config_.max_lobbies) + " lobbies");
+  if (const auto it = owned_.find(owner);
+      it != owned_.end() && it->second >= config_.max_lobbies_per_owner)
+    throw error(errc::limit_reached, "id: this caller holds its maximum of " +
+                                         std::to_string(config_.max_lobbies_per_owner) +
+                                         " lobbies");
   if (players > max_players)
     refuse("players", std::to_string(players) + " is more than max_players (" +
                           std::to_string(max_players) + ")");
@@ -80,13 +94,15 @@ void lobby_registry::register_lobby(const std::string& id, const std::string& mo
   l.max_players = max_players;
   l.players = players;
   l.empty_since = now;
+  l.owner = owner;
+  ++owned_[owner];
   auto& stored = lobbies_.emplace(id, std::move(l)).first->second;
   shelve(stored, tie_[id]);
 }
 
 void lobby_registry::update(const std::string& id, std::uint32_t players, time_ms now) {
   const auto it = lobbies_.find(id);
-  if (it == lobbies_.end()) refuse("id", "no lobby '" + id + "'");
+  if (it == lobbies_.end()) throw error(errc::not_found, "id: no lobby '" + id + "'");
   if (players > it->second.max_players)
     refuse("players", std::to_string(players) + " is more than max_players (" +
                           std::to_string(it->second.max_players) + ")");
@@ -98,6 +114,8 @@ bool lobby_registry::close(const std::string& id) {
   if (it == lobbies_.end()) return false;
   unshelve(it->second);
   tie_.erase(id);
+  if (const auto o = owned_.find(it->second.owner); o != owned_.end() && --o->second == 0)
+    owned_.erase(o);
   lobbies_.erase(it);
   return true;
 }
@@ -136,6 +154,9 @@ find_lobby_result lobby_registry::find(const find_lobby_request& r, time_ms now)
   if (r.modes.empty()) refuse("modes", "give at least one game mode");
   if (r.modes.size() > 32) refuse("modes", "at most 32");
   if (r.party_size == 0) refuse("party_size", "must be at least 1");
+  if (r.party_size > config_.max_party_size)
+    refuse("party_size", std::to_string(r.party_size) + " is more than the server allows (" +
+                             std::to_string(config_.max_party_size) + ")");
   for (const auto& [name, ms] : r.rtt_ms) {
     if (!latency_.find(name)) refuse("rtt_ms." + name, "no such datacenter");
     if (!std::isfinite(ms) || ms < 0) refuse("rtt_ms." + name, "must be a number >= 0");
@@ -174,7 +195,7 @@ find_lobby_result lobby_registry::find(const find_lobby_request& r, time_ms now)
     id = "auto-" + std::to_string(++created_);
   } while (lobbies_.count(id));
   const std::size_t dc = datacenter_in(region, r);
-  register_lobby(id, mode, latency_.datacenters()[dc].name, seats, r.party_size, now);
+  register_lobby(id, mode, latency_.datacenters()[dc].name, seats, r.party_size, now, r.owner);
   lobbies_.at(id).created_by_find = true;
   return {id, dc, true, r.party_size};
 }

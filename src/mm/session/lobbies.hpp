@@ -30,6 +30,13 @@ struct lobby_config {
   std::uint32_t default_max_players = 16;
   // A lobby with no players for this long is closed by close_idle().
   std::chrono::milliseconds idle_after{60'000};
+  // Bounds on what callers may ask for: a registered lobby's seats, a
+  // party's size, the lobbies held in all and by one owner (the credential
+  // that registered the lobby, or whose find created it).
+  std::uint32_t max_lobby_players = 1000;
+  std::uint32_t max_party_size = 64;
+  std::size_t max_lobbies = 100'000;
+  std::size_t max_lobbies_per_owner = 10'000;
 };
 
 struct lobby {
@@ -40,6 +47,7 @@ struct lobby {
   std::uint32_t players = 0;
   bool created_by_find = false;
   time_ms empty_since{0};  // meaningful while players == 0
+  std::string owner;       // who registered it (or whose find created it)
 };
 
 struct find_lobby_request {
@@ -51,6 +59,7 @@ struct find_lobby_request {
   std::vector<std::pair<std::string, double>> rtt_ms;
   std::optional<geo_point> location;
   bool prevent_auto_create = false;
+  std::string owner;  // owns the lobby a find creates
 };
 
 struct find_lobby_result {
@@ -74,9 +83,11 @@ class lobby_registry {
   lobby_registry(latency_model latency, lobby_config config, std::uint64_t seed);
 
   // Errors are mm::error (invalid_argument) naming the field first
-  // ("max_players: ...").
+  // ("max_players: ..."); (limit_reached) when the registry, or the owner's
+  // share of it, is full.
   void register_lobby(const std::string& id, const std::string& mode, const std::string& datacenter,
-                      std::uint32_t max_players, std::uint32_t players, time_ms now);
+                      std::uint32_t max_players, std::uint32_t players, time_ms now,
+                      const std::string& owner = {});
   void update(const std::string& id, std::uint32_t players, time_ms now);
   bool close(const std::string& id);
 
@@ -121,6 +132,7 @@ class lobby_registry {
   std::unordered_map<std::string, lobby> lobbies_;
   std::unordered_map<std::string, std::uint64_t> tie_;  // lobby id -> its current tiebreak
   std::unordered_map<std::string, shelf> shelves_;      // "mode\nregion" -> lobbies with room
+  std::unordered_map<std::string, std::size_t> owned_;  // owner -> lobbies held
   std::uint64_t created_ = 0;
 };
 

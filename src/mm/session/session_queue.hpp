@@ -23,7 +23,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <unordered_map>
@@ -51,7 +53,16 @@ struct tick_result {
   std::vector<formed_match> matches;
   std::vector<ticket_id> expired;  // past their give-up time
   std::vector<ticket_id> failed;   // latency stages ran out, no bots
+  // Shared tickets whose claim was refused: another queue took them first.
+  // They left this queue and their outcome is the other queue's to tell.
+  std::vector<ticket_id> withdrawn;
 };
+
+// Claims shared tickets (ticket_request::shared) for an outcome in this
+// queue: all of `ids` or none. Returns the ids another queue holds already
+// (empty: all claimed). Called by the match loop before a match with a
+// shared ticket forms, and before a shared ticket expires or fails.
+using claim_hook = std::function<std::vector<ticket_id>(std::span<const ticket_id> ids)>;
 
 struct queue_stats {
   std::uint64_t created = 0, matched = 0, cancelled = 0, expired = 0, failed = 0;
@@ -59,6 +70,7 @@ struct queue_stats {
   std::uint64_t backtracks = 0;      // additions undone by the loop
   std::uint64_t fast_tracked = 0;    // tickets the plug-in fast-tracked
   std::uint64_t rejected_plans = 0;  // plug-in plans that failed the queue's check
+  std::uint64_t withdrawn = 0;       // shared tickets another queue claimed first
 };
 
 // A ticket ranked for a seed's group: its distance, then its tiebreak.
@@ -79,6 +91,10 @@ class basic_session_queue {
   // with the offending field first in the message ("players[1].mmr: ...");
   // a ticket the plug-in rejects fails the same way, with its field.
   add_result add(const ticket_request& request, time_ms now);
+  // The same with the caller's id (a server gives every ticket a public id
+  // unique across its queues). Throws mm::error naming "id" when the id is 0
+  // or waits already.
+  add_result add(const ticket_request& request, time_ms now, ticket_id id);
 
   // A ticket handed over from an earlier run of this queue (restarted after
   // a crash): its own id and creation time, checked as add() checks a new
@@ -88,6 +104,14 @@ class basic_session_queue {
 
   // Cancels a waiting ticket; false when it is not waiting.
   bool cancel(ticket_id id);
+  // Drops a shared ticket that left through another queue (counted as
+  // withdrawn, not cancelled); false when it is not waiting.
+  bool withdraw(ticket_id id);
+  // The waiting ticket, or null.
+  const waiting_ticket* find(ticket_id id) const {
+    const auto it = index_.find(id);
+    return it == index_.end() ? nullptr : &tickets_[it->second];
+  }
 
   bool is_waiting(ticket_id id) const { return index_.count(id) > 0; }
   std::size_t waiting() const { return tickets_.size(); }
@@ -98,6 +122,9 @@ class basic_session_queue {
 
   // One round of the match loop at `now`.
   tick_result tick(time_ms now);
+
+  // Where shared tickets are claimed; unset: every claim succeeds.
+  void set_claim_hook(claim_hook hook) { claim_ = std::move(hook); }
 
   // Whether the loop finds candidates through its index (the default) or by
   // scoring every waiting ticket against every seed: the same candidates,
@@ -161,6 +188,9 @@ class basic_session_queue {
   // member order) and their balance. Nothing when it is not a valid match.
   std::optional<std::vector<std::uint32_t>> assign(const group& g, time_ms now) const;
   std::size_t pick_datacenter(const group& g);
+  // Claims the shared tickets among `members` (indices); when another queue
+  // holds one, those leave as withdrawn and nothing forms.
+  bool claim(const std::vector<std::size_t>& members, std::vector<char>& taken, tick_result& out);
   formed_match make_match(const group& g, const std::vector<std::uint32_t>& team_of, std::size_t dc,
                           time_ms now);
   bool form(std::size_t seed, time_ms now, std::vector<char>& taken, tick_result& out);
@@ -205,6 +235,7 @@ class basic_session_queue {
   // candidates, and building its match.
   group rank_group_, build_group_;
   queue_stats stats_;
+  claim_hook claim_;
 };
 
 // The queue as configured, without a game's plug-in.

@@ -186,6 +186,14 @@ add_result basic_session_queue<Plugin>::add(const ticket_request& request, time_
 }
 
 template <session_plugin Plugin>
+add_result basic_session_queue<Plugin>::add(const ticket_request& request, time_ms now,
+                                            ticket_id id) {
+  if (id == 0) refuse("id", "0 is not a ticket id");
+  if (index_.count(id)) refuse("id", "ticket " + std::to_string(id) + " already waits");
+  return add_as(request, now, id);
+}
+
+template <session_plugin Plugin>
 add_result basic_session_queue<Plugin>::restore(const ticket_request& request, time_ms created,
                                                 ticket_id id) {
   if (id == 0) refuse("id", "0 is not a ticket id");
@@ -229,7 +237,9 @@ add_result basic_session_queue<Plugin>::add_as(const ticket_request& request, ti
   }
   for (ticket_id old : out.replaced) cancel(old);
   t.id = id != 0 ? id : next_ticket_;
-  next_ticket_ = std::max(next_ticket_, t.id + 1);
+  if (id == 0 || id < std::numeric_limits<ticket_id>::max())
+    next_ticket_ = std::max(next_ticket_, t.id + 1);
+  t.shared = request.shared;
   t.tiebreak = rng_();
   for (player_id p : t.players) player_ticket_[p] = t.id;
   index_[t.id] = tickets_.size();
@@ -256,6 +266,15 @@ bool basic_session_queue<Plugin>::cancel(ticket_id id) {
   if (it == index_.end()) return false;
   remove_at(it->second);
   ++stats_.cancelled;
+  return true;
+}
+
+template <session_plugin Plugin>
+bool basic_session_queue<Plugin>::withdraw(ticket_id id) {
+  const auto it = index_.find(id);
+  if (it == index_.end()) return false;
+  remove_at(it->second);
+  ++stats_.withdrawn;
   return true;
 }
 
@@ -577,6 +596,26 @@ std::size_t basic_session_queue<Plugin>::pick_datacenter(const group& g) {
 }
 
 template <session_plugin Plugin>
+bool basic_session_queue<Plugin>::claim(const std::vector<std::size_t>& members,
+                                        std::vector<char>& taken, tick_result& out) {
+  if (!claim_) return true;
+  std::vector<ticket_id> shared;
+  for (std::size_t m : members)
+    if (tickets_[m].shared) shared.push_back(tickets_[m].id);
+  if (shared.empty()) return true;
+  const std::vector<ticket_id> refused = claim_(shared);
+  if (refused.empty()) return true;
+  for (std::size_t m : members)
+    if (tickets_[m].shared &&
+        std::find(refused.begin(), refused.end(), tickets_[m].id) != refused.end()) {
+      taken[m] = 1;
+      out.withdrawn.push_back(tickets_[m].id);
+      ++stats_.withdrawn;
+    }
+  return false;
+}
+
+template <session_plugin Plugin>
 formed_match basic_session_queue<Plugin>::make_match(const group& g,
                                                      const std::vector<std::uint32_t>& team_of,
                                                      std::size_t dc, time_ms now) {
@@ -650,7 +689,7 @@ bool basic_session_queue<Plugin>::form_planned(std::size_t seed,
   } else if (g.players >= config_.min_players && has_datacenter(g)) {
     team_of = planned_teams(tickets, plan.teams);
   }
-  if (!team_of) return false;
+  if (!team_of || !claim(g.members, taken, out)) return false;
   out.matches.push_back(make_match(g, *team_of, pick_datacenter(g), now));
   for (std::size_t m : g.members) taken[m] = 1;
   return true;
@@ -665,7 +704,7 @@ bool basic_session_queue<Plugin>::form(std::size_t seed, time_ms now, std::vecto
     const group g = make_group({seed}, now);
     if (!has_datacenter(g)) return false;
     auto team_of = anchor.team_of.empty() ? assign(g, now) : std::optional(anchor.team_of);
-    if (!team_of) return false;
+    if (!team_of || !claim(g.members, taken, out)) return false;
     out.matches.push_back(make_match(g, *team_of, pick_datacenter(g), now));
     taken[seed] = 1;
     return true;
@@ -720,6 +759,7 @@ bool basic_session_queue<Plugin>::build_greedy(std::size_t seed,
     }
     if (first_pass_only && g.players < config_.max_players) return false;
     if (auto team_of = assign(g, now)) {
+      if (!claim(g.members, taken, out)) return false;
       const std::size_t dc = pick_datacenter(g);
       out.matches.push_back(make_match(g, *team_of, dc, now));
       for (std::size_t m : g.members) taken[m] = 1;
@@ -743,12 +783,16 @@ tick_result basic_session_queue<Plugin>::tick(time_ms now) {
   std::vector<char> taken(tickets_.size(), 0);
   for (std::size_t i = 0; i < tickets_.size(); ++i) {
     const waiting_ticket& t = tickets_[i];
-    if (now >= t.give_up_at) {
+    const bool expires = now >= t.give_up_at;
+    if (!expires && !(config_.latency &&
+                      stage_after(*config_.latency, now - t.created) == latency_stage::failed))
+      continue;
+    if (!claim({i}, taken, out)) continue;  // withdrawn: another queue's outcome
+    if (expires) {
       out.expired.push_back(t.id);
       ++stats_.expired;
       taken[i] = 1;
-    } else if (config_.latency &&
-               stage_after(*config_.latency, now - t.created) == latency_stage::failed) {
+    } else {
       taken[i] = 1;
       if (config_.bots) {
         const group g = make_group({i}, now);

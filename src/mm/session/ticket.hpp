@@ -41,6 +41,10 @@ struct ticket_request {
   // A player who already waits in a ticket: refuse (false) or cancel that
   // ticket and wait in this one (true).
   bool replace_existing = false;
+  // The party also waits in other queues (a multi-queue ticket): its match,
+  // expiry or failure here must first be claimed (claim_hook), so that it
+  // leaves every queue at its first outcome and is never in two matches.
+  bool shared = false;
 };
 
 enum class ticket_state : std::uint8_t {

@@ -28,6 +28,8 @@ struct waiting_ticket {
   // (in `players` order) the plug-in chose, or empty for the queue's own.
   bool fast_track = false;
   std::vector<std::uint32_t> team_of;
+  // Waits in other queues too (ticket_request::shared).
+  bool shared = false;
 };
 
 }  // namespace mm::session

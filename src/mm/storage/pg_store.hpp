@@ -40,6 +40,13 @@ class pg_store final : public player_store {
   void write_session_state(const std::string& service, const session_state_rows& s,
                            std::int64_t now_unix_ms) override;
   session_state_rows take_session_state(const std::string& service) override;
+  // The ticket journal (pg_ticket_journal.cpp).
+  void write_journal(const std::string& service, const journal_batch& b) override;
+  journal_contents read_journal(const std::string& service, const journal_read& r) override;
+  std::vector<journal_ticket> read_waiting_tickets(const std::string& service) override;
+  void prune_journal(const std::string& service, const journal_prune& p) override;
+  std::uint64_t reserve_id_generation() override;
+  id_key_words ticket_id_key(const id_key_words& fresh) override;
   // PostgreSQL checks its own pages (and reports damage on read): nothing to
   // do at start.
   std::optional<std::string> integrity_problem() override { return std::nullopt; }

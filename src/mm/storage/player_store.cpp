@@ -59,6 +59,30 @@ session_state_rows sqlite_store::take_session_state(const std::string& service) 
   return mm::take_session_state(db_, service);
 }
 
+void sqlite_store::write_journal(const std::string& service, const journal_batch& b) {
+  mm::write_journal(db_, service, b);
+}
+
+journal_contents sqlite_store::read_journal(const std::string& service, const journal_read& r) {
+  return mm::read_journal(db_, service, r);
+}
+
+std::vector<journal_ticket> sqlite_store::read_waiting_tickets(const std::string& service) {
+  return mm::read_waiting_tickets(db_, service);
+}
+
+void sqlite_store::prune_journal(const std::string& service, const journal_prune& p) {
+  mm::prune_journal(db_, service, p);
+}
+
+std::uint64_t sqlite_store::reserve_id_generation() {
+  return mm::reserve_id_generation(db_);
+}
+
+id_key_words sqlite_store::ticket_id_key(const id_key_words& fresh) {
+  return mm::ticket_id_key(db_, fresh);
+}
+
 void sqlite_store::write_state(const std::string& instance_id, const stored_state& s) {
   mm::write_state(db_, instance_id, s);
 }

@@ -22,6 +22,7 @@
 #include "mm/storage/row_scanner.hpp"
 #include "mm/storage/session_state_table.hpp"
 #include "mm/storage/state_table.hpp"
+#include "mm/storage/ticket_journal.hpp"
 
 namespace mm {
 
@@ -52,6 +53,14 @@ class player_store {
   virtual void write_session_state(const std::string& service, const session_state_rows& s,
                                    std::int64_t now_unix_ms) = 0;
   virtual session_state_rows take_session_state(const std::string& service) = 0;
+
+  // The session tickets' journal (mm/storage/ticket_journal.hpp).
+  virtual void write_journal(const std::string& service, const journal_batch& b) = 0;
+  virtual journal_contents read_journal(const std::string& service, const journal_read& r) = 0;
+  virtual std::vector<journal_ticket> read_waiting_tickets(const std::string& service) = 0;
+  virtual void prune_journal(const std::string& service, const journal_prune& p) = 0;
+  virtual std::uint64_t reserve_id_generation() = 0;
+  virtual id_key_words ticket_id_key(const id_key_words& fresh) = 0;
 
   // A damaged store, found by a check at start, or nothing when it is sound.
   virtual std::optional<std::string> integrity_problem() = 0;
@@ -89,6 +98,12 @@ class sqlite_store final : public player_store {
   void write_session_state(const std::string& service, const session_state_rows& s,
                            std::int64_t now_unix_ms) override;
   session_state_rows take_session_state(const std::string& service) override;
+  void write_journal(const std::string& service, const journal_batch& b) override;
+  journal_contents read_journal(const std::string& service, const journal_read& r) override;
+  std::vector<journal_ticket> read_waiting_tickets(const std::string& service) override;
+  void prune_journal(const std::string& service, const journal_prune& p) override;
+  std::uint64_t reserve_id_generation() override;
+  id_key_words ticket_id_key(const id_key_words& fresh) override;
   std::optional<std::string> integrity_problem() override;
   std::unique_ptr<row_scanner> open_scanner(const scan_options& o) override;
 

@@ -1,0 +1,238 @@
+#include "mm/actors/session_journal.hpp"
+
+#include <limits>
+
+#include "mm/actors/errors.hpp"
+#include "mm/actors/ticket_codec.hpp"
+#include "mm/engine/log.hpp"
+
+namespace mm::actors {
+
+namespace {
+
+std::int64_t unix_now(session_journal_pointer self) {
+  const auto& c = self->state.config;
+  return c.unix_epoch_ms +
+         std::chrono::duration_cast<std::chrono::milliseconds>(self->clock().now() - c.epoch)
+             .count();
+}
+
+ticket_outcome waiting_event(const durable_ticket& t) {
+  ticket_outcome o;
+  o.queue = t.queues.empty() ? std::string() : t.queues.front();
+  o.ticket = t.id;
+  o.state = session::ticket_state::waiting;
+  o.credential = t.ticket.credential;
+  return o;
+}
+
+void schedule_flush(session_journal_pointer self);
+
+// Writes what waits in one transaction, then tells the listener and answers
+// the writers.
+void flush(session_journal_pointer self) {
+  auto& st = self->state;
+  st.flush_sent = false;
+  if (st.creates.empty() && st.finishes.empty()) return;
+  auto creates = std::move(st.creates);
+  auto finishes = std::move(st.finishes);
+  st.creates.clear();
+  st.finishes.clear();
+  const std::int64_t now = unix_now(self);
+  journal_batch batch;
+  std::vector<ticket_outcome> events;
+  std::uint64_t seq = st.last_seq;
+  for (const auto& c : creates) {
+    const auto& t = c.ticket;
+    batch.created.push_back({t.id, join_queues(t.queues), t.ticket.credential,
+                             st.config.unix_epoch_ms + t.created_ms, encode_ticket(t.ticket)});
+    ticket_outcome e = waiting_event(t);
+    e.seq = ++seq;
+    e.at_unix_ms = now;
+    events.push_back(std::move(e));
+  }
+  for (const auto& f : finishes) {
+    ticket_outcome e = f.outcome;
+    e.seq = ++seq;
+    e.at_unix_ms = now;
+    const std::string bytes = encode_outcome(e);
+    batch.finished.push_back({e.ticket, {}, static_cast<std::uint8_t>(e.state), now, bytes});
+    events.push_back(std::move(e));
+  }
+  for (const auto& e : events)
+    batch.events.push_back({e.seq, e.ticket, e.credential, e.queue, now, encode_outcome(e)});
+  try {
+    if (st.config.store) st.config.store->write_journal(st.config.service, batch);
+  } catch (const mm::error& e) {
+    ++st.failures;
+    log(log_level::error, std::string("session journal: ") + e.what() +
+                              "; the queues concerned start again from the store");
+    std::vector<std::string> queues;
+    for (const auto& c : creates) queues.push_back(c.ticket.queues.front());
+    for (const auto& f : finishes) queues.push_back(f.outcome.queue);
+    if (st.listener) self->send(st.listener, journal_atom::value, lost_atom::value, queues);
+    const auto err = make_error(e.code(), e.what());
+    for (auto& c : creates) c.promise.deliver(err);
+    for (auto& f : finishes)
+      if (f.promise) f.promise->deliver(err);
+    return;
+  }
+  st.last_seq = seq;
+  ++st.batches;
+  st.records += events.size();
+  if (st.listener) self->send(st.listener, journal_atom::value, committed_atom::value, events);
+  for (auto& c : creates) c.promise.deliver(c.ticket.id);
+  for (auto& f : finishes)
+    if (f.promise) f.promise->deliver(true);
+}
+
+void schedule_flush(session_journal_pointer self) {
+  auto& st = self->state;
+  if (st.creates.size() + st.finishes.size() >= st.config.max_batch) {
+    flush(self);
+    return;
+  }
+  if (st.flush_sent) return;
+  st.flush_sent = true;
+  self->send(self, journal_atom::value, flush_atom::value);
+}
+
+void prune(session_journal_pointer self) {
+  auto& st = self->state;
+  if (!st.config.store) return;
+  journal_prune p;
+  p.before_unix_ms = unix_now(self) - st.config.retention.count();
+  p.keep_events = st.config.max_retained;
+  p.keep_finished = st.config.max_retained;
+  try {
+    st.config.store->prune_journal(st.config.service, p);
+  } catch (const mm::error& e) {
+    log(log_level::warning, std::string("session journal: ") + e.what());
+  }
+}
+
+}  // namespace
+
+std::string join_queues(const std::vector<std::string>& queues) {
+  std::string out;
+  for (const auto& q : queues) out += (out.empty() ? "" : ",") + q;
+  return out;
+}
+
+std::vector<std::string> split_queues(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t from = 0;
+  while (from <= text.size()) {
+    const std::size_t comma = text.find(',', from);
+    const std::size_t end = comma == std::string::npos ? text.size() : comma;
+    if (end > from) out.push_back(text.substr(from, end - from));
+    if (comma == std::string::npos) break;
+    from = comma + 1;
+  }
+  return out;
+}
+
+std::vector<durable_ticket> decode_waiting(const std::vector<journal_ticket>& rows,
+                                           std::int64_t unix_epoch_ms, std::size_t* unreadable) {
+  std::vector<durable_ticket> out;
+  out.reserve(rows.size());
+  for (const auto& r : rows) {
+    auto t = decode_ticket(r.ticket);
+    auto queues = split_queues(r.queues);
+    if (!t || queues.empty()) {
+      if (unreadable) ++*unreadable;
+      continue;
+    }
+    t->credential = r.credential;
+    out.push_back({r.id, std::move(queues), r.created_unix_ms - unix_epoch_ms, std::move(*t)});
+  }
+  return out;
+}
+
+session_journal_contents load_session_journal(player_store& store, const std::string& service,
+                                              std::int64_t unix_epoch_ms,
+                                              std::chrono::milliseconds retention,
+                                              std::size_t max_retained) {
+  journal_read r;
+  r.retained_since_unix_ms = unix_epoch_ms - retention.count();
+  r.max_retained = max_retained;
+  r.events_after = std::numeric_limits<std::int64_t>::max();  // events: none needed here
+  r.max_events = 0;
+  const journal_contents rows = store.read_journal(service, r);
+  session_journal_contents out;
+  out.last_seq = rows.last_seq;
+  out.waiting = decode_waiting(rows.waiting, unix_epoch_ms, &out.unreadable);
+  for (auto it = rows.retained.rbegin(); it != rows.retained.rend(); ++it) {
+    auto o = decode_outcome(it->outcome);
+    if (!o) {
+      ++out.unreadable;
+      continue;
+    }
+    o->credential = it->credential;
+    out.retained.push_back(std::move(*o));
+  }
+  return out;
+}
+
+session_journal_actor::behavior_type session_journal(session_journal_pointer self,
+                                                     session_journal_config config) {
+  auto& st = self->state;
+  st.config = std::move(config);
+  st.last_seq = st.config.last_seq;
+  self->delayed_send(self, st.config.prune_every, journal_atom::value, prune_atom::value);
+  return {
+      [self](journal_atom, create_atom, durable_ticket& t) {
+        auto rp = self->make_response_promise<std::uint64_t>();
+        self->state.creates.push_back({std::move(t), rp});
+        schedule_flush(self);
+        return rp;
+      },
+      [self](journal_atom, cancel_atom, ticket_outcome& o) {
+        auto rp = self->make_response_promise<bool>();
+        self->state.finishes.push_back({std::move(o), rp});
+        schedule_flush(self);
+        return rp;
+      },
+      [self](journal_atom, finish_atom, std::vector<ticket_outcome>& outcomes) {
+        for (auto& o : outcomes) self->state.finishes.push_back({std::move(o), std::nullopt});
+        schedule_flush(self);
+      },
+      [self](journal_atom, reload_atom,
+             const std::string& queue) -> caf::result<std::vector<durable_ticket>> {
+        flush(self);
+        const auto& c = self->state.config;
+        if (!c.store) return std::vector<durable_ticket>{};
+        try {
+          std::size_t unreadable = 0;
+          auto all = decode_waiting(c.store->read_waiting_tickets(c.service), c.unix_epoch_ms,
+                                    &unreadable);
+          if (unreadable > 0)
+            log(log_level::warning, "session journal: " + std::to_string(unreadable) +
+                                        " waiting tickets do not decode and stay behind");
+          std::vector<durable_ticket> out;
+          for (auto& t : all)
+            if (std::find(t.queues.begin(), t.queues.end(), queue) != t.queues.end())
+              out.push_back(std::move(t));
+          return out;
+        } catch (const mm::error& e) {
+          return make_error(e.code(), e.what());
+        }
+      },
+      [self](journal_atom, sync_atom) -> caf::result<bool> {
+        const auto failures = self->state.failures;
+        flush(self);
+        if (self->state.failures != failures)
+          return make_error(errc::database, "the last records were not written");
+        return true;
+      },
+      [self](journal_atom, const journal_listener& l) { self->state.listener = l; },
+      [self](journal_atom, flush_atom) { flush(self); },
+      [self](journal_atom, prune_atom) {
+        prune(self);
+        self->delayed_send(self, self->state.config.prune_every, journal_atom::value,
+                           prune_atom::value);
+      },
+  };
+}
+
+}  // namespace mm::actors

@@ -1,0 +1,139 @@
+// The session tickets' journal as an actor: the one writer of the ticket
+// journal (mm/storage/ticket_journal.hpp), and what makes a session ticket
+// durable before anyone is told of it.
+//
+// Group commit: records that arrive while the journal is busy wait in one
+// batch; the batch is written in one transaction when the journal reaches the
+// flush it sent itself after the first of them (so every record already in
+// its mailbox joins), or at once when it holds `max_batch` records. Only then
+// are the writers answered (a create's id, a cancel's true) and the listener
+// (the session service) told the events, in sequence order, before any
+// answer: so the service's books are up to date when a caller hears back.
+//
+// Order: the journal handles its mailbox in order, and a queue actor sends
+// every record of its tickets' lives to it, so a ticket's creation is always
+// written before its outcome; a load (a queue starting again) first writes
+// everything sent before it.
+//
+// A failed write answers its writers with the store's error and tells the
+// listener which queues lost records, so that they start again from what
+// the store holds. Spawn it detached in a server (it blocks on the
+// database); tests run it on the deterministic scheduler.
+#pragma once
+
+#include <caf/all.hpp>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mm/actors/interface.hpp"
+#include "mm/storage/player_store.hpp"
+
+namespace mm::actors {
+
+using journal_atom = caf::atom_constant<caf::atom("journal")>;
+using flush_atom = caf::atom_constant<caf::atom("flush")>;
+using prune_atom = caf::atom_constant<caf::atom("prune")>;
+using committed_atom = caf::atom_constant<caf::atom("committed")>;
+using lost_atom = caf::atom_constant<caf::atom("lost")>;
+using finish_atom = caf::atom_constant<caf::atom("finish")>;
+using reload_atom = caf::atom_constant<caf::atom("reload")>;
+using sync_atom = caf::atom_constant<caf::atom("sync")>;
+
+// A ticket as the journal keeps it: what a queue needs to take it back.
+struct durable_ticket {
+  std::uint64_t id = 0;
+  std::vector<std::string> queues;  // the first is the one whose actor journals it
+  std::int64_t created_ms = 0;      // engine time (since the service's epoch)
+  session_ticket ticket;            // with its credential
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, durable_ticket& x) {
+  return f(caf::meta::type_name("durable_ticket"), x.id, x.queues, x.created_ms, x.ticket);
+}
+
+// Who hears of what the journal wrote: the events in sequence order (a new
+// ticket's as waiting), and the queues whose records a failed write lost.
+using journal_listener =
+    caf::typed_actor<caf::reacts_to<journal_atom, committed_atom, std::vector<ticket_outcome>>,
+                     caf::reacts_to<journal_atom, lost_atom, std::vector<std::string>>>;
+
+using session_journal_actor = caf::typed_actor<
+    // A new ticket: its id once it is written.
+    caf::replies_to<journal_atom, create_atom, durable_ticket>::with<std::uint64_t>,
+    // A cancel (its outcome): true once it is written.
+    caf::replies_to<journal_atom, cancel_atom, ticket_outcome>::with<bool>,
+    // A tick's outcomes (matched, expired, failed): written, then told.
+    caf::reacts_to<journal_atom, finish_atom, std::vector<ticket_outcome>>,
+    // The waiting tickets of a queue, after every record sent before.
+    caf::replies_to<journal_atom, reload_atom, std::string>::with<std::vector<durable_ticket>>,
+    // Everything sent before is written: true (or the store's error).
+    caf::replies_to<journal_atom, sync_atom>::with<bool>,
+    // Who hears of what was written (the session service, once it runs).
+    caf::reacts_to<journal_atom, journal_listener>,
+    // Its own timers.
+    caf::reacts_to<journal_atom, flush_atom>, caf::reacts_to<journal_atom, prune_atom>>;
+
+struct session_journal_config {
+  std::shared_ptr<player_store> store;           // used by the journal alone
+  std::string service = "matchmakerd";           // the rows' owner (a cluster node's name)
+  caf::actor_clock::time_point epoch;            // engine time 0 on the actor clock
+  std::int64_t unix_epoch_ms = 0;                // the same instant in unix milliseconds
+  std::uint64_t last_seq = 0;                    // the highest event sequence written before
+  std::size_t max_batch = 4096;                  // records per transaction
+  std::chrono::milliseconds retention{600'000};  // outcomes and events kept this long
+  std::size_t max_retained = 100'000;            // and at most this many of each
+  std::chrono::milliseconds prune_every{10'000};
+};
+
+struct session_journal_state;
+using session_journal_pointer = session_journal_actor::stateful_pointer<session_journal_state>;
+
+struct session_journal_state {
+  session_journal_state() = default;  // not an aggregate (CAF)
+  session_journal_config config;
+  journal_listener listener;
+  struct pending_create {
+    durable_ticket ticket;
+    caf::typed_response_promise<std::uint64_t> promise;
+  };
+  struct pending_finish {
+    ticket_outcome outcome;
+    std::optional<caf::typed_response_promise<bool>> promise;  // a cancel's
+  };
+  std::vector<pending_create> creates;
+  std::vector<pending_finish> finishes;
+  bool flush_sent = false;
+  std::uint64_t last_seq = 0;
+  std::uint64_t batches = 0, records = 0, failures = 0;
+  static inline const char* name = "mm.session_journal";
+};
+
+session_journal_actor::behavior_type session_journal(session_journal_pointer self,
+                                                     session_journal_config config);
+
+// Comma-separated queue names and back (queue names have no comma).
+std::string join_queues(const std::vector<std::string>& queues);
+std::vector<std::string> split_queues(const std::string& text);
+
+// What a start reads back from the store, decoded.
+struct session_journal_contents {
+  std::vector<durable_ticket> waiting;   // created_ms relative to the new epoch
+  std::vector<ticket_outcome> retained;  // oldest first, with their credentials
+  std::uint64_t last_seq = 0;
+  std::size_t unreadable = 0;  // rows that did not decode (left in the store)
+};
+session_journal_contents load_session_journal(player_store& store, const std::string& service,
+                                              std::int64_t unix_epoch_ms,
+                                              std::chrono::milliseconds retention,
+                                              std::size_t max_retained);
+
+// The tickets of the journal's rows, decoded; the rows that do not decode are
+// counted in `unreadable`.
+std::vector<durable_ticket> decode_waiting(const std::vector<journal_ticket>& rows,
+                                           std::int64_t unix_epoch_ms, std::size_t* unreadable);
+
+}  // namespace mm::actors

@@ -1,0 +1,53 @@
+// The session service's queues by name: the configured ones, the shards of a
+// queue split by a ticket attribute (`shard_by`: "coop.eu", made on first
+// use), and queues made on first use from the default config, up to
+// `max_queues` in all. Plain C++: the service starts an actor for each slot
+// this hands out.
+#pragma once
+
+#include <caf/expected.hpp>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "mm/actors/session_messages.hpp"
+#include "mm/session/queue_config.hpp"
+
+namespace mm::actors {
+
+class session_queue_registry {
+ public:
+  session_queue_registry(const std::vector<session::queue_config>& queues,
+                         std::optional<session::queue_config> default_queue,
+                         std::size_t max_queues);
+
+  // The slot of the queue a ticket for `name` goes to: a configured queue,
+  // its shard for this ticket, or a new queue from the default config. An
+  // error names `field` (or the shard attribute's field). `made` is set when
+  // the slot is new: the caller starts it.
+  caf::expected<std::size_t> place(const std::string& name, const session_ticket& t,
+                                   const std::string& field, bool& made);
+  // A queue by its full name (a shard's included), made when it may be: for
+  // the tickets of an earlier run.
+  std::optional<std::size_t> find_or_make(const std::string& full_name, bool& made);
+  std::optional<std::size_t> find(const std::string& full_name) const;
+
+  const session::queue_config& config(std::size_t slot) const { return slots_[slot]; }
+  std::size_t size() const { return slots_.size(); }
+  std::size_t max_queues() const { return max_queues_; }
+
+ private:
+  std::optional<session::queue_config> config_for_new(const std::string& name) const;
+  std::size_t add(session::queue_config c);
+
+  std::vector<session::queue_config> slots_;
+  std::unordered_map<std::string, std::size_t> by_name_;
+  // Configured queues split by a ticket attribute: no slot of their own.
+  std::unordered_map<std::string, session::queue_config> sharded_;
+  std::optional<session::queue_config> default_queue_;
+  std::size_t max_queues_;
+};
+
+}  // namespace mm::actors

@@ -1,0 +1,111 @@
+#include "mm/actors/session_queue_supervisor.hpp"
+
+#include "mm/actors/errors.hpp"
+#include "mm/engine/log.hpp"
+
+namespace mm::actors {
+
+namespace {
+
+void start(session_queue_supervisor_pointer self, std::vector<durable_ticket> restored) {
+  auto& st = self->state;
+  session_queue_actor_config c = st.config.queue;
+  c.restored = std::move(restored);
+  c.seed = st.base_seed + 1'000'003ull * st.restarts;
+  c.parent = caf::actor_cast<caf::actor>(self);
+  st.queue = self->spawn(session_queue_actor, std::move(c));
+  self->monitor(st.queue);
+  st.started = self->clock().now();
+}
+
+caf::error down(const session_queue_supervisor_state& st) {
+  return make_error(errc::instance_down,
+                    "queue '" + st.config.queue.queue.name + "' is restarting after a crash");
+}
+
+// Passes a request on to the queue, or answers instance_down while it restarts.
+template <class Reply, class... Ts>
+caf::result<Reply> to_queue(session_queue_supervisor_pointer self, Ts&&... xs) {
+  if (!self->state.queue) return down(self->state);
+  return self->delegate(self->state.queue, std::forward<Ts>(xs)...);
+}
+
+}  // namespace
+
+session_queue_supervisor_actor::behavior_type session_queue_supervisor(
+    session_queue_supervisor_pointer self, session_queue_supervisor_config config) {
+  auto& st = self->state;
+  st.config = std::move(config);
+  st.base_seed = st.config.queue.seed;
+  auto first = std::move(st.config.queue.restored);
+  st.config.queue.restored.clear();
+  start(self, std::move(first));
+  self->set_down_handler([self](caf::down_msg& msg) {
+    auto& s = self->state;
+    if (!s.queue || msg.source != s.queue.address()) return;
+    s.queue = nullptr;
+    if (s.stopping) {
+      s.stopping->deliver(true);
+      s.stopping.reset();
+      return;
+    }
+    const bool long_run = self->clock().now() - s.started >= s.config.backoff.reset_after;
+    s.crashes_in_a_row = long_run ? 1 : s.crashes_in_a_row + 1;
+    ++s.restarts;
+    log(log_level::warning, "session queue '" + s.config.queue.queue.name + "' ended (" +
+                                to_string(msg.reason) + "); it starts again from the store");
+    self->delayed_send(self, backoff_delay(s.config.backoff, s.crashes_in_a_row),
+                       sup_restart_atom::value);
+  });
+  return {
+      [self](create_atom, queued_ticket& q) {
+        return to_queue<std::uint64_t>(self, create_atom::value, std::move(q));
+      },
+      [self](cancel_atom, std::uint64_t id) {
+        return to_queue<bool>(self, cancel_atom::value, id);
+      },
+      [self](withdraw_atom, std::uint64_t id) {
+        // While down, the store no longer holds it as waiting once its
+        // outcome is written, and its claim keeps it from any other outcome.
+        if (self->state.queue) self->send(self->state.queue, withdraw_atom::value, id);
+      },
+      [self](info_atom) { return to_queue<session_queue_report>(self, info_atom::value); },
+      [self](inspect_atom, std::uint32_t offset, std::uint32_t limit) {
+        return to_queue<std::vector<waiting_ticket_view>>(self, inspect_atom::value, offset, limit);
+      },
+      [self](sup_restart_atom) {
+        auto& s = self->state;
+        if (s.queue || s.stopping) return;
+        self->request(s.config.queue.journal, caf::infinite, journal_atom::value,
+                      reload_atom::value, s.config.queue.queue.name)
+            .then(
+                [self](std::vector<durable_ticket>& tickets) {
+                  if (!self->state.queue && !self->state.stopping) start(self, std::move(tickets));
+                },
+                [self](caf::error& e) {
+                  auto& sup = self->state;
+                  log(log_level::error, "session queue '" + sup.config.queue.queue.name +
+                                            "' cannot read its tickets back: " + to_string(e));
+                  sup.crashes_in_a_row += 1;
+                  self->delayed_send(self, backoff_delay(sup.config.backoff, sup.crashes_in_a_row),
+                                     sup_restart_atom::value);
+                });
+      },
+      [self](lost_atom) {
+        if (self->state.queue) self->send_exit(self->state.queue, caf::exit_reason::kill);
+      },
+      [self](stop_atom) -> caf::result<bool> {
+        auto& s = self->state;
+        if (!s.queue) {
+          s.stopping.emplace();  // a restart due no longer happens
+          return true;
+        }
+        auto rp = self->make_response_promise<bool>();
+        s.stopping = rp;
+        self->send_exit(s.queue, caf::exit_reason::user_shutdown);
+        return rp;
+      },
+  };
+}
+
+}  // namespace mm::actors

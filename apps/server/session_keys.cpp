@@ -1,0 +1,75 @@
+#include "config_keys.hpp"
+#include "session_config.hpp"
+
+namespace mm::server {
+
+std::vector<key_spec> with_session_keys(std::vector<key_spec> keys) {
+  using K = kind;
+  static const server_config d;
+  std::vector<key_spec> sessions = {
+      {"sessions.datacenters", K::list, "30 datacenters at real cities (docs/session.md)",
+       "the session matchmaker's datacenters: [{\"name\", \"latitude\", \"longitude\", "
+       "\"region\", \"latency_map\": FILE?}] (file only)",
+       [](server_config& c, const json& v) {
+         read_datacenters("sessions.datacenters", v, c.sessions);
+       },
+       [](const server_config& c) -> json { return datacenters_json(c.sessions); }},
+      {"sessions.detour_factor", K::number, number_text(d.sessions.detour_factor),
+       "RTT estimated from distance: great circle at 2/3 c, times this",
+       [](server_config& c, const json& v) {
+         c.sessions.detour_factor = as_number("sessions.detour_factor", v);
+       },
+       [](const server_config& c) -> json { return c.sessions.detour_factor; }},
+      {"sessions.queues", K::list, "the demo's 4-player co-op queue 'coop'",
+       "session queues: [{\"name\", \"min_players\", \"max_players\", \"teams\", "
+       "\"team_size\", \"max_party_size\", \"latency\", \"rules\", ...}] (file only; "
+       "docs/session.md)",
+       [](server_config& c, const json& v) {
+         c.sessions.queues = read_queues("sessions.queues", v);
+       },
+       [](const server_config& c) -> json { return queues_json(c.sessions.queues); }},
+      {"sessions.queue_template", K::text, "",
+       "a ticket for an unknown queue name makes a queue "
+       "with this queue's config; empty: unknown names are refused",
+       [](server_config& c, const json& v) {
+         c.sessions.queue_template = as_text("sessions.queue_template", v);
+       },
+       [](const server_config& c) -> json { return c.sessions.queue_template; }},
+      {"sessions.max_queues", K::integer, std::to_string(d.sessions.max_queues),
+       "session queues at most, those made on first use included",
+       [](server_config& c, const json& v) {
+         c.sessions.max_queues = as_uint<std::uint32_t>("sessions.max_queues", v, 1);
+       },
+       [](const server_config& c) -> json { return c.sessions.max_queues; }},
+      {"sessions.outcome_retention", K::duration, seconds_text(d.sessions.outcome_retention),
+       "how long a finished ticket's outcome (and its events) is kept, across restarts",
+       [](server_config& c, const json& v) {
+         c.sessions.outcome_retention = as_duration("sessions.outcome_retention", v);
+       },
+       [](const server_config& c) -> json { return seconds_text(c.sessions.outcome_retention); }},
+      {"sessions.max_outcomes", K::integer, std::to_string(d.sessions.max_outcomes),
+       "finished tickets' outcomes (and events) kept at most",
+       [](server_config& c, const json& v) {
+         c.sessions.max_outcomes = as_uint<std::uint32_t>("sessions.max_outcomes", v, 1);
+       },
+       [](const server_config& c) -> json { return c.sessions.max_outcomes; }},
+#define MM_SESSION_COUNT(field, min, text)                                                    \
+  {                                                                                           \
+    "sessions." #field, K::integer, std::to_string(d.sessions.field), text,                   \
+        [](server_config& c, const json& v) {                                                 \
+          c.sessions.field = as_uint<decltype(c.sessions.field)>("sessions." #field, v, min); \
+        },                                                                                    \
+        [](const server_config& c) -> json { return c.sessions.field; }                       \
+  }
+      MM_SESSION_COUNT(max_lobbies, 1, "running lobbies held at most (429 past it)"),
+      MM_SESSION_COUNT(max_lobbies_per_credential, 1,
+                       "lobbies one token may hold, registered or created by its finds"),
+      MM_SESSION_COUNT(max_lobby_players, 1, "a lobby's max_players at most"),
+      MM_SESSION_COUNT(max_lobby_party, 1, "a lobby find's party_size at most"),
+#undef MM_SESSION_COUNT
+  };
+  for (auto& k : sessions) keys.push_back(std::move(k));
+  return keys;
+}
+
+}  // namespace mm::server

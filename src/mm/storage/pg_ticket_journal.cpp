@@ -1,0 +1,149 @@
+// The session tickets' journal on PostgreSQL: the same rows and meaning as on
+// SQLite (ticket_journal.cpp); bytes as bytea.
+#include <pqxx/pqxx>
+
+#include "mm/storage/pg_store.hpp"
+
+namespace mm {
+
+namespace {
+
+template <class F>
+auto guard(pg_database& db, const char* what, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const store_error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw store_error(std::string("cannot ") + what + " in PostgreSQL database '" + db.where() +
+                      "': " + e.what());
+  }
+}
+
+pqxx::binarystring bytes(const std::string& s) {
+  return pqxx::binarystring(s.data(), s.size());
+}
+
+std::string bytes_of(const pqxx::field& f) {
+  return f.is_null() ? std::string() : pqxx::binarystring(f).str();
+}
+
+std::int64_t signed_id(std::uint64_t id) {
+  return static_cast<std::int64_t>(id);
+}
+
+}  // namespace
+
+void pg_store::write_journal(const std::string& service, const journal_batch& b) {
+  guard(db_, "write the ticket journal", [&] {
+    pqxx::work tx(db_.sql());
+    for (const auto& t : b.created)
+      tx.exec_params0(
+          "INSERT INTO session_ticket_journal (ticket_id, service, queues, credential, "
+          "created_at, ticket, state) VALUES ($1, $2, $3, $4, $5, $6, 0) "
+          "ON CONFLICT (ticket_id) DO NOTHING",
+          signed_id(t.id), service, t.queues, t.credential, t.created_unix_ms, bytes(t.ticket));
+    for (const auto& o : b.finished)
+      tx.exec_params0(
+          "UPDATE session_ticket_journal SET state = $1, finished_at = $2, outcome = $3 "
+          "WHERE ticket_id = $4 AND state = 0",
+          static_cast<int>(o.state), o.finished_unix_ms, bytes(o.outcome), signed_id(o.id));
+    for (const auto& e : b.events)
+      tx.exec_params0(
+          "INSERT INTO session_ticket_events (service, seq, ticket_id, credential, queue, at, "
+          "event) SELECT $1, $2, ticket_id, credential, $3, $4, $5 FROM session_ticket_journal "
+          "WHERE ticket_id = $6",
+          service, signed_id(e.seq), e.queue, e.at_unix_ms, bytes(e.event), signed_id(e.ticket));
+    tx.commit();
+  });
+}
+
+std::vector<journal_ticket> pg_store::read_waiting_tickets(const std::string& service) {
+  return guard(db_, "read the waiting tickets", [&] {
+    std::vector<journal_ticket> out;
+    pqxx::nontransaction tx(db_.sql());
+    for (const auto& r :
+         tx.exec_params("SELECT ticket_id, queues, credential, created_at, ticket FROM "
+                        "session_ticket_journal WHERE service = $1 AND state = 0 "
+                        "ORDER BY created_at, ticket_id",
+                        service))
+      out.push_back({static_cast<std::uint64_t>(r[0].as<std::int64_t>()), r[1].as<std::string>(),
+                     r[2].as<std::string>(), r[3].as<std::int64_t>(), bytes_of(r[4])});
+    return out;
+  });
+}
+
+journal_contents pg_store::read_journal(const std::string& service, const journal_read& rd) {
+  journal_contents out;
+  out.waiting = read_waiting_tickets(service);
+  guard(db_, "read the ticket journal", [&] {
+    pqxx::nontransaction tx(db_.sql());
+    for (const auto& r : tx.exec_params(
+             "SELECT ticket_id, credential, state, finished_at, outcome FROM "
+             "session_ticket_journal WHERE service = $1 AND state <> 0 AND finished_at >= $2 "
+             "ORDER BY finished_at DESC, ticket_id LIMIT $3",
+             service, rd.retained_since_unix_ms, static_cast<std::int64_t>(rd.max_retained)))
+      out.retained.push_back({static_cast<std::uint64_t>(r[0].as<std::int64_t>()),
+                              r[1].as<std::string>(), static_cast<std::uint8_t>(r[2].as<int>()),
+                              r[3].as<std::int64_t>(), bytes_of(r[4])});
+    out.last_seq = static_cast<std::uint64_t>(
+        tx.exec_params1("SELECT coalesce(max(seq), 0) FROM session_ticket_events "
+                        "WHERE service = $1",
+                        service)[0]
+            .as<std::int64_t>());
+    for (const auto& r : tx.exec_params(
+             "SELECT seq, ticket_id, credential, queue, at, event FROM session_ticket_events "
+             "WHERE service = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+             service, signed_id(rd.events_after), static_cast<std::int64_t>(rd.max_events)))
+      out.events.push_back({static_cast<std::uint64_t>(r[0].as<std::int64_t>()),
+                            static_cast<std::uint64_t>(r[1].as<std::int64_t>()),
+                            r[2].as<std::string>(), r[3].as<std::string>(), r[4].as<std::int64_t>(),
+                            bytes_of(r[5])});
+  });
+  return out;
+}
+
+void pg_store::prune_journal(const std::string& service, const journal_prune& p) {
+  guard(db_, "prune the ticket journal", [&] {
+    pqxx::work tx(db_.sql());
+    tx.exec_params0(
+        "DELETE FROM session_ticket_journal WHERE service = $1 AND state <> 0 AND "
+        "(finished_at < $2 OR ticket_id IN (SELECT ticket_id FROM session_ticket_journal "
+        "WHERE service = $1 AND state <> 0 ORDER BY finished_at DESC OFFSET $3))",
+        service, p.before_unix_ms, static_cast<std::int64_t>(p.keep_finished));
+    tx.exec_params0(
+        "DELETE FROM session_ticket_events WHERE service = $1 AND (at < $2 OR seq <= "
+        "(SELECT coalesce(max(seq), 0) FROM session_ticket_events WHERE service = $1) - $3)",
+        service, p.before_unix_ms, static_cast<std::int64_t>(p.keep_events));
+    tx.commit();
+  });
+}
+
+std::uint64_t pg_store::reserve_id_generation() {
+  return guard(db_, "reserve a ticket id generation", [&] {
+    pqxx::work tx(db_.sql());
+    const auto g = tx.exec1(
+                         "INSERT INTO session_counters (name, value) VALUES ('id_generation', 1) "
+                         "ON CONFLICT (name) DO UPDATE SET value = session_counters.value + 1 "
+                         "RETURNING value")[0]
+                       .as<std::int64_t>();
+    tx.commit();
+    return static_cast<std::uint64_t>(g);
+  });
+}
+
+id_key_words pg_store::ticket_id_key(const id_key_words& fresh) {
+  return guard(db_, "read the ticket id key", [&] {
+    pqxx::work tx(db_.sql());
+    tx.exec_params0(
+        "INSERT INTO session_secrets (name, value) VALUES ('ticket_id_key', $1) "
+        "ON CONFLICT (name) DO NOTHING",
+        key_text(fresh));
+    const auto text = tx.exec1("SELECT value FROM session_secrets WHERE name = 'ticket_id_key'")[0]
+                          .as<std::string>();
+    tx.commit();
+    return key_from_text(text);
+  });
+}
+
+}  // namespace mm

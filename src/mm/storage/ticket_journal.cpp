@@ -1,0 +1,199 @@
+#include "mm/storage/ticket_journal.hpp"
+
+#include <SQLiteCpp/Statement.h>
+#include <SQLiteCpp/Transaction.h>
+
+#include <cstdio>
+
+namespace mm {
+
+namespace {
+
+std::string blob_of(const SQLite::Column& c) {
+  return std::string(static_cast<const char*>(c.getBlob()), static_cast<std::size_t>(c.getBytes()));
+}
+
+std::int64_t signed_id(std::uint64_t id) {
+  return static_cast<std::int64_t>(id);
+}
+
+journal_ticket ticket_row(SQLite::Statement& q) {
+  return {static_cast<std::uint64_t>(q.getColumn(0).getInt64()), q.getColumn(1).getString(),
+          q.getColumn(2).getString(), q.getColumn(3).getInt64(), blob_of(q.getColumn(4))};
+}
+
+}  // namespace
+
+void write_journal(database& db, const std::string& service, const journal_batch& b) {
+  db.guarded("write the ticket journal", [&] {
+    SQLite::Transaction tx(db.sql(), SQLite::TransactionBehavior::IMMEDIATE);
+    if (!b.created.empty()) {
+      SQLite::Statement q(db.sql(),
+                          "INSERT INTO session_ticket_journal (ticket_id, service, queues, "
+                          "credential, created_at, ticket, state) VALUES (?, ?, ?, ?, ?, ?, 0) "
+                          "ON CONFLICT (ticket_id) DO NOTHING");
+      for (const auto& t : b.created) {
+        q.bind(1, signed_id(t.id));
+        q.bind(2, service);
+        q.bind(3, t.queues);
+        q.bind(4, t.credential);
+        q.bind(5, t.created_unix_ms);
+        q.bind(6, t.ticket.data(), static_cast<int>(t.ticket.size()));
+        q.exec();
+        q.reset();
+      }
+    }
+    if (!b.finished.empty()) {
+      SQLite::Statement q(db.sql(),
+                          "UPDATE session_ticket_journal SET state = ?, finished_at = ?, "
+                          "outcome = ? WHERE ticket_id = ? AND state = 0");
+      for (const auto& o : b.finished) {
+        q.bind(1, static_cast<int>(o.state));
+        q.bind(2, o.finished_unix_ms);
+        q.bind(3, o.outcome.data(), static_cast<int>(o.outcome.size()));
+        q.bind(4, signed_id(o.id));
+        q.exec();
+        q.reset();
+      }
+    }
+    if (!b.events.empty()) {
+      SQLite::Statement q(db.sql(),
+                          "INSERT INTO session_ticket_events (service, seq, ticket_id, credential, "
+                          "queue, at, event) SELECT ?, ?, ticket_id, credential, ?, ?, ? FROM "
+                          "session_ticket_journal WHERE ticket_id = ?");
+      for (const auto& e : b.events) {
+        q.bind(1, service);
+        q.bind(2, signed_id(e.seq));
+        q.bind(3, e.queue);
+        q.bind(4, e.at_unix_ms);
+        q.bind(5, e.event.data(), static_cast<int>(e.event.size()));
+        q.bind(6, signed_id(e.ticket));
+        q.exec();
+        q.reset();
+      }
+    }
+    tx.commit();
+  });
+}
+
+std::vector<journal_ticket> read_waiting_tickets(database& db, const std::string& service) {
+  return db.guarded("read the waiting tickets", [&] {
+    std::vector<journal_ticket> out;
+    SQLite::Statement q(db.sql(),
+                        "SELECT ticket_id, queues, credential, created_at, ticket FROM "
+                        "session_ticket_journal WHERE service = ? AND state = 0 "
+                        "ORDER BY created_at, ticket_id");
+    q.bind(1, service);
+    while (q.executeStep()) out.push_back(ticket_row(q));
+    return out;
+  });
+}
+
+journal_contents read_journal(database& db, const std::string& service, const journal_read& r) {
+  journal_contents out;
+  out.waiting = read_waiting_tickets(db, service);
+  db.guarded("read the ticket journal", [&] {
+    SQLite::Statement f(db.sql(),
+                        "SELECT ticket_id, credential, state, finished_at, outcome FROM "
+                        "session_ticket_journal WHERE service = ? AND state <> 0 AND "
+                        "finished_at >= ? ORDER BY finished_at DESC, ticket_id LIMIT ?");
+    f.bind(1, service);
+    f.bind(2, r.retained_since_unix_ms);
+    f.bind(3, static_cast<std::int64_t>(r.max_retained));
+    while (f.executeStep())
+      out.retained.push_back({static_cast<std::uint64_t>(f.getColumn(0).getInt64()),
+                              f.getColumn(1).getString(),
+                              static_cast<std::uint8_t>(f.getColumn(2).getInt()),
+                              f.getColumn(3).getInt64(), blob_of(f.getColumn(4))});
+    SQLite::Statement last(db.sql(),
+                           "SELECT coalesce(max(seq), 0) FROM session_ticket_events "
+                           "WHERE service = ?");
+    last.bind(1, service);
+    if (last.executeStep()) out.last_seq = static_cast<std::uint64_t>(last.getColumn(0).getInt64());
+    SQLite::Statement e(db.sql(),
+                        "SELECT seq, ticket_id, credential, queue, at, event FROM "
+                        "session_ticket_events WHERE service = ? AND seq > ? ORDER BY seq LIMIT ?");
+    e.bind(1, service);
+    e.bind(2, signed_id(r.events_after));
+    e.bind(3, static_cast<std::int64_t>(r.max_events));
+    while (e.executeStep())
+      out.events.push_back({static_cast<std::uint64_t>(e.getColumn(0).getInt64()),
+                            static_cast<std::uint64_t>(e.getColumn(1).getInt64()),
+                            e.getColumn(2).getString(), e.getColumn(3).getString(),
+                            e.getColumn(4).getInt64(), blob_of(e.getColumn(5))});
+  });
+  return out;
+}
+
+void prune_journal(database& db, const std::string& service, const journal_prune& p) {
+  db.guarded("prune the ticket journal", [&] {
+    SQLite::Transaction tx(db.sql(), SQLite::TransactionBehavior::IMMEDIATE);
+    SQLite::Statement rows(db.sql(),
+                           "DELETE FROM session_ticket_journal WHERE service = ? AND state <> 0 "
+                           "AND (finished_at < ? OR ticket_id IN (SELECT ticket_id FROM "
+                           "session_ticket_journal WHERE service = ? AND state <> 0 "
+                           "ORDER BY finished_at DESC LIMIT -1 OFFSET ?))");
+    rows.bind(1, service);
+    rows.bind(2, p.before_unix_ms);
+    rows.bind(3, service);
+    rows.bind(4, static_cast<std::int64_t>(p.keep_finished));
+    rows.exec();
+    SQLite::Statement events(db.sql(),
+                             "DELETE FROM session_ticket_events WHERE service = ? AND (at < ? OR "
+                             "seq <= (SELECT coalesce(max(seq), 0) FROM session_ticket_events "
+                             "WHERE service = ?) - ?)");
+    events.bind(1, service);
+    events.bind(2, p.before_unix_ms);
+    events.bind(3, service);
+    events.bind(4, static_cast<std::int64_t>(p.keep_events));
+    events.exec();
+    tx.commit();
+  });
+}
+
+std::uint64_t reserve_id_generation(database& db) {
+  return db.guarded("reserve a ticket id generation", [&] {
+    SQLite::Statement q(db.sql(),
+                        "INSERT INTO session_counters (name, value) VALUES ('id_generation', 1) "
+                        "ON CONFLICT (name) DO UPDATE SET value = value + 1 RETURNING value");
+    if (!q.executeStep()) throw store_error("no id generation was returned");
+    const auto g = static_cast<std::uint64_t>(q.getColumn(0).getInt64());
+    q.reset();
+    return g;
+  });
+}
+
+id_key_words ticket_id_key(database& db, const id_key_words& fresh) {
+  return db.guarded("read the ticket id key", [&] {
+    SQLite::Statement put(db.sql(),
+                          "INSERT INTO session_secrets (name, value) VALUES ('ticket_id_key', ?) "
+                          "ON CONFLICT (name) DO NOTHING");
+    put.bind(1, key_text(fresh));
+    put.exec();
+    SQLite::Statement get(db.sql(),
+                          "SELECT value FROM session_secrets WHERE name = 'ticket_id_key'");
+    if (!get.executeStep()) throw store_error("the ticket id key was not stored");
+    return key_from_text(get.getColumn(0).getString());
+  });
+}
+
+std::string key_text(const id_key_words& k) {
+  char buf[33];
+  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(k[0]),
+                static_cast<unsigned long long>(k[1]));
+  return buf;
+}
+
+id_key_words key_from_text(const std::string& text) {
+  id_key_words k{};
+  if (text.size() != 32) throw store_error("the stored ticket id key is not 32 hex digits");
+  for (std::size_t i = 0; i < 32; ++i) {
+    const char c = text[i];
+    const int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (v < 0) throw store_error("the stored ticket id key is not 32 hex digits");
+    k[i / 16] = (k[i / 16] << 4) | static_cast<std::uint64_t>(v);
+  }
+  return k;
+}
+
+}  // namespace mm

@@ -1,0 +1,99 @@
+// The session tickets' journal in the store (schema/003_ticket_journal.sql):
+// what makes a session ticket durable. A ticket's row is written when it is
+// created and changed once, when it leaves (its outcome); each of those is
+// also an event with a per-server sequence number. A batch of such changes
+// is one transaction (group commit). The rows are opaque here: the ticket
+// and outcome bytes are the actors' (mm/actors/ticket_codec.hpp).
+//
+// Ids: a generation counter (never the same number twice, across restarts and
+// nodes sharing the database) and the deployment's key for the id
+// permutation (mm/session/public_id.hpp).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mm/storage/database.hpp"
+
+namespace mm {
+
+struct journal_ticket {
+  std::uint64_t id = 0;
+  std::string queues;  // comma-separated
+  std::string credential;
+  std::int64_t created_unix_ms = 0;
+  std::string ticket;  // opaque bytes
+};
+
+struct journal_outcome {
+  std::uint64_t id = 0;
+  std::string credential;  // read back from the ticket's row; ignored when written
+  std::uint8_t state = 0;  // 1 matched, 2 cancelled, 3 expired, 4 failed
+  std::int64_t finished_unix_ms = 0;
+  std::string outcome;  // opaque bytes
+};
+
+struct journal_event {
+  std::uint64_t seq = 0;
+  std::uint64_t ticket = 0;
+  // Written from the ticket's row (which the batch or an earlier one wrote),
+  // whatever this holds; read back with the event.
+  std::string credential;
+  std::string queue;
+  std::int64_t at_unix_ms = 0;
+  std::string event;  // opaque bytes
+};
+
+// One transaction: the created rows first, then the outcomes (of tickets
+// still waiting; an outcome for a ticket that left already is ignored), then
+// the events.
+struct journal_batch {
+  std::vector<journal_ticket> created;
+  std::vector<journal_outcome> finished;
+  std::vector<journal_event> events;
+};
+
+// What a start reads back.
+struct journal_contents {
+  std::vector<journal_ticket> waiting;    // by creation time
+  std::vector<journal_outcome> retained;  // finished since the given time, newest first, bounded
+  std::vector<journal_event> events;      // after the given sequence, oldest first, bounded
+  std::uint64_t last_seq = 0;             // the service's highest event sequence
+};
+
+// What to read at a start.
+struct journal_read {
+  std::int64_t retained_since_unix_ms = 0;
+  std::size_t max_retained = 0;
+  std::uint64_t events_after = 0;
+  std::size_t max_events = 0;
+};
+
+// What a prune deletes: finished rows and events older than the time, and
+// events beyond the newest `keep_events`.
+struct journal_prune {
+  std::int64_t before_unix_ms = 0;
+  std::size_t keep_events = 0;
+  std::size_t keep_finished = 0;
+};
+
+using id_key_words = std::array<std::uint64_t, 2>;
+
+// SQLite (the same functions exist on PostgreSQL, pg_store.hpp).
+void write_journal(database& db, const std::string& service, const journal_batch& b);
+journal_contents read_journal(database& db, const std::string& service, const journal_read& r);
+std::vector<journal_ticket> read_waiting_tickets(database& db, const std::string& service);
+void prune_journal(database& db, const std::string& service, const journal_prune& p);
+std::uint64_t reserve_id_generation(database& db);
+// The deployment's key: `fresh` is stored when there is none yet, and the
+// stored one returned either way.
+id_key_words ticket_id_key(database& db, const id_key_words& fresh);
+
+// Text of a key and back (throws store_error for a stored value that is not
+// 32 hex digits).
+std::string key_text(const id_key_words& k);
+id_key_words key_from_text(const std::string& text);
+
+}  // namespace mm

@@ -1,0 +1,258 @@
+// The session ticket's life a game can trust, on the deterministic scheduler
+// with a real SQLite journal: one waiting ticket per player across every
+// queue, multi-queue tickets matched once, queues that end for any reason
+// starting again from the journal, a service started again from its store
+// (waiting tickets under their ids and times, outcomes kept, ids never
+// again), a match written before anyone hears of it, credentials.
+#include <catch2/catch.hpp>
+#include <map>
+#include <set>
+
+#include "mm/engine/random.hpp"
+#include "mm/session/public_id.hpp"
+#include "session_fixture.hpp"
+
+using namespace mm;
+using namespace mm::actors;
+using namespace std::chrono_literals;
+using Catch::Matchers::Contains;
+using session::ticket_state;
+using test::party;
+using test::session_fixture;
+using test::two_queues;
+
+namespace {
+
+session_service_pointer service_of(const session_service_actor& s) {
+  auto* p = dynamic_cast<session_service_pointer>(caf::actor_cast<caf::abstract_actor*>(s));
+  REQUIRE(p);
+  return p;
+}
+
+// The queue actor running the service's slot `slot` (reached through its
+// supervisor's state; the test scheduler runs everything on this thread).
+session_queue_actor_type queue_actor(const session_service_actor& s, std::size_t slot) {
+  auto sup = service_of(s)->state.slots.at(slot);
+  auto* p =
+      dynamic_cast<session_queue_supervisor_pointer>(caf::actor_cast<caf::abstract_actor*>(sup));
+  REQUIRE(p);
+  return p->state.queue;
+}
+
+session_ticket with_queues(session_ticket t, std::vector<std::string> more) {
+  t.also_queues = std::move(more);
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("a player waits in one ticket across every queue", "[session][actors]") {
+  session_fixture x;
+  const auto coop = x.create("coop", party({1000}, 1));
+  // The same player in another queue, alone or in a party: refused naming them.
+  CHECK_THAT(x.refused("duel", party({1000}, 1)),
+             Contains("players[0].id: player 1 already waits in ticket " +
+                      session::format_public_id(coop)));
+  CHECK_THAT(x.refused("coop", party({1000, 1000}, 0)), Contains("players[1].id: player 1"));
+  auto [id, err] = x.ask_create("duel", party({1000}, 1), x.owner);
+  CHECK(error_code_of(err) == errc::conflict);
+  // Once the ticket left, the player may wait again, anywhere.
+  REQUIRE(x.cancel(coop));
+  x.create("duel", party({1000}, 1));
+}
+
+TEST_CASE("a multi-queue ticket is matched once and leaves every queue", "[session][actors]") {
+  session_fixture x;
+  // Player 1 waits in both queues; both could form a match with it at the
+  // same tick: a duel with player 2, a co-op with players 3-5.
+  const auto both = x.create("coop", with_queues(party({1000}, 1), {"duel"}));
+  const auto duelist = x.create("duel", party({1010}, 2));
+  const auto c3 = x.create("coop", party({1000, 1020, 1030}, 3));
+  auto o = x.status(both);
+  REQUIRE(o);
+  CHECK(o->state == ticket_state::waiting);
+  x.f.advance(1s);
+  // Whichever queue ticked first took it; the other's match did not form.
+  std::size_t told_both = 0;
+  std::set<std::uint64_t> in_matches;
+  for (const auto& t : *x.got) {
+    if (t.ticket == both) ++told_both;
+    CHECK(t.state == ticket_state::matched);
+    for (auto m : t.match.tickets) in_matches.insert(m);
+  }
+  CHECK(told_both == 1);
+  const bool duel_won = x.status(duelist)->state == ticket_state::matched;
+  CHECK(x.status(c3)->state == (duel_won ? ticket_state::waiting : ticket_state::matched));
+  CHECK(x.status(duelist)->state == (duel_won ? ticket_state::matched : ticket_state::waiting));
+  auto [reports, e] = x.f.ask<std::vector<session_queue_report>>(x.s, info_atom::value);
+  REQUIRE(reports);
+  CHECK(reports->at(0).waiting == (duel_won ? 1u : 0u));  // the co-op trio, or nothing
+  CHECK(reports->at(1).waiting == (duel_won ? 0u : 1u));  // player 2, or nothing
+  // Cancelling a multi-queue ticket takes it out of all its queues, once.
+  const auto again = x.create("coop", with_queues(party({5000}, 10), {"duel"}));
+  REQUIRE(*x.cancel(again));
+  CHECK(x.got->back().ticket == again);
+  CHECK(x.got->back().state == ticket_state::cancelled);
+  auto [after, e2] = x.f.ask<std::vector<session_queue_report>>(x.s, info_atom::value);
+  CHECK(after->at(0).waiting + after->at(1).waiting == 1);
+  // A queue it cannot wait in refuses the whole ticket.
+  CHECK_THAT(x.refused("coop", with_queues(party({1000}, 20), {"ranked"})),
+             Contains("also_queues[0]: no queue 'ranked'"));
+  CHECK_THAT(x.refused("coop", with_queues(party({1000}, 21), {"coop"})),
+             Contains("also_queues[0]: the ticket is for 'coop' already"));
+}
+
+TEST_CASE("random multi-queue traffic: no ticket in two matches, every outcome told once",
+          "[session][actors]") {
+  rng r(2028);
+  for (int run = 0; run < 12; ++run) {
+    session_service_config c = two_queues();
+    c.queues.push_back(c.queues[1]);
+    c.queues[2].name = "arena";
+    c.queues[2].min_players = c.queues[2].max_players = 3;
+    c.queues[2].teams = 0;
+    session_fixture x(c);
+    const std::vector<std::string> names{"coop", "duel", "arena"};
+    std::set<std::uint64_t> created;
+    for (int step = 0; step < 60; ++step) {
+      const player_id p = 1 + r.below(40);
+      std::vector<std::string> qs;
+      for (const auto& n : names)
+        if (r.below(2) == 0) qs.push_back(n);
+      if (qs.empty()) qs.push_back(names[r.below(3)]);
+      session_ticket t = party({1000.0 + static_cast<double>(r.below(300))}, p);
+      t.replace_existing = r.below(3) == 0;
+      t.also_queues.assign(qs.begin() + 1, qs.end());
+      auto [id, err] = x.ask_create(qs[0], t, x.owner);
+      if (id) created.insert(*id);
+      if (r.below(5) == 0 && !created.empty()) x.cancel(*created.begin());
+      if (r.below(4) == 0) x.f.advance(1s);
+    }
+    x.f.advance(2min);  // every ticket has left by now
+    std::map<std::uint64_t, int> told;
+    std::map<std::uint64_t, std::uint64_t> match_of;
+    for (const auto& o : *x.got) {
+      ++told[o.ticket];
+      if (o.state != ticket_state::matched) continue;
+      for (auto t : o.match.tickets) {
+        const auto [it, fresh] = match_of.emplace(t, o.match.id);
+        CHECK(it->second == o.match.id);  // never in two matches
+      }
+    }
+    for (const auto& [id, n] : told) CHECK(n == 1);
+    CHECK(told.size() == created.size());
+    for (const auto id : created) CHECK(x.state(id) != ticket_state::waiting);
+  }
+}
+
+TEST_CASE("a queue actor that ends for any reason starts again from the journal",
+          "[session][actors]") {
+  for (const auto reason : {caf::exit_reason::kill, caf::exit_reason::unhandled_exception,
+                            caf::exit_reason::user_shutdown, caf::exit_reason::unreachable}) {
+    session_service_config c = two_queues();
+    c.backoff = {std::chrono::seconds(2), std::chrono::seconds(60), std::chrono::seconds(600)};
+    session_fixture x(c);
+    const auto w1 = x.create("coop", party({1000}, 11));
+    const auto w2 = x.create("coop", party({1100, 1050}, 12));
+    caf::anon_send_exit(queue_actor(x.svc, 0), reason);
+    x.f.run();
+    REQUIRE(x.svc);
+    // The service serves on: a status from its books, instance_down for the
+    // queue's own work, never a hang.
+    CHECK(x.state(w1) == ticket_state::waiting);
+    auto [made, err] = x.ask_create("coop", party({1000}, 20), x.owner);
+    CHECK_FALSE(made);
+    CHECK(error_code_of(err) == errc::instance_down);
+    auto [cancelled, err2] = x.f.ask<bool>(x.s, cancel_atom::value, w1);
+    CHECK(error_code_of(err2) == errc::instance_down);
+    x.create("duel", party({1000}, 30));  // the other queue serves
+    x.f.advance(2s);                      // the backoff: the queue starts again
+    const auto w3 = x.create("coop", party({1010}, 40));
+    x.f.advance(1s);
+    std::set<std::uint64_t> told;
+    for (const auto& o : *x.got) {
+      CHECK(o.state == ticket_state::matched);
+      CHECK(told.insert(o.ticket).second);
+    }
+    CHECK(told == std::set<std::uint64_t>{w1, w2, w3});
+  }
+}
+
+TEST_CASE("a service started again from its store: tickets wait under their ids, outcomes kept",
+          "[session][actors]") {
+  session_service_config c = two_queues();
+  c.default_queue = c.queues[1];
+  session_fixture x(c);
+  const auto w1 = x.create("coop", party({1000}, 1));
+  const auto w2 = x.create("coop", party({1050, 1100}, 2));
+  const auto r1 = x.create("ranked", party({1500}, 10));  // made on first use
+  const auto d1 = x.create("duel", party({1000}, 20));
+  x.create("duel", party({1010}, 21));
+  x.f.advance(1s);  // the duel matches; the others wait
+  REQUIRE(x.got->size() == 2);
+  const auto match = x.got->at(0).match.id;
+  x.f.advance(4s);
+  // A crash: the service and everything under it end at once.
+  caf::anon_send_exit(x.svc, caf::exit_reason::kill);
+  x.f.run();
+  x.got->clear();
+  x.start(c);
+  for (auto id : {w1, w2, r1}) CHECK(x.state(id) == ticket_state::waiting);
+  auto kept = x.status(d1);
+  REQUIRE(kept);
+  CHECK(kept->state == ticket_state::matched);
+  CHECK(kept->match.id == match);
+  // Its players still wait: one ticket each, as before.
+  CHECK_THAT(x.refused("duel", party({1000}, 1)), Contains("already waits in ticket"));
+  // A new co-op player completes the match: only its owner is told (the old
+  // tickets' owners were actors of the last run).
+  const auto w3 = x.create("coop", party({1020}, 40));
+  CHECK(w3 != w1);
+  x.f.advance(1s);
+  REQUIRE(x.got->size() == 1);
+  CHECK(x.got->at(0).ticket == w3);
+  CHECK(x.got->at(0).match.tickets.size() == 3);
+  CHECK(x.state(w1) == ticket_state::matched);
+  // Its wait counts from its first creation: 5 s before the restart, plus the tick.
+  auto [reports, e4] = x.f.ask<std::vector<session_queue_report>>(x.s, info_atom::value);
+  REQUIRE(reports);
+  CHECK(reports->at(0).wait_seconds.sum == Approx(6 + 6 + 1));
+  // Past the outcome retention an outcome is forgotten: not found, never another's.
+  x.f.advance(11min);
+  auto [gone, e5] = x.f.ask<ticket_outcome>(x.s, status_atom::value, d1);
+  CHECK(error_code_of(e5) == errc::not_found);
+}
+
+TEST_CASE("a match is written before anyone hears of it", "[session][actors]") {
+  session_fixture x;
+  std::vector<std::uint64_t> ids;
+  for (player_id p = 1; p <= 4; ++p) ids.push_back(x.create("coop", party({1000}, p)));
+  // The tick forms the match, but the journal has not written it yet.
+  x.f.sched().clock().advance_time(1s);
+  x.f.run_except("mm.session_journal");
+  CHECK(x.got->empty());
+  // A crash now (the journal dies with what it holds, and the service with
+  // it): the match is forgotten, and so nobody was told of it.
+  caf::anon_send_exit(service_of(x.svc)->state.journal, caf::exit_reason::kill);
+  x.f.run();
+  x.start(x.config);
+  for (auto id : ids) CHECK(x.state(id) == ticket_state::waiting);
+  x.f.advance(1s);
+  REQUIRE(x.got->empty());  // the old run's owner is gone: the outcome is there to read
+  for (auto id : ids) CHECK(x.state(id) == ticket_state::matched);
+}
+
+TEST_CASE("a ticket belongs to the credential that created it", "[session][actors]") {
+  session_fixture x;
+  session_ticket t = party({1000}, 1);
+  t.credential = "alice";
+  const auto id = x.create("coop", t);
+  CHECK(x.status(id)->credential == "alice");
+  auto [mallory, e1] = x.f.ask<bool>(x.s, cancel_atom::value, id, std::string("token:mallory"));
+  CHECK(error_code_of(e1) == errc::not_found);
+  CHECK(x.state(id) == ticket_state::waiting);
+  auto [alice, e2] = x.f.ask<bool>(x.s, cancel_atom::value, id, std::string("alice"));
+  REQUIRE(alice);
+  CHECK(*alice);
+  CHECK(x.status(id)->credential == "alice");  // the outcome keeps it
+}
