@@ -399,8 +399,11 @@ TEST_CASE("a locked database holds back writes with a 503 and never reads",
           "[reliability][database]") {
   live_server s(json{{"http", {{"max_batch", 100}}}});
   s.wait_until_filled();
+  // The blocker waits for the lock like any writer: the server writes too
+  // (snapshots, the ticket journal), and a BEGIN IMMEDIATE that met one of
+  // its writes without a busy timeout failed at once (the test's old flake).
   SQLite::Database blocker(s.config()["database"]["path"].get<std::string>(),
-                           SQLite::OPEN_READWRITE);
+                           SQLite::OPEN_READWRITE, 10'000);
   auto hold =
       std::make_unique<SQLite::Transaction>(blocker, SQLite::TransactionBehavior::IMMEDIATE);
   blocker.exec("UPDATE players SET mmr = mmr WHERE id = 1");

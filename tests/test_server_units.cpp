@@ -10,6 +10,7 @@
 #include "json_codec.hpp"
 #include "mm/testing/temp_dir.hpp"
 #include "server_config.hpp"
+#include "session_config.hpp"
 
 using namespace mm;
 using namespace mm::server;
@@ -283,4 +284,44 @@ TEST_CASE("config: session datacenters and queues, every bad value named to the 
              Catch::Contains("sessions.datacenters[0].latitude"));
   CHECK_THAT(problem(R"({"datacenters": [], "queues": [{"name": "a", "latency": {}}]})"),
              Catch::Contains("needs sessions.datacenters"));
+}
+
+TEST_CASE("config: a datacenter's latency map is read at start, a bad file named by its key",
+          "[server][config][session]") {
+  mm::test::temp_dir dir;
+  const std::string path = dir.file("c.json");
+  // A map that knows one cell: 33 ms around Paris.
+  std::vector<float> cells(session::latency_map::columns * session::latency_map::rows, 0.0f);
+  const auto [x, y] = session::latency_map::cell_of({48.9, 2.4});
+  cells[y * session::latency_map::columns + x] = 33.0f;
+  std::ofstream(dir.file("paris.bin"), std::ios::binary)
+      .write(reinterpret_cast<const char*>(cells.data()),
+             static_cast<std::streamsize>(cells.size() * sizeof(float)));
+  std::ofstream(dir.file("short.bin"), std::ios::binary) << "not a map";
+  const auto with_map = [&](const std::string& file) {
+    std::ofstream(path) << R"({"sessions": {"datacenters": [
+        {"name": "paris", "latitude": 48.9, "longitude": 2.4, "latency_map": ")" +
+                               file + R"("},
+        {"name": "tokyo", "latitude": 35.7, "longitude": 139.7}]}})";
+  };
+  with_map(dir.file("paris.bin"));
+  const auto c = parse({"--config", path});
+  const auto model = latency_model_of(c.config.sessions);
+  CHECK(model.estimate_ms({48.9, 2.4}, 0) == 33.0);     // from the map
+  CHECK(model.estimate_ms({48.9, 2.4}, 1) > 100.0);     // tokyo: distance
+  CHECK(model.estimate_ms({-33.9, 151.2}, 0) > 100.0);  // unknown cell: distance
+  const auto shown = json::parse(describe(c.config));
+  CHECK(shown["sessions"]["datacenters"][0]["latency_map"] == dir.file("paris.bin"));
+  with_map(dir.file("missing.bin"));
+  CHECK_THAT(config_problem([&] {
+               parse({"--config", path});
+             }),
+             Catch::Contains("sessions.datacenters[0].latency_map") &&
+                 Catch::Contains("cannot open the latency map"));
+  with_map(dir.file("short.bin"));
+  CHECK_THAT(config_problem([&] {
+               parse({"--config", path});
+             }),
+             Catch::Contains("sessions.datacenters[0].latency_map") &&
+                 Catch::Contains("is not 360 x 180"));
 }

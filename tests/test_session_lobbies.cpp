@@ -332,3 +332,50 @@ TEST_CASE("compaction plans hold their invariants over random registries",
   }
   CHECK(moved > 300);
 }
+
+TEST_CASE("lobbies are bounded: seats, party size, lobbies in all and per owner",
+          "[session][lobbies]") {
+  lobby_config cfg;
+  cfg.max_lobby_players = 100;
+  cfg.max_party_size = 8;
+  cfg.max_lobbies = 5;
+  cfg.max_lobbies_per_owner = 3;
+  lobby_registry reg(two_regions(), cfg, 1);
+  const auto code_of = [](auto&& f) {
+    try {
+      f();
+    } catch (const mm::error& e) {
+      return std::make_pair(e.code(), std::string(e.what()));
+    }
+    return std::make_pair(mm::errc::invalid_config, std::string("no error"));
+  };
+  auto [seats, why] =
+      code_of([&] { reg.register_lobby("big", "ctf", "fra", 4294967295u, 0, 0ms); });
+  CHECK(seats == mm::errc::invalid_argument);
+  CHECK_THAT(why, Contains("max_players: 4294967295 is more than the server allows (100)"));
+  find_lobby_request party;
+  party.modes = {"ctf"};
+  party.region = "eu";
+  party.party_size = 4294967295u;
+  auto [size, why2] = code_of([&] { reg.find(party, 0ms); });
+  CHECK(size == mm::errc::invalid_argument);
+  CHECK_THAT(why2, Contains("party_size: 4294967295 is more than the server allows (8)"));
+  // One owner holds at most 3; everyone together at most 5.
+  for (int i = 0; i < 3; ++i)
+    reg.register_lobby("a" + std::to_string(i), "ctf", "fra", 10, 0, 0ms, "alice");
+  auto [mine, why3] = code_of([&] { reg.register_lobby("a3", "ctf", "fra", 10, 0, 0ms, "alice"); });
+  CHECK(mine == mm::errc::limit_reached);
+  CHECK_THAT(why3, Contains("this caller holds its maximum of 3 lobbies"));
+  // A find that creates a lobby counts for its owner too.
+  party.party_size = 2;
+  party.modes = {"race"};
+  party.owner = "bob";
+  CHECK(reg.find(party, 0ms).created);
+  reg.register_lobby("b1", "ctf", "fra", 10, 0, 0ms, "bob");
+  auto [all, why4] = code_of([&] { reg.register_lobby("c1", "ctf", "fra", 10, 0, 0ms, "carol"); });
+  CHECK(all == mm::errc::limit_reached);
+  CHECK_THAT(why4, Contains("maximum of 5 lobbies"));
+  // Closing one makes room, for its owner and for everyone.
+  CHECK(reg.close("a0"));
+  reg.register_lobby("a3", "ctf", "fra", 10, 0, 0ms, "alice");
+}
