@@ -22,6 +22,7 @@
 #include "mm/actors/remote.hpp"
 #include "mm/engine/random.hpp"
 #include "raw_http.hpp"
+#include "reliability_rounds.hpp"
 #include "server_fixture.hpp"
 #include "test_certificates.hpp"
 
@@ -30,12 +31,6 @@ using namespace mm::test;
 using namespace std::chrono_literals;
 
 namespace {
-
-// `ci_default` times MM_RELIABILITY_ROUNDS (1 when unset).
-std::uint64_t rounds(std::uint64_t ci_default) {
-  const char* v = std::getenv("MM_RELIABILITY_ROUNDS");
-  return ci_default * (v ? std::max<std::uint64_t>(1, std::strtoull(v, nullptr, 10)) : 1);
-}
 
 int status_of(const std::string& answer) {
   if (answer.rfind("HTTP/1.1 ", 0) != 0 || answer.size() < 12) return 0;

@@ -5,9 +5,11 @@
 // (waiting tickets under their ids and times, outcomes kept, ids never
 // again), a match written before anyone hears of it, credentials.
 #include <catch2/catch.hpp>
+#include <limits>
 #include <map>
 #include <set>
 
+#include "mm/actors/ticket_codec.hpp"
 #include "mm/engine/random.hpp"
 #include "mm/session/public_id.hpp"
 #include "session_fixture.hpp"
@@ -255,4 +257,31 @@ TEST_CASE("a ticket belongs to the credential that created it", "[session][actor
   REQUIRE(alice);
   CHECK(*alice);
   CHECK(x.status(id)->credential == "alice");  // the outcome keeps it
+}
+
+TEST_CASE("the journal's bytes carry infinities and refuse what they cannot read",
+          "[session][actors]") {
+  session_ticket t = party({1000}, 1);
+  t.players[0].numbers = {{"luck", std::numeric_limits<double>::infinity()},
+                          {"debt", -std::numeric_limits<double>::infinity()},
+                          {"void", std::numeric_limits<double>::quiet_NaN()}};
+  t.credential = "alice";
+  const auto back = decode_ticket(encode_ticket(t));
+  REQUIRE(back);
+  CHECK(back->players[0].numbers[0].value == std::numeric_limits<double>::infinity());
+  CHECK(back->players[0].numbers[1].value == -std::numeric_limits<double>::infinity());
+  CHECK(back->players[0].numbers[2].value == 0);
+  CHECK(back->credential == "alice");
+  ticket_outcome o;
+  o.ticket = 7;
+  o.state = ticket_state::matched;
+  o.match.worst_rtt_ms = std::numeric_limits<double>::infinity();
+  const auto out = decode_outcome(encode_outcome(o));
+  REQUIRE(out);
+  CHECK(out->match.worst_rtt_ms == std::numeric_limits<double>::infinity());
+  std::string bytes = encode_outcome(o);
+  CHECK_FALSE(decode_outcome(bytes.substr(0, bytes.size() / 2)));  // cut short
+  bytes[0] = 9;
+  CHECK_FALSE(decode_outcome(bytes));  // another version
+  CHECK_FALSE(decode_ticket(""));
 }

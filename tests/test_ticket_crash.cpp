@@ -17,6 +17,7 @@
 #include "mm/engine/random.hpp"
 #include "mm/testing/postgres_server.hpp"
 #include "postgres_available.hpp"
+#include "reliability_rounds.hpp"
 #include "server_fixture.hpp"
 
 using namespace mm;
@@ -24,11 +25,6 @@ using namespace mm::test;
 using namespace std::chrono_literals;
 
 namespace {
-
-std::uint64_t rounds(std::uint64_t ci_default) {
-  const char* v = std::getenv("MM_RELIABILITY_ROUNDS");
-  return ci_default * (v ? std::max<std::uint64_t>(1, std::strtoull(v, nullptr, 10)) : 1);
-}
 
 json crash_patch() {
   return {{"demo", {{"session_players_per_second", 0}}},

@@ -132,7 +132,7 @@ json outcome_json(const ticket_outcome& o) {
                   {"teams", m.teams},
                   {"tickets", tickets},
                   {"mmr_spread", m.mmr_spread},
-                  {"worst_rtt_ms", m.worst_rtt_ms},
+                  {"worst_rtt_ms", m.worst_rtt_ms < 0 ? json(nullptr) : json(m.worst_rtt_ms)},
                   {"bot_match", m.bot_match}};
   }
   return j;

@@ -59,7 +59,8 @@ struct session_match {
   std::string datacenter;  // empty when the queue has none
   std::vector<std::vector<player_id>> teams;
   std::vector<std::uint64_t> tickets;
-  double mmr_spread = 0, worst_rtt_ms = 0;
+  double mmr_spread = 0;
+  double worst_rtt_ms = 0;  // -1: not known (a player with neither RTTs nor a location)
   bool bot_match = false;
   std::int64_t formed_at_ms = 0;  // the tick that formed it, on the queue's clock
 };

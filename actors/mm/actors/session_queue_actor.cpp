@@ -1,6 +1,7 @@
 #include "mm/actors/session_queue_actor.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "mm/actors/errors.hpp"
 #include "mm/engine/error.hpp"
@@ -33,7 +34,9 @@ session_match to_message(session_queue_pointer self, const session::formed_match
   out.teams = m.teams;
   out.tickets = m.tickets;
   out.mmr_spread = m.mmr_spread;
-  out.worst_rtt_ms = m.worst_rtt_ms;
+  // Unknown (no RTT measured or estimated for a player): -1, so that every
+  // double of a message is finite (CAF's wire format cannot carry infinity).
+  out.worst_rtt_ms = std::isfinite(m.worst_rtt_ms) ? m.worst_rtt_ms : -1;
   out.bot_match = m.bot_match;
   out.formed_at_ms = m.formed_at.count();
   return out;
@@ -43,7 +46,8 @@ session_match to_message(session_queue_pointer self, const session::formed_match
 void measure(session_queue_state& st, const session::formed_match& m) {
   for (const auto& team : m.teams) st.players_matched += team.size();
   st.mmr_spread.add(m.mmr_spread);
-  if (m.datacenter < st.queue->latency().datacenters().size()) st.worst_rtt_ms.add(m.worst_rtt_ms);
+  if (m.datacenter < st.queue->latency().datacenters().size() && std::isfinite(m.worst_rtt_ms))
+    st.worst_rtt_ms.add(m.worst_rtt_ms);
   for (const session::time_ms created : m.created)
     st.wait_seconds.add(static_cast<double>((m.formed_at - created).count()) / 1000.0);
 }
