@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "client/event_client.hpp"
 #include "mm/storage/csv_import.hpp"
 
 namespace {
@@ -51,6 +52,11 @@ const char* usage =
     "                                        --location apply to every player\n"
     "  ticket get ID [--wait SECONDS]        its state; --wait long-polls until it leaves\n"
     "  ticket cancel ID                      cancel a waiting ticket (role test)\n"
+    "  ticket watch [ID] [--after SEQ] [--queues A,B] [--count N]\n"
+    "                                        the ticket events as they are written (a\n"
+    "                                        WebSocket), one JSON line each: the token's own\n"
+    "                                        tickets (an admin's: all); with ID, that ticket's\n"
+    "                                        until it leaves; --after resumes from a sequence\n"
     "  queues [QUEUE]                        every queue's counts, or one queue's with its\n"
     "                                        oldest waiting tickets\n"
     "  lobby find --mode M [--mode M ...] [--party N] [--region R] [--rtt DC=MS ...]\n"
@@ -370,7 +376,37 @@ json lobby_query(const flags& f) {
   return b;
 }
 
-int session_command(api& a, const std::string& cmd, const flags& f) {
+// Prints the events of the WebSocket, one JSON line each, until the ticket
+// `only` leaves (when given), `count` events were printed, or the server
+// closes the connection.
+int watch_events(const mm::client::event_connect& c, const std::string& only, std::uint64_t count) {
+  mm::client::event_client events(c);
+  std::uint64_t printed = 0;
+  for (;;) {
+    const auto text = events.next(std::chrono::seconds(1));
+    if (!text) {
+      if (const auto why = events.closed()) {
+        std::fprintf(stderr, "mmctl: the server closed the events (%u: %s)\n", why->first,
+                     why->second.c_str());
+        return why->first == 1000 ? 0 : 1;
+      }
+      continue;
+    }
+    const json m = json::parse(*text, nullptr, false);
+    if (m.is_discarded() || !m.is_object()) continue;
+    const std::string type = m.value("type", "");
+    if (type == "gap") std::fprintf(stderr, "mmctl: %s\n", m.dump().c_str());
+    if (type != "event") continue;
+    if (!only.empty() && m.value("ticket", "") != only) continue;
+    std::printf("%s\n", m.dump().c_str());
+    std::fflush(stdout);
+    if (++printed == count) return 0;
+    if (!only.empty() && m.value("state", "") != "waiting") return 0;
+  }
+}
+
+int session_command(api& a, const std::string& cmd, const flags& f,
+                    mm::client::event_connect events) {
   const std::string sub = f.positional.empty() ? "" : f.positional[0];
   const auto id_arg = [&] {
     if (f.positional.size() != 2) throw usage_error(cmd + " " + sub + " needs an ID");
@@ -392,13 +428,18 @@ int session_command(api& a, const std::string& cmd, const flags& f) {
                                : std::string())));
   } else if (cmd == "ticket" && sub == "cancel") {
     print(a.del("/api/tickets/" + id_arg()));
+  } else if (cmd == "ticket" && sub == "watch") {
+    const std::string only = f.positional.size() == 2 ? id_arg() : std::string();
+    if (f.has("after")) events.after = number_arg("--after", f.one("after"));
+    events.queues = f.one("queues");
+    return watch_events(events, only, f.has("count") ? number_arg("--count", f.one("count")) : 0);
   } else if (cmd == "lobby" && sub == "find") {
     print(a.post("/api/lobbies/find", lobby_query(f)));
   } else if (cmd == "lobby" && sub == "list") {
     print(a.get("/api/lobbies"));
   } else {
     throw usage_error(cmd + " takes " +
-                      (cmd == "ticket" ? "create, get or cancel" : "find or list"));
+                      (cmd == "ticket" ? "create, get, cancel or watch" : "find or list"));
   }
   return 0;
 }
@@ -456,9 +497,12 @@ int run(const std::vector<std::string>& args) {
     return import_csv(a, f);
   else if (cmd == "export")
     return export_csv(a, f);
-  else if (cmd == "ticket" || cmd == "queues" || cmd == "lobby")
-    return session_command(a, cmd, f);
-  else
+  else if (cmd == "ticket" || cmd == "queues" || cmd == "lobby") {
+    mm::client::event_connect c;
+    mm::client::parse_base_url(url, c);
+    c.token = token;
+    return session_command(a, cmd, f, c);
+  } else
     throw usage_error("unknown command '" + cmd + "'");
   return 0;
 }

@@ -25,6 +25,14 @@
 //   tick.
 // - session_tickets_per_s, path http: POST /api/tickets on a live matchmakerd from 4
 //   keep-alive clients, created and matched (the queue's counts).
+// - websocket_events_per_s: at that load, the events one admin WebSocket
+//   (GET /api/events) receives per second (a waiting and a matched event a
+//   ticket), and whether it was cut off as too slow.
+// - http_create_p50/p99_ms: the same clients paced at half that rate, each
+//   create timed from when it was due (kept_pace says whether they kept it).
+// - event_commit_to_client_p50/p99_ms: in the paced phase, from an event's
+//   commit (its at_unix_ms, after the match was formed and written) to the
+//   WebSocket client; the tick-to-commit part is tick_to_notification above.
 #include <httplib.h>
 #include <malloc.h>
 
@@ -35,11 +43,13 @@
 #include <cstdlib>
 #include <fstream>
 #include <future>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <vector>
 
 #include "bench_util.hpp"
+#include "client/event_client.hpp"
 #include "matchmakerd_process.hpp"
 #include "mm/actors/registration.hpp"
 #include "mm/actors/session_service.hpp"
@@ -279,9 +289,69 @@ double percentile(std::vector<double> v, double p) {
   return v[std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size())))];
 }
 
-// Tickets created over HTTP by `clients` keep-alive clients for `seconds`,
-// and how many of them the queue matched by then.
-std::pair<double, double> through_http(double seconds, int clients) {
+// What the HTTP run measures.
+struct http_run {
+  double created_per_s = 0, matched_per_s = 0;  // at full load
+  double events_per_s = 0;                      // pushed to one admin WebSocket at full load
+  bool events_cut = false;                      // the WebSocket was closed (too slow)
+  double half_rate = 0, half_achieved = 0;      // the paced phase: asked, and sent
+  std::vector<double> create_ms;                // 201 latency from each create's scheduled time
+  std::vector<double> event_ms;                 // commit (at_unix_ms) to the client, paced phase
+};
+
+double unix_ms_now() {
+  return static_cast<double>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count()) /
+         1000.0;
+}
+
+// An admin WebSocket on the events, counting them and timing each from its
+// commit, in its own thread until `stop`.
+struct event_watcher {
+  std::atomic<bool> stop{false};
+  std::atomic<std::uint64_t> events{0};
+  std::atomic<bool> cut{false};
+  std::mutex mutex;
+  std::vector<double> delays_ms;
+  bool timing = false;
+  std::thread thread;
+
+  explicit event_watcher(std::uint16_t port) {
+    client::event_connect c;
+    c.port = port;
+    auto ws = std::make_shared<client::event_client>(c);
+    thread = std::thread([this, ws] {
+      while (!stop) {
+        const auto text = ws->next(100ms);
+        if (!text) {
+          if (ws->closed()) {
+            cut = true;
+            return;
+          }
+          continue;
+        }
+        const double now = unix_ms_now();
+        const auto m = nlohmann::json::parse(*text, nullptr, false);
+        if (!m.is_object() || m.value("type", "") != "event") continue;
+        ++events;
+        std::lock_guard lock(mutex);
+        if (timing) delays_ms.push_back(now - m["at_unix_ms"].get<double>());
+      }
+    });
+  }
+  ~event_watcher() {
+    stop = true;
+    thread.join();
+  }
+};
+
+// Tickets created over HTTP on one live matchmakerd (a 10 ms duel queue,
+// every pair matches): `clients` keep-alive clients as fast as they can for
+// `seconds`, with an admin WebSocket following every event; then the same
+// clients paced at half that rate, each create timed from the moment it was
+// due (so a client that falls behind shows it, not hides it).
+http_run through_http(double seconds, int clients) {
   const nlohmann::json config = {
       {"sessions",
        {{"queues", {{{"name", "duel"}, {"tick", "10ms"}, {"give_up_after", "600s"}}}}}}};
@@ -291,38 +361,92 @@ std::pair<double, double> through_http(double seconds, int clients) {
       {"--config", config_file, "--database.path", "/tmp/mm_session_service_bench.db",
        "--demo.players", "0", "--demo.session_players_per_second", "0"},
       1000, false);
-  std::atomic<std::uint64_t> next{1}, created{0};
-  std::atomic<bool> stop{false};
-  std::vector<std::thread> threads;
-  const double t0 = bench::now_s();
-  for (int c = 0; c < clients; ++c)
-    threads.emplace_back([&] {
-      httplib::Client http("127.0.0.1", server.http_port());
-      http.set_keep_alive(true);
-      http.set_tcp_nodelay(true);
-      while (!stop) {
-        const nlohmann::json body = {{"queue", "duel"},
-                                     {"players", {{{"id", next++}, {"mmr", 1500}}}}};
-        auto r = http.Post("/api/tickets", body.dump(), "application/json");
-        if (r && r->status == 201) ++created;
-      }
-    });
-  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-  stop = true;
-  for (auto& t : threads) t.join();
-  const double elapsed = bench::now_s() - t0;
-  std::this_thread::sleep_for(100ms);  // the last ticks
-  httplib::Client http("127.0.0.1", server.http_port());
-  auto r = http.Get("/api/queues");
-  double matched = 0;
-  if (r && r->status == 200)
-    matched = nlohmann::json::parse(r->body)["queues"][0]["matched"].get<double>();
+  http_run out;
+  std::atomic<std::uint64_t> next{1};
+  const auto body = [&next] {
+    return nlohmann::json{{"queue", "duel"}, {"players", {{{"id", next++}, {"mmr", 1500}}}}}.dump();
+  };
+  event_watcher watcher(server.http_port());
+  {
+    std::atomic<std::uint64_t> created{0};
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> threads;
+    const std::uint64_t events_before = watcher.events;
+    const double t0 = bench::now_s();
+    for (int c = 0; c < clients; ++c)
+      threads.emplace_back([&] {
+        httplib::Client http("127.0.0.1", server.http_port());
+        http.set_keep_alive(true);
+        http.set_tcp_nodelay(true);
+        while (!stop) {
+          auto r = http.Post("/api/tickets", body(), "application/json");
+          if (r && r->status == 201) ++created;
+        }
+      });
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+    stop = true;
+    for (auto& t : threads) t.join();
+    const double elapsed = bench::now_s() - t0;
+    std::this_thread::sleep_for(200ms);  // the last ticks and events
+    out.created_per_s = static_cast<double>(created) / elapsed;
+    out.events_per_s = static_cast<double>(watcher.events - events_before) / elapsed;
+    httplib::Client http("127.0.0.1", server.http_port());
+    auto r = http.Get("/api/queues");
+    if (r && r->status == 200)
+      out.matched_per_s =
+          nlohmann::json::parse(r->body)["queues"][0]["matched"].get<double>() / elapsed;
+  }
+  {
+    // Half load, paced: client c sends its k-th create at t0 + (k * clients + c) / rate.
+    out.half_rate = out.created_per_s / 2;
+    {
+      std::lock_guard lock(watcher.mutex);
+      watcher.timing = true;
+    }
+    std::mutex m;
+    std::atomic<std::uint64_t> sent{0};
+    std::vector<std::thread> threads;
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto until = t0 + std::chrono::duration<double>(seconds);
+    for (int c = 0; c < clients; ++c)
+      threads.emplace_back([&, c] {
+        httplib::Client http("127.0.0.1", server.http_port());
+        http.set_keep_alive(true);
+        http.set_tcp_nodelay(true);
+        std::vector<double> mine;
+        for (std::uint64_t k = 0;; ++k) {
+          const auto due =
+              t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                       std::chrono::duration<double>(
+                           static_cast<double>(k * static_cast<std::uint64_t>(clients) +
+                                               static_cast<std::uint64_t>(c)) /
+                           out.half_rate));
+          if (due >= until) break;
+          std::this_thread::sleep_until(due);
+          auto r = http.Post("/api/tickets", body(), "application/json");
+          if (r && r->status == 201) {
+            ++sent;
+            mine.push_back(
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - due)
+                    .count());
+          }
+        }
+        std::lock_guard lock(m);
+        out.create_ms.insert(out.create_ms.end(), mine.begin(), mine.end());
+      });
+    for (auto& t : threads) t.join();
+    out.half_achieved = static_cast<double>(sent) / seconds;
+    std::this_thread::sleep_for(200ms);
+    std::lock_guard lock(watcher.mutex);
+    out.event_ms = watcher.delays_ms;
+  }
+  out.events_cut = watcher.cut;
   server.stop();
   for (const char* f : {"/tmp/mm_session_service_bench.db", "/tmp/mm_session_service_bench.db-wal",
                         "/tmp/mm_session_service_bench.db-shm"})
     std::remove(f);
   std::remove(config_file.c_str());
-  return {static_cast<double>(created) / elapsed, matched / elapsed};
+  return out;
 }
 
 }  // namespace
@@ -352,11 +476,24 @@ int main(int argc, char** argv) {
               load);
   bench::emit(bench_name, "tick_to_notification_p99_ms", percentile(half.delays_ms, 0.99), "ms",
               load);
-  const auto [http_created, http_matched] = through_http(seconds, 4);
-  bench::emit(bench_name, "session_tickets_per_s", http_created, "tickets/s",
+  const http_run http = through_http(seconds, 4);
+  bench::emit(bench_name, "session_tickets_per_s", http.created_per_s, "tickets/s",
               "\"path\": \"http\", \"clients\": 4");
-  bench::emit(bench_name, "http_matched_per_s", http_matched, "tickets/s", "\"clients\": 4");
-  bench::emit(bench_name, "http_vs_actor", http_created / one.tickets_per_s, "ratio");
+  bench::emit(bench_name, "http_matched_per_s", http.matched_per_s, "tickets/s", "\"clients\": 4");
+  bench::emit(bench_name, "http_vs_actor", http.created_per_s / one.tickets_per_s, "ratio");
+  // The paced phase's figures count only when its clients kept the pace.
+  const bool kept_pace = http.half_achieved >= 0.95 * http.half_rate;
+  const std::string paced = "\"tickets_per_s\": " + std::to_string(http.half_achieved) +
+                            ", \"asked_per_s\": " + std::to_string(http.half_rate) +
+                            ", \"kept_pace\": " + (kept_pace ? "true" : "false");
+  bench::emit(bench_name, "http_create_p50_ms", percentile(http.create_ms, 0.5), "ms", paced);
+  bench::emit(bench_name, "http_create_p99_ms", percentile(http.create_ms, 0.99), "ms", paced);
+  bench::emit(bench_name, "websocket_events_per_s", http.events_per_s, "events/s",
+              std::string("\"cut_off\": ") + (http.events_cut ? "true" : "false"));
+  bench::emit(bench_name, "event_commit_to_client_p50_ms", percentile(http.event_ms, 0.5), "ms",
+              paced);
+  bench::emit(bench_name, "event_commit_to_client_p99_ms", percentile(http.event_ms, 0.99), "ms",
+              paced);
   bench::emit(bench_name, "memory_per_waiting_ticket", memory_per_waiting_ticket(), "bytes");
   remove_database(journal_file);
   remove_database(journal_file + ".ids");

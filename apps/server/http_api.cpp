@@ -10,6 +10,7 @@
 #include "access.hpp"
 #include "api_routes.hpp"
 #include "dashboard_files.hpp"
+#include "event_api.hpp"
 #include "json_codec.hpp"
 #include "mm/storage/player_table.hpp"
 #include "session_api.hpp"
@@ -320,6 +321,7 @@ http_handlers api_handlers(http_context& ctx) {
   });
 
   add_session_routes(api, ctx);
+  add_event_routes(api, ctx);
 
   http_handlers h;
   h.admit = [routes](http_request& req) { return routes->admit(req); };
@@ -327,6 +329,7 @@ http_handlers api_handlers(http_context& ctx) {
     return routes->start(req, reply);
   };
   h.handle = [routes](http_request& req) { return routes->handle(req); };
+  h.upgrade = [&ctx](http_request& req) { return event_upgrade(ctx, req); };
   h.error = error_response;
   h.answered = [&ctx](int status) {
     if (status >= 500)

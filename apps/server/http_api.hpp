@@ -16,6 +16,7 @@
 #include "mm/actors/errors.hpp"
 #include "mm/actors/query_bridge.hpp"
 #include "mm/actors/session_bridge.hpp"
+#include "mm/actors/ticket_event_feed.hpp"
 #include "mm/storage/player_store.hpp"
 #include "server_config.hpp"
 
@@ -34,6 +35,8 @@ struct http_context {
   player_store& read_db;
   std::mutex read_db_mutex;
   http_counters counters;
+  // The ticket events (GET /api/events); none: the route answers 503.
+  actors::ticket_event_feed* events = nullptr;
 };
 
 http_handlers api_handlers(http_context& ctx);

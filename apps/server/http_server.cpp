@@ -4,9 +4,7 @@
 
 #include <algorithm>
 #include <array>
-#include <boost/asio.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
 #include <cctype>
 #include <future>
 #include <limits>
@@ -15,12 +13,10 @@
 #include <thread>
 #include <unordered_map>
 
-namespace mm::server {
+#include "http_server_impl.hpp"
+#include "websocket_session.hpp"
 
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace bhttp = boost::beast::http;
-using tcp = asio::ip::tcp;
+namespace mm::server {
 
 namespace {
 
@@ -95,40 +91,6 @@ std::string http_request::param(const std::string& name) const {
 
 class http_session;
 
-struct http_server::impl : std::enable_shared_from_this<http_server::impl> {
-  impl(http_limits l, http_handlers h) : limits(l), handlers(std::move(h)) {}
-
-  http_limits limits;
-  http_handlers handlers;
-  http_connection_stats stats;
-  // Replies that `start` took and has not sent yet (see http_reply::state).
-  std::atomic<std::uint64_t> replies_owed{0};
-
-  // Network thread only. Every open connection, and those waiting for a
-  // request head in the order they began to wait (the eviction order).
-  std::list<http_session*> all;
-  std::list<http_session*> waiting;
-  std::unordered_map<std::string, std::uint32_t> per_address;
-
-  std::unique_ptr<asio::thread_pool> handler_pool;  // `threads` handler threads
-  std::thread network_thread;
-  bool running = false;
-  bool accepting = true;  // network thread: false once stopping
-  // Declared last, destroyed first: the handlers it still holds release their
-  // sessions while the bookkeeping above is alive.
-  asio::io_context io{1};
-  // Keeps the network thread running while nothing is pending, so that stop()
-  // can always post to it.
-  asio::executor_work_guard<asio::io_context::executor_type> keep_running{io.get_executor()};
-  tcp::acceptor acceptor{io};
-  asio::steady_timer retry_accept{io};
-
-  void run_network();
-  void accept();
-  void admit_connection(tcp::socket socket);
-  bool evict_one(const std::string* address);
-};
-
 // What a deferred reply needs: the server (kept alive, so a reply that comes
 // after stop() gave up on it finds a stopped io_context rather than freed
 // memory) and its connection. Declared in this order so that the connection
@@ -163,13 +125,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
   // the socket (pending reads and writes then end with operation_aborted).
   void close() {
     if (closed_) return;
-    closed_ = true;
-    stop_waiting();
-    srv_.all.erase(at_);
-    if (const auto it = srv_.per_address.find(address_);
-        it != srv_.per_address.end() && --it->second == 0)
-      srv_.per_address.erase(it);
-    --srv_.stats.open;
+    forget();
     beast::error_code ec;
     stream_.socket().close(ec);
   }
@@ -182,6 +138,17 @@ class http_session : public std::enable_shared_from_this<http_session> {
   void stop_waiting() {
     if (waiting_at_) srv_.waiting.erase(*waiting_at_);
     waiting_at_.reset();
+  }
+
+  // Leaves the server's bookkeeping (the socket is closed, or taken).
+  void forget() {
+    closed_ = true;
+    stop_waiting();
+    srv_.all.erase(at_);
+    if (const auto it = srv_.per_address.find(address_);
+        it != srv_.per_address.end() && --it->second == 0)
+      srv_.per_address.erase(it);
+    --srv_.stats.open;
   }
 
   // Counts a timeout; every other failure of a read or write just ends the
@@ -247,6 +214,11 @@ class http_session : public std::enable_shared_from_this<http_session> {
     // An answer from the head keeps the connection when no body is left unread.
     if (auto answer = srv_.handlers.admit(req_))
       return send(std::move(*answer), !parser_->is_done());
+    if (srv_.handlers.upgrade && beast::websocket::is_upgrade(head)) {
+      websocket_answer ws = srv_.handlers.upgrade(req_);
+      if (ws.refusal) return send(std::move(*ws.refusal), true);
+      if (ws.feed) return become_websocket(std::move(ws.feed));
+    }
     if (parser_->chunked() || head.count(bhttp::field::transfer_encoding) != 0)
       return refuse(411,
                     "send the body with a Content-Length (chunked bodies are not accepted; "
@@ -322,6 +294,22 @@ class http_session : public std::enable_shared_from_this<http_session> {
                    self->send(std::move(res), false);
                  });
                });
+  }
+
+  // Hands the connection to a WebSocket session; this one ends without
+  // closing the socket. (A client sends nothing before the handshake's
+  // answer, so no byte is left in the buffer.)
+  void become_websocket(std::shared_ptr<websocket_feed> feed) {
+    if (srv_.websockets.size() >= srv_.limits.max_websockets) {
+      ++srv_.stats.refused;
+      feed->closed();
+      return refuse(503, "too many WebSocket connections (http.max_websockets): try again later");
+    }
+    auto handshake = parser_->release();
+    beast::tcp_stream stream = std::move(stream_);
+    forget();
+    if (srv_.handlers.answered) srv_.handlers.answered(101);
+    start_websocket(srv_, std::move(stream), std::move(handshake), std::move(feed));
   }
 
   void refuse(int status, const std::string& message) {
@@ -537,6 +525,7 @@ void http_server::stop() {
     s.accepting = false;
     // Connections waiting for a request have nothing in progress: close now.
     while (!s.waiting.empty()) s.waiting.front()->close();
+    close_websockets(s);
     closed.set_value();
   });
   closed.get_future().wait();
@@ -547,7 +536,7 @@ void http_server::stop() {
       std::chrono::steady_clock::now() + s.limits.body_timeout + std::chrono::seconds(1);
   while (std::chrono::steady_clock::now() < deadline) {
     std::promise<std::size_t> open;
-    asio::post(s.io, [&s, &open] { open.set_value(s.all.size()); });
+    asio::post(s.io, [&s, &open] { open.set_value(s.all.size() + s.websockets.size()); });
     if (open.get_future().get() == 0 && s.replies_owed == 0) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }

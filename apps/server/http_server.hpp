@@ -55,6 +55,12 @@ struct http_limits {
   // While a deferred reply is owed, the network thread polls for it this long
   // before it sleeps (0: never polls).
   std::chrono::microseconds reply_spin{200};
+  // WebSocket connections (http_handlers::upgrade): how many may be open, the
+  // largest message a client may send, and how long one may be silent (the
+  // server pings it at half that time; a peer that answers nothing is closed).
+  std::uint32_t max_websockets = 1024;
+  std::uint32_t max_websocket_message_bytes = 4096;
+  std::chrono::milliseconds websocket_idle_timeout{60'000};
 };
 
 struct http_request {
@@ -97,7 +103,39 @@ struct http_connection_stats {
   std::atomic<std::uint64_t> refused{
       0};  // 503 (every connection busy), or not accepted (no file descriptor left)
   std::atomic<std::uint64_t> timed_out{0};
-  std::atomic<std::uint64_t> malformed{0};  // not HTTP, or a head over the limit
+  std::atomic<std::uint64_t> malformed{0};   // not HTTP, or a head over the limit
+  std::atomic<std::uint64_t> websockets{0};  // WebSocket connections open now (not in `open`)
+};
+
+// What a WebSocket connection carries, after `http_handlers::upgrade` took
+// it. The server calls it on its network thread only, one call at a time,
+// and sends a step's messages in order before it asks for more.
+class websocket_feed {
+ public:
+  struct step {
+    std::vector<std::string> messages;  // text messages to send, in order
+    // Then close with this code and reason (at most 123 bytes).
+    std::optional<std::pair<std::uint16_t, std::string>> close;
+  };
+  virtual ~websocket_feed() = default;
+  // The handshake is done. `wake` (any thread, any number of times) makes the
+  // server call `next` soon on its network thread.
+  virtual step opened(std::function<void()> wake) = 0;
+  // Up to `max` messages to send now. With `max` 0 (a message is still being
+  // sent), only whether to close: a client too slow to take what it is owed.
+  virtual step next(std::size_t max) = 0;
+  // A text message from the client (at most max_websocket_message_bytes).
+  virtual step received(std::string_view text) = 0;
+  // The connection ended, either side. Called once, last.
+  virtual void closed() = 0;
+};
+
+// What `upgrade` decides for a WebSocket handshake: a feed, a refusal, or
+// neither (the route is not a WebSocket one: the request is served as plain
+// HTTP).
+struct websocket_answer {
+  std::shared_ptr<websocket_feed> feed;
+  std::optional<http_response> refusal;
 };
 
 // The answer to a request that a handler finishes later, from any thread,
@@ -129,11 +167,12 @@ struct http_handlers {
   std::function<http_response(http_request&)> handle;
   // The answer for the server's own refusals (400, 408, 411, 413, 431, 500, 503).
   std::function<http_response(int status, const std::string& message)> error;
+  // A WebSocket handshake (a GET with Upgrade: websocket) that `admit` let
+  // through: on the network thread, must not block. Unset: no WebSockets.
+  std::function<websocket_answer(http_request&)> upgrade;
   // Every answer sent (for counters); on the network thread.
   std::function<void(int status)> answered;
 };
-
-class http_session;
 
 class http_server {
  public:
@@ -152,10 +191,11 @@ class http_server {
 
   const http_connection_stats& stats() const;
 
- private:
-  friend class http_session;  // one connection (http_server.cpp)
-  friend class http_reply;
+  // The server's insides (http_server_impl.hpp), for its connections' code.
   struct impl;
+
+ private:
+  friend class http_reply;
   std::shared_ptr<impl> impl_;  // shared with replies still owed
 };
 

@@ -188,6 +188,12 @@ int run(const server::server_config& c) {
           std::to_string(back.unreadable) + " unreadable; " + std::to_string(r.lobbies.size()) +
           " lobbies back");
   }
+  // The events of the last run stay readable from their sequence numbers.
+  auto events = std::make_shared<actors::ticket_event_feed>(
+      actors::ticket_event_feed::limits{c.sessions.max_outcomes, c.sessions.outcome_retention});
+  events->append(sessions.restored.events);
+  sessions.restored.events.clear();
+  sessions.events = events;
   auto session_service = sys.spawn(actors::session_service, sessions);
   {
     std::string list;
@@ -284,6 +290,7 @@ int run(const server::server_config& c) {
   actors::session_bridge session_bridge(
       sys, caf::actor_cast<actors::session_interfaces::service>(session_service), timeout);
   server::http_context ctx{c, bridge, queries, session_bridge, *db, {}, *read_db, {}, {}};
+  ctx.events = events.get();
   // Every connection is a file descriptor: take what the system allows.
   const std::uint64_t files = server::raise_open_file_limit();
   if (files != 0 && files < c.http.max_connections + 256)
@@ -311,6 +318,7 @@ int run(const server::server_config& c) {
 
   say("matchmakerd: stopping (writing snapshots)");
   session_bridge.release_waiters();  // long-polls answered now: nothing holds the stop
+  events->close();
   http.stop();
   if (load) self->send_exit(load, caf::exit_reason::user_shutdown);
   if (actor_port) actor_port->close();

@@ -115,6 +115,11 @@ const std::vector<key_spec>& keys() {
       MM_HTTP_DURATION(body_timeout, "time to send a request's body, and to take its answer"),
       MM_HTTP_COUNT(keep_alive_requests, 1, "requests one connection may make before it is closed"),
       MM_HTTP_COUNT(max_header_bytes, 1024, "a larger request head gets 431"),
+      MM_HTTP_COUNT(max_websockets, 1, "WebSocket connections open at most (503 past it)"),
+      MM_HTTP_COUNT(max_websocket_message_bytes, 256,
+                    "a larger message from a WebSocket client closes it (1009)"),
+      MM_HTTP_DURATION(websocket_idle_timeout,
+                       "a WebSocket silent this long is closed (pinged at half of it)"),
 #undef MM_HTTP_COUNT
 #undef MM_HTTP_DURATION
       {"http.max_batch", K::integer, std::to_string(d.http_max_batch), "players per upsert request",

@@ -50,6 +50,11 @@ struct session_settings {
   std::uint32_t max_lobbies_per_credential = 10'000;
   std::uint32_t max_lobby_players = 1000;
   std::uint32_t max_lobby_party = 64;
+  // Followers of the ticket events (GET /api/events; http.max_websockets
+  // bounds the WebSockets in all).
+  std::uint32_t event_connections_per_credential = 64;  // WebSockets and waiting long-polls
+  std::uint32_t event_subscriptions = 16;               // queue subscriptions per WebSocket
+  std::uint32_t event_backlog = 4096;  // events owed to a WebSocket before it is cut off
 };
 
 // [{"name", "latitude", "longitude", "region", "latency_map"?}]: a

@@ -66,6 +66,13 @@ std::vector<key_spec> with_session_keys(std::vector<key_spec> keys) {
                        "lobbies one token may hold, registered or created by its finds"),
       MM_SESSION_COUNT(max_lobby_players, 1, "a lobby's max_players at most"),
       MM_SESSION_COUNT(max_lobby_party, 1, "a lobby find's party_size at most"),
+      MM_SESSION_COUNT(event_connections_per_credential, 1,
+                       "followers of the ticket events one token may hold (WebSockets and "
+                       "waiting long-polls; 429 past it)"),
+      MM_SESSION_COUNT(event_subscriptions, 1, "queue subscriptions one WebSocket may hold"),
+      MM_SESSION_COUNT(event_backlog, 16,
+                       "events owed to a WebSocket client before it is cut off as too slow "
+                       "(close code 4008)"),
 #undef MM_SESSION_COUNT
   };
   for (auto& k : sessions) keys.push_back(std::move(k));

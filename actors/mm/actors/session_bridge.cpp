@@ -182,4 +182,14 @@ void session_bridge::release_waiters() {
   caf::anon_send(actor_, release_atom::value);
 }
 
+void session_bridge::run_later(std::chrono::milliseconds delay, std::function<void()> work) {
+  session_bridge_call now{
+      [work](caf::event_based_actor*, const session_interfaces::service&) { work(); }};
+  if (delay.count() <= 0) return caf::anon_send(actor_, std::move(now));
+  caf::anon_send(actor_, session_bridge_call{[delay, now](caf::event_based_actor* self,
+                                                          const session_interfaces::service&) {
+                   self->delayed_send(self, delay, now);
+                 }});
+}
+
 }  // namespace mm::actors

@@ -94,6 +94,10 @@ class session_bridge {
   // server is stopping).
   void release_waiters();
 
+  // Runs `work` on the bridge's actor after `delay` (0: as soon as it can).
+  // It must not block. Work still waiting when the bridge stops never runs.
+  void run_later(std::chrono::milliseconds delay, std::function<void()> work);
+
  private:
   caf::actor actor_;
   std::chrono::milliseconds timeout_;

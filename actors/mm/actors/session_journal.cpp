@@ -171,6 +171,23 @@ session_journal_contents load_session_journal(player_store& store, const std::st
     o->credential = it->credential;
     out.retained.push_back(std::move(*o));
   }
+  // The events, for those who follow them from a sequence number of the last run.
+  journal_read events;
+  events.retained_since_unix_ms = std::numeric_limits<std::int64_t>::max();
+  events.events_after = rows.last_seq > max_retained ? rows.last_seq - max_retained : 0;
+  events.max_events = max_retained;
+  for (const auto& row : store.read_journal(service, events).events) {
+    if (row.at_unix_ms < r.retained_since_unix_ms) continue;
+    auto o = decode_outcome(row.event);
+    if (!o) {
+      ++out.unreadable;
+      continue;
+    }
+    o->credential = row.credential;
+    o->seq = row.seq;
+    o->at_unix_ms = row.at_unix_ms;
+    out.events.push_back(std::move(*o));
+  }
   return out;
 }
 

@@ -123,6 +123,7 @@ std::vector<std::string> split_queues(const std::string& text);
 struct session_journal_contents {
   std::vector<durable_ticket> waiting;   // created_ms relative to the new epoch
   std::vector<ticket_outcome> retained;  // oldest first, with their credentials
+  std::vector<ticket_outcome> events;    // the newest events (at most max_retained), oldest first
   std::uint64_t last_seq = 0;
   std::size_t unreadable = 0;  // rows that did not decode (left in the store)
 };

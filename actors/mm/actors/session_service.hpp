@@ -37,6 +37,7 @@
 #include "mm/actors/session_queue_registry.hpp"
 #include "mm/actors/session_queue_supervisor.hpp"
 #include "mm/actors/ticket_book.hpp"
+#include "mm/actors/ticket_event_feed.hpp"
 
 namespace mm::actors {
 
@@ -64,6 +65,8 @@ struct session_service_config {
   std::size_t max_outcomes = 100'000;
   std::size_t journal_batch = 4096;
   bool detached_journal = true;  // false on the deterministic test scheduler
+  // Where every committed event goes, for those who follow them (none: nobody).
+  std::shared_ptr<ticket_event_feed> events;
 };
 
 using session_restart_atom = caf::atom_constant<caf::atom("sesrestart")>;
