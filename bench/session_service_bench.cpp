@@ -299,7 +299,7 @@ struct http_run {
   std::vector<double> event_ms;                 // commit (at_unix_ms) to the client, paced phase
 };
 
-double unix_ms_now() {
+double wall_ms_now() {
   return static_cast<double>(std::chrono::duration_cast<std::chrono::microseconds>(
                                  std::chrono::system_clock::now().time_since_epoch())
                                  .count()) /
@@ -331,7 +331,7 @@ struct event_watcher {
           }
           continue;
         }
-        const double now = unix_ms_now();
+        const double now = wall_ms_now();
         const auto m = nlohmann::json::parse(*text, nullptr, false);
         if (!m.is_object() || m.value("type", "") != "event") continue;
         ++events;

@@ -10,6 +10,7 @@
 
 #include "http_server.hpp"
 #include "raw_http.hpp"
+#include "toy_handlers.hpp"
 
 using namespace mm::server;
 using mm::test::raw_connection;
@@ -60,12 +61,7 @@ struct toy_service {
       r.body = req.method + " " + req.path + " " + req.param("q") + " " + req.body;
       return r;
     };
-    h.error = [](int status, const std::string& message) {
-      http_response r;
-      r.status = status;
-      r.body = message;
-      return r;
-    };
+    h.error = mm::test::plain_error;
     return h;
   }
   void wait_holding(int n) {

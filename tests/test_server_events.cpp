@@ -173,8 +173,19 @@ TEST_CASE("event WebSockets: no token 401, another site's page 403, per-token ca
   event_client two(as(s, test_token));
   CHECK(refused(as(s, test_token)) == 429);
   CHECK(refused(as(s, other_test_token)) == 0);  // another token has its own share
-  // The server serves on.
+  // The server serves on, and counts its followers.
   CHECK(s.get_json("/api/queues", view_token)["queues"].size() == 2);
+  // (The other token's connection closes on the server a moment after its client.)
+  std::string metrics;
+  for (int i = 0; i < 100; ++i) {
+    const auto r = s.get("/metrics", view_token);
+    REQUIRE(r);
+    metrics = r->body;
+    if (metrics.find("mm_session_event_followers 2") != std::string::npos) break;
+    std::this_thread::sleep_for(50ms);  // polling a process
+  }
+  CHECK(metrics.find("mm_http_websockets_open 2") != std::string::npos);
+  CHECK(metrics.find("mm_session_event_followers 2") != std::string::npos);
 }
 
 TEST_CASE("mmctl ticket watch follows a ticket to its match", "[server][mmctl][events]") {

@@ -8,6 +8,7 @@
 
 #include "client/event_client.hpp"
 #include "http_server.hpp"
+#include "toy_handlers.hpp"
 
 using namespace mm::server;
 using namespace std::chrono_literals;
@@ -70,12 +71,7 @@ struct toy_server {
       r.body = "plain " + req.path;
       return r;
     };
-    h.error = [](int status, const std::string& message) {
-      http_response r;
-      r.status = status;
-      r.body = message;
-      return r;
-    };
+    h.error = mm::test::plain_error;
     h.upgrade = [this](http_request& req) -> websocket_answer {
       if (req.path == "/refused") {
         http_response r;

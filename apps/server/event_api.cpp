@@ -226,6 +226,17 @@ struct event_poll {
   }
 };
 
+// A follower of the caller's credential, or 429 at the per-token cap.
+std::uint64_t follow(const http_context& ctx, ticket_event_feed& feed,
+                     const std::optional<std::string>& credential, std::function<void()> wake) {
+  const auto cap = ctx.config.sessions.event_connections_per_credential;
+  const auto follower = feed.subscribe(credential, std::move(wake), cap);
+  if (!follower)
+    throw http_error(429, "this token follows the events on " + std::to_string(cap) +
+                              " connections already (sessions.event_connections_per_credential)");
+  return *follower;
+}
+
 ticket_event_feed& feed_of(const http_context& ctx) {
   if (!ctx.events) throw http_error(503, "the ticket events are not served by this server");
   return *ctx.events;
@@ -250,17 +261,9 @@ void add_event_routes(api_routes& api, http_context& ctx) {
     const auto credential = filter.credential;
     auto poll = std::make_shared<event_poll>(feed, std::move(filter), after, limit, reply);
     actors::session_bridge& bridge = ctx.sessions;
-    const auto follower = feed.subscribe(
-        credential,
-        [poll, &bridge] {
-          bridge.run_later(std::chrono::milliseconds(0), [poll] { poll->try_answer(false); });
-        },
-        ctx.config.sessions.event_connections_per_credential);
-    if (!follower)
-      throw http_error(429,
-                       "this token follows the events on " +
-                           std::to_string(ctx.config.sessions.event_connections_per_credential) +
-                           " connections already (sessions.event_connections_per_credential)");
+    const std::uint64_t follower = follow(ctx, feed, credential, [poll, &bridge] {
+      bridge.run_later(std::chrono::milliseconds(0), [poll] { poll->try_answer(false); });
+    });
     {
       std::lock_guard lock(poll->mutex);
       poll->follower = follower;
@@ -286,16 +289,9 @@ websocket_answer event_upgrade(http_context& ctx, http_request& req) {
     event_filter filter = filter_of(ctx, req);
     const std::uint64_t after = after_of(req, feed);
     auto wake = std::make_shared<event_wake>();
-    const auto follower = feed.subscribe(
-        filter.credential, [wake] { (*wake)(); },
-        ctx.config.sessions.event_connections_per_credential);
-    if (!follower)
-      throw http_error(429,
-                       "this token follows the events on " +
-                           std::to_string(ctx.config.sessions.event_connections_per_credential) +
-                           " connections already (sessions.event_connections_per_credential)");
+    const std::uint64_t follower = follow(ctx, feed, filter.credential, [wake] { (*wake)(); });
     return {make_event_socket(feed, std::move(filter), after, ctx.config.sessions, std::move(wake),
-                              *follower),
+                              follower),
             std::nullopt};
   } catch (const bad_request& e) {
     return {nullptr, error_response(400, e.what())};

@@ -142,6 +142,7 @@ http_handlers api_handlers(http_context& ctx) {
     text += render_session_metrics(
         queues ? *queues : std::vector<actors::session_queue_report>{},
         lobbies ? std::optional<actors::lobbies_report>(*lobbies) : std::nullopt);
+    if (ctx.events) text += render_event_metrics(*ctx.events);
     res.set_content(text, "text/plain; version=0.0.4");
   });
   api.get("/api/config", role::view, [&ctx](auto& req, auto& res) {

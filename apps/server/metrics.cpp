@@ -246,6 +246,10 @@ std::string render_metrics(const std::vector<matchmaker_figures>& all,
     w.sample("mm_http_connections_total", "outcome=\"refused\"", c->refused.load());
     w.sample("mm_http_connections_total", "outcome=\"timed_out\"", c->timed_out.load());
     w.sample("mm_http_connections_total", "outcome=\"malformed\"", c->malformed.load());
+    w.family("mm_http_websockets_open", "gauge",
+             "WebSocket connections open now (GET /api/events; not in "
+             "mm_http_connections_open).");
+    w.sample("mm_http_websockets_open", "", c->websockets.load());
   }
   if (http.actor_port) {
     const actors::port_guard_counters g = http.actor_port();
@@ -266,6 +270,20 @@ std::string render_metrics(const std::vector<matchmaker_figures>& all,
              "actor runtime may stop or notify the server's actors).");
     w.sample("mm_actor_port_dropped_messages_total", "", g.dropped_runtime_messages);
   }
+  return w.str();
+}
+
+std::string render_event_metrics(const actors::ticket_event_feed& feed) {
+  writer w;
+  w.family("mm_session_events_held", "gauge",
+           "Ticket events held for followers to resume from (sessions.max_outcomes, "
+           "sessions.outcome_retention).");
+  w.sample("mm_session_events_held", "", feed.size());
+  w.family("mm_session_event_followers", "gauge",
+           "Followers of the ticket events now: WebSockets and waiting long-polls.");
+  w.sample("mm_session_event_followers", "", feed.followers());
+  w.family("mm_session_event_last_seq", "counter", "The newest ticket event's sequence number.");
+  w.sample("mm_session_event_last_seq", "", feed.last_seq());
   return w.str();
 }
 

@@ -13,6 +13,7 @@
 #include "mm/actors/messages.hpp"
 #include "mm/actors/port_guard.hpp"
 #include "mm/actors/session_messages.hpp"
+#include "mm/actors/ticket_event_feed.hpp"
 
 namespace mm::server {
 
@@ -37,5 +38,8 @@ std::string render_metrics(const std::vector<matchmaker_figures>& all,
 // they did not answer).
 std::string render_session_metrics(const std::vector<actors::session_queue_report>& queues,
                                    const std::optional<actors::lobbies_report>& lobbies);
+
+// The ticket events' feed: events held, followers, the last sequence number.
+std::string render_event_metrics(const actors::ticket_event_feed& feed);
 
 }  // namespace mm::server

@@ -51,16 +51,18 @@ void flush(session_journal_pointer self) {
     e.at_unix_ms = now;
     events.push_back(std::move(e));
   }
+  // A waiting event's row holds no bytes (its ticket row says it all); an
+  // outcome's row holds the outcome's bytes, encoded once for both rows.
+  for (const auto& e : events) batch.events.push_back({e.seq, e.ticket, {}, e.queue, now, {}});
   for (const auto& f : finishes) {
     ticket_outcome e = f.outcome;
     e.seq = ++seq;
     e.at_unix_ms = now;
-    const std::string bytes = encode_outcome(e);
+    std::string bytes = encode_outcome(e);
     batch.finished.push_back({e.ticket, {}, static_cast<std::uint8_t>(e.state), now, bytes});
+    batch.events.push_back({e.seq, e.ticket, {}, e.queue, now, std::move(bytes)});
     events.push_back(std::move(e));
   }
-  for (const auto& e : events)
-    batch.events.push_back({e.seq, e.ticket, e.credential, e.queue, now, encode_outcome(e)});
   try {
     if (st.config.store) st.config.store->write_journal(st.config.service, batch);
   } catch (const mm::error& e) {
@@ -178,7 +180,12 @@ session_journal_contents load_session_journal(player_store& store, const std::st
   events.max_events = max_retained;
   for (const auto& row : store.read_journal(service, events).events) {
     if (row.at_unix_ms < r.retained_since_unix_ms) continue;
-    auto o = decode_outcome(row.event);
+    auto o = row.event.empty() ? std::optional<ticket_outcome>(ticket_outcome{})
+                               : decode_outcome(row.event);
+    if (o && row.event.empty()) {  // a creation: waiting in its (first) queue
+      o->queue = row.queue;
+      o->ticket = row.ticket;
+    }
     if (!o) {
       ++out.unreadable;
       continue;

@@ -67,6 +67,11 @@ database::database(const std::string& path, database_options o) : path_(path), d
       db_.exec("PRAGMA synchronous = FULL");
     }
     db_.exec("PRAGMA foreign_keys = ON");
+    // Pages read through a shared memory map rather than copied by read(),
+    // and up to 16 MiB of them cached per connection (SQLite's default, 2 MiB,
+    // made the ticket journal's writer re-read its tables' pages under load).
+    db_.exec("PRAGMA mmap_size = 268435456");
+    db_.exec("PRAGMA cache_size = -16384");
     version_ = read_version();
   } catch (const SQLite::Exception& e) {
     throw store_error("cannot use database '" + path + "': " + e.what());

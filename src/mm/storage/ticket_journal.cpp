@@ -57,17 +57,18 @@ void write_journal(database& db, const std::string& service, const journal_batch
       }
     }
     if (!b.events.empty()) {
+      // The credential is the ticket row's, joined when the events are read
+      // (a lookup per row here cost the writer a tenth of its time).
       SQLite::Statement q(db.sql(),
                           "INSERT INTO session_ticket_events (service, seq, ticket_id, credential, "
-                          "queue, at, event) SELECT ?, ?, ticket_id, credential, ?, ?, ? FROM "
-                          "session_ticket_journal WHERE ticket_id = ?");
+                          "queue, at, event) VALUES (?, ?, ?, '', ?, ?, ?)");
       for (const auto& e : b.events) {
         q.bind(1, service);
         q.bind(2, signed_id(e.seq));
-        q.bind(3, e.queue);
-        q.bind(4, e.at_unix_ms);
-        q.bind(5, e.event.data(), static_cast<int>(e.event.size()));
-        q.bind(6, signed_id(e.ticket));
+        q.bind(3, signed_id(e.ticket));
+        q.bind(4, e.queue);
+        q.bind(5, e.at_unix_ms);
+        q.bind(6, e.event.data(), static_cast<int>(e.event.size()));
         q.exec();
         q.reset();
       }
@@ -111,8 +112,10 @@ journal_contents read_journal(database& db, const std::string& service, const jo
     last.bind(1, service);
     if (last.executeStep()) out.last_seq = static_cast<std::uint64_t>(last.getColumn(0).getInt64());
     SQLite::Statement e(db.sql(),
-                        "SELECT seq, ticket_id, credential, queue, at, event FROM "
-                        "session_ticket_events WHERE service = ? AND seq > ? ORDER BY seq LIMIT ?");
+                        "SELECT e.seq, e.ticket_id, coalesce(j.credential, e.credential), "
+                        "e.queue, e.at, e.event FROM session_ticket_events e LEFT JOIN "
+                        "session_ticket_journal j ON j.ticket_id = e.ticket_id "
+                        "WHERE e.service = ? AND e.seq > ? ORDER BY e.seq LIMIT ?");
     e.bind(1, service);
     e.bind(2, signed_id(r.events_after));
     e.bind(3, static_cast<std::int64_t>(r.max_events));

@@ -38,8 +38,8 @@ struct journal_outcome {
 struct journal_event {
   std::uint64_t seq = 0;
   std::uint64_t ticket = 0;
-  // Written from the ticket's row (which the batch or an earlier one wrote),
-  // whatever this holds; read back with the event.
+  // Ignored when written: read back from the ticket's row (which the batch
+  // or an earlier one wrote), while the store still holds it.
   std::string credential;
   std::string queue;
   std::int64_t at_unix_ms = 0;
