@@ -1,0 +1,358 @@
+// The group building of basic_session_queue (session_queue.hpp), part of
+// its member definitions: whether a ticket may join a group, the nearest
+// admitted candidates, teams and seats, and the datacenter of a group. The
+// match loop that uses them is in session_queue_impl.hpp, which includes
+// this file: a game with its own plug-in includes that one.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mm/session/session_queue.hpp"
+#include "mm/session/teams.hpp"
+
+namespace mm::session {
+
+namespace detail {
+
+inline constexpr double infinity = std::numeric_limits<double>::infinity();
+
+template <class Pairs>
+const typename Pairs::value_type::second_type* named(const Pairs& pairs, const std::string& name) {
+  for (const auto& [k, v] : pairs)
+    if (k == name) return &v;
+  return nullptr;
+}
+
+inline std::string player_field(std::size_t i, const std::string& rest) {
+  return "players[" + std::to_string(i) + "]" + rest;
+}
+
+inline bool nearer(const session_queue_candidate& a, const session_queue_candidate& b) {
+  return a.distance != b.distance ? a.distance < b.distance : a.tiebreak < b.tiebreak;
+}
+
+}  // namespace detail
+
+// Whether ticket `c` may join `g` now, and its distance to the group: the
+// sum over the rules of weight x distance. A rule that no longer filters
+// (seconds_until_optional) still adds its distance.
+template <session_plugin Plugin>
+bool basic_session_queue<Plugin>::admits(const group& g, const waiting_ticket& c, time_ms now,
+                                         double* distance) const {
+  if (g.players + c.players.size() > config_.max_players) return false;
+  const waiting_ticket& seed = tickets_[g.members.front()];
+  double total = 0;
+  for (std::size_t k = 0; k < config_.rules.size(); ++k) {
+    const rule& r = config_.rules[k];
+    const bool filters = g.filters[k];
+    double d = 0;
+    bool ok = true;
+    switch (r.kind) {
+      case rule_kind::difference: {
+        const double ref = r.reference == reference_value::seed
+                               ? seed.numbers[k]
+                               : g.sums[k] / static_cast<double>(g.members.size());
+        d = std::abs(c.numbers[k] - ref) / g.threshold[k];
+        ok = d <= 1;
+        break;
+      }
+      case rule_kind::equality:
+        ok = c.labels[k] == seed.labels[k];
+        d = ok ? 0 : 1;
+        break;
+      case rule_kind::intersection:
+        for (std::size_t m : g.members) {
+          const auto& a = tickets_[m].sets[k];
+          const auto& b = c.sets[k];
+          std::size_t shared = 0;
+          for (std::size_t i = 0, j = 0; i < a.size() && j < b.size();) {
+            if (a[i] < b[j]) {
+              ++i;
+            } else if (b[j] < a[i]) {
+              ++j;
+            } else {
+              ++shared, ++i, ++j;
+            }
+          }
+          if (shared < r.min_overlap) ok = false;
+        }
+        d = ok ? 0 : 1;
+        break;
+      case rule_kind::latency:
+      case rule_kind::team_balance:
+        continue;  // the datacenter check below; the whole group at the end
+    }
+    if (!ok && filters) return false;
+    total += r.weight * d;
+  }
+  // The datacenter: one within every member's threshold and the candidate's.
+  if (!g.worst_rtt.empty()) {
+    const double own = max_rtt(c, now);
+    double best = detail::infinity;
+    for (std::uint32_t d : g.dcs)
+      if (c.rtt[d] <= own) best = std::min(best, std::max(g.worst_rtt[d], c.rtt[d]));
+    if (best == detail::infinity && config_.latency) return false;
+    for (const rule& r : config_.rules)
+      if (r.kind == rule_kind::latency) {
+        // Within the ideal band no datacenter is nearer than another.
+        const auto& p = *config_.latency;
+        const double scale = std::isfinite(g.seed_max_rtt) ? g.seed_max_rtt : p.expand_ms;
+        total += r.weight * std::max(best, p.ideal_ms) / scale;
+      }
+  }
+  if (distance) *distance = total;
+  return true;
+}
+
+// The `want` nearest admitted tickets, nearest first (ties by the tickets'
+// tiebreak). With the index: outward from the seed's value of
+// the first difference rule, nearest value first. Every candidate's distance
+// is at least weight x |value - seed's| / threshold (the other terms are not
+// negative), so the scan stops at the rule's threshold while that rule
+// filters, and as soon as that bound exceeds the farthest of a full set of
+// candidates: what it returns is what scoring every ticket would return.
+template <session_plugin Plugin>
+auto basic_session_queue<Plugin>::rank_candidates(std::size_t seed, time_ms now,
+                                                  const std::vector<char>& taken, std::size_t want)
+    -> std::vector<candidate> {
+  group& g = rank_group_;
+  start_group(g, seed, now);
+  std::vector<candidate> best;  // a max-heap by nearer() while it fills
+  best.reserve(want + 1);
+  const auto offer = [&](const candidate& c) {
+    if (best.size() == want && !detail::nearer(c, best.front())) return;
+    best.push_back(c);
+    std::push_heap(best.begin(), best.end(), detail::nearer);
+    if (best.size() > want) {
+      std::pop_heap(best.begin(), best.end(), detail::nearer);
+      best.pop_back();
+    }
+  };
+  const auto consider = [&](std::size_t i, std::uint64_t tiebreak) {
+    double d = 0;
+    if (admits(g, tickets_[i], now, &d)) offer({d, tiebreak, i});
+  };
+  if (lanes_.empty()) {
+    for (std::size_t i = 0; i < tickets_.size(); ++i)
+      if (i != seed && !taken[i] && !tickets_[i].fast_track) consider(i, tickets_[i].tiebreak);
+  } else {
+    const auto k = static_cast<std::size_t>(primary_);
+    const rule& r = config_.rules[k];
+    const double threshold = g.threshold[k];
+    const bool filters = g.filters[k];
+    const double v = tickets_[seed].numbers[k];
+    // One lane per block of 64 datacenters the seed may play in (a
+    // candidate must be within its own threshold of one of the seed's), or
+    // the one lane of all tickets without a latency policy. Each lane is
+    // walked outward from v, passing over the entries that share no
+    // datacenter with the seed; the lanes are merged nearest value first,
+    // and a ticket in several lanes is considered once (its stamp).
+    struct walk {
+      value_lane* lane;
+      std::uint64_t datacenters;  // the seed's, in the lane's block
+      std::size_t up, down;       // the next alive position above; one past the next below
+    };
+    std::vector<walk> walks;
+    for (std::size_t l = 0; l < lanes_.size(); ++l) {
+      std::uint64_t mask = ~std::uint64_t{0};
+      if (config_.latency) {
+        mask = 0;
+        for (std::uint32_t d : g.dcs)
+          if (d / 64 == l) mask |= std::uint64_t{1} << (d % 64);
+        if (mask == 0) continue;
+      }
+      value_lane& lane = lanes_[l];
+      // From the seed's own entry (the ones of equal value below it are
+      // the down walk's first steps), else from where its value would be.
+      const std::size_t at = !lane_position_.empty() && lane_position_[seed] != value_lane::npos
+                                 ? lane_position_[seed]
+                                 : lane.lower_bound(v);
+      walks.push_back({&lane, mask, lane.alive_from(at, taken), lane.alive_before(at, taken)});
+    }
+    ++stamp_;
+    for (;;) {
+      walk* next = nullptr;
+      bool next_up = false;
+      double next_gap = 0;
+      for (walk& w : walks) {
+        if (w.up < w.lane->size()) {
+          const double gap = (*w.lane)[w.up].value - v;
+          if (!next || gap < next_gap) next = &w, next_up = true, next_gap = gap;
+        }
+        if (w.down > 0) {
+          const double gap = v - (*w.lane)[w.down - 1].value;
+          if (!next || gap < next_gap) next = &w, next_up = false, next_gap = gap;
+        }
+      }
+      if (!next) break;
+      if (filters && next_gap > threshold) break;
+      if (best.size() == want && r.weight * next_gap / threshold > best.front().distance) break;
+      const value_lane::entry* e = nullptr;
+      if (next_up) {
+        e = &(*next->lane)[next->up];
+        next->up = next->lane->alive_from(next->up + 1, taken);
+      } else {
+        e = &(*next->lane)[next->down - 1];
+        next->down = next->lane->alive_before(next->down - 1, taken);
+      }
+      if ((e->datacenters & next->datacenters) == 0) continue;
+      const std::size_t i = e->ticket;
+      if (i == seed) continue;
+      if (walks.size() > 1) {
+        if (seen_[i] == stamp_) continue;
+        seen_[i] = stamp_;
+      }
+      if (rank_from_lane_) {
+        // What admits() would read is all in the entry: the party's size,
+        // the one rule's value, the datacenters (the mask, checked above).
+        if (g.players + e->players > config_.max_players) continue;
+        const double d = std::abs(e->value - v) / threshold;
+        offer({0.0 + r.weight * d, e->tiebreak, i});  // the very sum admits() makes
+      } else {
+        consider(i, e->tiebreak);
+      }
+    }
+  }
+  std::sort_heap(best.begin(), best.end(), detail::nearer);
+  return best;
+}
+
+template <session_plugin Plugin>
+void basic_session_queue<Plugin>::prefetch_seed(std::size_t i) const {
+  const waiting_ticket& t = tickets_[i];
+  __builtin_prefetch(t.numbers.data());
+  for (std::size_t d = 0; d < t.rtt.size(); d += 8) __builtin_prefetch(t.rtt.data() + d);
+  if (!lane_position_.empty() && lane_position_[i] != value_lane::npos)
+    lanes_[0].prefetch_around(lane_position_[i]);
+}
+
+template <session_plugin Plugin>
+auto basic_session_queue<Plugin>::make_group(const std::vector<std::size_t>& members,
+                                             time_ms now) const -> group {
+  group g;
+  start_group(g, members.front(), now);
+  for (std::size_t k = 1; k < members.size(); ++k) join(g, members[k], now);
+  return g;
+}
+
+template <session_plugin Plugin>
+void basic_session_queue<Plugin>::start_group(group& g, std::size_t seed_index, time_ms now) const {
+  g.members.clear();
+  g.players = 0;
+  g.dcs.clear();
+  const std::size_t n_rules = config_.rules.size(), n_dcs = latency_.datacenters().size();
+  g.sums.assign(n_rules, 0);
+  g.worst_rtt.assign(n_dcs, 0);
+  const waiting_ticket& seed = tickets_[seed_index];
+  const time_ms waited = now - seed.created;
+  g.threshold.resize(n_rules);
+  g.filters.resize(n_rules);
+  for (std::size_t k = 0; k < n_rules; ++k) {
+    g.threshold[k] = threshold_after(config_.rules[k], waited);
+    g.filters[k] = filters_after(config_.rules[k], waited);
+  }
+  g.seed_max_rtt = max_rtt(seed, now);
+  join(g, seed_index, now);
+}
+
+template <session_plugin Plugin>
+void basic_session_queue<Plugin>::join(group& g, std::size_t ticket, time_ms now) const {
+  const waiting_ticket& t = tickets_[ticket];
+  g.members.push_back(ticket);
+  g.players += static_cast<std::uint32_t>(t.players.size());
+  for (std::size_t k = 0; k < g.sums.size(); ++k) g.sums[k] += t.numbers[k];
+  const double own = max_rtt(t, now);
+  if (g.members.size() == 1) {
+    for (std::size_t d = 0; d < g.worst_rtt.size(); ++d) {
+      g.worst_rtt[d] = t.rtt[d];
+      if (t.rtt[d] <= own) g.dcs.push_back(static_cast<std::uint32_t>(d));
+    }
+    return;
+  }
+  // Only the datacenters still within every member's threshold matter: the
+  // others' worst RTT is never read again.
+  std::size_t kept = 0;
+  for (std::uint32_t d : g.dcs) {
+    g.worst_rtt[d] = std::max(g.worst_rtt[d], t.rtt[d]);
+    if (t.rtt[d] <= own) g.dcs[kept++] = d;
+  }
+  g.dcs.resize(kept);
+}
+
+template <session_plugin Plugin>
+std::vector<party_seat> basic_session_queue<Plugin>::seats(const group& g) const {
+  std::vector<party_seat> out;
+  for (std::size_t m : g.members) {
+    const waiting_ticket& t = tickets_[m];
+    double sum = 0;
+    for (double v : t.player_mmr) sum += v;
+    out.push_back({static_cast<std::uint32_t>(t.players.size()), sum});
+  }
+  return out;
+}
+
+template <session_plugin Plugin>
+bool basic_session_queue<Plugin>::teams_fit(const group& g, std::size_t ticket) const {
+  if (config_.teams == 0 || config_.split_parties || tickets_[ticket].players.size() == 1)
+    return true;  // the size check in admits() is all there is to it
+  auto s = seats(g);
+  const waiting_ticket& t = tickets_[ticket];
+  s.push_back({static_cast<std::uint32_t>(t.players.size()), 0});
+  return parties_fit(s, config_.teams, config_.team_size);
+}
+
+template <session_plugin Plugin>
+std::optional<std::vector<std::uint32_t>> basic_session_queue<Plugin>::assign(const group& g,
+                                                                              time_ms now) const {
+  if (g.players < config_.min_players) return std::nullopt;
+  // A datacenter within every ticket's threshold (a party that fills a match
+  // alone was never checked against one).
+  if (!has_datacenter(g)) return std::nullopt;
+  std::vector<double> mmr;
+  for (std::size_t m : g.members)
+    for (double v : tickets_[m].player_mmr) mmr.push_back(v);
+  if (config_.teams == 0) return std::vector<std::uint32_t>(mmr.size(), 0);
+  std::vector<std::uint32_t> team_of;
+  if (config_.split_parties) {
+    team_of = assign_players(mmr, config_.teams, config_.team_size);
+  } else {
+    const auto by_party = assign_parties(seats(g), config_.teams, config_.team_size);
+    if (!by_party) return std::nullopt;
+    for (std::size_t i = 0; i < g.members.size(); ++i)
+      team_of.insert(team_of.end(), tickets_[g.members[i]].players.size(), (*by_party)[i]);
+  }
+  const time_ms waited = now - tickets_[g.members.front()].created;
+  for (const rule& r : config_.rules)
+    if (r.kind == rule_kind::team_balance && filters_after(r, waited) &&
+        team_mean_gap(mmr, team_of, config_.teams) > threshold_after(r, waited))
+      return std::nullopt;
+  return team_of;
+}
+
+template <session_plugin Plugin>
+std::size_t basic_session_queue<Plugin>::pick_datacenter(const group& g) {
+  const std::size_t none = g.worst_rtt.size();  // the datacenters' count
+  std::size_t best = none;
+  double best_cost = detail::infinity;
+  std::uint64_t best_tie = 0;
+  const double ideal = config_.latency ? config_.latency->ideal_ms : 0;
+  // The datacenters within every member's threshold (without a policy, all).
+  for (const std::uint32_t d : g.dcs) {
+    // Within the ideal band every datacenter costs the same: ties are drawn.
+    const double cost = std::max(g.worst_rtt[d], ideal);
+    const std::uint64_t tie = rng_();
+    if (best == none || cost < best_cost || (cost == best_cost && tie < best_tie)) {
+      best = d;
+      best_cost = cost;
+      best_tie = tie;
+    }
+  }
+  return best;
+}
+
+}  // namespace mm::session
