@@ -104,16 +104,21 @@ TEST_CASE("the event feed drops events past its retention and wakes only their f
   ticket_event_feed feed({100, std::chrono::milliseconds(1000)});
   int woken_a = 0, woken_b = 0, woken_all = 0;
   const auto a = feed.subscribe(
-      std::string("a"), [&] { ++woken_a; }, 2);
+      std::string("a"), [&] { ++woken_a; }, 2, "a");
   const auto b = feed.subscribe(
-      std::string("b"), [&] { ++woken_b; }, 2);
+      std::string("b"), [&] { ++woken_b; }, 2, "b");
   const auto all = feed.subscribe(
-      std::nullopt, [&] { ++woken_all; }, 1);
+      std::nullopt, [&] { ++woken_all; }, 1, "admin-1");
   REQUIRE(a);
   REQUIRE(b);
   REQUIRE(all);
+  // The cap counts per caller: admin-1 is at its cap, admin-2 is not.
   CHECK(feed.subscribe(
-            std::nullopt, [] {}, 1) == std::nullopt);  // the cap per credential
+            std::nullopt, [] {}, 1, "admin-1") == std::nullopt);
+  const auto other_admin = feed.subscribe(
+      std::nullopt, [] {}, 1, "admin-2");
+  REQUIRE(other_admin);
+  feed.unsubscribe(*other_admin);
   feed.append({event(1, "a", "duel", 1'000), event(2, "a", "duel", 1'500)});
   CHECK(woken_a == 1);
   CHECK(woken_b == 0);
@@ -141,7 +146,7 @@ TEST_CASE("a WebSocket follower is cut off past its backlog and bounds its subsc
   limits.event_subscriptions = 2;
   auto wake = std::make_shared<mm::server::event_wake>();
   const auto id = feed.subscribe(
-      std::nullopt, [wake] { (*wake)(); }, 10);
+      std::nullopt, [wake] { (*wake)(); }, 10, "admin");
   REQUIRE(id);
   auto socket = mm::server::make_event_socket(feed, {}, 0, limits, wake, *id);
   int wakes = 0;

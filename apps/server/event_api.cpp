@@ -226,11 +226,13 @@ struct event_poll {
   }
 };
 
-// A follower of the caller's credential, or 429 at the per-token cap.
-std::uint64_t follow(const http_context& ctx, ticket_event_feed& feed,
+// A follower of the filter's credential (an admin's: every event), counted
+// against the caller's own token; 429 at the per-token cap.
+std::uint64_t follow(const http_context& ctx, const http_request& req, ticket_event_feed& feed,
                      const std::optional<std::string>& credential, std::function<void()> wake) {
   const auto cap = ctx.config.sessions.event_connections_per_credential;
-  const auto follower = feed.subscribe(credential, std::move(wake), cap);
+  const auto follower =
+      feed.subscribe(credential, std::move(wake), cap, caller_credential(ctx.config, req));
   if (!follower)
     throw http_error(429, "this token follows the events on " + std::to_string(cap) +
                               " connections already (sessions.event_connections_per_credential)");
@@ -261,7 +263,7 @@ void add_event_routes(api_routes& api, http_context& ctx) {
     const auto credential = filter.credential;
     auto poll = std::make_shared<event_poll>(feed, std::move(filter), after, limit, reply);
     actors::session_bridge& bridge = ctx.sessions;
-    const std::uint64_t follower = follow(ctx, feed, credential, [poll, &bridge] {
+    const std::uint64_t follower = follow(ctx, req, feed, credential, [poll, &bridge] {
       bridge.run_later(std::chrono::milliseconds(0), [poll] { poll->try_answer(false); });
     });
     {
@@ -289,7 +291,7 @@ websocket_answer event_upgrade(http_context& ctx, http_request& req) {
     event_filter filter = filter_of(ctx, req);
     const std::uint64_t after = after_of(req, feed);
     auto wake = std::make_shared<event_wake>();
-    const std::uint64_t follower = follow(ctx, feed, filter.credential, [wake] { (*wake)(); });
+    const std::uint64_t follower = follow(ctx, req, feed, filter.credential, [wake] { (*wake)(); });
     return {make_event_socket(feed, std::move(filter), after, ctx.config.sessions, std::move(wake),
                               follower),
             std::nullopt};

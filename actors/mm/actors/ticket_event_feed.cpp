@@ -61,17 +61,17 @@ ticket_event_feed::page ticket_event_feed::read_after(std::uint64_t after, const
 
 std::optional<std::uint64_t> ticket_event_feed::subscribe(std::optional<std::string> credential,
                                                           std::function<void()> wake,
-                                                          std::size_t max_for_credential) {
+                                                          std::size_t max_for_credential,
+                                                          const std::string& counted_as) {
   std::lock_guard lock(mutex_);
-  const std::string key = credential ? "c:" + *credential : std::string("*");
-  std::size_t& n = per_credential_[key];
+  std::size_t& n = per_credential_[counted_as];
   if (n >= max_for_credential) {
-    if (n == 0) per_credential_.erase(key);
+    if (n == 0) per_credential_.erase(counted_as);
     return std::nullopt;
   }
   ++n;
   const std::uint64_t id = next_follower_++;
-  followers_.emplace(id, follower{std::move(credential), std::move(wake)});
+  followers_.emplace(id, follower{std::move(credential), std::move(wake), counted_as});
   return id;
 }
 
@@ -79,8 +79,8 @@ void ticket_event_feed::unsubscribe(std::uint64_t id) {
   std::lock_guard lock(mutex_);
   const auto it = followers_.find(id);
   if (it == followers_.end()) return;
-  const std::string key = it->second.credential ? "c:" + *it->second.credential : std::string("*");
-  if (const auto n = per_credential_.find(key); n != per_credential_.end() && --n->second == 0)
+  if (const auto n = per_credential_.find(it->second.counted_as);
+      n != per_credential_.end() && --n->second == 0)
     per_credential_.erase(n);
   followers_.erase(it);
 }

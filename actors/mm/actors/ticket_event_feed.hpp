@@ -64,11 +64,12 @@ class ticket_event_feed {
   // At most `max` matching events after sequence number `after`.
   page read_after(std::uint64_t after, const event_filter& f, std::size_t max) const;
 
-  // A follower of one credential's events (none: of every event). Nothing
-  // when that credential already has `max_for_credential` followers.
+  // A follower of one credential's events (none: of every event), counted
+  // as `counted_as` (the caller's own credential; an admin's too, though it
+  // follows every event). Nothing when that count is at `max_for_credential`.
   std::optional<std::uint64_t> subscribe(std::optional<std::string> credential,
-                                         std::function<void()> wake,
-                                         std::size_t max_for_credential);
+                                         std::function<void()> wake, std::size_t max_for_credential,
+                                         const std::string& counted_as);
   void unsubscribe(std::uint64_t id);
 
   // The server stops: every follower is woken, and `closing` is true from
@@ -86,6 +87,7 @@ class ticket_event_feed {
   struct follower {
     std::optional<std::string> credential;
     std::function<void()> wake;
+    std::string counted_as;
   };
 
   const limits limits_;
