@@ -37,7 +37,11 @@ inline std::pair<int, std::string> run_binary(
 class live_server {
  public:
   // `patch` is merged into the base configuration (JSON merge patch).
-  explicit live_server(const json& patch = json::object(), std::uint32_t demo_players = 4000) {
+  // `with_log`: the server's log (stderr) comes with its output (read_line),
+  // for tests that look for a logged refusal.
+  explicit live_server(const json& patch = json::object(), std::uint32_t demo_players = 4000,
+                       bool with_log = false)
+      : with_stderr_(with_log) {
     config_ = {{"database", {{"path", dir_.file("mm.db")}}},
                {"demo", {{"players", demo_players}, {"queries_per_second", 0}}},
                {"instances", 2},
@@ -64,7 +68,8 @@ class live_server {
   void start() {
     std::ofstream(dir_.file("matchmakerd.json")) << config_.dump(2);
     proc_ = std::make_unique<child_process>(
-        std::vector<std::string>{MATCHMAKERD_BINARY, "--config", dir_.file("matchmakerd.json")});
+        std::vector<std::string>{MATCHMAKERD_BINARY, "--config", dir_.file("matchmakerd.json")},
+        with_stderr_);
     // The actor port's line (when published) comes before the HTTP line.
     for (std::string line = proc_->read_line(); !line.empty(); line = proc_->read_line()) {
       if (line.find("actor port listening on 127.0.0.1:") != std::string::npos)
@@ -98,6 +103,29 @@ class live_server {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));  // polling a process
     }
     FAIL("the matchmakers did not fill within 60 s");
+  }
+
+  // A node of a cluster: until it serves every one of `resources` ("mm-0",
+  // "sessions"), per GET /api/cluster.
+  void wait_until_serving(const std::vector<std::string>& resources,
+                          std::chrono::seconds limit = std::chrono::seconds(60)) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    std::string last;
+    while (std::chrono::steady_clock::now() < deadline) {
+      auto r = get("/api/cluster", view_token);
+      if (r && r->status == 200) {
+        const json c = json::parse(r->body);
+        last = c.dump();
+        std::size_t found = 0;
+        for (const auto& want : resources)
+          for (const auto& o : c.value("owned", json::array()))
+            found += o["resource"] == want && c.value("serving", false);
+        if (found == resources.size()) return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));  // polling a process
+    }
+    INFO(last);
+    FAIL("the node did not serve its resources in time");
   }
 
   int stop() { return proc_->stop(); }
@@ -155,6 +183,7 @@ class live_server {
   std::unique_ptr<child_process> proc_;
   std::uint16_t port_ = 0;
   std::uint16_t actor_port_ = 0;
+  bool with_stderr_ = false;
 };
 
 }  // namespace mm::test

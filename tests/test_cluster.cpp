@@ -1,7 +1,8 @@
 // Two matchmakerd nodes on one PostgreSQL database, as real processes on
 // loopback with a real PostgreSQL server started by the test: each node runs
-// half of a set of instances, writes through either node land in the shared
-// table, and a node killed with SIGKILL loses nothing it acknowledged.
+// the shard pinned to it (cluster.owned), writes through either node land in
+// the shared table, a request for the other node's shard is redirected to
+// it, and a node killed with SIGKILL loses nothing it acknowledged.
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
 #include <catch2/catch.hpp>
@@ -25,10 +26,11 @@ using mm::test::postgres_server;
 
 namespace {
 
-// A node of a cluster of `total` instances running `owned`, on `url`.
+// A node of a cluster of `total` instances pinning `owned`, on `url`; a
+// dead node's share is taken over within 2 s.
 json node_config(const std::string& url, std::uint32_t total, const std::string& owned) {
   return {{"database", {{"url", url}}},
-          {"cluster", {{"total", total}, {"owned", owned}}},
+          {"cluster", {{"total", total}, {"owned", owned}, {"takeover_after", "2s"}}},
           {"matchmaker", {{"state_snapshot_interval", "1s"}}}};
 }
 
@@ -68,27 +70,47 @@ TEST_CASE("two matchmakerd nodes share one PostgreSQL database, each running its
   write_players(pg.url(), 5);
   live_server a(node_config(pg.url(), 2, "0"), 0);
   live_server b(node_config(pg.url(), 2, "1"), 0);
+  a.wait_until_serving({"mm-0"});
+  b.wait_until_serving({"mm-1"});
   a.wait_until_filled();
   b.wait_until_filled();
 
-  // Each node lists its own instance, named as in the whole set, and offers
-  // only its shard's players.
-  const json ma = a.get_json("/api/matchmakers", mm::test::view_token)["matchmakers"];
-  const json mb = b.get_json("/api/matchmakers", mm::test::view_token)["matchmakers"];
+  // Each node lists its own instance, named as in the whole set, and the
+  // other's as served elsewhere; it offers only its shard's players.
+  // (A learns who serves mm-1 from the leases: at once, through a
+  // notification, but polled here, as a client would.)
+  json ja;
+  for (int i = 0; i < 200; ++i) {
+    ja = a.get_json("/api/matchmakers", mm::test::view_token);
+    if (ja["elsewhere"].size() == 1 && ja["elsewhere"][0]["served_by"] == b.url()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polling a process
+  }
+  const json jb = b.get_json("/api/matchmakers", mm::test::view_token);
+  const json ma = ja["matchmakers"], mb = jb["matchmakers"];
   REQUIRE(ma.size() == 1);
   REQUIRE(mb.size() == 1);
   CHECK(ma[0]["name"] == "mm-0");
   CHECK(mb[0]["name"] == "mm-1");
+  REQUIRE(ja["elsewhere"].size() == 1);
+  CHECK(ja["elsewhere"][0]["name"] == "mm-1");
+  CHECK(ja["elsewhere"][0]["served_by"] == b.url());
   const auto from_a = offered(a, 30), from_b = offered(b, 30);
   CHECK(from_a.size() > 20);
   CHECK(from_b.size() > 20);
   for (auto id : from_a) CHECK(id % 2 == 0);
   for (auto id : from_b) CHECK(id % 2 == 1);
-  // The other node's players cannot be put into this node's cache.
+  // A cache change for the other node's player is redirected to that node
+  // (307: the same method and body there).
   const auto elsewhere = a.post("/api/cache/add", "{\"id\": 11}", mm::test::admin_token);
   REQUIRE(elsewhere);
-  CHECK(elsewhere->status == 409);
+  CHECK(elsewhere->status == 307);
+  CHECK(elsewhere->get_header_value("Location") == b.url() + "/api/cache/add");
   CHECK(elsewhere->body.find("another node") != std::string::npos);
+  // And the other node's instance by name too.
+  const auto info = a.get("/api/matchmakers/mm-1", mm::test::view_token);
+  REQUIRE(info);
+  CHECK(info->status == 307);
+  CHECK(info->get_header_value("Location") == b.url() + "/api/matchmakers/mm-1");
 
   // Players written through node B, acknowledged, then B killed at once.
   json players = json::array();
@@ -112,8 +134,10 @@ TEST_CASE("two matchmakerd nodes share one PostgreSQL database, each running its
   CHECK(a.post_json("/api/cache/add", {{"id", 10'002}}, mm::test::admin_token)["changed"] == true);
 
   // B comes back, warm from its last snapshot (written every second), and
-  // serves its shard again, the players written through it included.
+  // serves its shard again once its dead incarnation's lease expired, the
+  // players written through it included.
   b.start();
+  b.wait_until_serving({"mm-1"});
   b.wait_until_filled();
   for (auto id : offered(b, 20)) CHECK(id % 2 == 1);
   CHECK(b.post_json("/api/cache/add", {{"id", 10'001}}, mm::test::admin_token)["changed"] == true);
@@ -136,6 +160,8 @@ TEST_CASE("a game's cluster client searches two matchmakerd nodes over their act
   live_server b(with_port("1"), 0);
   REQUIRE(a.actor_port() != 0);
   REQUIRE(b.actor_port() != 0);
+  a.wait_until_serving({"mm-0"});
+  b.wait_until_serving({"mm-1"});
   a.wait_until_filled();
   b.wait_until_filled();
 
@@ -200,11 +226,15 @@ TEST_CASE("matchmakerd refuses a cluster config it cannot run", "[cluster][serve
     CHECK(p.finish(&out) == 2);
     return out;
   };
-  CHECK_THAT(refused({"--cluster.total", "2"}), Catch::Contains("'cluster.owned'"));
-  CHECK_THAT(refused({"--cluster.total", "2", "--cluster.owned", "0,2"}),
+  CHECK_THAT(refused({"--cluster.total", "2"}), Catch::Contains("set database.url"));
+  const std::string url = "postgresql://nobody@127.0.0.1:1/none";
+  CHECK_THAT(refused({"--database.url", url, "--cluster.total", "2", "--cluster.owned", "0,2"}),
              Catch::Contains("instance 2 is not below cluster.total"));
-  CHECK_THAT(refused({"--cluster.total", "4", "--cluster.owned", "1-2,2"}),
+  CHECK_THAT(refused({"--database.url", url, "--cluster.total", "4", "--cluster.owned", "1-2,2"}),
              Catch::Contains("instance 2 twice"));
+  CHECK_THAT(
+      refused({"--database.url", url, "--cluster.total", "2", "--cluster.takeover_after", "100ms"}),
+      Catch::Contains("cluster.takeover_after"));
   CHECK_THAT(refused({"--cluster.owned", "1"}), Catch::Contains("needs cluster.total"));
   CHECK_THAT(refused({"--cluster.total", "2", "--cluster.owned", "x"}),
              Catch::Contains("'x' is not an instance index"));

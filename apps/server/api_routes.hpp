@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cctype>
 #include <functional>
 #include <optional>
 #include <stdexcept>
@@ -23,6 +24,41 @@ class http_error : public std::runtime_error {
   http_error(int code, const std::string& what) : std::runtime_error(what), status(code) {}
   int status;
 };
+
+// A request for what another node of the cluster serves: answered 307 with
+// `location`, the same path and query on that node (a client repeats the
+// same method and body there), and a JSON body saying why.
+class http_redirect : public std::runtime_error {
+ public:
+  http_redirect(std::string to, const std::string& why)
+      : std::runtime_error(why), location(std::move(to)) {}
+  std::string location;
+};
+
+// The request's path and query, encoded again, for a Location header.
+inline std::string path_and_query(const http_request& req) {
+  auto encode = [](const std::string& s, bool in_path) {
+    static const char* hex = "0123456789ABCDEF";
+    std::string out;
+    for (const unsigned char c : s) {
+      if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || (in_path && c == '/'))
+        out += static_cast<char>(c);
+      else {
+        out += '%';
+        out += hex[c >> 4];
+        out += hex[c & 15];
+      }
+    }
+    return out;
+  };
+  std::string out = encode(req.path, true);
+  char sep = '?';
+  for (const auto& [k, v] : req.params) {
+    out += sep + encode(k, false) + "=" + encode(v, false);
+    sep = '&';
+  }
+  return out;
+}
 
 inline void send_json(http_response& res, const json& j, int status = 200) {
   res.status = status;
@@ -84,6 +120,9 @@ inline http_response guarded(const handler& h, const http_request& req) {
     send_error(res, 400, e.what());
   } catch (const http_error& e) {
     send_error(res, e.status, e.what());
+  } catch (const http_redirect& e) {
+    send_error(res, 307, e.what());
+    res.set_header("Location", e.location);
   } catch (const error& e) {
     // The project's errors by cause (mm/engine/error.hpp); the storage library
     // has already turned SQLite's exceptions into store_error.
@@ -159,7 +198,15 @@ struct api_route {
   std::optional<role> needed;
   handler run;
   deferred_handler start;  // instead of `run`, when set
+  // On a node of a cluster, the lease whose holder answers the route ("sessions");
+  // empty: any node.
+  std::string resource;
 };
+
+// Where a request for `resource` goes when this node does not serve it: a
+// 307 to the node that does, or 503 while nobody does (http_api.cpp).
+std::optional<http_response> served_elsewhere(const http_context& ctx, const http_request& req,
+                                              const std::string& resource);
 
 class api_routes {
  public:
@@ -179,13 +226,16 @@ class api_routes {
   }
   // Answered later through the reply (waiting on actors), holding no thread.
   void deferred(const char* method, const std::string& pattern, role needed, deferred_handler h) {
-    routes_.push_back({method, path_pattern(pattern), needed, nullptr, std::move(h)});
+    routes_.push_back({method, path_pattern(pattern), needed, nullptr, std::move(h), resource_});
   }
+  // The routes added from now on are answered by the holder of `resource`'s
+  // lease; "" for any node.
+  void served_by(std::string resource) { resource_ = std::move(resource); }
   void post_deferred(const std::string& pattern, role needed, deferred_handler h) {
     deferred("POST", pattern, needed, std::move(h));
   }
   void file(const std::string& path, handler h) {
-    routes_.push_back({"GET", path_pattern(path), std::nullopt, std::move(h), nullptr});
+    routes_.push_back({"GET", path_pattern(path), std::nullopt, std::move(h), nullptr, {}});
   }
 
   std::optional<http_response> admit(http_request& req) const {
@@ -202,6 +252,8 @@ class api_routes {
       // here, on the network thread.
       if (!r.needed) return guarded(r.run, req);
       if (auto no = refusal(ctx_, req, *r.needed)) return no;
+      if (!r.resource.empty())
+        if (auto elsewhere = served_elsewhere(ctx_, req, r.resource)) return elsewhere;
       req.route = static_cast<int>(i);
       req.matches = std::move(*captured);
       return std::nullopt;
@@ -236,11 +288,12 @@ class api_routes {
 
  private:
   void add(const char* method, const std::string& pattern, role needed, handler h) {
-    routes_.push_back({method, path_pattern(pattern), needed, std::move(h), nullptr});
+    routes_.push_back({method, path_pattern(pattern), needed, std::move(h), nullptr, resource_});
   }
 
   http_context& ctx_;
   std::vector<api_route> routes_;
+  std::string resource_;
 };
 
 inline std::uint64_t param(const http_request& req, const char* name, std::uint64_t fallback,

@@ -9,6 +9,7 @@
 
 #include "access.hpp"
 #include "api_routes.hpp"
+#include "cluster_node.hpp"
 #include "dashboard_files.hpp"
 #include "event_api.hpp"
 #include "json_codec.hpp"
@@ -40,6 +41,59 @@ std::size_t matchmaker_index(const http_context& ctx, const std::string& key) {
                             ": " + names.front() + " ... " + names.back() + ")");
 }
 
+// Whether this node serves matchmaker i: always on a server alone; on a node
+// of a cluster, while it holds the shard's lease.
+bool served_here(const http_context& ctx, std::size_t i) {
+  const cluster_node* node = ctx.cluster.load();
+  return !node || node->serves(ctx.bridge.names()[i]);
+}
+
+}  // namespace
+
+std::optional<http_response> served_elsewhere(const http_context& ctx, const http_request& req,
+                                              const std::string& resource) {
+  const cluster_node* node = ctx.cluster.load();
+  if (!node || node->serves(resource)) return std::nullopt;
+  if (const auto url = node->owner_url(resource)) {
+    http_response res =
+        error_response(307, "'" + resource + "' is served by another node of the cluster: " + *url);
+    res.set_header("Location", *url + path_and_query(req));
+    return res;
+  }
+  return error_response(503, "'" + resource +
+                                 "' is not served by any node now (it is being taken over): "
+                                 "retry in a moment");
+}
+
+namespace {
+
+// Answers a request for what another node serves with a redirect to it
+// (307: same method, path, query and body), or 503 while nobody does.
+[[noreturn]] void redirect_to_owner(const http_context& ctx, const http_request& req,
+                                    const std::string& resource) {
+  const cluster_node* node = ctx.cluster.load();
+  if (node)
+    if (const auto url = node->owner_url(resource))
+      throw http_redirect(*url + path_and_query(req),
+                          "'" + resource + "' is served by another node of the cluster: " + *url);
+  throw http_error(503, "'" + resource +
+                            "' is not served by any node now (it is being taken over): retry "
+                            "in a moment");
+}
+
+// Matchmaker `key` when this node serves it; else a redirect to its owner.
+std::size_t served_matchmaker(http_context& ctx, const http_request& req, const std::string& key) {
+  const std::size_t i = matchmaker_index(ctx, key);
+  if (!served_here(ctx, i)) redirect_to_owner(ctx, req, ctx.bridge.names()[i]);
+  return i;
+}
+
+// The same for the matchmaker that owns a player (id mod the set's size).
+void serve_player_here(http_context& ctx, const http_request& req, player_id id) {
+  const std::size_t i = static_cast<std::size_t>(id % ctx.bridge.size());
+  if (!served_here(ctx, i)) redirect_to_owner(ctx, req, ctx.bridge.names()[i]);
+}
+
 template <class T>
 T answered(const http_context& ctx, std::size_t i, caf::expected<T> x) {
   if (!x)
@@ -64,9 +118,11 @@ json config_json(const http_context& ctx, role r) {
           {"auth", {{"tokens_configured", !c.tokens.empty()}, {"role", to_string(r)}}}};
 }
 
+// The figures of the matchmakers this node serves.
 std::vector<matchmaker_figures> all_figures(http_context& ctx) {
   std::vector<matchmaker_figures> out;
   for (std::size_t i = 0; i < ctx.bridge.size(); ++i) {
+    if (!served_here(ctx, i)) continue;
     matchmaker_figures f{ctx.bridge.names()[i], std::nullopt};
     if (auto x = ctx.bridge.info(i)) f.info = std::move(*x);
     out.push_back(std::move(f));
@@ -88,6 +144,7 @@ json test_query(http_context& ctx, const query_body& q) {
   json best = nullptr;
   std::string why;
   for (std::size_t i = 0; i < ctx.bridge.size(); ++i) {
+    if (!served_here(ctx, i)) continue;
     const query_explanation x = answered(ctx, i, ctx.bridge.explain(i, q.request, q.max_retries));
     if (!x.error.empty()) throw bad_request(x.error);
     json e = explanation_json(x);
@@ -143,6 +200,8 @@ http_handlers api_handlers(http_context& ctx) {
         queues ? *queues : std::vector<actors::session_queue_report>{},
         lobbies ? std::optional<actors::lobbies_report>(*lobbies) : std::nullopt);
     if (ctx.events) text += render_event_metrics(*ctx.events);
+    if (const cluster_node* node = ctx.cluster.load())
+      text += render_cluster_metrics(node->metrics());
     res.set_content(text, "text/plain; version=0.0.4");
   });
   api.get("/api/config", role::view, [&ctx](auto& req, auto& res) {
@@ -153,14 +212,27 @@ http_handlers api_handlers(http_context& ctx) {
     for (const auto& f : all_figures(ctx))
       list.push_back(f.info ? info_json(f.name, *f.info, false)
                             : json{{"name", f.name}, {"error", "did not answer"}});
-    send_json(res, {{"matchmakers", list}});
+    // On a node of a cluster, the shards other nodes serve, with their owner.
+    json elsewhere = json::array();
+    if (const cluster_node* node = ctx.cluster.load())
+      for (std::size_t i = 0; i < ctx.bridge.size(); ++i)
+        if (!served_here(ctx, i)) {
+          const auto url = node->owner_url(ctx.bridge.names()[i]);
+          elsewhere.push_back(
+              {{"name", ctx.bridge.names()[i]}, {"served_by", url ? json(*url) : json(nullptr)}});
+        }
+    send_json(res, {{"matchmakers", list}, {"elsewhere", elsewhere}});
+  });
+  api.get("/api/cluster", role::view, [&ctx](auto&, auto& res) {
+    const cluster_node* node = ctx.cluster.load();
+    send_json(res, node ? node->report() : json{{"cluster", false}});
   });
   api.get("/api/matchmakers/*", role::view, [&ctx](auto& req, auto& res) {
-    const std::size_t i = matchmaker_index(ctx, req.matches[1]);
+    const std::size_t i = served_matchmaker(ctx, req, req.matches[1]);
     send_json(res, info_json(ctx.bridge.names()[i], answered(ctx, i, ctx.bridge.info(i)), true));
   });
   api.get("/api/matchmakers/*/buckets/*", role::view, [&ctx, &profile](auto& req, auto& res) {
-    const std::size_t i = matchmaker_index(ctx, req.matches[1]);
+    const std::size_t i = served_matchmaker(ctx, req, req.matches[1]);
     const std::uint64_t b = path_number(req.matches[2], "the bucket index");
     const auto offset = param(req, "offset", 0, 1'000'000'000);
     const auto limit = param(req, "limit", 50, 1000);
@@ -185,7 +257,8 @@ http_handlers api_handlers(http_context& ctx) {
     const auto limit = static_cast<std::uint32_t>(param(req, "limit", 100, 1000));
     std::vector<std::pair<generic_model, std::size_t>> all;
     for (std::size_t i = 0; i < ctx.bridge.size(); ++i)
-      for (const auto& m : answered(ctx, i, ctx.bridge.top(i, limit))) all.emplace_back(m, i);
+      if (served_here(ctx, i))
+        for (const auto& m : answered(ctx, i, ctx.bridge.top(i, limit))) all.emplace_back(m, i);
     std::stable_sort(all.begin(), all.end(),
                      [](auto& a, auto& b) { return a.first.mmr > b.first.mmr; });
     json list = json::array();
@@ -209,6 +282,7 @@ http_handlers api_handlers(http_context& ctx) {
     json per = json::array();
     bool anywhere = false;
     for (std::size_t i = 0; i < ctx.bridge.size(); ++i) {
+      if (!served_here(ctx, i)) continue;
       const player_info p = answered(ctx, i, ctx.bridge.player(i, id));
       anywhere |= p.participating;
       json j = p.participating ? player_info_json(p, answered(ctx, i, ctx.bridge.info(i)).engine)
@@ -265,16 +339,17 @@ http_handlers api_handlers(http_context& ctx) {
   });
 
   api.post("/api/matchmakers/*/rebalance|reset", role::admin, [&ctx](auto& req, auto& res) {
-    send_json(res, maintenance(ctx, matchmaker_index(ctx, req.matches[1]), req.matches[2]));
+    send_json(res, maintenance(ctx, served_matchmaker(ctx, req, req.matches[1]), req.matches[2]));
   });
   api.post("/api/rebalance|reset", role::admin, [&ctx](auto& req, auto& res) {
     json list = json::array();
     for (std::size_t i = 0; i < ctx.bridge.size(); ++i)
-      list.push_back(maintenance(ctx, i, req.matches[1]));
+      if (served_here(ctx, i)) list.push_back(maintenance(ctx, i, req.matches[1]));
     send_json(res, {{"matchmakers", list}});
   });
   api.post("/api/cache/add", role::admin, [&ctx](auto& req, auto& res) {
     const player_id id = read_id_body(parse_body(req.body));
+    serve_player_here(ctx, req, id);
     {
       std::lock_guard lock(ctx.read_db_mutex);
       if (!ctx.read_db.find_player(id))
@@ -286,6 +361,7 @@ http_handlers api_handlers(http_context& ctx) {
   });
   api.post("/api/cache/remove", role::admin, [&ctx](auto& req, auto& res) {
     const player_id id = read_id_body(parse_body(req.body));
+    serve_player_here(ctx, req, id);
     auto changed = ctx.bridge.remove(id);
     if (!changed) throw cache_change_failed(ctx, changed.error());
     send_json(res, {{"id", id}, {"changed", *changed}});
@@ -321,8 +397,12 @@ http_handlers api_handlers(http_context& ctx) {
     send_json(res, {{"written", report.written}, {"rejected", rejected}});
   });
 
+  // On a node of a cluster these are answered by the node that holds the
+  // session queues' lease; the others redirect.
+  api.served_by(sessions_resource);
   add_session_routes(api, ctx);
   add_event_routes(api, ctx);
+  api.served_by("");
 
   http_handlers h;
   h.admit = [routes](http_request& req) { return routes->admit(req); };

@@ -8,6 +8,7 @@
 // a 4xx or 5xx; no request can stop the server.
 #pragma once
 
+#include <atomic>
 #include <mutex>
 
 #include "http_server.hpp"
@@ -21,6 +22,8 @@
 #include "server_config.hpp"
 
 namespace mm::server {
+
+class cluster_node;
 
 struct http_context {
   const server_config& config;
@@ -37,6 +40,9 @@ struct http_context {
   http_counters counters;
   // The ticket events (GET /api/events); none: the route answers 503.
   actors::ticket_event_feed* events = nullptr;
+  // This node's part of a cluster (GET /api/cluster, redirects); none: one
+  // server alone.
+  std::atomic<const cluster_node*> cluster{nullptr};
 };
 
 http_handlers api_handlers(http_context& ctx);

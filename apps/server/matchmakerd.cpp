@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "cluster_node.hpp"
 #include "demo_session_load.hpp"
 #include "http_api.hpp"
 #include "mm/actors/admin_bridge.hpp"
@@ -21,7 +22,7 @@
 #include "mm/engine/log.hpp"
 #include "mm/engine/synthetic_players.hpp"
 #include "mm/session/public_id.hpp"
-#include "session_persistence.hpp"
+#include "session_host.hpp"
 #include "store_url.hpp"
 
 namespace {
@@ -80,22 +81,6 @@ caf::behavior demo_load(caf::stateful_actor<load_state>* self, iface::client cli
   }};
 }
 
-std::int64_t unix_now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-// The name this server's session state is kept under: nodes of a cluster
-// that share a database keep theirs apart.
-std::string session_state_name(const server::server_config& c,
-                               const std::vector<std::string>& instance_names) {
-  if (c.cluster_total == 0) return "matchmakerd";
-  std::string name = "node";
-  for (const auto& n : instance_names) name += ":" + n;
-  return name;
-}
-
 int run(const server::server_config& c) {
   // From the start: a stop requested while starting is honoured once serving.
   std::signal(SIGINT, on_signal);
@@ -129,72 +114,31 @@ int run(const server::server_config& c) {
   base.profile = profile(c.profile);
   base.database.path = server::store_location(c);
   base.database.open = server::open_store_at;
+  // In a cluster every shard has a dormant supervisor here, run while this
+  // node holds its lease (cluster_node.hpp).
+  std::shared_ptr<cluster::serving_deadline> deadline;
+  if (c.cluster_total > 0) {
+    deadline = std::make_shared<cluster::serving_deadline>();
+    base.lease_gate = deadline;
+    base.lease_idle_limit = std::max(std::chrono::milliseconds(100), c.cluster_takeover_after / 10);
+  }
   const actors::set_part part = c.instance_part();
   auto set = actors::spawn_instance_part<profile>(sys, part, base);
   std::vector<std::string> names;
   for (const std::uint32_t i : part.shards)
     names.push_back(actors::member_config(base, part.total, i).id);
-  if (c.cluster_total > 0) {
-    std::string list;
-    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-    say("matchmakerd: node of a cluster of " + std::to_string(c.cluster_total) +
-        " instances, running " + list);
-  }
   const auto timeout = std::chrono::milliseconds(c.query_timeout_ms);
   auto client = actors::spawn_client<profile>(sys, set, std::uint64_t{1}, part);
   actors::admin_bridge<profile> bridge(sys, set, names, client, timeout);
   actors::query_bridge<profile> queries(sys, set, timeout, std::uint64_t{2});
 
-  // The session matchmaker: every queue behind one service actor.
-  actors::session_service_config sessions;
-  sessions.queues = c.sessions.queues;
-  sessions.latency = server::latency_model_of(c.sessions);
-  for (const auto& q : c.sessions.queues)
-    if (q.name == c.sessions.queue_template) sessions.default_queue = q;
-  sessions.max_queues = c.sessions.max_queues;
-  sessions.lobbies.max_lobbies = c.sessions.max_lobbies;
-  sessions.lobbies.max_lobbies_per_owner = c.sessions.max_lobbies_per_credential;
-  sessions.lobbies.max_lobby_players = c.sessions.max_lobby_players;
-  sessions.lobbies.max_party_size = c.sessions.max_lobby_party;
-  // Tickets are durable in the ticket journal, on connections of their own:
-  // the journal's writer, and the id source's (a new generation now and then).
-  const std::string session_name = session_state_name(c, names);
-  std::shared_ptr<player_store> journal_store = server::open_configured_store(c);
-  {
-    std::shared_ptr<player_store> id_store = server::open_configured_store(c);
-    const auto key = journal_store->ticket_id_key(session::random_id_key());
-    sessions.ids = std::make_shared<session::id_source>(
-        key, [id_store] { return id_store->reserve_id_generation(); });
-  }
-  sessions.store = journal_store;
-  sessions.service_name = session_name;
-  sessions.outcome_retention = c.sessions.outcome_retention;
-  sessions.max_outcomes = c.sessions.max_outcomes;
-  sessions.unix_epoch_ms = unix_now_ms();
-  {
-    // The lobbies of the last graceful stop; and the waiting tickets an
-    // earlier version kept there, moved into the journal once.
-    const auto r = server::restore_session_state(db->take_session_state(session_name), c.sessions,
-                                                 unix_now_ms());
-    if (!r.tickets.created.empty()) journal_store->write_journal(session_name, r.tickets);
-    sessions.restored_lobbies = r.lobbies;
-    sessions.restored =
-        actors::load_session_journal(*journal_store, session_name, sessions.unix_epoch_ms,
-                                     sessions.outcome_retention, sessions.max_outcomes);
-    const auto& back = sessions.restored;
-    if (back.waiting.size() + back.retained.size() + back.unreadable + r.lobbies.size() > 0)
-      say("matchmakerd: sessions of the last run: " + std::to_string(back.waiting.size()) +
-          " waiting tickets back, " + std::to_string(back.retained.size()) + " outcomes kept, " +
-          std::to_string(back.unreadable) + " unreadable; " + std::to_string(r.lobbies.size()) +
-          " lobbies back");
-  }
-  // The events of the last run stay readable from their sequence numbers.
+  // The session matchmaker: every queue behind one service actor, started
+  // here on a server alone, and by the lease on a node of a cluster.
   auto events = std::make_shared<actors::ticket_event_feed>(
       actors::ticket_event_feed::limits{c.sessions.max_outcomes, c.sessions.outcome_retention});
-  events->append(sessions.restored.events);
-  sessions.restored.events.clear();
-  sessions.events = events;
-  auto session_service = sys.spawn(actors::session_service, sessions);
+  server::session_host sessions(sys, c, c.cluster_total > 0 ? "cluster" : "matchmakerd", events);
+  if (c.cluster_total == 0) sessions.start({});
+  const auto session_service = sessions.handle();
   {
     std::string list;
     for (const auto& q : c.sessions.queues) list += (list.empty() ? "" : ", ") + q.name;
@@ -211,51 +155,27 @@ int run(const server::server_config& c) {
       self->monitor(inst);
       self->send_exit(inst, caf::exit_reason::user_shutdown);
     }
-    self->monitor(session_service);
-    self->send_exit(session_service, caf::exit_reason::user_shutdown);
     self->send_exit(client, caf::exit_reason::user_shutdown);
     if (front) self->send_exit(front, caf::exit_reason::user_shutdown);
     std::size_t down = 0;
-    self->receive_while([&] { return down < set.size() + 1; })(
+    self->receive_while([&] { return down < set.size(); })(
         [&](const caf::down_msg&) { ++down; },
         caf::after(std::chrono::seconds(30)) >>
             [&] {
               log(log_level::error, "some matchmakers did not stop within 30 s");
-              down = set.size() + 1;
+              down = set.size();
             });
   };
 
   // The queues stop and the journal writes what it holds (every ticket is
   // durable already); the lobbies go to the session state table, read back
   // at the next start.
-  auto save_sessions = [&] {
-    self->request(session_service, std::chrono::seconds(10), actors::session_save_atom::value)
-        .receive([&](bool) {},
-                 [&](caf::error& e) {
-                   log(log_level::error, "the session queues did not stop: " + sys.render(e));
-                 });
-    std::optional<std::vector<actors::lobby_registration>> lobbies;
-    self->request(session_service, std::chrono::seconds(10), actors::lobby_atom::value,
-                  actors::inspect_atom::value)
-        .receive([&](std::vector<actors::lobby_registration>& l) { lobbies = std::move(l); },
-                 [&](caf::error& e) {
-                   log(log_level::error, "the lobbies did not answer: " + sys.render(e));
-                 });
-    if (!lobbies) return;
-    try {
-      db->write_session_state(session_name, server::session_state_of(*lobbies), unix_now_ms());
-      say("matchmakerd: kept " + std::to_string(lobbies->size()) +
-          " lobbies for the next start; the tickets are in the journal");
-    } catch (const std::exception& e) {
-      log(log_level::error, std::string("the lobbies were not written: ") + e.what());
-    }
-  };
+  auto save_sessions = [&] { sessions.stop(); };
 
   std::unique_ptr<actors::published_port> actor_port;
   if (c.actor_port >= 0) {
     // One actor for both halves: the routing client and the session service.
-    front = sys.spawn(actors::game_front<profile>, client,
-                      caf::actor_cast<actors::session_interfaces::service>(session_service));
+    front = sys.spawn(actors::game_front<profile>, client, session_service);
     auto published = actors::publish_actor(sys, front, static_cast<std::uint16_t>(c.actor_port),
                                            c.actor_host, c.actor_tls.enabled(), c.actor_limits);
     if (!published) {
@@ -278,8 +198,7 @@ int run(const server::server_config& c) {
   if (c.effective_demo_session_players() > 0 && !c.sessions.queues.empty()) {
     const auto& q = c.sessions.queues.front();
     session_load =
-        sys.spawn(server::demo_session_load,
-                  caf::actor_cast<actors::session_interfaces::service>(session_service),
+        sys.spawn(server::demo_session_load, session_service,
                   server::demo_session_settings{q.name, q.max_party_size, c.sessions.datacenters,
                                                 c.effective_demo_session_players()});
     say("matchmakerd: demo: " + std::to_string(c.effective_demo_session_players()) +
@@ -287,8 +206,7 @@ int run(const server::server_config& c) {
   }
 
   const auto read_db = server::open_configured_store(c);
-  actors::session_bridge session_bridge(
-      sys, caf::actor_cast<actors::session_interfaces::service>(session_service), timeout);
+  actors::session_bridge session_bridge(sys, session_service, timeout);
   server::http_context ctx{c, bridge, queries, session_bridge, *db, {}, *read_db, {}, {}};
   ctx.events = events.get();
   // Every connection is a file descriptor: take what the system allows.
@@ -314,12 +232,40 @@ int run(const server::server_config& c) {
   say("matchmakerd: http listening on http://" + c.http_host + ":" + std::to_string(http_port) +
       "/");
 
+  // A node of a cluster joins once its ports are known (the others redirect
+  // to them) and takes its share of the shards.
+  std::unique_ptr<server::cluster_node> node;
+  if (c.cluster_total > 0) {
+    std::vector<server::cluster_node::supervisor> supervisors;
+    for (const auto& m : set)
+      supervisors.push_back(caf::actor_cast<server::cluster_node::supervisor>(m));
+    try {
+      node = std::make_unique<server::cluster_node>(
+          sys, c, supervisors, sessions, deadline, http_port, actor_port ? actor_port->port() : -1);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "matchmakerd: cannot join the cluster: %s\n", e.what());
+      http.stop();
+      if (load) self->send_exit(load, caf::exit_reason::user_shutdown);
+      save_sessions();
+      if (session_load) self->send_exit(session_load, caf::exit_reason::user_shutdown);
+      stop_actors();
+      return 1;
+    }
+    ctx.cluster = node.get();
+    say("matchmakerd: node '" + node->report()["node"].get<std::string>() + "' of a cluster of " +
+        std::to_string(c.cluster_total) + " shards");
+  }
+
   while (!stop_requested) std::this_thread::sleep_for(std::chrono::milliseconds(50));
 
   say("matchmakerd: stopping (writing snapshots)");
   session_bridge.release_waiters();  // long-polls answered now: nothing holds the stop
   events->close();
   http.stop();
+  ctx.cluster = nullptr;
+  // A node hands its shards over first: each writes its last snapshot, then
+  // its lease is freed and another node takes it at once.
+  if (node) node->stop();
   if (load) self->send_exit(load, caf::exit_reason::user_shutdown);
   if (actor_port) actor_port->close();
   save_sessions();

@@ -287,6 +287,37 @@ std::string render_event_metrics(const actors::ticket_event_feed& feed) {
   return w.str();
 }
 
+std::string render_cluster_metrics(const cluster_node::counts& c) {
+  writer w;
+  w.family(
+      "mm_cluster_serving", "gauge",
+      "1 while this node's heartbeat lease is renewed in time and it may serve what it holds.");
+  w.sample("mm_cluster_serving", "", c.serving ? 1 : 0);
+  w.family("mm_cluster_leases_held", "gauge", "Shards and queues this node holds the lease on.");
+  w.sample("mm_cluster_leases_held", "", c.owned);
+  w.family("mm_cluster_nodes_live", "gauge", "Nodes of the cluster whose heartbeat is current.");
+  w.sample("mm_cluster_nodes_live", "", c.live_nodes);
+  w.family("mm_cluster_takeovers_total", "counter",
+           "Leases this node took from a node that had died.");
+  w.sample("mm_cluster_takeovers_total", "", c.takeovers);
+  w.family("mm_cluster_takeover_seconds_total", "counter",
+           "Seconds from a dead node's lease expiry to this node serving what it took, summed.");
+  w.sample("mm_cluster_takeover_seconds_total", "", c.takeover_seconds_total);
+  w.family("mm_cluster_last_takeover_seconds", "gauge", "The last takeover's seconds.");
+  w.sample("mm_cluster_last_takeover_seconds", "", c.last_takeover_seconds);
+  w.family("mm_cluster_lease_changes_total", "counter",
+           "Lease changes on this node: taken (every take), released (handed over to the "
+           "planned owner), lost (taken away: this node was declared dead).");
+  w.sample("mm_cluster_lease_changes_total", "change=\"taken\"", c.takes);
+  w.sample("mm_cluster_lease_changes_total", "change=\"released\"", c.releases);
+  w.sample("mm_cluster_lease_changes_total", "change=\"lost\"", c.lost);
+  w.family("mm_cluster_heartbeat_failures_total", "counter",
+           "Heartbeats refused (this node had expired: it joined again) or not answered.");
+  w.sample("mm_cluster_heartbeat_failures_total", "kind=\"refused\"", c.renew_failures);
+  w.sample("mm_cluster_heartbeat_failures_total", "kind=\"database\"", c.database_errors);
+  return w.str();
+}
+
 std::string render_session_metrics(const std::vector<actors::session_queue_report>& queues,
                                    const std::optional<actors::lobbies_report>& lobbies) {
   writer w;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster_node.hpp"
 #include "http_server.hpp"
 #include "mm/actors/messages.hpp"
 #include "mm/actors/port_guard.hpp"
@@ -41,5 +42,8 @@ std::string render_session_metrics(const std::vector<actors::session_queue_repor
 
 // The ticket events' feed: events held, followers, the last sequence number.
 std::string render_event_metrics(const actors::ticket_event_feed& feed);
+
+// A node of a cluster: its leases, takeovers and heartbeat.
+std::string render_cluster_metrics(const cluster_node::counts& c);
 
 }  // namespace mm::server

@@ -62,18 +62,41 @@ const std::vector<key_spec>& keys() {
        },
        [](const server_config& c) -> json { return c.instances; }},
       {"cluster.total", K::integer, "0",
-       "instances in the whole set when several nodes share one database; each node runs "
-       "those in cluster.owned (instances is then not used); 0: no cluster",
+       "instances in the whole set when several nodes share one PostgreSQL database; the nodes "
+       "share them (and the session queues) through leases (instances is then not used); 0: "
+       "no cluster",
        [](server_config& c, const json& v) {
          c.cluster_total = as_uint<std::uint32_t>("cluster.total", v, 0);
        },
        [](const server_config& c) -> json { return c.cluster_total; }},
       {"cluster.owned", K::text, "",
-       "the instances of the cluster's set this node runs: indexes and ranges, \"0,2-3\"",
+       "instances of the cluster's set pinned to this node (indexes and ranges, \"0,2-3\"): "
+       "only it takes them while it lives; empty: none pinned, the nodes share the set",
        [](server_config& c, const json& v) {
          c.cluster_owned = parse_index_list("cluster.owned", as_text("cluster.owned", v));
        },
        [](const server_config& c) -> json { return index_list_text(c.cluster_owned); }},
+      {"cluster.node", K::text, "",
+       "this node's name, unique in the cluster (a node that comes back under the same name "
+       "gets the same share); empty: the host name and the HTTP port",
+       [](server_config& c, const json& v) { c.cluster_node = as_text("cluster.node", v); },
+       [](const server_config& c) -> json { return c.cluster_node; }},
+      {"cluster.advertise_host", K::text, "",
+       "the address other nodes and clients reach this node's HTTP API and actor port at "
+       "(redirects, the cluster client); empty: http.host",
+       [](server_config& c, const json& v) {
+         c.cluster_advertise_host = as_text("cluster.advertise_host", v);
+       },
+       [](const server_config& c) -> json { return c.cluster_advertise_host; }},
+      {"cluster.takeover_after", K::duration, seconds_text(d.cluster_takeover_after),
+       "a dead node's shards and queues are served by the others within this time (its "
+       "heartbeat lease is 0.6 of it, renewed every 0.15 of it)",
+       [](server_config& c, const json& v) {
+         c.cluster_takeover_after = as_duration("cluster.takeover_after", v);
+         if (c.cluster_takeover_after < std::chrono::milliseconds(500))
+           bad("cluster.takeover_after", "must be at least 500ms");
+       },
+       [](const server_config& c) -> json { return seconds_text(c.cluster_takeover_after); }},
       {"http.host", K::text, d.http_host, "address of the admin HTTP API, dashboard and /metrics",
        [](server_config& c, const json& v) { c.http_host = as_text("http.host", v); },
        [](const server_config& c) -> json { return c.http_host; }},
@@ -378,9 +401,10 @@ void check(const server_config& c) {
   check(c.sessions);
   if (c.instances > 256) throw config_error("config key 'instances': at most 256");
   if (c.cluster_total > 256) throw config_error("config key 'cluster.total': at most 256");
-  if (c.cluster_total > 0 && c.cluster_owned.empty())
-    throw config_error("config key 'cluster.owned': which of the cluster's " +
-                       std::to_string(c.cluster_total) + " instances does this node run?");
+  if (c.cluster_total > 0 && c.database_url.empty())
+    throw config_error(
+        "config key 'cluster.total': the nodes of a cluster share a PostgreSQL "
+        "database: set database.url");
   if (c.cluster_total == 0 && !c.cluster_owned.empty())
     throw config_error("config key 'cluster.owned' needs cluster.total");
   std::vector<bool> seen(c.cluster_total, false);

@@ -43,11 +43,15 @@ struct server_config {
   // the demo database, none otherwise. It makes the sessions page move.
   std::int64_t demo_session_players_per_second = -1;
   std::uint32_t instances = 2;
-  // A node of a cluster (nodes sharing one database): the set has
-  // cluster_total instances and this node runs those in cluster_owned.
+  // A node of a cluster (nodes sharing one PostgreSQL database): the set
+  // has cluster_total instances, shared by the nodes through leases
+  // (cluster_node.hpp); cluster_owned pins some to this node.
   // 0: no cluster, this node runs the whole set of `instances`.
   std::uint32_t cluster_total = 0;
   std::vector<std::uint32_t> cluster_owned;
+  std::string cluster_node;            // empty: host name and HTTP port
+  std::string cluster_advertise_host;  // empty: http_host
+  std::chrono::milliseconds cluster_takeover_after{10'000};
   std::string http_host = "127.0.0.1";
   std::uint16_t http_port = 8080;  // 0: any free port (printed at start)
   // Threads, connection caps, timeouts and size limits of the HTTP server.
@@ -70,11 +74,13 @@ struct server_config {
   // over 30 datacenters unless configured).
   session_settings sessions;
 
-  // The instances this node runs, as shards of the whole set.
+  // The instances this node has a supervisor for, as shards of the whole
+  // set: every one (in a cluster, each runs only while this node holds its
+  // lease).
   actors::set_part instance_part() const {
-    if (cluster_total > 0) return {cluster_total, cluster_owned};
-    actors::set_part all{instances, {}};
-    for (std::uint32_t i = 0; i < instances; ++i) all.shards.push_back(i);
+    const std::uint32_t n = cluster_total > 0 ? cluster_total : instances;
+    actors::set_part all{n, {}};
+    for (std::uint32_t i = 0; i < n; ++i) all.shards.push_back(i);
     return all;
   }
   bool demo_database() const { return database_url.empty() && database_path == demo_database_path; }

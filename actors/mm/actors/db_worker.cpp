@@ -16,8 +16,11 @@ caf::error database_error(const std::exception& e) {
 }
 
 std::unique_ptr<player_store> open_store(const db_worker_config& c) {
-  if (c.open) return c.open(c.path);
-  return std::make_unique<sqlite_store>(c.path, database_options{c.busy_timeout_ms});
+  std::unique_ptr<player_store> s =
+      c.open ? c.open(c.path)
+             : std::make_unique<sqlite_store>(c.path, database_options{c.busy_timeout_ms});
+  if (!c.fence.empty()) s->set_write_fence(c.fence);
+  return s;
 }
 
 // Runs f against the open database; a failure becomes an error reply and drops

@@ -75,6 +75,9 @@ struct db_worker_config {
   int busy_timeout_ms = 5000;
   std::uint32_t shard_count = 1;  // scan only ids with id mod shard_count ==
   std::uint32_t shard_index = 0;  // shard_index (the instance's share of a set)
+  // A node of a cluster: the lease the snapshot writes are fenced by
+  // (player_store::set_write_fence); empty: not fenced.
+  write_fence fence;
 };
 
 struct db_worker_state {

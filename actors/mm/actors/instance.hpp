@@ -7,11 +7,13 @@
 
 #include <caf/all.hpp>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "mm/actors/db_worker.hpp"
 #include "mm/actors/interface.hpp"
+#include "mm/cluster/serving_deadline.hpp"
 #include "mm/engine/engine.hpp"
 #include "mm/engine/log.hpp"
 #include "mm/storage/snapshot.hpp"
@@ -27,6 +29,13 @@ struct instance_config {
   bool detached_worker = true;  // false on the deterministic test scheduler
   // How long a scan may take before it is given up (and another may start).
   std::chrono::milliseconds scan_timeout{60'000};
+  // Set on a node of a cluster with leases: the supervisor starts dormant
+  // and runs the instance only while the node holds the shard's lease and
+  // its serving deadline is open (supervisor.hpp).
+  std::shared_ptr<const cluster::serving_deadline> lease_gate;
+  // How long the database lets a fenced write's transaction sit idle
+  // (write_fence::idle_limit).
+  std::chrono::milliseconds lease_idle_limit{1000};
 };
 
 template <class Profile>
@@ -39,6 +48,7 @@ struct instance_state {
   bool scan_in_flight = false;
   bool restore_done = false;
   instance_counters counters;
+  bool stopping = false;  // the last snapshot is being written
   // Where a routed query goes when this instance finds none (invalid: nowhere,
   // this instance answers for the set).
   typename interfaces<Profile>::set_member next;
@@ -71,15 +81,16 @@ std::int64_t now_unix_ms(instance_pointer<Profile> self) {
                                         .count();
 }
 
-// Encodes a snapshot here (it reads the engine) and has the worker write it.
+// Encodes a snapshot here (it reads the engine) and has the worker write it;
+// `done` runs once the write is done or failed.
 template <class Profile>
-void write_snapshot(instance_pointer<Profile> self) {
+void write_snapshot(instance_pointer<Profile> self, std::function<void()> done = {}) {
   auto& st = self->state;
   const auto started = std::chrono::steady_clock::now();
   stored_state s{now_unix_ms<Profile>(self), snapshot_version,
                  encode_snapshot(take_snapshot(*st.eng))};
   const std::int64_t at = s.persisted_at_unix_ms;
-  self->request(st.worker, caf::infinite, save_atom::value, st.config.id, std::move(s))
+  self->request(st.worker, std::chrono::seconds(30), save_atom::value, st.config.id, std::move(s))
       .then(
           [=](std::uint64_t bytes) {
             auto& c = self->state.counters;
@@ -88,10 +99,12 @@ void write_snapshot(instance_pointer<Profile> self) {
             c.last_snapshot_seconds =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
             ++c.snapshots_written;
+            if (done) done();
           },
           [=](caf::error& e) {
             log(log_level::error, "matchmaker '" + self->state.config.id +
                                       "': snapshot not written: " + self->system().render(e));
+            if (done) done();
           });
 }
 
@@ -250,11 +263,14 @@ typename interfaces<Profile>::instance::behavior_type instance_actor(
     self->delayed_send(self, o.database_scan_first_delay, scan_tick_atom::value);
   self->delayed_send(self, o.state_snapshot_interval, snapshot_tick_atom::value);
   // The rebalance tick is armed once the restore told when the last one was.
-  // A graceful stop writes a final snapshot; the worker, linked, stops after
-  // handling it (messages from one sender arrive in order).
+  // A graceful stop writes a final snapshot and stops once it is written (or
+  // failed): a node that hands its shard over frees the lease only then, so
+  // the next owner reads it. The worker, linked, stops with the instance.
   self->set_exit_handler([=](const caf::exit_msg& msg) {
-    write_snapshot<Profile>(self);
-    self->quit(msg.reason);
+    if (self->state.stopping) return;
+    self->state.stopping = true;
+    const caf::error reason = msg.reason;
+    write_snapshot<Profile>(self, [=] { self->quit(reason); });
   });
   return {
       [=](find_atom, const match_request<typename Profile::query_type>& req) {

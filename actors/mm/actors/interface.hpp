@@ -41,6 +41,10 @@ using snapshot_tick_atom = caf::atom_constant<caf::atom("snaptick")>;
 using rebalance_tick_atom = caf::atom_constant<caf::atom("rebaltick")>;
 using restart_atom = caf::atom_constant<caf::atom("restart")>;
 
+// Leases (a node of a cluster: docs/design.md, "Leases").
+using lease_atom = caf::atom_constant<caf::atom("lease")>;
+using hand_over_atom = caf::atom_constant<caf::atom("handover")>;
+
 // The session matchmaker.
 using ticket_atom = caf::atom_constant<caf::atom("ticket")>;
 using create_atom = caf::atom_constant<caf::atom("create")>;
@@ -121,7 +125,13 @@ struct interfaces {
       // Start the instance again after a crash (sent to itself after a backoff).
       caf::reacts_to<restart_atom>,
       // The member a routed query goes to next (told to every new instance too).
-      caf::reacts_to<next_atom, set_member>>;
+      caf::reacts_to<next_atom, set_member>,
+      // A leased shard: serve it from now, its writes fenced by (node, epoch);
+      // true once its instance is started (it then reads its snapshot).
+      caf::replies_to<lease_atom, std::string, std::uint64_t>::with<bool>,
+      // Stop serving it: the instance writes its last snapshot and stops;
+      // true once it has (the lease may then be freed).
+      caf::replies_to<lease_atom, hand_over_atom>::with<bool>>;
 };
 
 // The session matchmaker (docs/session.md): queues of tickets for live

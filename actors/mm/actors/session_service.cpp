@@ -125,7 +125,15 @@ caf::result<bool> cancel_checked(session_service_pointer self, std::uint64_t id,
 void join_others(session_service_pointer self, const durable_ticket& d,
                  caf::typed_response_promise<std::uint64_t> rp) {
   auto& st = self->state;
-  const std::vector<std::uint32_t> slots = st.book->find(d.id)->slots;
+  const ticket_book::entry* entry = st.book->find(d.id);
+  if (entry == nullptr) {
+    // It left already through its first queue (matched, or cancelled) in
+    // the moment since that queue wrote it: its creation is durable, and its
+    // outcome is told as any other.
+    rp.deliver(d.id);
+    return;
+  }
+  const std::vector<std::uint32_t> slots = entry->slots;
   auto left = std::make_shared<std::size_t>(slots.size() - 1);
   auto failure = std::make_shared<caf::error>();
   for (std::size_t i = 1; i < slots.size(); ++i) {

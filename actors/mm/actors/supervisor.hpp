@@ -4,10 +4,19 @@
 // again from its last snapshot, after a backoff that doubles with each crash in
 // a row (a crash loop waits, it does not spin). While it is down, requests get
 // an error at once, which the client answers by asking other instances.
+//
+// On a node of a cluster with leases (instance_config::lease_gate), the
+// supervisor of every shard of the set exists on every node, dormant: it
+// runs its instance only between a lease message (own, at an epoch that
+// fences the instance's writes) and a release, and only while the node's
+// serving deadline is open. A dormant one answers not_owned_here and passes
+// routed queries on, as a member that is down does.
 #pragma once
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
+#include <string>
 
 #include "mm/actors/errors.hpp"
 #include "mm/actors/instance.hpp"
@@ -27,12 +36,38 @@ struct supervisor_state {
   // The next member of the instance set, told to each new instance.
   typename interfaces<Profile>::set_member next;
   caf::actor_clock::time_point started;
+  // Leases: false while dormant (not this node's shard now). Always true
+  // without leases.
+  bool owned = true;
+  // A release waiting for the instance's last snapshot.
+  std::optional<caf::typed_response_promise<bool>> releasing;
   static inline const char* name = "mm.supervisor";
 };
 
 template <class Profile>
 using supervisor_pointer =
     typename interfaces<Profile>::supervisor::template stateful_pointer<supervisor_state<Profile>>;
+
+// Whether the instance may serve now: it runs, and on a leased shard the
+// node still owns it and may serve (its deadline is open).
+template <class Profile>
+bool serving(supervisor_pointer<Profile> self) {
+  const auto& st = self->state;
+  if (!st.instance) return false;
+  return !st.config.lease_gate || (st.owned && st.config.lease_gate->open());
+}
+
+// The error for a request the supervisor cannot pass on: the instance is
+// restarting, or the shard is not this node's now.
+template <class Profile>
+caf::error not_serving(supervisor_pointer<Profile> self) {
+  const auto& st = self->state;
+  if (st.config.lease_gate && (!st.owned || !st.config.lease_gate->open()))
+    return make_error(errc::not_owned_here, "matchmaker '" + st.config.id +
+                                                "' is not served by this node now: another node "
+                                                "of the cluster owns its shard");
+  return make_error(errc::instance_down, "matchmaker instance restarting");
+}
 
 template <class Profile>
 void start_instance(supervisor_pointer<Profile> self) {
@@ -49,15 +84,22 @@ typename interfaces<Profile>::supervisor::behavior_type supervisor_actor(
   using query = typename Profile::query_type;
   self->state.config = std::move(config);
   self->state.backoff = backoff;
-  start_instance<Profile>(self);
+  self->state.owned = !self->state.config.lease_gate;
+  if (self->state.owned) start_instance<Profile>(self);
   self->set_down_handler([=](const caf::down_msg& msg) {
     auto& st = self->state;
     if (msg.source != st.instance.address()) return;
     st.instance = nullptr;
+    if (st.releasing) {  // handed over: dormant until the next lease
+      st.releasing->deliver(true);
+      st.releasing.reset();
+      return;
+    }
     if (msg.reason == caf::exit_reason::normal || msg.reason == caf::exit_reason::user_shutdown) {
       self->quit(msg.reason);
       return;
     }
+    if (!st.owned) return;  // released while it crashed: not restarted
     const auto uptime = self->clock().now() - st.started;
     if (uptime >= st.backoff.reset_after) st.crashes_in_a_row = 0;
     ++st.crashes_in_a_row;
@@ -72,15 +114,15 @@ typename interfaces<Profile>::supervisor::behavior_type supervisor_actor(
     if (self->state.instance) self->send_exit(self->state.instance, msg.reason);
     self->quit(msg.reason);
   });
-  auto down = [] { return make_error(errc::instance_down, "matchmaker instance restarting"); };
+  auto down = [=] { return not_serving<Profile>(self); };
   return {
       [=](find_atom a, match_request<query>& r) -> caf::result<match_reply<model>> {
-        if (!self->state.instance) return down();
+        if (!serving<Profile>(self)) return down();
         return self->delegate(self->state.instance, a, std::move(r));
       },
       [=](find_atom a, std::vector<match_request<query>>& batch)
           -> caf::result<std::vector<match_reply<model>>> {
-        if (!self->state.instance) return down();
+        if (!serving<Profile>(self)) return down();
         return self->delegate(self->state.instance, a, std::move(batch));
       },
       // A routed query: to the instance; while it is down, on to the next
@@ -88,7 +130,7 @@ typename interfaces<Profile>::supervisor::behavior_type supervisor_actor(
       [=](find_atom a, match_request<query>& r,
           set_route route) -> caf::result<match_reply<model>> {
         auto& st = self->state;
-        if (st.instance) return self->delegate(st.instance, a, std::move(r), route);
+        if (serving<Profile>(self)) return self->delegate(st.instance, a, std::move(r), route);
         if (route.hops_left > 0 && st.next) {
           ++st.counters.routed.passed_on;
           --route.hops_left;
@@ -107,21 +149,21 @@ typename interfaces<Profile>::supervisor::behavior_type supervisor_actor(
         if (st.instance) self->send(st.instance, a, st.next);
       },
       [=](update_atom a, const player_update<model>& u) {
-        if (!self->state.instance)
+        if (!serving<Profile>(self))
           ++self->state.counters.updates_dropped;
         else
           self->send(self->state.instance, a, u);
       },
       [=](enroll_atom a, player_id id) -> caf::result<bool> {
-        if (!self->state.instance) return down();
+        if (!serving<Profile>(self)) return down();
         return self->delegate(self->state.instance, a, id);
       },
       [=](remove_atom a, player_id id) -> caf::result<bool> {
-        if (!self->state.instance) return down();
+        if (!serving<Profile>(self)) return down();
         return self->delegate(self->state.instance, a, id);
       },
       [=](info_atom a) -> caf::result<instance_info> {
-        if (!self->state.instance) return down();
+        if (!serving<Profile>(self)) return down();
         // The instance's figures plus the supervisor's own.
         auto rp = self->template make_response_promise<instance_info>();
         self->request(self->state.instance, caf::infinite, a)
@@ -134,34 +176,59 @@ typename interfaces<Profile>::supervisor::behavior_type supervisor_actor(
         return rp;
       },
       [=](player_atom a, player_id id) -> caf::result<player_info> {
-        if (!self->state.instance) return down();
+        if (!serving<Profile>(self)) return down();
         return self->delegate(self->state.instance, a, id);
       },
       [=](inspect_atom a, std::uint32_t b, std::uint32_t off,
           std::uint32_t lim) -> caf::result<std::vector<model>> {
-        if (!self->state.instance) return down();
+        if (!serving<Profile>(self)) return down();
         return self->delegate(self->state.instance, a, b, off, lim);
       },
       [=](top_atom a, std::uint32_t n) -> caf::result<std::vector<model>> {
-        if (!self->state.instance) return down();
+        if (!serving<Profile>(self)) return down();
         return self->delegate(self->state.instance, a, n);
       },
       [=](rebalance_atom a) -> caf::result<rebalance_report> {
-        if (!self->state.instance) return down();
+        if (!serving<Profile>(self)) return down();
         return self->delegate(self->state.instance, a);
       },
       [=](clear_atom a) -> caf::result<bool> {
-        if (!self->state.instance) return down();
+        if (!serving<Profile>(self)) return down();
         return self->delegate(self->state.instance, a);
       },
       [=](explain_atom a, const match_request<query>& r,
           std::uint32_t max_retries) -> caf::result<query_explanation> {
-        if (!self->state.instance) return down();
+        if (!serving<Profile>(self)) return down();
         return self->delegate(self->state.instance, a, r, max_retries);
       },
       [=](restart_atom) {
-        ++self->state.counters.restarts;
+        auto& st = self->state;
+        if (!st.owned || st.instance) return;  // released meanwhile, or owned again
+        ++st.counters.restarts;
         start_instance<Profile>(self);
+      },
+      [=](lease_atom, const std::string& node, std::uint64_t epoch) -> caf::result<bool> {
+        auto& st = self->state;
+        if (!st.config.lease_gate)
+          return make_error(errc::invalid_argument,
+                            "matchmaker '" + st.config.id + "' is not a leased shard");
+        if (st.instance || st.releasing)
+          return make_error(errc::conflict, "matchmaker '" + st.config.id +
+                                                "' is still running under an earlier lease");
+        st.config.database.fence = {st.config.id, node, epoch, st.config.lease_idle_limit};
+        st.owned = true;
+        st.crashes_in_a_row = 0;
+        start_instance<Profile>(self);
+        return true;
+      },
+      [=](lease_atom, hand_over_atom) -> caf::result<bool> {
+        auto& st = self->state;
+        st.owned = false;
+        if (!st.instance) return true;  // dormant, or between crash and restart
+        if (st.releasing) return make_error(errc::conflict, "already releasing");
+        st.releasing = self->template make_response_promise<bool>();
+        self->send_exit(st.instance, caf::exit_reason::user_shutdown);
+        return *st.releasing;
       },
   };
 }

@@ -28,6 +28,8 @@ std::string_view to_string(errc e) {
       return "system_failure";
     case errc::limit_reached:
       return "limit_reached";
+    case errc::fenced:
+      return "fenced";
   }
   return "unknown";
 }

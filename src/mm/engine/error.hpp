@@ -29,6 +29,7 @@ enum class errc : std::uint8_t {
   conflict,            // the request clashes with the state: a player who waits already
   system_failure,      // the operating system refused a call (random source, files)
   limit_reached,       // a bound of the server's (lobbies held, per credential) is reached
+  fenced,              // a write of a node that no longer holds the lease on what it writes
 };
 
 std::string_view to_string(errc e);

@@ -110,8 +110,8 @@ template <class F>
 auto pg_store::guarded(const char* what, F&& f) -> decltype(f()) {
   try {
     return f();
-  } catch (const store_error&) {
-    throw;
+  } catch (const mm::error&) {
+    throw;  // store_error, or a refused fence
   } catch (const std::exception& e) {
     throw store_error(std::string("cannot ") + what + " in PostgreSQL database '" + db_.where() +
                       "': " + e.what());
@@ -119,6 +119,28 @@ auto pg_store::guarded(const char* what, F&& f) -> decltype(f()) {
 }
 
 pg_store::pg_store(const std::string& url) : url_(url), db_(url) {}
+
+void pg_store::set_write_fence(const write_fence& f) {
+  fence_ = f;
+  if (f.empty()) return;
+  guarded("limit idle transactions", [&] {
+    pqxx::nontransaction tx(db_.sql());
+    tx.exec("SET idle_in_transaction_session_timeout = " +
+            std::to_string(std::max<std::int64_t>(1, f.idle_limit.count())));
+  });
+}
+
+void pg_store::check_fence(pqxx::work& tx) const {
+  if (fence_.empty()) return;
+  const auto r = tx.exec_params(
+      "SELECT 1 FROM cluster_leases l JOIN cluster_nodes n ON n.node_id = l.owner "
+      "WHERE l.resource = $1 AND l.owner = $2 AND l.epoch = $3 AND n.alive FOR SHARE OF l",
+      fence_.resource, fence_.node, static_cast<std::int64_t>(fence_.epoch));
+  if (r.empty())
+    throw error(errc::fenced, "node '" + fence_.node + "' no longer holds the lease on '" +
+                                  fence_.resource + "' at epoch " + std::to_string(fence_.epoch) +
+                                  ": the write is refused");
+}
 
 write_report pg_store::upsert_players(std::span<const player_row> rows) {
   write_report report;
@@ -214,6 +236,7 @@ void pg_store::write_session_state(const std::string& service, const session_sta
                                    std::int64_t now_unix_ms) {
   guarded("write the session state", [&] {
     pqxx::work tx(db_.sql());
+    check_fence(tx);
     tx.exec_params0("DELETE FROM session_tickets WHERE service = $1", service);
     tx.exec_params0("DELETE FROM session_lobbies WHERE service = $1", service);
     for (const auto& x : s.tickets)
@@ -260,13 +283,15 @@ session_state_rows pg_store::take_session_state(const std::string& service) {
 void pg_store::write_state(const std::string& instance_id, const stored_state& s) {
   guarded("write the matchmaker state", [&] {
     pqxx::work tx(db_.sql());
+    check_fence(tx);
     tx.exec_params0(
-        "INSERT INTO matchmaker_state (instance_id, persisted_at, payload_version, payload) "
-        "VALUES ($1, $2, $3, $4) ON CONFLICT (instance_id) DO UPDATE SET "
-        "persisted_at = excluded.persisted_at, payload_version = excluded.payload_version, "
-        "payload = excluded.payload",
+        "INSERT INTO matchmaker_state (instance_id, persisted_at, payload_version, payload, "
+        "lease_epoch) VALUES ($1, $2, $3, $4, NULLIF($5, 0)) ON CONFLICT (instance_id) DO UPDATE "
+        "SET persisted_at = excluded.persisted_at, payload_version = excluded.payload_version, "
+        "payload = excluded.payload, lease_epoch = excluded.lease_epoch",
         instance_id, s.persisted_at_unix_ms, static_cast<std::int64_t>(s.payload_version),
-        pqxx::binarystring(s.payload.data(), s.payload.size()));
+        pqxx::binarystring(s.payload.data(), s.payload.size()),
+        static_cast<std::int64_t>(fence_.empty() ? 0 : fence_.epoch));
     tx.commit();
   });
 }
@@ -291,6 +316,7 @@ void pg_store::set_aside_state(const std::string& instance_id, const std::string
                                std::int64_t now_unix_ms) {
   guarded("set the matchmaker state aside", [&] {
     pqxx::work tx(db_.sql());
+    check_fence(tx);
     tx.exec_params0(
         "INSERT INTO matchmaker_state_rejected (instance_id, set_aside_at, reason, "
         "persisted_at, payload) SELECT instance_id, $1, $2, persisted_at, payload "

@@ -50,6 +50,7 @@ class pg_store final : public player_store {
   // PostgreSQL checks its own pages (and reports damage on read): nothing to
   // do at start.
   std::optional<std::string> integrity_problem() override { return std::nullopt; }
+  void set_write_fence(const write_fence& f) override;
   std::unique_ptr<row_scanner> open_scanner(const scan_options& o) override;
 
   // Rows per INSERT statement of a batch.
@@ -59,8 +60,16 @@ class pg_store final : public player_store {
   template <class F>
   auto guarded(const char* what, F&& f) -> decltype(f());
 
+  // In a fenced write's transaction, before anything is written: throws
+  // mm::error(errc::fenced) unless the fence's lease is still this node's at
+  // its epoch and the node alive. The lease row stays locked (FOR SHARE) to
+  // the commit, so a take of the lease waits for the write, and every write
+  // that commits is read by the next owner.
+  void check_fence(pqxx::work& tx) const;
+
   std::string url_;  // with its password: scanners open their own connections
   pg_database db_;
+  write_fence fence_;
 };
 
 // The scan on PostgreSQL: row_scanner's pointers and batches, read with

@@ -12,8 +12,8 @@ template <class F>
 auto guard(pg_database& db, const char* what, F&& f) -> decltype(f()) {
   try {
     return f();
-  } catch (const store_error&) {
-    throw;
+  } catch (const mm::error&) {
+    throw;  // store_error, or a refused fence
   } catch (const std::exception& e) {
     throw store_error(std::string("cannot ") + what + " in PostgreSQL database '" + db.where() +
                       "': " + e.what());
@@ -37,6 +37,7 @@ std::int64_t signed_id(std::uint64_t id) {
 void pg_store::write_journal(const std::string& service, const journal_batch& b) {
   guard(db_, "write the ticket journal", [&] {
     pqxx::work tx(db_.sql());
+    check_fence(tx);
     for (const auto& t : b.created)
       tx.exec_params0(
           "INSERT INTO session_ticket_journal (ticket_id, service, queues, credential, "
@@ -106,6 +107,7 @@ journal_contents pg_store::read_journal(const std::string& service, const journa
 void pg_store::prune_journal(const std::string& service, const journal_prune& p) {
   guard(db_, "prune the ticket journal", [&] {
     pqxx::work tx(db_.sql());
+    check_fence(tx);
     tx.exec_params0(
         "DELETE FROM session_ticket_journal WHERE service = $1 AND state <> 0 AND "
         "(finished_at < $2 OR ticket_id IN (SELECT ticket_id FROM session_ticket_journal "

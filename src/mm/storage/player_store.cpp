@@ -99,6 +99,11 @@ std::vector<rejected_state> sqlite_store::rejected_states(const std::string& ins
 std::optional<std::string> sqlite_store::integrity_problem() {
   return db_.integrity_problem();
 }
+void sqlite_store::set_write_fence(const write_fence& f) {
+  if (!f.empty())
+    throw error(errc::invalid_argument,
+                "a SQLite database has one server: leases and fenced writes need PostgreSQL");
+}
 std::unique_ptr<row_scanner> sqlite_store::open_scanner(const scan_options& o) {
   return std::make_unique<player_scanner>(db_.path(), o.source, o.seed, busy_timeout_ms_,
                                           o.shard_count, o.shard_index);

@@ -8,6 +8,7 @@
 // own connection (open_scanner), so it can run beside the writer.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -25,6 +26,23 @@
 #include "mm/storage/ticket_journal.hpp"
 
 namespace mm {
+
+// What a node of a cluster writes under (docs/design.md, "Leases"): the
+// resource it holds a lease on, its node id and the lease's epoch. A store
+// with a fence keeps a write only while that lease is still the node's at
+// that epoch and the node alive; otherwise the write is refused, whole, with
+// errc::fenced. Empty: writes are not fenced (one server alone).
+struct write_fence {
+  std::string resource;
+  std::string node;
+  std::uint64_t epoch = 0;
+  // How long the database lets a transaction of this connection sit idle
+  // before it ends the session: a writer paused in the middle of a
+  // transaction (SIGSTOP, a cut network) must not hold the lease row's lock,
+  // and with it the next owner's take, for longer.
+  std::chrono::milliseconds idle_limit{1000};
+  bool empty() const { return resource.empty(); }
+};
 
 class player_store {
  public:
@@ -64,6 +82,11 @@ class player_store {
 
   // A damaged store, found by a check at start, or nothing when it is sound.
   virtual std::optional<std::string> integrity_problem() = 0;
+
+  // From now on, the snapshot, session state and journal writes of this
+  // store (this connection) are fenced. Only PostgreSQL has leases: SQLite
+  // refuses a fence with errc::invalid_argument.
+  virtual void set_write_fence(const write_fence& f) = 0;
 
   // A scanner on a connection of its own. Throws store_error when the source
   // cannot be read.
@@ -105,6 +128,7 @@ class sqlite_store final : public player_store {
   std::uint64_t reserve_id_generation() override;
   id_key_words ticket_id_key(const id_key_words& fresh) override;
   std::optional<std::string> integrity_problem() override;
+  void set_write_fence(const write_fence& f) override;
   std::unique_ptr<row_scanner> open_scanner(const scan_options& o) override;
 
  private:

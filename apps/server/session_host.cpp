@@ -1,0 +1,146 @@
+#include "session_host.hpp"
+
+#include <caf/all.hpp>
+#include <chrono>
+
+#include "mm/actors/session_service.hpp"
+#include "mm/engine/log.hpp"
+#include "session_persistence.hpp"
+#include "store_url.hpp"
+
+namespace mm::server {
+
+namespace {
+
+std::int64_t unix_now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+void say(const std::string& line) {
+  std::printf("%s\n", line.c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+session_host::session_host(caf::actor_system& sys, const server_config& c, std::string service_name,
+                           std::shared_ptr<actors::ticket_event_feed> events)
+    : sys_(sys),
+      config_(c),
+      name_(std::move(service_name)),
+      events_(std::move(events)),
+      target_(std::make_shared<actors::session_target>()) {
+  handle_ = caf::actor_cast<actors::session_interfaces::service>(actors::make_session_switch(
+      sys, target_, sys.message_types<actors::session_interfaces::service>()));
+  // Ids come from the deployment's key and generations drawn in the store:
+  // one source for the life of the process, whichever starts it serves.
+  std::shared_ptr<player_store> id_store = open_configured_store(c);
+  const auto key = id_store->ticket_id_key(session::random_id_key());
+  ids_ = std::make_shared<session::id_source>(
+      key, [id_store] { return id_store->reserve_id_generation(); });
+}
+
+session_host::~session_host() {
+  stop();
+}
+
+void session_host::start(const write_fence& fence) {
+  if (service_) return;
+  fence_ = fence;
+  const auto& s = config_.sessions;
+  actors::session_service_config sessions;
+  sessions.queues = s.queues;
+  sessions.latency = latency_model_of(s);
+  for (const auto& q : s.queues)
+    if (q.name == s.queue_template) sessions.default_queue = q;
+  sessions.max_queues = s.max_queues;
+  sessions.lobbies.max_lobbies = s.max_lobbies;
+  sessions.lobbies.max_lobbies_per_owner = s.max_lobbies_per_credential;
+  sessions.lobbies.max_lobby_players = s.max_lobby_players;
+  sessions.lobbies.max_party_size = s.max_lobby_party;
+  // Tickets are durable in the journal, on a connection of its own, fenced
+  // by the lease on a node of a cluster.
+  std::shared_ptr<player_store> journal_store = open_configured_store(config_);
+  if (!fence.empty()) journal_store->set_write_fence(fence);
+  sessions.ids = ids_;
+  sessions.store = journal_store;
+  sessions.service_name = name_;
+  sessions.outcome_retention = s.outcome_retention;
+  sessions.max_outcomes = s.max_outcomes;
+  sessions.unix_epoch_ms = unix_now_ms();
+  {
+    // The lobbies of the last graceful stop; and the waiting tickets an
+    // earlier version kept there, moved into the journal once.
+    auto state_store = open_configured_store(config_);
+    if (!fence.empty()) state_store->set_write_fence(fence);
+    const auto r = restore_session_state(state_store->take_session_state(name_), s, unix_now_ms());
+    if (!r.tickets.created.empty()) journal_store->write_journal(name_, r.tickets);
+    sessions.restored_lobbies = r.lobbies;
+    sessions.restored =
+        actors::load_session_journal(*journal_store, name_, sessions.unix_epoch_ms,
+                                     sessions.outcome_retention, sessions.max_outcomes);
+    const auto& back = sessions.restored;
+    if (back.waiting.size() + back.retained.size() + back.unreadable + r.lobbies.size() > 0)
+      say("matchmakerd: sessions of the last run: " + std::to_string(back.waiting.size()) +
+          " waiting tickets back, " + std::to_string(back.retained.size()) + " outcomes kept, " +
+          std::to_string(back.unreadable) + " unreadable; " + std::to_string(r.lobbies.size()) +
+          " lobbies back");
+  }
+  // The events written before stay readable from their sequence numbers
+  // (the feed takes only those newer than what it holds).
+  events_->append(sessions.restored.events);
+  sessions.restored.events.clear();
+  sessions.events = events_;
+  service_ = caf::actor_cast<caf::actor>(sys_.spawn(actors::session_service, sessions));
+  target_->set(caf::actor_cast<caf::strong_actor_ptr>(service_));
+}
+
+void session_host::abandon() {
+  target_->clear({});
+  if (!service_) return;
+  caf::anon_send_exit(service_, caf::exit_reason::kill);
+  service_ = nullptr;
+}
+
+void session_host::stop(const std::string& served_by) {
+  target_->clear(served_by);
+  if (!service_) return;
+  const auto service = caf::actor_cast<actors::session_service_actor>(service_);
+  caf::scoped_actor self{sys_};
+  // The queues stop and the journal writes what it holds (every ticket is
+  // durable already); the lobbies go to the session state table, read back
+  // by the next start.
+  self->request(service, std::chrono::seconds(10), actors::session_save_atom::value)
+      .receive([&](bool) {},
+               [&](caf::error& e) {
+                 log(log_level::error, "the session queues did not stop: " + sys_.render(e));
+               });
+  std::optional<std::vector<actors::lobby_registration>> lobbies;
+  self->request(service, std::chrono::seconds(10), actors::lobby_atom::value,
+                actors::inspect_atom::value)
+      .receive([&](std::vector<actors::lobby_registration>& l) { lobbies = std::move(l); },
+               [&](caf::error& e) {
+                 log(log_level::error, "the lobbies did not answer: " + sys_.render(e));
+               });
+  if (lobbies) {
+    try {
+      auto state_store = open_configured_store(config_);
+      if (!fence_.empty()) state_store->set_write_fence(fence_);
+      state_store->write_session_state(name_, session_state_of(*lobbies), unix_now_ms());
+      say("matchmakerd: kept " + std::to_string(lobbies->size()) +
+          " lobbies for the next start; the tickets are in the journal");
+    } catch (const std::exception& e) {
+      log(log_level::error, std::string("the lobbies were not written: ") + e.what());
+    }
+  }
+  self->monitor(service_);
+  self->send_exit(service_, caf::exit_reason::user_shutdown);
+  self->receive([](const caf::down_msg&) {},
+                caf::after(std::chrono::seconds(30)) >>
+                    [] { log(log_level::error, "the session service did not stop within 30 s"); });
+  service_ = nullptr;
+}
+
+}  // namespace mm::server

@@ -1,0 +1,67 @@
+// The session service of a server, behind a switch whose handle never
+// changes (mm/actors/session_switch.hpp): a server alone starts it at its
+// start and stops it at its stop; a node of a cluster starts it when it takes
+// the "sessions" lease and stops it before it frees the lease
+// (docs/operations.md, "Several nodes").
+//
+// A start reads back what the last owner left: the waiting tickets and kept
+// outcomes from the ticket journal, the events for their followers, and the
+// lobbies of the last graceful stop. Its journal writes are fenced by the
+// lease: once another node has taken the sessions over, this node's late
+// writes (a match, a cancel, a new ticket) are refused, so no ticket is
+// matched twice and no caller is told of a write that was not kept.
+// A stop stops the queues (every ticket is durable already), has the journal
+// write what it holds, keeps the lobbies for the next owner and stops the
+// service; until the next start, requests get errc::not_owned_here.
+#pragma once
+
+#include <caf/actor.hpp>
+#include <caf/actor_system.hpp>
+#include <memory>
+#include <string>
+
+#include "mm/actors/interface.hpp"
+#include "mm/actors/session_switch.hpp"
+#include "mm/actors/ticket_event_feed.hpp"
+#include "mm/session/public_id.hpp"
+#include "mm/storage/player_store.hpp"
+#include "server_config.hpp"
+
+namespace mm::server {
+
+class session_host {
+ public:
+  // The journal and lobbies are kept under `service_name` (one per server
+  // alone, one per cluster). `events` is the server's feed of ticket events.
+  session_host(caf::actor_system& sys, const server_config& c, std::string service_name,
+               std::shared_ptr<actors::ticket_event_feed> events);
+  ~session_host();
+
+  // The handle games and the HTTP API hold: passes to the running service.
+  actors::session_interfaces::service handle() const { return handle_; }
+
+  // Starts the service under `fence` (empty for a server alone). Throws when
+  // the store cannot be read.
+  void start(const write_fence& fence);
+  // Stops it (idempotent); `served_by` names who serves the sessions now,
+  // for the errors until the next start.
+  void stop(const std::string& served_by = {});
+  // Stops it at once, saving nothing: the lease was taken away, and the
+  // journal's late writes would be refused. Every acknowledged ticket is in
+  // the journal already, where the new owner reads it.
+  void abandon();
+  bool running() const { return static_cast<bool>(service_); }
+
+ private:
+  caf::actor_system& sys_;
+  const server_config& config_;
+  std::string name_;
+  std::shared_ptr<actors::ticket_event_feed> events_;
+  std::shared_ptr<actors::session_target> target_;
+  actors::session_interfaces::service handle_;
+  std::shared_ptr<session::id_source> ids_;
+  write_fence fence_;   // of the running service
+  caf::actor service_;  // invalid while stopped
+};
+
+}  // namespace mm::server

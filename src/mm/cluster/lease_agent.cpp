@@ -1,0 +1,259 @@
+#include "mm/cluster/lease_agent.hpp"
+
+#include <set>
+#include <thread>
+
+#include "mm/cluster/ownership.hpp"
+#include "mm/engine/log.hpp"
+
+namespace mm::cluster {
+
+namespace {
+
+using steady = std::chrono::steady_clock;
+
+double seconds_since(steady::time_point t) {
+  return std::chrono::duration<double>(steady::now() - t).count();
+}
+
+}  // namespace
+
+lease_agent::lease_agent(agent_config config, ownership_hooks hooks,
+                         std::shared_ptr<serving_deadline> deadline)
+    : config_(std::move(config)), hooks_(std::move(hooks)), deadline_(std::move(deadline)) {
+  connect();
+  join();
+}
+
+void lease_agent::connect() {
+  // A statement that takes longer than a third of the lease is given up: the
+  // agent must get back to its heartbeat.
+  table_ = std::make_unique<pg_lease_table>(config_.database_url, config_.lease() / 3);
+  table_->add_resources(config_.resources);
+}
+
+void lease_agent::join() {
+  const auto sent = steady::now();
+  const std::string id = table_->join(config_.me, config_.lease());
+  deadline_->extend_to(sent + config_.lease() * 9 / 10);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    node_id_ = id;
+    ++counters_.joins;
+  }
+  table_->notify();  // the others plan again with this node in
+  log(log_level::info, "cluster: joined as node '" + id + "'");
+}
+
+void lease_agent::renew() {
+  const auto sent = steady::now();
+  if (table_->renew(node_id_, config_.lease())) {
+    // The database's expiry is at least `lease` after `sent`; a tenth less
+    // covers clocks that run at slightly different rates.
+    deadline_->extend_to(sent + config_.lease() * 9 / 10);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++counters_.renew_failures;
+  }
+  lose_everything("its heartbeat expired before it was renewed (paused, or cut off)");
+  join();
+}
+
+void lease_agent::lose_everything(const std::string& why) {
+  deadline_->close();
+  if (owned_.empty()) return;
+  log(log_level::warning, "cluster: node '" + node_id_ + "' stops serving " +
+                              std::to_string(owned_.size()) + " resources: " + why);
+  const auto held = owned_;
+  for (const auto& [resource, epoch] : held) {
+    hooks_.stop(resource, false);
+    std::lock_guard<std::mutex> lock(mutex_);
+    owned_.erase(resource);
+    ++counters_.lost;
+  }
+}
+
+void lease_agent::step() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++counters_.rounds;
+  }
+  try {
+    if (!table_) connect();
+    if (node_id_.empty())
+      join();
+    else
+      renew();
+    balance(table_->view());
+  } catch (const std::exception& e) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++counters_.database_errors;
+    }
+    table_.reset();  // a new connection next round
+    log(log_level::warning, std::string("cluster: ") + e.what());
+  }
+  // Not renewed in time (the database unreachable): stop serving before
+  // another node may take over.
+  if (!owned_.empty() && !deadline_->open())
+    lose_everything("its heartbeat could not be renewed in time");
+}
+
+void lease_agent::balance(const cluster_view& view) {
+  std::vector<planned_node> live;
+  std::set<std::string> live_ids;
+  for (const auto& n : view.nodes)
+    if (n.live) {
+      live.push_back({n.id, n.info.name, n.info.pinned});
+      live_ids.insert(n.id);
+    }
+  auto plan = plan_ownership(config_.resources, live);
+  std::map<std::string, const cluster_lease_row*> lease_of;
+  for (const auto& l : view.leases) lease_of[l.resource] = &l;
+  const std::set<std::string> ours(config_.resources.begin(), config_.resources.end());
+
+  // What this node runs but the database gives to another owner or epoch:
+  // lost (this node was declared dead and joined anew in between).
+  for (const auto& [resource, epoch] : std::map<std::string, std::uint64_t>(owned_)) {
+    const auto it = lease_of.find(resource);
+    if (it != lease_of.end() && it->second->owner == node_id_ && it->second->epoch == epoch)
+      continue;
+    hooks_.stop(resource, false);
+    std::lock_guard<std::mutex> lock(mutex_);
+    owned_.erase(resource);
+    ++counters_.lost;
+  }
+  // What the database gives to this node at an epoch it does not run (it
+  // stopped when a renewal was late, and the lease outlived that): served
+  // again, under the same epoch, which nobody else can have had.
+  for (const auto& l : view.leases)
+    if (l.owner == node_id_ && !owned_.count(l.resource) && ours.count(l.resource) &&
+        deadline_->open()) {
+      if (!hooks_.start(l.resource, node_id_, l.epoch)) {
+        table_->release(l.resource, node_id_, l.epoch);
+        continue;
+      }
+      std::lock_guard<std::mutex> lock(mutex_);
+      owned_[l.resource] = l.epoch;
+    }
+  // Handed over: what this node runs and the plan gives to another live node.
+  // Stopped first (its last state written), then freed: never two owners.
+  for (const auto& [resource, epoch] : std::map<std::string, std::uint64_t>(owned_)) {
+    const auto target = plan.find(resource);
+    if (target == plan.end() || target->second == node_id_) continue;
+    hooks_.stop(resource, true);
+    table_->release(resource, node_id_, epoch);
+    std::lock_guard<std::mutex> lock(mutex_);
+    owned_.erase(resource);
+    ++counters_.releases;
+  }
+  // Taken: what the plan gives to this node and is free (or its owner dead),
+  // and what has been free for three rounds whoever the plan gives it to (its
+  // planned owner is not taking it; the plan moves it later).
+  const auto now = steady::now();
+  for (const auto& l : view.leases) {
+    if (!ours.count(l.resource) || owned_.count(l.resource)) continue;
+    const bool free = l.owner.empty() || !live_ids.count(l.owner);
+    if (!free) {
+      free_since_.erase(l.resource);
+      continue;
+    }
+    const auto first_seen = free_since_.emplace(l.resource, now).first->second;
+    const auto target = plan.find(l.resource);
+    const bool planned_here = target != plan.end() && target->second == node_id_;
+    if (!planned_here && now - first_seen < config_.check_every() * 3) continue;
+    if (!deadline_->open()) continue;
+    const lease_take t = table_->take(l.resource, node_id_);
+    if (!t.taken) continue;
+    double since_expiry = 0;
+    for (const auto& n : view.nodes)
+      if (n.id == t.previous_owner && n.expires_in_ms < 0)
+        since_expiry = static_cast<double>(-n.expires_in_ms) / 1000.0;
+    const auto started = steady::now();
+    free_since_.erase(l.resource);
+    if (!hooks_.start(l.resource, node_id_, t.epoch)) {
+      table_->release(l.resource, node_id_, t.epoch);
+      continue;
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    owned_[l.resource] = t.epoch;
+    ++counters_.takes;
+    if (!t.previous_owner.empty()) {
+      const double took = since_expiry + seconds_since(started) +
+                          std::chrono::duration<double>(started - now).count();
+      ++counters_.takeovers;
+      counters_.takeover_seconds_total += took;
+      counters_.last_takeover_seconds = took;
+      log(log_level::info, "cluster: took over '" + l.resource + "' from dead node '" +
+                               t.previous_owner + "' at epoch " + std::to_string(t.epoch));
+    }
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  plan_ = std::move(plan);
+  last_view_ = view;
+}
+
+void lease_agent::run(const std::atomic<bool>& stop) {
+  while (!stop.load()) {
+    step();
+    if (stop.load()) break;
+    bool waited = false;
+    if (table_) try {
+        table_->wait_for_notification(config_.check_every());
+        waited = true;
+      } catch (const std::exception&) {
+        table_.reset();
+      }
+    if (!waited) std::this_thread::sleep_for(config_.check_every());
+  }
+  leave();
+}
+
+void lease_agent::leave() {
+  const auto held = owned_;
+  for (const auto& [resource, epoch] : held) {
+    hooks_.stop(resource, deadline_->open());
+    std::lock_guard<std::mutex> lock(mutex_);
+    owned_.erase(resource);
+  }
+  deadline_->close();
+  try {
+    if (!table_) connect();
+    table_->leave(node_id_);
+    log(log_level::info, "cluster: node '" + node_id_ + "' left; its leases are free");
+  } catch (const std::exception& e) {
+    log(log_level::warning, std::string("cluster: could not leave (the others take over once "
+                                        "this node's heartbeat expires): ") +
+                                e.what());
+  }
+}
+
+agent_report lease_agent::report() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  agent_report r;
+  r.node_id = node_id_;
+  r.view = last_view_;
+  for (const auto& [resource, epoch] : owned_) r.owned.push_back({resource, epoch});
+  r.plan = plan_;
+  r.counters = counters_;
+  r.serving = deadline_->open();
+  r.serving_for_ms = r.serving ? std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     deadline_->until() - steady::now())
+                                     .count()
+                               : 0;
+  return r;
+}
+
+bool lease_agent::holds(const std::string& resource) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return owned_.count(resource) != 0;
+}
+
+std::string lease_agent::node_id() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return node_id_;
+}
+
+}  // namespace mm::cluster

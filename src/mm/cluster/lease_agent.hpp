@@ -1,0 +1,127 @@
+// A node's lease agent (docs/design.md, "Leases"; docs/operations.md,
+// "Several nodes"): on a thread of its own, with a database connection of its
+// own, it keeps the node's heartbeat, takes and frees the node's leases
+// according to the plan every node computes (ownership.hpp), and tells the
+// node what to start and stop serving through its hooks.
+//
+// One round (step): renew the heartbeat; read the cluster; stop and free what
+// the plan gives to another live node; take what the plan gives to this node
+// (or what has been free too long); start what was taken. Rounds run every
+// `check_every`, and at once when another node frees a lease or joins
+// (LISTEN/NOTIFY).
+//
+// Times, from cluster.takeover_after T (default 10 s): the heartbeat lease is
+// 0.6 T and rounds run every 0.15 T, so a dead node's resources are taken
+// within 0.6 T + 0.15 T of its last renewal, and served once they have
+// started (a shard reads its snapshot): within T.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "mm/cluster/serving_deadline.hpp"
+#include "mm/storage/pg_leases.hpp"
+
+namespace mm::cluster {
+
+struct agent_config {
+  std::string database_url;
+  cluster_node_info me;
+  std::vector<std::string> resources;  // every resource of the cluster, in any order
+  std::chrono::milliseconds takeover_after{10'000};
+
+  std::chrono::milliseconds lease() const { return takeover_after * 6 / 10; }
+  std::chrono::milliseconds check_every() const { return takeover_after * 15 / 100; }
+};
+
+// What the node does when it gains or loses a resource; called on the
+// agent's thread, one at a time.
+struct ownership_hooks {
+  // Serve `resource` from now, writing under `node` and `epoch` (its fence);
+  // false when it could not start (the lease is then freed again).
+  std::function<bool(const std::string& resource, const std::string& node, std::uint64_t epoch)>
+      start;
+  // Stop serving `resource`. Handing over (the lease still this node's):
+  // returns once stopped and its last state written, for the next owner.
+  // Lost (taken away): stops it at once and waits for nothing (its writes
+  // would be refused by the fence anyway).
+  std::function<void(const std::string& resource, bool handing_over)> stop;
+};
+
+struct agent_counters {
+  std::uint64_t rounds = 0;
+  std::uint64_t takes = 0;            // every take, first starts included
+  std::uint64_t takeovers = 0;        // takes from a node that had died
+  double takeover_seconds_total = 0;  // from the dead node's expiry to this start
+  double last_takeover_seconds = 0;
+  std::uint64_t releases = 0;        // handed over to another node
+  std::uint64_t lost = 0;            // resources lost without handing them over
+  std::uint64_t renew_failures = 0;  // heartbeats refused or not answered
+  std::uint64_t joins = 0;           // incarnations (1 + rejoins after losing all)
+  std::uint64_t database_errors = 0;
+};
+
+struct owned_resource {
+  std::string resource;
+  std::uint64_t epoch = 0;
+};
+
+// What /api/cluster shows: the last view read and this node's side.
+struct agent_report {
+  std::string node_id;
+  cluster_view view;
+  std::vector<owned_resource> owned;
+  std::map<std::string, std::string> plan;
+  agent_counters counters;
+  bool serving = false;
+  std::int64_t serving_for_ms = 0;  // until the deadline, from now
+};
+
+class lease_agent {
+ public:
+  // Connects and joins the cluster (a new incarnation). Throws store_error
+  // when the database cannot be reached.
+  lease_agent(agent_config config, ownership_hooks hooks,
+              std::shared_ptr<serving_deadline> deadline);
+
+  // Rounds until `stop` is set, then a graceful leave: every resource
+  // stopped (its last state written), every lease freed at once.
+  void run(const std::atomic<bool>& stop);
+  // One round (run's body; tests drive it by hand).
+  void step();
+  // Stops everything and frees every lease now.
+  void leave();
+
+  agent_report report() const;
+  std::string node_id() const;
+  // Whether this node holds `resource`'s lease now (and runs it).
+  bool holds(const std::string& resource) const;
+
+ private:
+  void join();
+  void renew();
+  void lose_everything(const std::string& why);
+  void balance(const cluster_view& view);
+  void connect();
+
+  agent_config config_;
+  ownership_hooks hooks_;
+  std::shared_ptr<serving_deadline> deadline_;
+  std::unique_ptr<pg_lease_table> table_;       // null after a database error, until reconnected
+  mutable std::mutex mutex_;                    // guards what report() reads
+  std::string node_id_;                         // empty: not joined
+  std::map<std::string, std::uint64_t> owned_;  // resource -> epoch
+  std::map<std::string, std::string> plan_;
+  std::map<std::string, std::chrono::steady_clock::time_point> free_since_;
+  cluster_view last_view_;
+  agent_counters counters_;
+};
+
+}  // namespace mm::cluster
