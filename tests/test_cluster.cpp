@@ -212,9 +212,32 @@ TEST_CASE("a game's cluster client searches two matchmakerd nodes over their act
   }
   REQUIRE(seen);
   for (int q = 0; q < 10; ++q) CHECK(ask(4200, 2).best_candidate_id == 4001);
+
+  // B stops (it hands mm-1 over to A). The client learns from the nodes who
+  // serves mm-1 now.
+  CHECK(b.stop() == 0);
+  a.wait_until_serving({"mm-0", "mm-1"});
+  {  // A says so on its actor port
+    using member = interfaces<mm::generic_profile>::cluster_member;
+    std::vector<std::uint32_t> served;
+    self->request(caf::actor_cast<member>(*node_a), std::chrono::seconds(10), shards_atom::value)
+        .receive([&](std::vector<std::uint32_t>& s) { served = std::move(s); },
+                 [&](caf::error& e) { FAIL(sys.render(e)); });
+    std::sort(served.begin(), served.end());
+    CHECK(served == std::vector<std::uint32_t>{0, 1});
+  }
+  // The client routes a shard-1 player's enrolment to A within a refresh or
+  // two of its map (every 1 s): an answer, where B (gone) gives none.
+  bool routed = false;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (mm::player_id id = 3; !routed && std::chrono::steady_clock::now() < until; id += 2) {
+    self->request(cluster, std::chrono::seconds(5), enroll_atom::value, id)
+        .receive([&](bool) { routed = true; }, [](caf::error&) {});
+    if (!routed) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  CHECK(routed);
   self->send_exit(cluster, caf::exit_reason::user_shutdown);
   CHECK(a.stop() == 0);
-  CHECK(b.stop() == 0);
 }
 
 TEST_CASE("matchmakerd refuses a cluster config it cannot run", "[cluster][server]") {

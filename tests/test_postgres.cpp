@@ -87,7 +87,12 @@ TEST_CASE("a new PostgreSQL database is migrated once to the schema of SQLite's"
     CHECK(players.at("mmr") == "double precision");
     CHECK(players.at("payload") == "bytea");
     CHECK(players.at("updated_at") == "bigint");
-    CHECK(columns(db.sql(), "matchmaker_state").size() == 4);
+    // ... and PostgreSQL's own: the epoch a snapshot was written under, and
+    // the cluster's nodes and leases (schema/postgresql/005_cluster_leases.sql).
+    CHECK(columns(db.sql(), "matchmaker_state").size() == 5);
+    CHECK(columns(db.sql(), "matchmaker_state").at("lease_epoch") == "bigint");
+    CHECK(columns(db.sql(), "cluster_nodes").size() == 9);
+    CHECK(columns(db.sql(), "cluster_leases").size() == 5);
     CHECK(columns(db.sql(), "matchmaker_state_rejected").size() == 6);
     CHECK(migration_rows(db.sql()) == mm::pg_database::latest_schema_version());
   }

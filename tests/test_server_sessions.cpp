@@ -263,9 +263,12 @@ TEST_CASE("SIGTERM and kill -9 keep every acknowledged ticket, lobbies survive S
   json ranked = solo("ranked", 4, 1500);  // a queue made on first use
   ranked["give_up_after_ms"] = 600'000;
   const auto r = create(s, ranked);
-  json brief = solo("coop", 5, 1500);
+  // Past its give-up time by the next start. Alone in its queue: in the
+  // co-op queue it would complete a's and b's match once their latency
+  // stage widens, which a slow run (ASan) reached before the stop.
+  json brief = solo("duel", 5, 1500);
   brief["give_up_after_ms"] = 1500;
-  const auto gone = create(s, brief);  // past its give-up time by the next start
+  const auto gone = create(s, brief);
   s.post_json("/api/lobbies",
               {{"id", "ctf-9"},
                {"mode", "ctf"},

@@ -214,6 +214,14 @@ std::uint32_t cluster_node::shards() const {
   return impl_->total;
 }
 
+std::vector<std::uint32_t> cluster_node::served_shards() const {
+  std::vector<std::uint32_t> out;
+  if (!impl_->deadline->open()) return out;
+  for (const auto& o : impl_->agent->report().owned)
+    if (const auto shard = shard_of(o.resource, impl_->total)) out.push_back(*shard);
+  return out;
+}
+
 std::optional<std::string> cluster_node::owner_url(const std::string& resource) const {
   const cluster::agent_report r = impl_->agent->report();
   for (const auto& l : r.view.leases) {
@@ -262,6 +270,9 @@ bool cluster_node::serves(const std::string&) const {
 }
 std::uint32_t cluster_node::shards() const {
   return 0;
+}
+std::vector<std::uint32_t> cluster_node::served_shards() const {
+  return {};
 }
 std::optional<std::string> cluster_node::owner_url(const std::string&) const {
   return std::nullopt;

@@ -51,6 +51,8 @@ class cluster_node {
   // serving deadline is open.
   bool serves(const std::string& resource) const;
   std::uint32_t shards() const;
+  // The shards this node serves now, by index of the set.
+  std::vector<std::uint32_t> served_shards() const;
   // Where the HTTP API of a resource's owner answers ("http://host:port"),
   // when another live node owns it.
   std::optional<std::string> owner_url(const std::string& resource) const;

@@ -3,6 +3,7 @@
 // instance set (or its part of a cluster's set), publishes it on the actor
 // port for game servers, and serves the admin HTTP API, the dashboard and
 // /metrics. SIGINT or SIGTERM: every instance writes its snapshot, then exit 0.
+#include <atomic>
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
 #include <csignal>
@@ -148,6 +149,9 @@ int run(const server::server_config& c) {
 
   caf::scoped_actor self{sys};
   actors::game_front_actor<profile> front;  // what the actor port publishes
+  // This node's part of a cluster once it has joined (the actor port asks
+  // it which shards are served here).
+  auto cluster_ref = std::make_shared<std::atomic<const server::cluster_node*>>(nullptr);
   // Each supervisor passes the stop to its instance, which writes its snapshot
   // on the way out; the actor system's destructor waits for those last writes.
   auto stop_actors = [&] {
@@ -175,7 +179,16 @@ int run(const server::server_config& c) {
   std::unique_ptr<actors::published_port> actor_port;
   if (c.actor_port >= 0) {
     // One actor for both halves: the routing client and the session service.
-    front = sys.spawn(actors::game_front<profile>, client, session_service);
+    front = sys.spawn(actors::game_front<profile>, client, session_service,
+                      actors::served_shards([&c, cluster_ref] {
+                        if (c.cluster_total == 0) {  // a server alone: all of its set
+                          std::vector<std::uint32_t> all(c.instances);
+                          for (std::uint32_t i = 0; i < c.instances; ++i) all[i] = i;
+                          return all;
+                        }
+                        const server::cluster_node* n = cluster_ref->load();
+                        return n ? n->served_shards() : std::vector<std::uint32_t>{};
+                      }));
     auto published = actors::publish_actor(sys, front, static_cast<std::uint16_t>(c.actor_port),
                                            c.actor_host, c.actor_tls.enabled(), c.actor_limits);
     if (!published) {
@@ -252,6 +265,7 @@ int run(const server::server_config& c) {
       return 1;
     }
     ctx.cluster = node.get();
+    cluster_ref->store(node.get());
     say("matchmakerd: node '" + node->report()["node"].get<std::string>() + "' of a cluster of " +
         std::to_string(c.cluster_total) + " shards");
   }
@@ -263,6 +277,7 @@ int run(const server::server_config& c) {
   events->close();
   http.stop();
   ctx.cluster = nullptr;
+  cluster_ref->store(nullptr);
   // A node hands its shards over first: each writes its last snapshot, then
   // its lease is freed and another node takes it at once.
   if (node) node->stop();

@@ -10,7 +10,13 @@
 //   fails or does not answer within `node_timeout` is passed over the same
 //   way. Fake opponents only from the last node asked, as the caller wishes.
 // - Updates, enrolments and removals go to the node that runs the player's
-//   shard (id mod total).
+//   shard (id mod total). Which node that is the client learns from the
+//   nodes themselves: every `refresh_every` it asks each node which shards
+//   it serves now (a node of a cluster with leases answers from its leases),
+//   so after a takeover or a hand-over the updates follow the new owner
+//   within one refresh. The shards given at spawn are the map until the
+//   first answers, and stay it for a node that cannot tell (an older
+//   server).
 // - A batch goes to one node whole (its queries are not passed between nodes).
 #pragma once
 
@@ -40,15 +46,44 @@ struct cluster_client_state {
   std::vector<typename interfaces<Profile>::client> nodes;
   std::vector<std::uint32_t> node_of_shard;  // shard -> node, or no_node
   std::chrono::milliseconds node_timeout{1000};
+  std::chrono::milliseconds refresh_every{1000};
   rng random{1};
   client_stats stats;  // queries, updates, updates_elsewhere (no node runs the shard)
   static constexpr std::uint32_t no_node = ~std::uint32_t{0};
   static inline const char* name = "mm.cluster_client";
 };
 
+// The cluster client's own type: the routing client's messages and its
+// refresh tick.
 template <class Profile>
-using cluster_client_pointer = typename interfaces<
-    Profile>::routing_client::template stateful_pointer<cluster_client_state<Profile>>;
+using cluster_client_type =
+    typename interfaces<Profile>::routing_client::template extend<caf::reacts_to<shards_atom>>;
+
+template <class Profile>
+using cluster_client_pointer =
+    typename cluster_client_type<Profile>::template stateful_pointer<cluster_client_state<Profile>>;
+
+// Asks every node which shards it serves now and moves the map: a shard a
+// node answers for is that node's; a node that says it serves none of its
+// former shards loses them. A node that does not answer keeps its entries
+// (it may only be slow; a dead one's shards move when their new owner says so).
+template <class Profile>
+void refresh_shard_map(cluster_client_pointer<Profile> self) {
+  using member = typename interfaces<Profile>::cluster_member;
+  auto& st = self->state;
+  for (std::size_t k = 0; k < st.nodes.size(); ++k)
+    self->request(caf::actor_cast<member>(st.nodes[k]), st.node_timeout, shards_atom::value)
+        .then(
+            [self, k](const std::vector<std::uint32_t>& shards) {
+              auto& map = self->state.node_of_shard;
+              const auto node = static_cast<std::uint32_t>(k);
+              for (auto& owner : map)
+                if (owner == node) owner = cluster_client_state<Profile>::no_node;
+              for (const auto shard : shards)
+                if (shard < map.size()) map[shard] = node;
+            },
+            [](caf::error&) {});
+}
 
 // A query on its way through the nodes.
 template <class Profile>
@@ -95,14 +130,16 @@ void ask_next_node(cluster_client_pointer<Profile> self,
 }
 
 template <class Profile>
-typename interfaces<Profile>::routing_client::behavior_type cluster_client_actor(
+typename cluster_client_type<Profile>::behavior_type cluster_client_actor(
     cluster_client_pointer<Profile> self, std::vector<cluster_node<Profile>> nodes,
-    std::uint32_t total, std::chrono::milliseconds node_timeout, std::uint64_t seed) {
+    std::uint32_t total, std::chrono::milliseconds node_timeout, std::uint64_t seed,
+    std::chrono::milliseconds refresh_every) {
   using model = typename Profile::model_type;
   using query = typename Profile::query_type;
   using state = cluster_client_state<Profile>;
   auto& st = self->state;
   st.node_timeout = node_timeout;
+  st.refresh_every = refresh_every;
   st.random = rng(seed);
   st.node_of_shard.assign(total, state::no_node);
   for (std::size_t k = 0; k < nodes.size(); ++k) {
@@ -122,7 +159,12 @@ typename interfaces<Profile>::routing_client::behavior_type cluster_client_actor
     return make_error(errc::not_owned_here,
                       "no node of the cluster runs the shard of player " + std::to_string(id));
   };
+  if (refresh_every.count() > 0) self->send(self, shards_atom::value);
   return {
+      [=](shards_atom) {
+        refresh_shard_map<Profile>(self);
+        self->delayed_send(self, self->state.refresh_every, shards_atom::value);
+      },
       [=](find_atom, match_request<query>& req) -> caf::result<match_reply<model>> {
         auto& s = self->state;
         if (s.nodes.empty()) return none();
@@ -163,15 +205,19 @@ typename interfaces<Profile>::routing_client::behavior_type cluster_client_actor
   };
 }
 
-// Spawns a cluster client over `nodes` (each with its cluster.owned) of a
-// set of `total` instances. `node_timeout` bounds one node's answer before the
-// query goes on; `seed` drives the choice of the first node.
+// Spawns a cluster client over `nodes` (each with the shards it serves at
+// first: its cluster.owned, or none) of a set of `total` instances.
+// `node_timeout` bounds one node's answer before the query goes on; `seed`
+// drives the choice of the first node; every `refresh_every` the client asks
+// the nodes which shards they serve now (0: never, the map stays as given).
 template <class Profile, class Spawner>
 typename interfaces<Profile>::routing_client spawn_cluster_client(
     Spawner& spawner, std::vector<cluster_node<Profile>> nodes, std::uint32_t total,
     std::chrono::milliseconds node_timeout = std::chrono::milliseconds(1000),
-    std::uint64_t seed = 1) {
-  return spawner.spawn(cluster_client_actor<Profile>, std::move(nodes), total, node_timeout, seed);
+    std::uint64_t seed = 1,
+    std::chrono::milliseconds refresh_every = std::chrono::milliseconds(1000)) {
+  return caf::actor_cast<typename interfaces<Profile>::routing_client>(spawner.spawn(
+      cluster_client_actor<Profile>, std::move(nodes), total, node_timeout, seed, refresh_every));
 }
 
 }  // namespace mm::actors

@@ -9,6 +9,8 @@
 #pragma once
 
 #include <caf/all.hpp>
+#include <functional>
+#include <vector>
 
 #include "mm/actors/interface.hpp"
 
@@ -19,16 +21,23 @@ namespace mm::actors {
 inline constexpr const char* port_credential = "actor-port";
 
 template <class Profile>
-using game_front_actor =
-    typename interfaces<Profile>::routing_client::template extend_with<session_interfaces::service>;
+using game_front_actor = typename interfaces<Profile>::routing_client::
+    template extend_with<session_interfaces::service>::template extend<
+        caf::replies_to<shards_atom>::with<std::vector<std::uint32_t>>>;
+
+// The shards this server serves now, by index of the set (what a cluster
+// client routes updates by).
+using served_shards = std::function<std::vector<std::uint32_t>()>;
 
 template <class Profile>
 typename game_front_actor<Profile>::behavior_type game_front(
     typename game_front_actor<Profile>::pointer self,
-    typename interfaces<Profile>::routing_client client, session_interfaces::service sessions) {
+    typename interfaces<Profile>::routing_client client, session_interfaces::service sessions,
+    served_shards served) {
   using model = typename Profile::model_type;
   using query = typename Profile::query_type;
   return {
+      [=](shards_atom) { return served(); },
       // The async matchmaker.
       [=](find_atom a, match_request<query>& r) { return self->delegate(client, a, std::move(r)); },
       [=](find_atom a, std::vector<match_request<query>>& rs) {

@@ -44,6 +44,7 @@ using restart_atom = caf::atom_constant<caf::atom("restart")>;
 // Leases (a node of a cluster: docs/design.md, "Leases").
 using lease_atom = caf::atom_constant<caf::atom("lease")>;
 using hand_over_atom = caf::atom_constant<caf::atom("handover")>;
+using shards_atom = caf::atom_constant<caf::atom("shards")>;
 
 // The session matchmaker.
 using ticket_atom = caf::atom_constant<caf::atom("ticket")>;
@@ -81,6 +82,11 @@ struct interfaces {
   using set_member =
       caf::typed_actor<typename caf::replies_to<find_atom, match_request<query>,
                                                 set_route>::template with<match_reply<model>>>;
+
+  // A node of a cluster as the cluster client sees it: the client's
+  // messages, and the shards the node serves now (by index of the set).
+  using cluster_member = typename client::template extend<
+      caf::replies_to<shards_atom>::with<std::vector<std::uint32_t>>>;
 
   // The routing client actor over an instance set (for callers that hold one
   // handle, such as game nodes across the network): the client's messages and

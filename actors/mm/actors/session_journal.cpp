@@ -5,6 +5,7 @@
 #include "mm/actors/errors.hpp"
 #include "mm/actors/ticket_codec.hpp"
 #include "mm/engine/log.hpp"
+#include "mm/storage/name_list.hpp"
 
 namespace mm::actors {
 
@@ -116,22 +117,11 @@ void prune(session_journal_pointer self) {
 }  // namespace
 
 std::string join_queues(const std::vector<std::string>& queues) {
-  std::string out;
-  for (const auto& q : queues) out += (out.empty() ? "" : ",") + q;
-  return out;
+  return join_names(queues);
 }
 
 std::vector<std::string> split_queues(const std::string& text) {
-  std::vector<std::string> out;
-  std::size_t from = 0;
-  while (from <= text.size()) {
-    const std::size_t comma = text.find(',', from);
-    const std::size_t end = comma == std::string::npos ? text.size() : comma;
-    if (end > from) out.push_back(text.substr(from, end - from));
-    if (comma == std::string::npos) break;
-    from = comma + 1;
-  }
-  return out;
+  return split_names(text);
 }
 
 std::vector<durable_ticket> decode_waiting(const std::vector<journal_ticket>& rows,

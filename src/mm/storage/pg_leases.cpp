@@ -3,31 +3,13 @@
 #include <pqxx/pqxx>
 
 #include "mm/engine/error.hpp"
+#include "mm/storage/name_list.hpp"
 
 namespace mm {
 
 namespace {
 
 constexpr const char* listen_channel = "mm_cluster";
-
-// Comma-separated resources and back (resource names have no comma).
-std::string join_names(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ",") + n;
-  return out;
-}
-
-std::vector<std::string> split_names(const std::string& text) {
-  std::vector<std::string> out;
-  std::size_t at = 0;
-  while (at < text.size()) {
-    const auto comma = text.find(',', at);
-    const auto end = comma == std::string::npos ? text.size() : comma;
-    if (end > at) out.push_back(text.substr(at, end - at));
-    at = end + 1;
-  }
-  return out;
-}
 
 std::int64_t ms(std::chrono::milliseconds d) {
   return static_cast<std::int64_t>(d.count());
