@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
 [ -x "$bin/pg_ctl" ] || { echo "run cluster: PostgreSQL's server is not installed" >&2; exit 1; }
 data=$PWD/demo-data/cluster-pg
-port=${MM_CLUSTER_PG_PORT:-55432}
+port=${MM_CLUSTER_PG_PORT:-15432}  # below the ephemeral ports: no client socket holds it
 as_pg=()
 # PostgreSQL refuses to run as root: as root, it runs as Debian's postgres user.
 [ "$(id -u)" -eq 0 ] && as_pg=(runuser -u postgres --)
