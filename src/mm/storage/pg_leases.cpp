@@ -61,6 +61,10 @@ pg_lease_table::pg_lease_table(const std::string& url, std::chrono::milliseconds
   guarded("set the lease connection's time limit", [&] {
     pqxx::nontransaction tx(db_.sql());
     tx.exec("SET statement_timeout = " + std::to_string(ms(io_timeout)));
+    // An agent paused inside a take (it locks its own row and the lease's)
+    // must not hold the others' takes back: the database ends its idle
+    // transaction as it ends a fenced writer's.
+    tx.exec("SET idle_in_transaction_session_timeout = " + std::to_string(ms(io_timeout)));
   });
   wake_ = guarded("listen for the cluster's changes",
                   [&] { return std::make_unique<wake_flag>(db_.sql()); });
