@@ -43,7 +43,21 @@ pg_database::pg_database(const std::string& url)
 void pg_database::migrate() {
   const int latest = latest_schema_version();
   try {
+    // Every connection a node opens comes here, while others may be paused
+    // (SIGSTOP) or cut off: a database already at this build's version is
+    // read without the lock, so a stalled node inside a migration cannot hold
+    // the others' connections (a takeover's among them) back.
+    {
+      pqxx::nontransaction peek(connection_);
+      if (!peek.exec1("SELECT to_regclass('schema_migrations') IS NULL")[0].as<bool>())
+        version_ = peek.exec1("SELECT COALESCE(MAX(version), 0) FROM schema_migrations")[0]
+                       .as<int>();
+    }
+    if (version_ == latest) return;
     pqxx::work tx(connection_);
+    // A migrator that stops between statements ends its transaction (and
+    // frees the lock) after a minute instead of never.
+    tx.exec0("SET LOCAL idle_in_transaction_session_timeout = '60s'");
     tx.exec_params("SELECT pg_advisory_xact_lock($1)", migration_lock);
     tx.exec0(
         "CREATE TABLE IF NOT EXISTS schema_migrations ("

@@ -59,12 +59,14 @@ pg_lease_table::pg_lease_table(const std::string& url, std::chrono::milliseconds
                                         {"keepalives_interval", "1"},
                                         {"keepalives_count", "3"}})) {
   guarded("set the lease connection's time limit", [&] {
-    pqxx::nontransaction tx(db_.sql());
-    tx.exec("SET statement_timeout = " + std::to_string(ms(io_timeout)));
+    // set_variable, not a SET statement: libpqxx restores these when it
+    // reconnects a broken connection (the database ends one on the limit
+    // below), and would silently drop a plain SET.
+    db_.sql().set_variable("statement_timeout", std::to_string(ms(io_timeout)));
     // An agent paused inside a take (it locks its own row and the lease's)
     // must not hold the others' takes back: the database ends its idle
     // transaction as it ends a fenced writer's.
-    tx.exec("SET idle_in_transaction_session_timeout = " + std::to_string(ms(io_timeout)));
+    db_.sql().set_variable("idle_in_transaction_session_timeout", std::to_string(ms(io_timeout)));
   });
   wake_ = guarded("listen for the cluster's changes",
                   [&] { return std::make_unique<wake_flag>(db_.sql()); });

@@ -123,10 +123,11 @@ pg_store::pg_store(const std::string& url) : url_(url), db_(url) {}
 void pg_store::set_write_fence(const write_fence& f) {
   fence_ = f;
   if (f.empty()) return;
+  // set_variable: kept across libpqxx's reconnection of a broken connection
+  // (a paused writer's is ended by this very limit), where a SET is lost.
   guarded("limit idle transactions", [&] {
-    pqxx::nontransaction tx(db_.sql());
-    tx.exec("SET idle_in_transaction_session_timeout = " +
-            std::to_string(std::max<std::int64_t>(1, f.idle_limit.count())));
+    db_.sql().set_variable("idle_in_transaction_session_timeout",
+                           std::to_string(std::max<std::int64_t>(1, f.idle_limit.count())));
   });
 }
 
@@ -373,8 +374,7 @@ pg_scanner::pg_scanner(const std::string& url, const scan_options& o)
   }
   if (o.shard_count > 1) ensure_shard_index(o.shard_count);
   try {
-    pqxx::nontransaction settings(db_.sql());
-    settings.exec0(session_settings);
+    db_.sql().set_variable("random_page_cost", scan_random_page_cost);
   } catch (const std::exception& e) {
     throw store_error(describe() + ": cannot set up its connection: " + e.what());
   }
@@ -413,10 +413,20 @@ void pg_scanner::ensure_shard_index(std::uint32_t shards) {
     if (kind.empty() ||
         (kind[0][0].as<std::string>() != "r" && kind[0][0].as<std::string>() != "p"))
       return;
+    // Every shard start comes here, a takeover's too: an index that exists
+    // is not created again (CREATE INDEX IF NOT EXISTS would still wait for
+    // the table's lock, and for a paused node's open write).
+    const std::string index = shard_index_name(source_, shards);
+    if (!tx.exec_params1("SELECT to_regclass($1) IS NULL", "\"" + index + "\"")[0].as<bool>())
+      return;
+    // A creator that stops frees the lock after a minute; a wait for the
+    // table longer than 10 s gives up (the scan works without the index).
+    tx.exec0("SET LOCAL idle_in_transaction_session_timeout = '60s'");
+    tx.exec0("SET LOCAL lock_timeout = '10s'");
     // Nodes that start together create it once.
     tx.exec_params("SELECT pg_advisory_xact_lock($1)", shard_index_lock);
     const std::string n = std::to_string(shards);
-    tx.exec0("CREATE INDEX IF NOT EXISTS \"" + shard_index_name(source_, shards) + "\" ON \"" +
+    tx.exec0("CREATE INDEX IF NOT EXISTS \"" + index + "\" ON \"" +
              source_ + "\" ((id % " + n + "), id)");
     tx.commit();
   } catch (const std::exception& e) {

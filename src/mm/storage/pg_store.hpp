@@ -85,7 +85,8 @@ class pg_scanner final : public row_scanner {
   // default random_page_cost of 4 the planner reads a shard through the
   // primary key and drops the other shards' rows, (N - 1) / N of what it
   // reads, rather than through the shard index (docs/performance.md).
-  static constexpr const char* session_settings = "SET random_page_cost = 1.1";
+  // Set with libpqxx's set_variable, so a reconnected connection keeps it.
+  static constexpr const char* scan_random_page_cost = "1.1";
 
   // The index a scan of `shards` shards of `table` reads through.
   static std::string shard_index_name(const std::string& table, std::uint32_t shards);
