@@ -358,3 +358,34 @@ TEST_CASE(
   for (const auto& o : ref.overlaps()) INFO(o);
   CHECK(ref.epochs_grow());
 }
+
+TEST_CASE("a node whose starts are slow keeps its heartbeat while it takes its share",
+          "[cluster][leases][postgres]") {
+  if (!have_postgres()) return;
+  postgres_server pg;
+  auto deadline = std::make_shared<mm::cluster::serving_deadline>();
+  mm::cluster::agent_config c;
+  c.database_url = pg.url();
+  c.me = {"slow", "http://slow", "", {}};
+  c.resources = shard_names(6);
+  c.takeover_after = 1000ms;  // lease 600 ms, rounds every 150 ms
+  std::set<std::string> serving;
+  // Each start takes half a lease (a shard reading a big snapshot): seven
+  // of them run far past the lease, so the agent renews between them.
+  mm::cluster::ownership_hooks hooks{
+      [&](const std::string& r, const std::string&, std::uint64_t) {
+        std::this_thread::sleep_for(300ms);  // the work of a slow start, not a wait for anything
+        serving.insert(r);
+        return true;
+      },
+      [&](const std::string& r, bool) { serving.erase(r); }};
+  mm::cluster::lease_agent agent(c, hooks, deadline);
+  agent.step();
+  const auto report = agent.report();
+  CHECK(serving.size() == shard_names(6).size());
+  CHECK(report.owned.size() == shard_names(6).size());
+  CHECK(report.counters.renew_failures == 0);
+  CHECK(report.counters.lost == 0);
+  CHECK(report.counters.joins == 1);
+  CHECK(deadline->open());
+}

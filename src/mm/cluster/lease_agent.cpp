@@ -34,6 +34,7 @@ void lease_agent::connect() {
 
 void lease_agent::join() {
   const auto sent = steady::now();
+  last_renewal_sent_ = sent;
   const std::string id = table_->join(config_.me, config_.lease());
   deadline_->extend_to(sent + config_.lease() * 9 / 10);
   {
@@ -47,6 +48,7 @@ void lease_agent::join() {
 
 void lease_agent::renew() {
   const auto sent = steady::now();
+  last_renewal_sent_ = sent;
   if (table_->renew(node_id_, config_.lease())) {
     // The database's expiry is at least `lease` after `sent`; a tenth less
     // covers clocks that run at slightly different rates.
@@ -59,6 +61,13 @@ void lease_agent::renew() {
   }
   lose_everything("its heartbeat expired before it was renewed (paused, or cut off)");
   join();
+}
+
+bool lease_agent::keep_alive() {
+  if (steady::now() - last_renewal_sent_ < config_.check_every()) return true;
+  const std::string id = node_id_;
+  renew();
+  return node_id_ == id;
 }
 
 void lease_agent::lose_everything(const std::string& why) {
@@ -131,6 +140,7 @@ void lease_agent::balance(const cluster_view& view) {
   for (const auto& l : view.leases)
     if (l.owner == node_id_ && !owned_.count(l.resource) && ours.count(l.resource) &&
         deadline_->open()) {
+      if (!keep_alive()) return;
       if (!hooks_.start(l.resource, node_id_, l.epoch)) {
         table_->release(l.resource, node_id_, l.epoch);
         continue;
@@ -143,6 +153,7 @@ void lease_agent::balance(const cluster_view& view) {
   for (const auto& [resource, epoch] : std::map<std::string, std::uint64_t>(owned_)) {
     const auto target = plan.find(resource);
     if (target == plan.end() || target->second == node_id_) continue;
+    if (!keep_alive()) return;
     hooks_.stop(resource, true);
     table_->release(resource, node_id_, epoch);
     std::lock_guard<std::mutex> lock(mutex_);
@@ -164,6 +175,7 @@ void lease_agent::balance(const cluster_view& view) {
     const auto target = plan.find(l.resource);
     const bool planned_here = target != plan.end() && target->second == node_id_;
     if (!planned_here && now - first_seen < config_.check_every() * 3) continue;
+    if (!keep_alive()) return;
     if (!deadline_->open()) continue;
     const lease_take t = table_->take(l.resource, node_id_);
     if (!t.taken) continue;

@@ -107,6 +107,10 @@ class lease_agent {
  private:
   void join();
   void renew();
+  // Renews when a round's starts and stops have run past `check_every` since
+  // the last renewal (a node taking several shards must not let its own
+  // heartbeat lapse); false when the node lost its incarnation meanwhile.
+  bool keep_alive();
   void lose_everything(const std::string& why);
   void balance(const cluster_view& view);
   void connect();
@@ -120,6 +124,7 @@ class lease_agent {
   std::map<std::string, std::uint64_t> owned_;  // resource -> epoch
   std::map<std::string, std::string> plan_;
   std::map<std::string, std::chrono::steady_clock::time_point> free_since_;
+  std::chrono::steady_clock::time_point last_renewal_sent_{};
   cluster_view last_view_;
   agent_counters counters_;
 };
