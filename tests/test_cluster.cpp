@@ -18,6 +18,7 @@
 #include "mm/testing/postgres_server.hpp"
 #include "postgres_available.hpp"
 #include "server_fixture.hpp"
+#include "ticket_ledger.hpp"
 
 using mm::test::have_postgres;
 using mm::test::json;
@@ -146,13 +147,16 @@ TEST_CASE("two matchmakerd nodes share one PostgreSQL database, each running its
   CHECK(snapshot_rows(pg.url()) == std::vector<std::string>{"mm-0", "mm-1"});
 }
 
-TEST_CASE("a game's cluster client searches two matchmakerd nodes over their actor ports",
+TEST_CASE(
+    "a game's cluster client searches two matchmakerd nodes over their actor ports and follows "
+    "their shards and session queues",
           "[cluster][postgres][server][remote]") {
   if (!have_postgres()) return;
   postgres_server pg;
   write_players(pg.url(), 6);
   auto with_port = [&](const std::string& owned) {
     json c = node_config(pg.url(), 2, owned);
+    c.merge_patch(mm::test::ticket_queues_patch());
     c["actor"] = {{"port", 0}};
     return c;
   };
@@ -179,6 +183,10 @@ TEST_CASE("a game's cluster client searches two matchmakerd nodes over their act
   REQUIRE(node_b);
   auto cluster = spawn_cluster_client<mm::generic_profile>(sys, {{*node_a, {0}}, {*node_b, {1}}}, 2,
                                                            std::chrono::milliseconds(2000), 3);
+  // Its refresh timer keeps it alive: it must exit before the actor system
+  // ends, also when a REQUIRE below leaves early (or the test hangs).
+  auto exit_cluster = caf::detail::make_scope_guard(
+      [&] { caf::anon_send_exit(cluster, caf::exit_reason::user_shutdown); });
   caf::scoped_actor self{sys};
   auto ask = [&](float mmr, std::uint32_t region) {
     mm::match_request<mm::generic_query> req;
@@ -213,31 +221,84 @@ TEST_CASE("a game's cluster client searches two matchmakerd nodes over their act
   REQUIRE(seen);
   for (int q = 0; q < 10; ++q) CHECK(ask(4200, 2).best_candidate_id == 4001);
 
-  // B stops (it hands mm-1 over to A). The client learns from the nodes who
-  // serves mm-1 now.
-  CHECK(b.stop() == 0);
-  a.wait_until_serving({"mm-0", "mm-1"});
-  {  // A says so on its actor port
-    using member = interfaces<mm::generic_profile>::cluster_member;
-    std::vector<std::uint32_t> served;
-    self->request(caf::actor_cast<member>(*node_a), std::chrono::seconds(10), shards_atom::value)
-        .receive([&](std::vector<std::uint32_t>& s) { served = std::move(s); },
-                 [&](caf::error& e) { FAIL(sys.render(e)); });
-    std::sort(served.begin(), served.end());
-    CHECK(served == std::vector<std::uint32_t>{0, 1});
+  // Session requests through the same handle go to the node that runs the
+  // session queues (learnt with the shards): a ticket is created there and
+  // read back. Until the client's first refresh answers, it says
+  // not_owned_here, and the game retries.
+  auto sessions = caf::actor_cast<session_interfaces::service>(cluster);
+  session_ticket t;
+  session_player p;
+  p.id = 7001;
+  p.mmr = 1500;
+  p.rtt_ms = {{"paris", 20}};
+  t.players = {p};
+  std::uint64_t ticket = 0;
+  std::string last_error;
+  for (int attempt = 0; attempt < 200 && ticket == 0; ++attempt) {
+    self->request(sessions, std::chrono::seconds(5), create_atom::value, std::string("duel"), t,
+                  session_interfaces::owner{})
+        .receive([&](std::uint64_t id) { ticket = id; },
+                 [&](caf::error& e) { last_error = sys.render(e); });
+    if (ticket == 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  // The client routes a shard-1 player's enrolment to A within a refresh or
-  // two of its map (every 1 s): an answer, where B (gone) gives none.
+  INFO(last_error);
+  REQUIRE(ticket != 0);
+  auto state_of = [&](std::uint64_t id) {
+    std::optional<mm::session::ticket_state> out;
+    self->request(sessions, std::chrono::seconds(5), status_atom::value, id)
+        .receive([&](ticket_outcome& o) { out = o.state; }, [](caf::error&) {});
+    return out;
+  };
+  CHECK(state_of(ticket) == mm::session::ticket_state::waiting);
+
+  // The node that runs the session queues stops; it hands its shard and the
+  // queues over to the other. The client learns from the nodes who serves
+  // them now.
+  auto holds_sessions = [](live_server& s) {
+    const json cluster_view = s.get_json("/api/cluster", mm::test::view_token);
+    for (const auto& o : cluster_view["owned"])
+      if (o["resource"] == "sessions") return true;
+    return false;
+  };
+  const bool a_held = holds_sessions(a);
+  REQUIRE(a_held != holds_sessions(b));
+  live_server& leaving = a_held ? a : b;
+  live_server& staying = a_held ? b : a;
+  const auto& staying_handle = a_held ? *node_b : *node_a;
+  const std::uint32_t moved_shard = a_held ? 0 : 1;
+  CHECK(leaving.stop() == 0);
+  staying.wait_until_serving({"mm-0", "mm-1", "sessions"});
+  {  // the node that stays says so on its actor port
+    using member = interfaces<mm::generic_profile>::cluster_member;
+    mm::served_resources served;
+    self->request(caf::actor_cast<member>(staying_handle), std::chrono::seconds(10),
+                  shards_atom::value)
+        .receive([&](mm::served_resources& s) { served = std::move(s); },
+                 [&](caf::error& e) { FAIL(sys.render(e)); });
+    std::sort(served.shards.begin(), served.shards.end());
+    CHECK(served.shards == std::vector<std::uint32_t>{0, 1});
+    CHECK(served.sessions);
+  }
+  // The client routes an enrolment of a player of the moved shard, and the
+  // ticket's status, to the node that stays within a refresh or two of its
+  // map (every 1 s): answers, where the node that left gives none. The
+  // ticket waits there still: the queues started from the journal.
   bool routed = false;
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  for (mm::player_id id = 3; !routed && std::chrono::steady_clock::now() < until; id += 2) {
+  for (mm::player_id id = moved_shard + 2; !routed && std::chrono::steady_clock::now() < until;
+       id += 2) {
     self->request(cluster, std::chrono::seconds(5), enroll_atom::value, id)
         .receive([&](bool) { routed = true; }, [](caf::error&) {});
     if (!routed) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   CHECK(routed);
-  self->send_exit(cluster, caf::exit_reason::user_shutdown);
-  CHECK(a.stop() == 0);
+  std::optional<mm::session::ticket_state> after;
+  while (!after && std::chrono::steady_clock::now() < until) {
+    after = state_of(ticket);
+    if (!after) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  CHECK(after == mm::session::ticket_state::waiting);
+  CHECK(staying.stop() == 0);
 }
 
 TEST_CASE("matchmakerd refuses a cluster config it cannot run", "[cluster][server]") {

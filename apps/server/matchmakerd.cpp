@@ -180,14 +180,18 @@ int run(const server::server_config& c) {
   if (c.actor_port >= 0) {
     // One actor for both halves: the routing client and the session service.
     front = sys.spawn(actors::game_front<profile>, client, session_service,
-                      actors::served_shards([&c, cluster_ref] {
+                      actors::served_now([&c, cluster_ref] {
+                        served_resources out;
                         if (c.cluster_total == 0) {  // a server alone: all of its set
-                          std::vector<std::uint32_t> all(c.instances);
-                          for (std::uint32_t i = 0; i < c.instances; ++i) all[i] = i;
-                          return all;
+                          for (std::uint32_t i = 0; i < c.instances; ++i) out.shards.push_back(i);
+                          out.sessions = true;
+                          return out;
                         }
-                        const server::cluster_node* n = cluster_ref->load();
-                        return n ? n->served_shards() : std::vector<std::uint32_t>{};
+                        if (const server::cluster_node* n = cluster_ref->load()) {
+                          out.shards = n->served_shards();
+                          out.sessions = n->serves(server::sessions_resource);
+                        }
+                        return out;
                       }));
     auto published = actors::publish_actor(sys, front, static_cast<std::uint16_t>(c.actor_port),
                                            c.actor_host, c.actor_tls.enabled(), c.actor_limits);

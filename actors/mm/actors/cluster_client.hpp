@@ -18,6 +18,11 @@
 //   first answers, and stay it for a node that cannot tell (an older
 //   server).
 // - A batch goes to one node whole (its queries are not passed between nodes).
+// - Session requests (tickets, lobbies: the same handle answers
+//   session_interfaces::service) go to the node that runs the session
+//   queues, learnt with the shards at each refresh. Until a node says it
+//   runs them (just after spawn, or while they are being taken over) a
+//   session request is answered errc::not_owned_here: retry.
 #pragma once
 
 #include <caf/stateful_actor.hpp>
@@ -28,6 +33,7 @@
 
 #include "mm/actors/errors.hpp"
 #include "mm/actors/interface.hpp"
+#include "mm/actors/session_forwarders.hpp"
 #include "mm/engine/random.hpp"
 
 namespace mm::actors {
@@ -44,7 +50,9 @@ template <class Profile>
 struct cluster_client_state {
   cluster_client_state() = default;  // not an aggregate (see client_state)
   std::vector<typename interfaces<Profile>::client> nodes;
-  std::vector<std::uint32_t> node_of_shard;  // shard -> node, or no_node
+  std::vector<session_interfaces::service> session_handles;  // the same nodes' session side
+  std::vector<std::uint32_t> node_of_shard;                  // shard -> node, or no_node
+  std::uint32_t sessions_node = no_node;  // the node that runs the session queues, or no_node
   std::chrono::milliseconds node_timeout{1000};
   std::chrono::milliseconds refresh_every{1000};
   rng random{1};
@@ -53,20 +61,21 @@ struct cluster_client_state {
   static inline const char* name = "mm.cluster_client";
 };
 
-// The cluster client's own type: the routing client's messages and its
-// refresh tick.
+// The cluster client's own type: the routing client's messages, the session
+// service's, and its refresh tick.
 template <class Profile>
-using cluster_client_type =
-    typename interfaces<Profile>::routing_client::template extend<caf::reacts_to<shards_atom>>;
+using cluster_client_type = typename interfaces<Profile>::routing_client::template extend_with<
+    session_interfaces::service>::template extend<caf::reacts_to<shards_atom>>;
 
 template <class Profile>
 using cluster_client_pointer =
     typename cluster_client_type<Profile>::template stateful_pointer<cluster_client_state<Profile>>;
 
-// Asks every node which shards it serves now and moves the map: a shard a
-// node answers for is that node's; a node that says it serves none of its
-// former shards loses them. A node that does not answer keeps its entries
-// (it may only be slow; a dead one's shards move when their new owner says so).
+// Asks every node what it serves now and moves the map: a shard a node
+// answers for is that node's; a node that says it serves none of its former
+// shards loses them; the same for the session queues. A node that does not
+// answer keeps its entries (it may only be slow; a dead one's shards move
+// when their new owner says so).
 template <class Profile>
 void refresh_shard_map(cluster_client_pointer<Profile> self) {
   using member = typename interfaces<Profile>::cluster_member;
@@ -74,13 +83,18 @@ void refresh_shard_map(cluster_client_pointer<Profile> self) {
   for (std::size_t k = 0; k < st.nodes.size(); ++k)
     self->request(caf::actor_cast<member>(st.nodes[k]), st.node_timeout, shards_atom::value)
         .then(
-            [self, k](const std::vector<std::uint32_t>& shards) {
-              auto& map = self->state.node_of_shard;
+            [self, k](const served_resources& served) {
+              auto& s = self->state;
+              auto& map = s.node_of_shard;
               const auto node = static_cast<std::uint32_t>(k);
               for (auto& owner : map)
                 if (owner == node) owner = cluster_client_state<Profile>::no_node;
-              for (const auto shard : shards)
+              for (const auto shard : served.shards)
                 if (shard < map.size()) map[shard] = node;
+              if (served.sessions)
+                s.sessions_node = node;
+              else if (s.sessions_node == node)
+                s.sessions_node = cluster_client_state<Profile>::no_node;
             },
             [](caf::error&) {});
 }
@@ -144,6 +158,7 @@ typename cluster_client_type<Profile>::behavior_type cluster_client_actor(
   st.node_of_shard.assign(total, state::no_node);
   for (std::size_t k = 0; k < nodes.size(); ++k) {
     st.nodes.push_back(nodes[k].client);
+    st.session_handles.push_back(caf::actor_cast<session_interfaces::service>(nodes[k].client));
     for (auto shard : nodes[k].owned)
       if (shard < total) st.node_of_shard[shard] = static_cast<std::uint32_t>(k);
   }
@@ -160,49 +175,58 @@ typename cluster_client_type<Profile>::behavior_type cluster_client_actor(
                       "no node of the cluster runs the shard of player " + std::to_string(id));
   };
   if (refresh_every.count() > 0) self->send(self, shards_atom::value);
-  return {
-      [=](shards_atom) {
-        refresh_shard_map<Profile>(self);
-        self->delayed_send(self, self->state.refresh_every, shards_atom::value);
-      },
-      [=](find_atom, match_request<query>& req) -> caf::result<match_reply<model>> {
-        auto& s = self->state;
-        if (s.nodes.empty()) return none();
-        ++s.stats.queries;
-        auto hop = std::make_shared<cluster_hop<Profile>>();
-        hop->allow_fake = req.allow_fake_opponent;
-        hop->request = std::move(req);
-        hop->first = static_cast<std::size_t>(s.random.below(s.nodes.size()));
-        hop->promise = self->template make_response_promise<match_reply<model>>();
-        auto rp = hop->promise;
-        ask_next_node<Profile>(self, std::move(hop));
-        return rp;
-      },
-      [=](find_atom a, std::vector<match_request<query>>& batch)
-          -> caf::result<std::vector<match_reply<model>>> {
-        auto& s = self->state;
-        if (s.nodes.empty()) return none();
-        s.stats.queries += batch.size();
-        return self->delegate(s.nodes[s.random.below(s.nodes.size())], a, std::move(batch));
-      },
-      [=](update_atom a, const player_update<model>& u) {
-        auto& s = self->state;
-        ++s.stats.updates;
-        if (const auto* to = owner(u.id))
-          self->send(*to, a, u);
-        else
-          ++s.stats.updates_elsewhere;
-      },
-      [=](enroll_atom a, player_id id) -> caf::result<bool> {
-        if (const auto* to = owner(id)) return self->delegate(*to, a, id);
-        return nobody(id);
-      },
-      [=](remove_atom a, player_id id) -> caf::result<bool> {
-        if (const auto* to = owner(id)) return self->delegate(*to, a, id);
-        return nobody(id);
-      },
-      [=](stats_atom) { return self->state.stats; },
+  auto sessions_here = [self]() -> const session_interfaces::service* {
+    const auto& s = self->state;
+    return s.sessions_node == state::no_node ? nullptr : &s.session_handles[s.sessions_node];
   };
+  using behavior = typename cluster_client_type<Profile>::behavior_type;
+  return std::apply(
+      [&](auto... session) {
+        return behavior{
+            [=](shards_atom) {
+              refresh_shard_map<Profile>(self);
+              self->delayed_send(self, self->state.refresh_every, shards_atom::value);
+            },
+            [=](find_atom, match_request<query>& req) -> caf::result<match_reply<model>> {
+              auto& s = self->state;
+              if (s.nodes.empty()) return none();
+              ++s.stats.queries;
+              auto hop = std::make_shared<cluster_hop<Profile>>();
+              hop->allow_fake = req.allow_fake_opponent;
+              hop->request = std::move(req);
+              hop->first = static_cast<std::size_t>(s.random.below(s.nodes.size()));
+              hop->promise = self->template make_response_promise<match_reply<model>>();
+              auto rp = hop->promise;
+              ask_next_node<Profile>(self, std::move(hop));
+              return rp;
+            },
+            [=](find_atom a, std::vector<match_request<query>>& batch)
+                -> caf::result<std::vector<match_reply<model>>> {
+              auto& s = self->state;
+              if (s.nodes.empty()) return none();
+              s.stats.queries += batch.size();
+              return self->delegate(s.nodes[s.random.below(s.nodes.size())], a, std::move(batch));
+            },
+            [=](update_atom a, const player_update<model>& u) {
+              auto& s = self->state;
+              ++s.stats.updates;
+              if (const auto* to = owner(u.id))
+                self->send(*to, a, u);
+              else
+                ++s.stats.updates_elsewhere;
+            },
+            [=](enroll_atom a, player_id id) -> caf::result<bool> {
+              if (const auto* to = owner(id)) return self->delegate(*to, a, id);
+              return nobody(id);
+            },
+            [=](remove_atom a, player_id id) -> caf::result<bool> {
+              if (const auto* to = owner(id)) return self->delegate(*to, a, id);
+              return nobody(id);
+            },
+            [=](stats_atom) { return self->state.stats; },
+            session...};
+      },
+      session_forwarders(self, sessions_here));
 }
 
 // Spawns a cluster client over `nodes` (each with the shards it serves at

@@ -84,9 +84,10 @@ struct interfaces {
                                                 set_route>::template with<match_reply<model>>>;
 
   // A node of a cluster as the cluster client sees it: the client's
-  // messages, and the shards the node serves now (by index of the set).
-  using cluster_member = typename client::template extend<
-      caf::replies_to<shards_atom>::with<std::vector<std::uint32_t>>>;
+  // messages, and what the node serves now (its shards by index of the set,
+  // and whether it runs the session queues).
+  using cluster_member =
+      typename client::template extend<caf::replies_to<shards_atom>::with<served_resources>>;
 
   // The routing client actor over an instance set (for callers that hold one
   // handle, such as game nodes across the network): the client's messages and

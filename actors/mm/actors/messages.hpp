@@ -143,6 +143,19 @@ struct client_stats {
   routed_answers batches;  // the answers to the queries of batches (the client gathers those)
 };
 
+// What a server serves now (its answer to shards_atom): the async shards by
+// index of the set, and whether it runs the session queues. A cluster client
+// routes updates and session requests by it.
+struct served_resources {
+  std::vector<std::uint32_t> shards;
+  bool sessions = false;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, served_resources& x) {
+  return f(caf::meta::type_name("served_resources"), x.shards, x.sessions);
+}
+
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, generic_model& x) {
   return f(caf::meta::type_name("generic_model"), x.id_low, x.id_high, x.mmr, x.attributes);

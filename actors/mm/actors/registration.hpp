@@ -38,7 +38,7 @@ void add_message_types(caf::actor_system_config& cfg, const std::string& profile
   cfg.add_message_type<player_update<model>>(p + "player_update");
   cfg.add_message_type<std::vector<model>>(p + "models");
   cfg.add_message_type<set_route>("mm.set_route");
-  cfg.add_message_type<std::vector<std::uint32_t>>("mm.shard_indexes");  // shards_atom
+  cfg.add_message_type<served_resources>("mm.served_resources");  // shards_atom
   cfg.add_message_type<instance_info>("mm.instance_info");
   cfg.add_message_type<client_stats>("mm.client_stats");
   cfg.add_message_type<player_info>("mm.player_info");

@@ -1,0 +1,92 @@
+// The session service's messages passed on, unchanged, to the service that
+// serves them now: what the game front (one node's actor port) and the
+// cluster client (every node, from the game's side) have in common.
+// `target()` gives that service's handle, or null when none serves the
+// queues now (a takeover under way, or not known yet): the request is then
+// answered with errc::not_owned_here, and the caller retries. Answers go
+// straight from the service to the caller (delegation).
+//
+// The handlers come as a tuple, for a behavior that adds its own:
+//   std::apply([&](auto... s) { return behavior_type{own..., s...}; },
+//              session_forwarders(self, target));
+#pragma once
+
+#include <caf/all.hpp>
+#include <string>
+#include <tuple>
+
+#include "mm/actors/errors.hpp"
+#include "mm/actors/interface.hpp"
+
+namespace mm::actors {
+
+// The credential of every session ticket created over the actor port: a
+// ticket's owner is the game server, and HTTP callers cannot read it.
+inline constexpr const char* port_credential = "actor-port";
+
+template <class Self, class Target>
+auto session_forwarders(Self self, Target target) {
+  auto nobody = [] {
+    return make_error(errc::not_owned_here,
+                      "no node serves the session queues now (being taken over): retry in a "
+                      "moment");
+  };
+  using owner = session_interfaces::owner;
+  return std::make_tuple(
+      [=](create_atom a, std::string& queue, session_ticket& t,
+          owner& o) -> caf::result<std::uint64_t> {
+        t.credential = port_credential;  // whatever the peer said
+        if (const auto* to = target())
+          return self->delegate(*to, a, std::move(queue), std::move(t), std::move(o));
+        return nobody();
+      },
+      [=](cancel_atom a, std::uint64_t id) -> caf::result<bool> {
+        if (const auto* to = target()) return self->delegate(*to, a, id);
+        return nobody();
+      },
+      [=](cancel_atom a, std::uint64_t id, std::string& credential) -> caf::result<bool> {
+        if (const auto* to = target()) return self->delegate(*to, a, id, std::move(credential));
+        return nobody();
+      },
+      [=](status_atom a, std::uint64_t id) -> caf::result<ticket_outcome> {
+        if (const auto* to = target()) return self->delegate(*to, a, id);
+        return nobody();
+      },
+      [=](info_atom a) -> caf::result<std::vector<session_queue_report>> {
+        if (const auto* to = target()) return self->delegate(*to, a);
+        return nobody();
+      },
+      [=](inspect_atom a, std::string& queue, std::uint32_t offset,
+          std::uint32_t limit) -> caf::result<std::vector<waiting_ticket_view>> {
+        if (const auto* to = target())
+          return self->delegate(*to, a, std::move(queue), offset, limit);
+        return nobody();
+      },
+      [=](lobby_atom l, create_atom a, lobby_registration& r) -> caf::result<bool> {
+        if (const auto* to = target()) return self->delegate(*to, l, a, std::move(r));
+        return nobody();
+      },
+      [=](lobby_atom l, update_atom a, std::string& id,
+          std::uint32_t players) -> caf::result<bool> {
+        if (const auto* to = target()) return self->delegate(*to, l, a, std::move(id), players);
+        return nobody();
+      },
+      [=](lobby_atom l, close_atom a, std::string& id) -> caf::result<bool> {
+        if (const auto* to = target()) return self->delegate(*to, l, a, std::move(id));
+        return nobody();
+      },
+      [=](lobby_atom l, find_atom a, lobby_query& q) -> caf::result<lobby_placement> {
+        if (const auto* to = target()) return self->delegate(*to, l, a, std::move(q));
+        return nobody();
+      },
+      [=](lobby_atom l, info_atom a) -> caf::result<lobbies_report> {
+        if (const auto* to = target()) return self->delegate(*to, l, a);
+        return nobody();
+      },
+      [=](lobby_atom l, inspect_atom a) -> caf::result<std::vector<lobby_registration>> {
+        if (const auto* to = target()) return self->delegate(*to, l, a);
+        return nobody();
+      });
+}
+
+}  // namespace mm::actors
