@@ -3,6 +3,8 @@
 // the shard pinned to it (cluster.owned), writes through either node land in
 // the shared table, a request for the other node's shard is redirected to
 // it, and a node killed with SIGKILL loses nothing it acknowledged.
+#include <signal.h>
+
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
 #include <catch2/catch.hpp>
@@ -10,6 +12,7 @@
 #include <pqxx/pqxx>
 #include <thread>
 
+#include "client/event_client.hpp"
 #include "mm/actors/cluster_client.hpp"
 #include "mm/actors/registration.hpp"
 #include "mm/actors/remote.hpp"
@@ -299,6 +302,95 @@ TEST_CASE(
   }
   CHECK(after == mm::session::ticket_state::waiting);
   CHECK(staying.stop() == 0);
+}
+
+TEST_CASE(
+    "an event follower is sent to the node that runs the session queues, and told to go "
+    "there when its node loses them",
+    "[cluster][postgres][server][events]") {
+  if (!have_postgres()) return;
+  postgres_server pg;
+  write_players(pg.url(), 8);
+  auto config = [&](const std::string& owned) {
+    json c = node_config(pg.url(), 2, owned);
+    c.merge_patch(mm::test::ticket_queues_patch());
+    return c;
+  };
+  live_server a(config("0"), 0);
+  live_server b(config("1"), 0);
+  a.wait_until_serving({"mm-0"});
+  b.wait_until_serving({"mm-1"});
+  const auto runs_sessions = [](live_server& s) {
+    const json view = s.get_json("/api/cluster", mm::test::view_token);
+    for (const auto& o : view["owned"])
+      if (o["resource"] == "sessions") return view.value("serving", false);
+    return false;
+  };
+  // Settled: both nodes live, every lease with the owner the plan gives it,
+  // the queues running on one node.
+  const auto settled = [&] {
+    const json view = a.get_json("/api/cluster", mm::test::view_token);
+    if (view["nodes"].size() != 2) return false;
+    for (const auto& l : view["leases"])
+      if (l["owner"] != l["planned_owner"]) return false;
+    return runs_sessions(a) != runs_sessions(b);
+  };
+  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!settled() && std::chrono::steady_clock::now() < limit)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // polling processes
+  const bool a_runs = runs_sessions(a);
+  REQUIRE(a_runs != runs_sessions(b));
+  live_server& holder = a_runs ? a : b;
+  live_server& other = a_runs ? b : a;
+  auto connect_to = [](const live_server& s) {
+    mm::client::event_connect c;
+    c.port = s.port();
+    c.token = mm::test::test_token;
+    return c;
+  };
+
+  // The other node does not hand out the events: its handshake is a 307.
+  try {
+    mm::client::event_client elsewhere(connect_to(other));
+    FAIL("the node without the session queues accepted an event follower");
+  } catch (const mm::client::event_client_error& e) {
+    CHECK(e.http_status == 307);
+  }
+  INFO(holder.get("/api/cluster", mm::test::view_token)->body);
+  // The holder does; its follower sees a ticket wait.
+  mm::client::event_client follower(connect_to(holder));
+  REQUIRE(follower.next(std::chrono::seconds(5)));  // hello
+  const json made = holder.post_json(
+      "/api/tickets",
+      {{"queue", "duel"}, {"players", {{{"id", 71}, {"mmr", 1500}, {"rtt_ms", {{"paris", 20}}}}}}},
+      mm::test::test_token, 201);
+  const auto waiting = follower.next(std::chrono::seconds(5));
+  REQUIRE(waiting);
+  CHECK(json::parse(*waiting)["ticket"] == made["ticket"]);
+
+  // The holder pauses past its lease; the other takes the queues over. When
+  // it resumes, it has lost them: its follower is closed with 4307, naming
+  // the node that runs them now.
+  REQUIRE(::kill(holder.pid(), SIGSTOP) == 0);
+  other.wait_until_serving({"mm-0", "mm-1", "sessions"});
+  REQUIRE(::kill(holder.pid(), SIGCONT) == 0);
+  std::optional<std::pair<std::uint16_t, std::string>> closed;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!closed && std::chrono::steady_clock::now() < until) {
+    follower.next(std::chrono::milliseconds(100));
+    closed = follower.closed();
+  }
+  REQUIRE(closed);
+  CHECK(closed->first == 4307);
+  CHECK_THAT(closed->second, Catch::Contains(std::to_string(other.port())));
+  // There, the ticket still waits, and a new follower is welcome.
+  mm::client::event_client there(connect_to(other));
+  REQUIRE(there.next(std::chrono::seconds(5)));
+  const json view = other.get_json("/api/tickets/" + made["ticket"].get<std::string>(),
+                                   mm::test::test_token);
+  CHECK(view["state"] == "waiting");
+  CHECK(a.stop() == 0);
+  CHECK(b.stop() == 0);
 }
 
 TEST_CASE("matchmakerd refuses a cluster config it cannot run", "[cluster][server]") {

@@ -232,6 +232,16 @@ std::optional<std::string> cluster_node::owner_url(const std::string& resource) 
   return std::nullopt;
 }
 
+std::optional<std::string> cluster_node::heir_url(const std::string& resource) const {
+  if (auto url = owner_url(resource)) return url;
+  const cluster::agent_report r = impl_->agent->report();
+  const auto planned = r.plan.find(resource);
+  if (planned == r.plan.end() || planned->second == r.node_id) return std::nullopt;
+  for (const auto& n : r.view.nodes)
+    if (n.id == planned->second && n.live && !n.info.http_url.empty()) return n.info.http_url;
+  return std::nullopt;
+}
+
 cluster_node::counts cluster_node::metrics() const {
   const cluster::agent_report r = impl_->agent->report();
   counts c;
@@ -275,6 +285,9 @@ std::vector<std::uint32_t> cluster_node::served_shards() const {
   return {};
 }
 std::optional<std::string> cluster_node::owner_url(const std::string&) const {
+  return std::nullopt;
+}
+std::optional<std::string> cluster_node::heir_url(const std::string&) const {
   return std::nullopt;
 }
 cluster_node::counts cluster_node::metrics() const {

@@ -56,6 +56,9 @@ class cluster_node {
   // Where the HTTP API of a resource's owner answers ("http://host:port"),
   // when another live node owns it.
   std::optional<std::string> owner_url(const std::string& resource) const;
+  // The same, or else (this node is handing it over) the live node the plan
+  // gives it to: where a follower told to leave should go.
+  std::optional<std::string> heir_url(const std::string& resource) const;
   // Takeovers and their durations, for /metrics.
   struct counts {
     std::uint64_t takeovers = 0, takes = 0, releases = 0, lost = 0, renew_failures = 0,

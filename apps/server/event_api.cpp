@@ -4,6 +4,7 @@
 #include <limits>
 #include <mutex>
 
+#include "cluster_node.hpp"
 #include "session_api.hpp"
 #include "session_json.hpp"
 
@@ -68,14 +69,15 @@ class event_socket : public websocket_feed {
  public:
   event_socket(ticket_event_feed& feed, event_filter filter, std::uint64_t after,
                const session_settings& limits, std::shared_ptr<event_wake> wake,
-               std::uint64_t follower)
+               std::uint64_t follower, events_moved moved)
       : feed_(feed),
         filter_(std::move(filter)),
         cursor_(after),
         backlog_(limits.event_backlog),
         max_queues_(limits.event_subscriptions),
         wake_(std::move(wake)),
-        follower_(follower) {}
+        follower_(follower),
+        moved_(std::move(moved)) {}
 
   step opened(std::function<void()> wake) override {
     {
@@ -96,6 +98,9 @@ class event_socket : public websocket_feed {
 
   step next(std::size_t max) override {
     step s;
+    // Asked before reading: an event written before the hand-over is read
+    // by this step or an earlier one, and sent before the close.
+    const std::optional<std::string> moved = moved_ ? moved_() : std::nullopt;
     {
       // Room 0 still reads: `more` then says whether anything else is owed.
       const std::size_t room = backlog_ > pending_.size() ? backlog_ - pending_.size() : 0;
@@ -123,6 +128,7 @@ class event_socket : public websocket_feed {
                                        "(sessions.outcome_retention, sessions.max_outcomes)"}}));
       pending_.pop_front();
     }
+    if (moved && pending_.empty()) s.close.emplace(close_sessions_moved, *moved);
     return s;
   }
 
@@ -176,6 +182,7 @@ class event_socket : public websocket_feed {
   std::size_t max_queues_;
   std::shared_ptr<event_wake> wake_;
   std::uint64_t follower_;
+  events_moved moved_;
   // An event to send, or (no event) word that those after `gap_after` were dropped.
   struct owed {
     ticket_event_feed::event event;
@@ -200,20 +207,28 @@ json page_json(const ticket_event_feed::page& page, std::uint64_t after) {
 // A long-poll waiting for its first event: answered by the first wake-up
 // that finds one, by its timer, or when the server stops.
 struct event_poll {
-  event_poll(ticket_event_feed& f, event_filter fl, std::uint64_t a, std::size_t l, http_reply r)
-      : feed(f), filter(std::move(fl)), after(a), limit(l), reply(std::move(r)) {}
+  event_poll(ticket_event_feed& f, event_filter fl, std::uint64_t a, std::size_t l, http_reply r,
+             events_moved m)
+      : feed(f),
+        filter(std::move(fl)),
+        after(a),
+        limit(l),
+        reply(std::move(r)),
+        moved(std::move(m)) {}
   ticket_event_feed& feed;
   event_filter filter;
   std::uint64_t after;
   std::size_t limit;
   http_reply reply;
+  events_moved moved;  // the queues left this node: answered at once (the next poll is redirected)
   std::mutex mutex;
   std::optional<std::uint64_t> follower;
   bool answered = false;
 
   void try_answer(bool timed_out) {
     auto page = feed.read_after(after, filter, limit);
-    if (page.events.empty() && !page.missed && !timed_out && !feed.closing()) return;
+    if (page.events.empty() && !page.missed && !timed_out && !feed.closing() && !(moved && moved()))
+      return;
     {
       std::lock_guard lock(mutex);
       if (answered) return;
@@ -239,6 +254,23 @@ std::uint64_t follow(const http_context& ctx, const http_request& req, ticket_ev
   return *follower;
 }
 
+// On a node of a cluster whose session queues stopped (handed over, or
+// their lease lost): why, and where they are going. The feed goes not live
+// once the queues' last event is in it and the node has read who takes them
+// over; until then a follower keeps its connection. Close reasons are at most
+// 123 bytes.
+events_moved moved_of(const http_context& ctx) {
+  return [&ctx]() -> std::optional<std::string> {
+    const cluster_node* node = ctx.cluster.load();
+    if (!node || !ctx.events || ctx.events->live()) return std::nullopt;
+    const auto url = node->heir_url(sessions_resource);
+    std::string why = url ? "session queues moved to " + *url
+                          : "session queues moved to another node (any node redirects there)";
+    if (why.size() > 123) why.resize(123);
+    return why;
+  };
+}
+
 ticket_event_feed& feed_of(const http_context& ctx) {
   if (!ctx.events) throw http_error(503, "the ticket events are not served by this server");
   return *ctx.events;
@@ -261,7 +293,8 @@ void add_event_routes(api_routes& api, http_context& ctx) {
       return reply(std::move(res));
     }
     const auto credential = filter.credential;
-    auto poll = std::make_shared<event_poll>(feed, std::move(filter), after, limit, reply);
+    auto poll =
+        std::make_shared<event_poll>(feed, std::move(filter), after, limit, reply, moved_of(ctx));
     actors::session_bridge& bridge = ctx.sessions;
     const std::uint64_t follower = follow(ctx, req, feed, credential, [poll, &bridge] {
       bridge.run_later(std::chrono::milliseconds(0), [poll] { poll->try_answer(false); });
@@ -279,13 +312,17 @@ std::shared_ptr<websocket_feed> make_event_socket(ticket_event_feed& feed, event
                                                   std::uint64_t after,
                                                   const session_settings& limits,
                                                   std::shared_ptr<event_wake> wake,
-                                                  std::uint64_t follower) {
+                                                  std::uint64_t follower, events_moved moved) {
   return std::make_shared<event_socket>(feed, std::move(filter), after, limits, std::move(wake),
-                                        follower);
+                                        follower, std::move(moved));
 }
 
 websocket_answer event_upgrade(http_context& ctx, http_request& req) {
   if (req.path != "/api/events") return {};
+  // A node that does not run the session queues redirects (307) to the one
+  // that does, or answers 503 while they are being taken over.
+  if (auto elsewhere = served_elsewhere(ctx, req, sessions_resource))
+    return {nullptr, std::move(*elsewhere)};
   try {
     ticket_event_feed& feed = feed_of(ctx);
     event_filter filter = filter_of(ctx, req);
@@ -293,7 +330,7 @@ websocket_answer event_upgrade(http_context& ctx, http_request& req) {
     auto wake = std::make_shared<event_wake>();
     const std::uint64_t follower = follow(ctx, req, feed, filter.credential, [wake] { (*wake)(); });
     return {make_event_socket(feed, std::move(filter), after, ctx.config.sessions, std::move(wake),
-                              follower),
+                              follower, moved_of(ctx)),
             std::nullopt};
   } catch (const bad_request& e) {
     return {nullptr, error_response(400, e.what())};

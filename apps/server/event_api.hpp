@@ -18,6 +18,8 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 
 #include "api_routes.hpp"
 
@@ -25,6 +27,15 @@ namespace mm::server {
 
 // WebSocket close code for a client that fell behind (sessions.event_backlog).
 inline constexpr std::uint16_t close_slow_consumer = 4008;
+// WebSocket close code on a node of a cluster that stopped running the
+// session queues (handed over, or its lease lost): the reason names the node
+// that runs them when it is known; reconnect there (or to any node, which
+// redirects) with `after` = the last sequence number seen.
+inline constexpr std::uint16_t close_sessions_moved = 4307;
+
+// Why this server no longer gives the ticket events, for a follower to
+// reconnect elsewhere: nothing while it does (a server alone always does).
+using events_moved = std::function<std::optional<std::string>()>;
 
 // GET /api/events without an upgrade: the long-poll.
 void add_event_routes(api_routes& api, http_context& ctx);
@@ -47,6 +58,6 @@ std::shared_ptr<websocket_feed> make_event_socket(actors::ticket_event_feed& fee
                                                   actors::event_filter filter, std::uint64_t after,
                                                   const session_settings& limits,
                                                   std::shared_ptr<event_wake> wake,
-                                                  std::uint64_t follower);
+                                                  std::uint64_t follower, events_moved moved = {});
 
 }  // namespace mm::server

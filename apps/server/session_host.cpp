@@ -91,6 +91,7 @@ void session_host::start(const write_fence& fence) {
   // The events written before stay readable from their sequence numbers
   // (the feed takes only those newer than what it holds).
   events_->append(sessions.restored.events);
+  events_->set_live(true);
   sessions.restored.events.clear();
   sessions.events = events_;
   service_ = caf::actor_cast<caf::actor>(sys_.spawn(actors::session_service, sessions));
@@ -99,9 +100,9 @@ void session_host::start(const write_fence& fence) {
 
 void session_host::abandon() {
   target_->clear({});
-  if (!service_) return;
-  caf::anon_send_exit(service_, caf::exit_reason::kill);
+  if (service_) caf::anon_send_exit(service_, caf::exit_reason::kill);
   service_ = nullptr;
+  events_->set_live(false);  // the event followers see the queues gone and go elsewhere
 }
 
 void session_host::stop(const std::string& served_by) {
@@ -141,6 +142,9 @@ void session_host::stop(const std::string& served_by) {
                 caf::after(std::chrono::seconds(30)) >>
                     [] { log(log_level::error, "the session service did not stop within 30 s"); });
   service_ = nullptr;
+  // Every event the stop wrote is in the feed: the followers get them, then
+  // see the queues gone (on a node of a cluster) and go elsewhere.
+  events_->set_live(false);
 }
 
 }  // namespace mm::server

@@ -86,10 +86,30 @@ void ticket_event_feed::unsubscribe(std::uint64_t id) {
 }
 
 void ticket_event_feed::close() {
-  std::vector<std::function<void()>> to_wake;
   {
     std::lock_guard lock(mutex_);
     closing_ = true;
+  }
+  wake_all();
+}
+
+void ticket_event_feed::set_live(bool live) {
+  {
+    std::lock_guard lock(mutex_);
+    live_ = live;
+  }
+  if (!live) wake_all();
+}
+
+bool ticket_event_feed::live() const {
+  std::lock_guard lock(mutex_);
+  return live_;
+}
+
+void ticket_event_feed::wake_all() {
+  std::vector<std::function<void()>> to_wake;
+  {
+    std::lock_guard lock(mutex_);
     for (const auto& [id, f] : followers_) to_wake.push_back(f.wake);
   }
   for (const auto& wake : to_wake) wake();

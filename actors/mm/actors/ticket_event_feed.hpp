@@ -76,6 +76,12 @@ class ticket_event_feed {
   // now on (a long-poll answers at once).
   void close();
   bool closing() const;
+  // Whether a session service writes into this feed now: a node of a
+  // cluster runs the session queues only while it holds their lease. Going
+  // not live (after the last event of a hand-over is in) wakes every
+  // follower, who sees it and goes elsewhere. Live from the start.
+  void set_live(bool live);
+  bool live() const;
 
   std::uint64_t last_seq() const;
   std::size_t size() const;
@@ -83,6 +89,7 @@ class ticket_event_feed {
 
  private:
   void drop_old(std::int64_t now_unix_ms);  // with the lock held
+  void wake_all();
 
   struct follower {
     std::optional<std::string> credential;
@@ -95,6 +102,7 @@ class ticket_event_feed {
   std::deque<event> events_;  // ascending seq
   std::uint64_t last_seq_ = 0;
   bool closing_ = false;
+  bool live_ = true;
   std::uint64_t next_follower_ = 1;
   std::unordered_map<std::uint64_t, follower> followers_;
   std::unordered_map<std::string, std::size_t> per_credential_;

@@ -73,6 +73,16 @@ bool lease_agent::keep_alive() {
 void lease_agent::lose_everything(const std::string& why) {
   deadline_->close();
   if (owned_.empty()) return;
+  // Who holds what now, read before anything stops: what this node tells
+  // those it turns away (redirects, event followers) names the new owners.
+  try {
+    if (!table_) connect();
+    cluster_view now = table_->view();
+    std::lock_guard<std::mutex> lock(mutex_);
+    last_view_ = std::move(now);
+  } catch (const std::exception&) {
+    table_.reset();  // the old view stays; the next round reads it again
+  }
   log(log_level::warning, "cluster: node '" + node_id_ + "' stops serving " +
                               std::to_string(owned_.size()) + " resources: " + why);
   const auto held = owned_;
@@ -118,7 +128,14 @@ void lease_agent::balance(const cluster_view& view) {
       live.push_back({n.id, n.info.name, n.info.pinned});
       live_ids.insert(n.id);
     }
-  auto plan = plan_ownership(config_.resources, live);
+  const auto plan = plan_ownership(config_.resources, live);
+  {
+    // Shown from now on, and read by those this round turns away (redirects,
+    // event followers): the view and the plan made from it, together.
+    std::lock_guard<std::mutex> lock(mutex_);
+    last_view_ = view;
+    plan_ = plan;
+  }
   std::map<std::string, const cluster_lease_row*> lease_of;
   for (const auto& l : view.leases) lease_of[l.resource] = &l;
   const std::set<std::string> ours(config_.resources.begin(), config_.resources.end());
@@ -202,9 +219,6 @@ void lease_agent::balance(const cluster_view& view) {
                                t.previous_owner + "' at epoch " + std::to_string(t.epoch));
     }
   }
-  std::lock_guard<std::mutex> lock(mutex_);
-  plan_ = std::move(plan);
-  last_view_ = view;
 }
 
 void lease_agent::run(const std::atomic<bool>& stop) {
