@@ -12,6 +12,7 @@
 #include <pqxx/pqxx>
 #include <thread>
 
+#include "browser.hpp"
 #include "client/event_client.hpp"
 #include "mm/actors/cluster_client.hpp"
 #include "mm/actors/registration.hpp"
@@ -389,6 +390,45 @@ TEST_CASE(
   const json view = other.get_json("/api/tickets/" + made["ticket"].get<std::string>(),
                                    mm::test::test_token);
   CHECK(view["state"] == "waiting");
+  CHECK(a.stop() == 0);
+  CHECK(b.stop() == 0);
+}
+
+TEST_CASE("the dashboard shows a cluster's nodes, their leases and who owns what",
+          "[cluster][postgres][server][browser]") {
+  if (!have_postgres()) return;
+  REQUIRE(std::filesystem::exists(mm::test::chromium_path));
+  postgres_server pg;
+  write_players(pg.url(), 9);
+  live_server a(node_config(pg.url(), 2, "0"), 0);
+  live_server b(node_config(pg.url(), 2, "1"), 0);
+  a.wait_until_serving({"mm-0"});
+  b.wait_until_serving({"mm-1"});
+  mm::test::browser page(a.dir());
+  page.open(a.url() + "/");
+  page.type("#token", mm::test::test_token);
+  page.script("document.getElementById('token').dispatchEvent(new Event('change'));");
+  // Both nodes live, and the three resources (two shards, the queues) each
+  // with the owner the API gives it, once the cluster has settled.
+  REQUIRE(page.wait_for(
+      "document.querySelectorAll('#cluster-nodes tr[data-state=live]').length === 2 && "
+      "document.querySelectorAll('#cluster-leases tr[data-resource]').length === 3"));
+  bool same = false;
+  for (int i = 0; i < 100 && !same; ++i) {
+    const json view = a.get_json("/api/cluster", mm::test::view_token);
+    const json shown = page.script(
+        "return Object.fromEntries([...document.querySelectorAll('#cluster-leases "
+        "tr[data-resource]')].map(r => [r.dataset.resource, r.dataset.owner]));");
+    same = true;
+    for (const auto& l : view["leases"])
+      same = same && !l["owner"].is_null() && shown.value(l["resource"].get<std::string>(), "") ==
+                                                  l["owner"].get<std::string>();
+    if (!same) std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the page polls every 2 s
+  }
+  CHECK(same);
+  CHECK(page.script("return document.getElementById('cluster-summary').textContent;")
+            .get<std::string>()
+            .find("serving") != std::string::npos);
   CHECK(a.stop() == 0);
   CHECK(b.stop() == 0);
 }

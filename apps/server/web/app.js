@@ -40,6 +40,48 @@ function renderCards() {
   }
 }
 
+// ---- cluster ---------------------------------------------------------------
+
+// A node of a cluster (GET /api/cluster): the live nodes with their leases'
+// expiry, and each resource's owner, planned owner and epoch. Hidden on a
+// server alone.
+function clusterRow(cells, data) {
+  const tr = el("tr", data);
+  for (const c of cells) {
+    if (c instanceof Element && c.tagName === "TH") { tr.append(c); continue; }
+    const td = el("td");
+    if (c instanceof Node) td.append(c); else td.textContent = String(c);
+    tr.append(td);
+  }
+  return tr;
+}
+
+function renderCluster(c) {
+  const section = $("cluster");
+  section.hidden = !c || !c.cluster;
+  if (section.hidden) return;
+  const k = c.counters;
+  $("cluster-summary").textContent = "· this node " + c.node + (c.serving ? ", serving" : ", not serving") +
+    " · " + fmt(k.takeovers) + " takeovers" + (k.takeovers ? " (last " + fmt(k.last_takeover_seconds, 2) + " s)" : "") +
+    " · " + fmt(k.lost) + " lost · takeover after " + fmt(c.takeover_after_ms / 1000, 1) + " s";
+  const nodes = $("cluster-nodes");
+  nodes.replaceChildren(clusterRow(["node", "state", "lease", "owns", "pinned"].map((h) => el("th", {}, h))));
+  for (const n of c.nodes) {
+    const link = el("a", { href: n.http_url + "/" }, n.id);
+    nodes.append(clusterRow([link, n.state, n.state === "live" ? fmt(n.lease_expires_in_ms / 1000, 1) + " s" : "–",
+                             n.owns.join(", ") || "–", n.pinned.join(", ") || "–"],
+                            { "data-node": n.id, "data-state": n.state }));
+  }
+  const leases = $("cluster-leases");
+  leases.replaceChildren(clusterRow(["resource", "owner", "planned", "epoch", "since", "takeovers"].map((h) => el("th", {}, h))));
+  for (const l of c.leases) {
+    leases.append(clusterRow([l.resource, l.owner || "free", l.planned_owner || "–", l.epoch,
+                              when(l.since_unix_ms), fmt(l.takeovers)],
+                             { "data-resource": l.resource, "data-owner": l.owner || "",
+                               class: l.owner === c.node ? "mine" : "" }));
+  }
+}
+
 // ---- charts ----------------------------------------------------------------
 
 // Bars over MMR slices: one {low, high, value} per slice, heights scaled to max.
@@ -153,6 +195,7 @@ async function poll() {
     }
     state.previous = { at: now, totals };
     renderCards();
+    renderCluster(await api("/api/cluster").catch(() => null));
     const chosen = fulls.find((f) => f.name === $("fill-matchmaker").value) || fulls[0];
     if (chosen) renderFill(chosen);
     renderDistribution(fulls);
