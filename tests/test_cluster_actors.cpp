@@ -149,6 +149,15 @@ TEST_CASE("a cluster client searches every node and sends updates to the shard's
     CHECK(r->type == match_type::success);
     CHECK(r->best_candidate_id % 2 == 0);
   }
+  // What it ran is nobody's now (until a node says it runs it): the updates
+  // of its players are counted, not sent into the void.
+  auto [before_gone, bg] = f.ask<client_stats>(cluster, stats_atom::value);
+  REQUIRE(before_gone);
+  caf::anon_send(cluster, update_atom::value, player_update<model>{9, {test::model(9, 100)}});
+  f.run();
+  auto [after_gone, ag] = f.ask<client_stats>(cluster, stats_atom::value);
+  REQUIRE(after_gone);
+  CHECK(after_gone->updates_elsewhere == before_gone->updates_elsewhere + 1);
   // A shard no node runs: refused by name, its updates counted.
   auto partial = spawn_cluster_client<generic_profile>(f.sys(), {nodes[0]}, 2);
   auto [enrolled, ee] = f.ask<bool>(partial, enroll_atom::value, player_id{3});

@@ -53,6 +53,10 @@ struct cluster_client_state {
   std::vector<session_interfaces::service> session_handles;  // the same nodes' session side
   std::vector<std::uint32_t> node_of_shard;                  // shard -> node, or no_node
   std::uint32_t sessions_node = no_node;  // the node that runs the session queues, or no_node
+  // Nodes whose actor went down (their process died, or the connection to it
+  // was lost): never asked again; the game spawns a new client with fresh
+  // handles to reach a restarted node.
+  std::vector<bool> down;
   std::chrono::milliseconds node_timeout{1000};
   std::chrono::milliseconds refresh_every{1000};
   rng random{1};
@@ -81,7 +85,8 @@ void refresh_shard_map(cluster_client_pointer<Profile> self) {
   using member = typename interfaces<Profile>::cluster_member;
   auto& st = self->state;
   for (std::size_t k = 0; k < st.nodes.size(); ++k)
-    self->request(caf::actor_cast<member>(st.nodes[k]), st.node_timeout, shards_atom::value)
+    if (!st.down[k])
+      self->request(caf::actor_cast<member>(st.nodes[k]), st.node_timeout, shards_atom::value)
         .then(
             [self, k](const served_resources& served) {
               auto& s = self->state;
@@ -109,16 +114,34 @@ struct cluster_hop {
   caf::typed_response_promise<match_reply<typename Profile::model_type>> promise;
 };
 
+// Whether node k is to be asked (not seen to go down).
+template <class Profile>
+bool node_alive(const cluster_client_state<Profile>& st, std::size_t k) {
+  return !st.down[k];
+}
+
 template <class Profile>
 void ask_next_node(cluster_client_pointer<Profile> self,
                    std::shared_ptr<cluster_hop<Profile>> hop) {
   using model = typename Profile::model_type;
   auto& st = self->state;
   const std::size_t n = st.nodes.size();
-  const bool last = hop->asked + 1 == n;
-  auto req = hop->request;  // kept whole for the next node
+  const auto at = [&](std::size_t asked) { return (hop->first + asked) % n; };
+  // A node seen to go down is passed over at once.
+  while (hop->asked < n && !node_alive(st, at(hop->asked))) ++hop->asked;
+  if (hop->asked == n) {  // nobody left to ask
+    if (hop->someone_said_none)
+      hop->promise.deliver(match_reply<model>{});
+    else
+      hop->promise.deliver(make_error(errc::no_instances, "no node of the cluster is up"));
+    return;
+  }
+  std::size_t after = hop->asked + 1;
+  while (after < n && !node_alive(st, at(after))) ++after;
+  const bool last = after == n;  // no live node after this one
+  auto req = hop->request;       // kept whole for the next node
   req.allow_fake_opponent = last && hop->allow_fake;
-  const auto& node = st.nodes[(hop->first + hop->asked) % n];
+  const auto& node = st.nodes[at(hop->asked)];
   ++hop->asked;
   self->request(node, st.node_timeout, find_atom::value, std::move(req))
       .then(
@@ -159,6 +182,7 @@ typename cluster_client_type<Profile>::behavior_type cluster_client_actor(
   for (std::size_t k = 0; k < nodes.size(); ++k) {
     st.nodes.push_back(nodes[k].client);
     st.session_handles.push_back(caf::actor_cast<session_interfaces::service>(nodes[k].client));
+    self->monitor(nodes[k].client);
     for (auto shard : nodes[k].owned)
       if (shard < total) st.node_of_shard[shard] = static_cast<std::uint32_t>(k);
   }
@@ -174,6 +198,19 @@ typename cluster_client_type<Profile>::behavior_type cluster_client_actor(
     return make_error(errc::not_owned_here,
                       "no node of the cluster runs the shard of player " + std::to_string(id));
   };
+  st.down.assign(nodes.size(), false);
+  // A node that goes down is passed over from now on, and what it ran is
+  // nobody's until another node says it runs it.
+  self->set_down_handler([self](caf::down_msg& dm) {
+    auto& s = self->state;
+    for (std::size_t k = 0; k < s.nodes.size(); ++k) {
+      if (s.nodes[k].address() != dm.source) continue;
+      s.down[k] = true;
+      for (auto& runner : s.node_of_shard)
+        if (runner == k) runner = state::no_node;
+      if (s.sessions_node == k) s.sessions_node = state::no_node;
+    }
+  });
   if (refresh_every.count() > 0) self->send(self, shards_atom::value);
   auto sessions_here = [self]() -> const session_interfaces::service* {
     const auto& s = self->state;
@@ -205,7 +242,12 @@ typename cluster_client_type<Profile>::behavior_type cluster_client_actor(
               auto& s = self->state;
               if (s.nodes.empty()) return none();
               s.stats.queries += batch.size();
-              return self->delegate(s.nodes[s.random.below(s.nodes.size())], a, std::move(batch));
+              // A random node that is up.
+              std::vector<std::size_t> up;
+              for (std::size_t k = 0; k < s.nodes.size(); ++k)
+                if (node_alive(s, k)) up.push_back(k);
+              if (up.empty()) return none();
+              return self->delegate(s.nodes[up[s.random.below(up.size())]], a, std::move(batch));
             },
             [=](update_atom a, const player_update<model>& u) {
               auto& s = self->state;

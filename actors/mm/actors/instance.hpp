@@ -86,6 +86,14 @@ std::int64_t now_unix_ms(instance_pointer<Profile> self) {
 template <class Profile>
 void write_snapshot(instance_pointer<Profile> self, std::function<void()> done = {}) {
   auto& st = self->state;
+  // Not before the stored snapshot is read back: the cache is still empty
+  // then, and would overwrite the warm one (a shard handed over and stopped
+  // again at once did). Nothing this instance holds is newer than the stored
+  // one yet: the updates it waits with are in the player table.
+  if (!st.restore_done) {
+    if (done) done();
+    return;
+  }
   const auto started = std::chrono::steady_clock::now();
   stored_state s{now_unix_ms<Profile>(self), snapshot_version,
                  encode_snapshot(take_snapshot(*st.eng))};
