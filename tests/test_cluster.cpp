@@ -154,7 +154,7 @@ TEST_CASE("two matchmakerd nodes share one PostgreSQL database, each running its
 TEST_CASE(
     "a game's cluster client searches two matchmakerd nodes over their actor ports and follows "
     "their shards and session queues",
-          "[cluster][postgres][server][remote]") {
+    "[cluster][postgres][server][remote]") {
   if (!have_postgres()) return;
   postgres_server pg;
   write_players(pg.url(), 6);
@@ -387,8 +387,8 @@ TEST_CASE(
   // There, the ticket still waits, and a new follower is welcome.
   mm::client::event_client there(connect_to(other));
   REQUIRE(there.next(std::chrono::seconds(5)));
-  const json view = other.get_json("/api/tickets/" + made["ticket"].get<std::string>(),
-                                   mm::test::test_token);
+  const json view =
+      other.get_json("/api/tickets/" + made["ticket"].get<std::string>(), mm::test::test_token);
   CHECK(view["state"] == "waiting");
   CHECK(a.stop() == 0);
   CHECK(b.stop() == 0);
@@ -421,9 +421,10 @@ TEST_CASE("the dashboard shows a cluster's nodes, their leases and who owns what
         "tr[data-resource]')].map(r => [r.dataset.resource, r.dataset.owner]));");
     same = true;
     for (const auto& l : view["leases"])
-      same = same && !l["owner"].is_null() && shown.value(l["resource"].get<std::string>(), "") ==
-                                                  l["owner"].get<std::string>();
-    if (!same) std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the page polls every 2 s
+      same = same && !l["owner"].is_null() &&
+             shown.value(l["resource"].get<std::string>(), "") == l["owner"].get<std::string>();
+    if (!same)
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the page polls every 2 s
   }
   CHECK(same);
   CHECK(page.script("return document.getElementById('cluster-summary').textContent;")

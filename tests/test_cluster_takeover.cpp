@@ -98,15 +98,15 @@ std::string database_activity(const std::string& url) {
   try {
     pqxx::connection conn(url);
     pqxx::nontransaction w(conn);
-    for (const auto& r : w.exec(
-             "SELECT pid, state, COALESCE(wait_event_type, ''), COALESCE(wait_event, ''), "
-             "COALESCE(pg_blocking_pids(pid)::text, ''), "
-             "COALESCE(extract(epoch FROM clock_timestamp() - xact_start)::text, ''), "
-             "left(query, 160) FROM pg_stat_activity WHERE datname = current_database() "
-             "AND pid <> pg_backend_pid()"))
-      out += r[0].as<std::string>() + " " + r[1].as<std::string>("") + " wait=" +
-             r[2].as<std::string>() + "/" + r[3].as<std::string>() + " blocked_by=" +
-             r[4].as<std::string>() + " xact_s=" + r[5].as<std::string>() + " | " +
+    for (const auto& r :
+         w.exec("SELECT pid, state, COALESCE(wait_event_type, ''), COALESCE(wait_event, ''), "
+                "COALESCE(pg_blocking_pids(pid)::text, ''), "
+                "COALESCE(extract(epoch FROM clock_timestamp() - xact_start)::text, ''), "
+                "left(query, 160) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND pid <> pg_backend_pid()"))
+      out += r[0].as<std::string>() + " " + r[1].as<std::string>("") +
+             " wait=" + r[2].as<std::string>() + "/" + r[3].as<std::string>() +
+             " blocked_by=" + r[4].as<std::string>() + " xact_s=" + r[5].as<std::string>() + " | " +
              r[6].as<std::string>("") + "\n";
   } catch (const std::exception& e) {
     out += std::string("cannot read the activity: ") + e.what();

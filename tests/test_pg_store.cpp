@@ -165,7 +165,8 @@ TEST_CASE("a shard's scan on PostgreSQL reads only its own rows, through an inde
   }
   CHECK(scanner->scan(500, 100).rows.size() == 500);
   pqxx::nontransaction w(s.pg.db().sql());
-  w.exec0(std::string("SET random_page_cost = ") + mm::pg_scanner::scan_random_page_cost);  // as the scanner sets it
+  w.exec0(std::string("SET random_page_cost = ") +
+          mm::pg_scanner::scan_random_page_cost);  // as the scanner sets it
   const auto plan =
       w.exec(
            "EXPLAIN (ANALYZE, FORMAT JSON) SELECT id, mmr, attr0, attr1, attr2, attr3, payload, "

@@ -87,21 +87,21 @@ void refresh_shard_map(cluster_client_pointer<Profile> self) {
   for (std::size_t k = 0; k < st.nodes.size(); ++k)
     if (!st.down[k])
       self->request(caf::actor_cast<member>(st.nodes[k]), st.node_timeout, shards_atom::value)
-        .then(
-            [self, k](const served_resources& served) {
-              auto& s = self->state;
-              auto& map = s.node_of_shard;
-              const auto node = static_cast<std::uint32_t>(k);
-              for (auto& owner : map)
-                if (owner == node) owner = cluster_client_state<Profile>::no_node;
-              for (const auto shard : served.shards)
-                if (shard < map.size()) map[shard] = node;
-              if (served.sessions)
-                s.sessions_node = node;
-              else if (s.sessions_node == node)
-                s.sessions_node = cluster_client_state<Profile>::no_node;
-            },
-            [](caf::error&) {});
+          .then(
+              [self, k](const served_resources& served) {
+                auto& s = self->state;
+                auto& map = s.node_of_shard;
+                const auto node = static_cast<std::uint32_t>(k);
+                for (auto& owner : map)
+                  if (owner == node) owner = cluster_client_state<Profile>::no_node;
+                for (const auto shard : served.shards)
+                  if (shard < map.size()) map[shard] = node;
+                if (served.sessions)
+                  s.sessions_node = node;
+                else if (s.sessions_node == node)
+                  s.sessions_node = cluster_client_state<Profile>::no_node;
+              },
+              [](caf::error&) {});
 }
 
 // A query on its way through the nodes.

@@ -50,8 +50,8 @@ void pg_database::migrate() {
     {
       pqxx::nontransaction peek(connection_);
       if (!peek.exec1("SELECT to_regclass('schema_migrations') IS NULL")[0].as<bool>())
-        version_ = peek.exec1("SELECT COALESCE(MAX(version), 0) FROM schema_migrations")[0]
-                       .as<int>();
+        version_ =
+            peek.exec1("SELECT COALESCE(MAX(version), 0) FROM schema_migrations")[0].as<int>();
     }
     if (version_ == latest) return;
     pqxx::work tx(connection_);

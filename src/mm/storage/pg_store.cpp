@@ -426,8 +426,8 @@ void pg_scanner::ensure_shard_index(std::uint32_t shards) {
     // Nodes that start together create it once.
     tx.exec_params("SELECT pg_advisory_xact_lock($1)", shard_index_lock);
     const std::string n = std::to_string(shards);
-    tx.exec0("CREATE INDEX IF NOT EXISTS \"" + index + "\" ON \"" +
-             source_ + "\" ((id % " + n + "), id)");
+    tx.exec0("CREATE INDEX IF NOT EXISTS \"" + index + "\" ON \"" + source_ + "\" ((id % " + n +
+             "), id)");
     tx.commit();
   } catch (const std::exception& e) {
     // The scan still works without it, reading the other shards' rows too.
