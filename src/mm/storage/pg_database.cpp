@@ -5,6 +5,18 @@
 
 #include "mm/storage/player_store.hpp"
 
+#if defined(__SANITIZE_ADDRESS__)
+// LeakSanitizer's built-in suppressions for the programs that use PostgreSQL.
+// libpqxx 6.4 (Debian 12) leaks the PGresult of a statement whose connection
+// breaks under it: it throws while reading the client encoding, before a
+// pqxx::result owns the result libpq made (216 bytes per broken statement;
+// seen when a test cuts a node's link to the database). Only that libpqxx
+// frame is suppressed.
+extern "C" const char* __lsan_default_suppressions() {
+  return "leak:pqxx::connection_base::exec\n";
+}
+#endif
+
 namespace mm {
 
 namespace {
