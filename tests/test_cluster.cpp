@@ -39,6 +39,13 @@ json node_config(const std::string& url, std::uint32_t total, const std::string&
           {"matchmaker", {{"state_snapshot_interval", "1s"}}}};
 }
 
+// The same, with the session queues of the ticket tests.
+json node_with_queues(const std::string& url, std::uint32_t total, const std::string& owned) {
+  json c = node_config(url, total, owned);
+  c.merge_patch(mm::test::ticket_queues_patch());
+  return c;
+}
+
 // The opponents a node offers for `n` queries around MMR 1500.
 std::vector<std::uint64_t> offered(const live_server& s, int n) {
   std::vector<std::uint64_t> ids;
@@ -159,8 +166,7 @@ TEST_CASE(
   postgres_server pg;
   write_players(pg.url(), 6);
   auto with_port = [&](const std::string& owned) {
-    json c = node_config(pg.url(), 2, owned);
-    c.merge_patch(mm::test::ticket_queues_patch());
+    json c = node_with_queues(pg.url(), 2, owned);
     c["actor"] = {{"port", 0}};
     return c;
   };
@@ -312,13 +318,8 @@ TEST_CASE(
   if (!have_postgres()) return;
   postgres_server pg;
   write_players(pg.url(), 8);
-  auto config = [&](const std::string& owned) {
-    json c = node_config(pg.url(), 2, owned);
-    c.merge_patch(mm::test::ticket_queues_patch());
-    return c;
-  };
-  live_server a(config("0"), 0);
-  live_server b(config("1"), 0);
+  live_server a(node_with_queues(pg.url(), 2, "0"), 0);
+  live_server b(node_with_queues(pg.url(), 2, "1"), 0);
   a.wait_until_serving({"mm-0"});
   b.wait_until_serving({"mm-1"});
   const auto runs_sessions = [](live_server& s) {
