@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace mm::test {
@@ -131,16 +132,38 @@ class child_process {
     return wait();
   }
 
-  // SIGTERM, then the exit status.
-  int stop() {
-    kill(pid_, SIGTERM);
-    return wait();
+  // SIGTERM, then the exit status; a process still running after `limit` is
+  // killed and reported as stop_timed_out, so a server that hangs on its way
+  // out fails the test instead of hanging it.
+  static constexpr int stop_timed_out = -2;
+  int stop(std::chrono::milliseconds limit = std::chrono::seconds(90)) {
+    const pid_t pid = pid_;
+    kill(pid, SIGTERM);
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (alive()) {
+      if (std::chrono::steady_clock::now() >= deadline) {
+        std::fprintf(stderr, "child_process: pid %d did not stop within %lld ms of SIGTERM\n",
+                     static_cast<int>(pid_), static_cast<long long>(limit.count()));
+        wait_killed();
+        return stop_timed_out;
+      }
+      drain(std::chrono::milliseconds(20));
+    }
+    if (pid > 0) kill(-pid, SIGKILL);  // whatever it left behind
+    return exit_status_;
   }
 
   // SIGKILL (no chance to clean up), then the exit status.
   int kill_hard() {
     kill(pid_, SIGKILL);
     return wait();
+  }
+
+  // Kills the whole group, waits for it, and keeps no status.
+  void wait_killed() {
+    kill(-pid_, SIGKILL);
+    wait();
+    exit_status_ = stop_timed_out;
   }
 
   bool running() { return alive(); }
@@ -158,6 +181,26 @@ class child_process {
       return false;
     }
     return true;
+  }
+  // Reads what the process wrote within `timeout` into the line buffer (to
+  // at most 1 MiB, the oldest dropped) so that a process writing to a pipe
+  // nobody reads is never blocked on its output while it is being stopped.
+  void drain(std::chrono::milliseconds timeout) {
+    if (fd_ < 0 || eof_) {
+      std::this_thread::sleep_for(timeout);  // polling a process
+      return;
+    }
+    pollfd p{fd_, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(timeout.count())) <= 0) return;
+    char chunk[4096];
+    const ssize_t n = ::read(fd_, chunk, sizeof chunk);
+    if (n <= 0) {
+      eof_ = true;
+      return;
+    }
+    buffer_.append(chunk, static_cast<std::size_t>(n));
+    constexpr std::size_t keep = std::size_t{1} << 20;
+    if (buffer_.size() > keep) buffer_.erase(0, buffer_.size() - keep);
   }
   int wait() {
     if (pid_ > 0) {
