@@ -51,4 +51,33 @@ inline void emit(const char* bench, const char* metric, double value, const char
   std::fflush(stdout);
 }
 
+// A latency measured under open-loop arrivals means something only while
+// the arrival generator kept to its plan: the p99 of how late it sent must be
+// under a tenth of the run's latency p99. When it was not, the generator was
+// measured, not the service.
+inline bool generator_kept_up(double latency_p99_us, double lateness_p99_us) {
+  return lateness_p99_us < latency_p99_us / 10;
+}
+
+// One latency figure of an open-loop run, with the generator's lateness
+// beside it; when the generator fell behind (generator_kept_up() of the run's
+// p99), the line has no value ("value": null) and says why. Returns `kept_up`.
+inline bool emit_latency(const char* bench, const char* metric, double value_us, bool kept_up,
+                         double lateness_p99_us, const std::string& extra = {}) {
+  char late[64];
+  std::snprintf(late, sizeof late, "\"generator_lateness_p99_us\": %.6g", lateness_p99_us);
+  const std::string params = extra.empty() ? late : extra + ", " + late;
+  if (kept_up) {
+    emit(bench, metric, value_us, "us", params);
+    return true;
+  }
+  std::printf(
+      "{\"bench\": \"%s\", \"metric\": \"%s\", \"value\": null, \"unit\": \"us\", %s, "
+      "\"not_measured\": \"the load generator fell behind: its lateness p99 is not under a "
+      "tenth of the latency p99 of the same run\"}\n",
+      bench, metric, params.c_str());
+  std::fflush(stdout);
+  return false;
+}
+
 }  // namespace mm::bench

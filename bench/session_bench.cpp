@@ -2,7 +2,9 @@
 // difference rule that expands and the staged latency policy over 30
 // datacenters, on one thread, with a virtual clock.
 //
-//   mm_session_bench [tickets = 100000] [seconds of sustained load = 20]
+//   mm_session_bench [tickets = 100000] [seconds of sustained load = 20] [tick-only]
+//
+// With "tick-only", only session_tick_ms is measured (for a profiler).
 //
 // - session_tick_ms: one tick of the match loop over `tickets` waiting solo
 //   tickets (median of 3 fresh queues). Its reference in the same run is the
@@ -21,6 +23,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "bench_util.hpp"
@@ -122,6 +125,7 @@ int main(int argc, char** argv) {
   const double t3 = one_tick_ms(tickets, true, nullptr);
   const double tick_ms = median3(t1, t2, t3);
   emit(bench_name, "session_tick_ms", tick_ms, "ms", extra);
+  if (argc > 3 && std::string(argv[3]) == "tick-only") return 0;
 
   // The naive loop on two smaller queues, scaled by the growth between them.
   const std::size_t small = std::min<std::size_t>(n, 4'000),
@@ -199,7 +203,10 @@ int main(int argc, char** argv) {
   // regions), each with room; parties of 1 to 4 find one, by region and by
   // location (the nearest datacenter's region).
   {
-    lobby_registry reg(m, {}, 5);
+    // One owner registers them all here: its cap is lifted to the total.
+    lobby_config lc;
+    lc.max_lobbies_per_owner = lc.max_lobbies;
+    lobby_registry reg(m, lc, 5);
     const char* modes[] = {"br", "ctf", "dm"};
     for (std::size_t i = 0; i < 100'000; ++i) {
       const std::uint32_t seats = 8 + static_cast<std::uint32_t>(r.below(25));
