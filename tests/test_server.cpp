@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "mm/actors/messages.hpp"
 #include "mm/engine/synthetic_players.hpp"
 #include "mm/storage/database.hpp"
 #include "mm/storage/player_table.hpp"
@@ -197,6 +198,46 @@ TEST_CASE("roles: view reads, test queries, admin changes, and tokens are checke
   CHECK(s.get("/style.css")->status == 200);
   const std::string metrics = s.get("/metrics", view_token)->body;
   CHECK(metric(metrics, "mm_http_unauthorized_total") >= 7);
+}
+
+TEST_CASE("POST /api/query takes a batch: answers in the order asked, each as alone, bounded",
+          "[server]") {
+  live_server s(json{{"http", {{"max_body_bytes", 1 << 20}}}});
+  s.wait_until_filled();
+  const json good = {{"attacker_id", 1}, {"mmr", 1500}};
+  json refused = good;  // read well, refused by the matchmaker (max_excluded_ids is 1000)
+  refused["excluded_ids"] = json::array();
+  for (int i = 1; i <= 1001; ++i) refused["excluded_ids"].push_back(i + 100000);
+  const json answers =
+      s.post_json("/api/query", {{"queries", {good, refused, good}}}, test_token)["results"];
+  REQUIRE(answers.size() == 3);
+  for (int i : {0, 2}) {
+    INFO(answers[i].dump());
+    CHECK(answers[i].contains("result"));
+    CHECK_FALSE(answers[i].contains("status"));
+  }
+  CHECK(answers[1]["status"] == 400);
+  CHECK(answers[1]["error"] == "too many excluded ids (see max_excluded_ids)");
+  // What is refused whole, naming the query or the limit.
+  const auto error_of = [&](const json& body) {
+    return s.post_json("/api/query", body, test_token, 400)["error"].get<std::string>();
+  };
+  CHECK(error_of({{"queries", {good, {{"attacker_id", 2}, {"mmr", "x"}}}}}) ==
+        "queries[1]: mmr must be a number, got \"x\"");
+  CHECK(error_of({{"queries", json::array()}}) == "queries must hold at least one query");
+  CHECK(error_of({{"queries", 5}}) == "queries must be a list of queries");
+  CHECK(error_of({{"queries", {good}}, {"colour", 1}}) ==
+        "the batch: unknown field 'colour' (expected queries)");
+  CHECK(error_of({{"queries",
+                   json::array({good, {{"attacker_id", 2}, {"mmr", 1}, {"max_retries", 1}}})}})
+            .rfind("queries[1]: the query: 'max_retries' belongs to /api/test-query", 0) == 0);
+  json too_many = json::array();
+  for (std::size_t i = 0; i <= mm::max_batch_queries; ++i) too_many.push_back(good);
+  CHECK(error_of({{"queries", too_many}}) ==
+        "queries: at most " + std::to_string(mm::max_batch_queries) + " queries per request, got " +
+            std::to_string(mm::max_batch_queries + 1));
+  // And the server keeps serving single queries.
+  CHECK(s.post_json("/api/query", good, test_token).contains("result"));
 }
 
 // Apart from the test above, whose scan re-reads the whole table every 200 ms

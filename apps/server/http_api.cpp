@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string_view>
@@ -46,6 +47,81 @@ std::size_t matchmaker_index(const http_context& ctx, const std::string& key) {
 bool served_here(const http_context& ctx, std::size_t i) {
   const cluster_node* node = ctx.cluster.load();
   return !node || node->serves(ctx.bridge.names()[i]);
+}
+
+// One answer of the query bridge as JSON: the reply, or an error with the
+// status a single query would have been given.
+json answer_json(const caf::expected<match_reply<generic_model>>& answer,
+                 const generic_profile_config& profile, caf::actor_system& sys, int& status) {
+  if (!answer) {
+    status = 503;
+    return {{"error", "no matchmaker answered: " + sys.render(answer.error())}};
+  }
+  if (answer->type == match_type::invalid_request) {
+    status = 400;
+    return {{"error", answer->error}};
+  }
+  status = 200;
+  return reply_json(*answer, profile);
+}
+
+// POST /api/query with {"queries": [...]}: every query is read before any is
+// sent (a bad one refuses the whole request, naming it), then each goes to the
+// bridge as a single query would, at once; the reply is sent when the last
+// answer is in, the results in the order asked. At most max_batch_queries
+// (the actor API's own batch bound), and the body within http.max_body_bytes.
+void answer_query_batch(http_context& ctx, const generic_profile_config& profile, const json& body,
+                        const http_reply& reply) {
+  only_fields(body, {"queries"}, "the batch");
+  const json& list = body["queries"];
+  if (!list.is_array()) throw bad_request("queries must be a list of queries");
+  if (list.empty()) throw bad_request("queries must hold at least one query");
+  if (list.size() > max_batch_queries)
+    throw bad_request("queries: at most " + std::to_string(max_batch_queries) +
+                      " queries per request, got " + std::to_string(list.size()));
+  std::vector<query_body> queries;
+  queries.reserve(list.size());
+  for (std::size_t i = 0; i < list.size(); ++i) try {
+      queries.push_back(read_query(list[i], profile, false));
+    } catch (const bad_request& e) {
+      throw bad_request("queries[" + std::to_string(i) + "]: " + e.what());
+    }
+  // The answers come on CAF's threads, in any order.
+  struct gathered {
+    std::mutex mutex;
+    std::vector<json> results;
+    std::size_t left = 0;
+  };
+  auto all = std::make_shared<gathered>();
+  all->results.resize(queries.size());
+  all->left = queries.size();
+  caf::actor_system* sys = &ctx.queries.system();
+  for (std::size_t i = 0; i < queries.size(); ++i)
+    ctx.queries.find(std::move(queries[i].request), [all, i, reply, &profile, sys](auto answer) {
+      // Nothing may escape into the bridge's actor: it serves every query.
+      json item;
+      try {
+        int status = 200;
+        item = answer_json(answer, profile, *sys, status);
+        if (status != 200) item["status"] = status;
+      } catch (const std::exception& e) {
+        item = {{"status", 500}, {"error", std::string("internal error: ") + e.what()}};
+      }
+      bool last = false;
+      {
+        std::lock_guard lock(all->mutex);
+        all->results[i] = std::move(item);
+        last = --all->left == 0;
+      }
+      if (!last) return;
+      http_response res;
+      try {
+        send_json(res, {{"results", std::move(all->results)}});
+      } catch (const std::exception& e) {
+        send_error(res, 500, std::string("internal error: ") + e.what());
+      }
+      reply(std::move(res));
+    });
 }
 
 }  // namespace
@@ -316,18 +392,21 @@ http_handlers api_handlers(http_context& ctx) {
   // the server gave up on at stop): it holds only the reply, the config's
   // profile and the actor system, which outlive every actor.
   api.post_deferred("/api/query", role::test, [&ctx, &profile](auto& req, const http_reply& reply) {
-    query_body q = read_query(parse_body(req.body), profile, false);
+    const json body = parse_body(req.body);
+    if (body.is_object() && body.contains("queries"))
+      return answer_query_batch(ctx, profile, body, reply);
+    query_body q = read_query(body, profile, false);
     caf::actor_system* sys = &ctx.queries.system();
     ctx.queries.find(std::move(q.request), [reply, &profile, sys](auto answer) {
       // Nothing may escape into the bridge's actor: it serves every query.
       http_response res;
       try {
-        if (!answer)
-          send_error(res, 503, "no matchmaker answered: " + sys->render(answer.error()));
-        else if (answer->type == match_type::invalid_request)
-          send_error(res, 400, answer->error);
+        int status = 200;
+        json j = answer_json(answer, profile, *sys, status);
+        if (status == 200)
+          send_json(res, j);
         else
-          send_json(res, reply_json(*answer, profile));
+          send_error(res, status, j["error"].get<std::string>());
       } catch (const std::exception& e) {
         send_error(res, 500, std::string("internal error: ") + e.what());
       }

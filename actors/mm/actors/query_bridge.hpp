@@ -103,7 +103,8 @@ class query_bridge {
   // the timeout falls due, answered or not (measured: docs/performance.md,
   // "HTTP queries without a waiting thread"). So a query is answered at the
   // latest between `timeout` and 1.125 × `timeout` after it came. The queries
-  // owed are bounded by the callers (the HTTP server: one per connection).
+  // owed are bounded by the callers (the HTTP server: one request per
+  // connection, a batch of at most max_batch_queries within its body limit).
   struct state {
     set_router<Profile> router;
     caf::timespan timeout{};
