@@ -162,6 +162,18 @@ int main(int argc, char** argv) {
     auto res = c.Post("/api/query", body.dump(), "application/json");
     return res && res->status == 200;
   });
+  // The same queries, 64 to a request ({"queries": [...]}): per request here,
+  // per query below.
+  constexpr int per_batch = 64;
+  const auto batched = load(port, seconds, threads, [](httplib::Client& c, mm::rng& r) {
+    json list = json::array();
+    for (int i = 0; i < per_batch; ++i)
+      list.push_back({{"attacker_id", 1'000'000 + r.below(1'000'000)},
+                      {"mmr", 900 + r.below(1200)},
+                      {"attributes", {{"region", r.below(4)}, {"guild", r.below(2000)}}}});
+    auto res = c.Post("/api/query", json{{"queries", list}}.dump(), "application/json");
+    return res && res->status == 200;
+  });
   const auto test = load(port, seconds, threads, [](httplib::Client& c, mm::rng& r) {
     const json body = {{"attacker_id", 1'000'000 + r.below(1'000'000)},
                        {"mmr", 900 + r.below(1200)}};
@@ -208,6 +220,12 @@ int main(int argc, char** argv) {
   // and scan included, a few percent), against the wall time per request.
   emit("server", "static_file_server_cpu_us", stat.server_cpu_us, "us", params);
   emit("server", "api_query_server_cpu_us", query.server_cpu_us, "us", params);
+  const std::string bp = params + ", \"queries_per_request\": " + std::to_string(per_batch);
+  emit("server", "api_query_batched_queries_per_s", batched.per_second * per_batch, "1/s", bp);
+  emit("server", "api_query_batched_vs_single", batched.per_second * per_batch / query.per_second,
+       "ratio", bp);
+  emit("server", "api_query_batched_server_cpu_us_per_query", batched.server_cpu_us / per_batch,
+       "us", bp);
   emit("server", "api_test_query_per_s", test.per_second, "req/s", params);
   emit("server", "metrics_scrape_ms", metrics.per_second > 0 ? 1000.0 / metrics.per_second : 0,
        "ms", "\"bytes\": " + std::to_string(metrics_bytes));
@@ -218,8 +236,9 @@ int main(int argc, char** argv) {
        flood_params);
   emit("server", "api_query_under_flood_p99_us", query_flood.p99_us, "us", flood_params);
   emit("server", "failures",
-       static_cast<double>(stat.failures + query.failures + test.failures + metrics.failures +
-                           stat_flood.failures + query_flood.failures + (first_ok ? 0 : 1)),
+       static_cast<double>(stat.failures + query.failures + batched.failures + test.failures +
+                           metrics.failures + stat_flood.failures + query_flood.failures +
+                           (first_ok ? 0 : 1)),
        "requests", params);
   return server.stop() == 0 ? 0 : 1;
 }
