@@ -49,3 +49,15 @@ TEST_CASE("a child blocked on a full output pipe still stops, and its lines are 
   // What it wrote while it was stopped can still be read.
   CHECK(p.read_line(1s).rfind("line-", 0) == 0);
 }
+
+TEST_CASE("a child that already ended is stopped and killed without a signal to anyone else",
+          "[testing][process]") {
+  child_process p({"/bin/sh", "-c", "exit 3"});
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (p.running() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(10ms);  // polling a process
+  REQUIRE_FALSE(p.running());
+  // Its pid is gone: a kill() of it now would be kill(-1), every process.
+  CHECK(p.stop() == 3);
+  CHECK(p.kill_hard() == 3);
+}

@@ -137,6 +137,7 @@ class child_process {
   // out fails the test instead of hanging it.
   static constexpr int stop_timed_out = -2;
   int stop(std::chrono::milliseconds limit = std::chrono::seconds(90)) {
+    if (!alive()) return exit_status_;  // never kill(-1, ...): that is every process
     const pid_t pid = pid_;
     kill(pid, SIGTERM);
     const auto deadline = std::chrono::steady_clock::now() + limit;
@@ -149,19 +150,20 @@ class child_process {
       }
       drain(std::chrono::milliseconds(20));
     }
-    if (pid > 0) kill(-pid, SIGKILL);  // whatever it left behind
+    kill(-pid, SIGKILL);  // whatever it left behind
     return exit_status_;
   }
 
   // SIGKILL (no chance to clean up), then the exit status.
   int kill_hard() {
+    if (!alive()) return exit_status_;
     kill(pid_, SIGKILL);
     return wait();
   }
 
   // Kills the whole group, waits for it, and keeps no status.
   void wait_killed() {
-    kill(-pid_, SIGKILL);
+    if (pid_ > 0) kill(-pid_, SIGKILL);
     wait();
     exit_status_ = stop_timed_out;
   }
