@@ -43,6 +43,7 @@ class raw_connection {
   raw_connection(raw_connection&& o) noexcept : fd_(o.fd_), connected_(o.connected_) { o.fd_ = -1; }
 
   bool connected() const { return connected_; }
+  int fd() const { return fd_; }
 
   bool send(const std::string& bytes) {
     return ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==

@@ -1,6 +1,9 @@
 // The plain actor port's guard with real CAF network layers in this process:
 // one actor system publishes an echo actor behind the guard, another connects
 // to it as a game node would, and raw sockets play the attacker.
+#include <openssl/ssl.h>
+#include <sys/socket.h>
+
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
 #include <catch2/catch.hpp>
@@ -10,6 +13,7 @@
 #include "basp_frames.hpp"
 #include "mm/actors/remote.hpp"
 #include "raw_http.hpp"
+#include "test_certificates.hpp"
 
 using namespace mm;
 using namespace mm::test;
@@ -29,12 +33,19 @@ caf::actor_system_config& quiet(caf::actor_system_config& cfg) {
   return cfg;
 }
 
+caf::actor_system_config& quiet(caf::actor_system_config& cfg, const actors::actor_tls& tls) {
+  actors::use_network(cfg, tls);
+  cfg.set("logger.verbosity", caf::atom("quiet"));
+  return cfg;
+}
+
 // A server with an echo actor published as matchmakerd publishes its client
-// (plain: behind the gate and the guard).
+// (behind the gate and the guard; over mutual TLS with `tls`).
 struct guarded_server {
-  explicit guarded_server(const actors::port_limits& limits) : sys(quiet(cfg)) {
+  explicit guarded_server(const actors::port_limits& limits, const actors::actor_tls& tls = {})
+      : sys(quiet(cfg, tls)) {
     whom = sys.spawn(echo);
-    auto published = actors::publish_actor(sys, whom, 0, "127.0.0.1", false, limits);
+    auto published = actors::publish_actor(sys, whom, 0, "127.0.0.1", tls.enabled(), limits);
     REQUIRE(published);
     port = (*published)->port();
     published_port = std::move(*published);
@@ -54,10 +65,10 @@ struct guarded_server {
 
 // A game node in its own actor system: connects, asks once, answers whether
 // the echo came back.
-bool game_node_is_served(std::uint16_t port) {
+bool game_node_is_served(std::uint16_t port, const actors::actor_tls& tls = {}) {
   caf::actor_system_config cfg;
-  caf::actor_system sys(quiet(cfg));
-  auto remote = sys.middleman().remote_actor<echo_actor>("127.0.0.1", port);
+  caf::actor_system sys(quiet(cfg, tls));
+  auto remote = actors::connect_actor<echo_actor>(sys, "127.0.0.1", port, tls.enabled());
   if (!remote) return false;
   caf::scoped_actor self{sys};
   bool answered = false;
@@ -80,6 +91,53 @@ std::vector<raw_connection> silent_connections(std::uint16_t port, int n) {
   }
   return held;
 }
+
+// A peer with a certificate of the deployment, speaking raw bytes inside TLS:
+// the attacker who holds a good certificate.
+class tls_raw_connection {
+ public:
+  tls_raw_connection(std::uint16_t port, const actors::actor_tls& tls) : tcp_(port) {
+    ctx_ = SSL_CTX_new(TLS_client_method());
+    REQUIRE(ctx_ != nullptr);
+    REQUIRE(SSL_CTX_use_certificate_chain_file(ctx_, tls.certificate.c_str()) == 1);
+    REQUIRE(SSL_CTX_use_PrivateKey_file(ctx_, tls.key.c_str(), SSL_FILETYPE_PEM) == 1);
+    REQUIRE(SSL_CTX_load_verify_locations(ctx_, tls.ca.c_str(), nullptr) == 1);
+    timeval five{5, 0};
+    ::setsockopt(tcp_.fd(), SOL_SOCKET, SO_RCVTIMEO, &five, sizeof five);
+    ssl_ = SSL_new(ctx_);
+    SSL_set_fd(ssl_, tcp_.fd());
+    connected_ = SSL_connect(ssl_) == 1;
+  }
+  ~tls_raw_connection() {
+    SSL_free(ssl_);
+    SSL_CTX_free(ctx_);
+  }
+  bool connected() const { return connected_; }
+  bool send(const std::string& bytes) {
+    return SSL_write(ssl_, bytes.data(), static_cast<int>(bytes.size())) ==
+           static_cast<int>(bytes.size());
+  }
+  // Reads (and drops) what the server sends until it ends the connection:
+  // true if it did within 5 s, false if it kept it open.
+  bool closed_by_peer() {
+    char buf[4096];
+    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      const int n = SSL_read(ssl_, buf, sizeof buf);
+      if (n > 0) continue;
+      const int why = SSL_get_error(ssl_, n);
+      if (why == SSL_ERROR_ZERO_RETURN || why == SSL_ERROR_SSL) return true;
+      if (why == SSL_ERROR_SYSCALL) return errno != EAGAIN && errno != EWOULDBLOCK;
+    }
+    return false;
+  }
+
+ private:
+  raw_connection tcp_;
+  SSL_CTX* ctx_ = nullptr;
+  SSL* ssl_ = nullptr;
+  bool connected_ = false;
+};
 
 }  // namespace
 
@@ -170,4 +228,51 @@ TEST_CASE("a game node cannot stop the published actor: its exit messages are dr
   }
   CHECK(game_node_is_served(s.port));
   CHECK(s.counters().dropped_runtime_messages == 4);
+}
+
+TEST_CASE("over mutual TLS the guard cuts a certified peer's bad frame and keeps serving",
+          "[actor-port][tls]") {
+  test::certificates certs;
+  actors::port_limits limits;
+  limits.max_frame_bytes = 1 << 20;
+  guarded_server s(limits, certs.node("server"));
+  CHECK(game_node_is_served(s.port, certs.node("game")));
+  caf::actor_system_config cfg;
+  caf::actor_system local(quiet(cfg));
+  const std::string hello = basp_client_handshake(local.node());
+  const std::vector<std::string> attacks = {
+      basp_frame(message_type::client_handshake, ""),
+      hello + basp_frame(message_type::direct_message, "", 0, 0, 7, 0xffffffffu)};
+  for (const auto& bytes : attacks) {
+    tls_raw_connection c(s.port, certs.node("game"));
+    REQUIRE(c.connected());
+    REQUIRE(c.send(bytes + std::string(100, '\0')));
+    CHECK(c.closed_by_peer());
+  }
+  CHECK(game_node_is_served(s.port, certs.node("game")));
+  const auto counters = s.counters();
+  CHECK(counters.cut_bad_frame == attacks.size());
+  CHECK(counters.accepted == attacks.size() + 2);
+}
+
+TEST_CASE("over mutual TLS the guard holds at most max_connections", "[actor-port][tls]") {
+  test::certificates certs;
+  actors::port_limits limits;
+  limits.max_connections = 2;
+  limits.handshake_timeout = std::chrono::hours(1);
+  guarded_server s(limits, certs.node("server"));
+  const auto open_becomes = [&](std::uint64_t n) {
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (s.counters().open != n && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::yield();
+    return s.counters().open == n;
+  };
+  std::vector<raw_connection> held;  // not even a TLS hello
+  for (int i = 0; i < 2; ++i) held.emplace_back(s.port);
+  REQUIRE(open_becomes(2));
+  CHECK_FALSE(game_node_is_served(s.port, certs.node("game")));
+  CHECK(s.counters().refused_full == 1);
+  held.clear();
+  REQUIRE(open_becomes(0));
+  CHECK(game_node_is_served(s.port, certs.node("game")));
 }

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 #include <string>
 #include <thread>
@@ -110,6 +111,33 @@ TEST_CASE("a game process finds opponents in a matchmaker process over loopback"
   self->request(game.remote, std::chrono::seconds(10), find_atom::value, far)
       .receive([&](const match_reply<generic_model>& r) { CHECK(r.best_candidate_id == 77'777); },
                [&](caf::error& e) { FAIL(sys.render(e)); });
+  // A MMR that is not a finite number is refused over the port as over HTTP:
+  // a query gets invalid_request, alone or in a batch, and an update leaves
+  // the player as it was.
+  const float not_finite[] = {std::numeric_limits<float>::quiet_NaN(),
+                              std::numeric_limits<float>::infinity(),
+                              -std::numeric_limits<float>::infinity()};
+  for (const float mmr : not_finite) {
+    self->send(game.remote, update_atom::value,
+               player_update<generic_model>{77'777, {generic_model(77'777, mmr, {3, 0, 0, 0})}});
+    match_request<generic_query> bad;
+    bad.query = generic_query{2, mmr, {0, 1, 2, 3}};
+    self->request(game.remote, std::chrono::seconds(10), find_atom::value, bad)
+        .receive([&](const match_reply<generic_model>& r) {
+                   CHECK(r.type == match_type::invalid_request);
+                 },
+                 [&](caf::error& e) { FAIL(sys.render(e)); });
+    self->request(game.remote, std::chrono::seconds(10), find_atom::value,
+                  std::vector<match_request<generic_query>>{far, bad})
+        .receive(
+            [&](const std::vector<match_reply<generic_model>>& replies) {
+              REQUIRE(replies.size() == 2);
+              CHECK(replies[0].best_candidate_id == 77'777);
+              CHECK(replies[0].model.mmr == 42'000);
+              CHECK(replies[1].type == match_type::invalid_request);
+            },
+            [&](caf::error& e) { FAIL(sys.render(e)); });
+  }
   // A batch crosses in one message; the replies come back in order.
   std::vector<match_request<generic_query>> batch(64);
   for (std::size_t i = 0; i < batch.size(); ++i)

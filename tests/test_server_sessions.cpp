@@ -7,6 +7,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <future>
+#include <limits>
 #include <mutex>
 
 #include "mm/actors/registration.hpp"
@@ -415,15 +416,28 @@ TEST_CASE("a game process over the actor port gets its party's match, cancel and
     CHECK(got->outcomes[4].ticket == e);
     CHECK(got->outcomes[4].state == session::ticket_state::expired);
   }
-  // A bad ticket is refused naming the field. (Not a NaN MMR: CAF 0.17's
-  // wire format packs a NaN double into a finite number, so a NaN never
-  // arrives as one; over HTTP it is refused.)
+  // A bad ticket is refused naming the field.
+  const auto refusal = [&](const actors::session_ticket& t) {
+    std::string why;
+    self->request(*service, 10s, actors::create_atom::value, std::string("coop"), t, owner)
+        .receive([&](std::uint64_t) {}, [&](caf::error& err) { why = sys.render(err); });
+    return why;
+  };
   actors::session_ticket twice;
   twice.players = {remote_player(6, 1500), remote_player(6, 1500)};
-  std::string why;
-  self->request(*service, 10s, actors::create_atom::value, std::string("coop"), twice, owner)
-      .receive([&](std::uint64_t) {}, [&](caf::error& err) { why = sys.render(err); });
-  CHECK_THAT(why, Contains("players[1].id: player 6 is in the party twice"));
+  CHECK_THAT(refusal(twice), Contains("players[1].id: player 6 is in the party twice"));
+  // A NaN or an infinity crosses the port as itself (wire_number.hpp) and is
+  // refused as over HTTP; sending an infinity used to hang this process.
+  for (const double bad : {std::numeric_limits<double>::quiet_NaN(),
+                           std::numeric_limits<double>::infinity(),
+                           -std::numeric_limits<double>::infinity()}) {
+    actors::session_ticket t;
+    t.players = {remote_player(7, bad)};
+    CHECK_THAT(refusal(t), Contains("players[0].mmr: must be a finite number"));
+    t.players = {remote_player(7, 1500)};
+    t.players[0].rtt_ms[0].value = bad;
+    CHECK_THAT(refusal(t), Contains("players[0].rtt_ms"));
+  }
   // Lobbies over the same handle.
   actors::lobby_query q;
   q.modes = {"ctf"};

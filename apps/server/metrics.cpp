@@ -254,10 +254,10 @@ std::string render_metrics(const std::vector<matchmaker_figures>& all,
   if (http.actor_port) {
     const actors::port_guard_counters g = http.actor_port();
     w.family("mm_actor_port_connections_open", "gauge",
-             "Connections open on the plain actor port now (0 over TLS: not counted).");
+             "Connections open on the actor port now (plain or TLS).");
     w.sample("mm_actor_port_connections_open", "", g.open);
     w.family("mm_actor_port_connections_total", "counter",
-             "Connections to the plain actor port by what became of them: accepted (taken by "
+             "Connections to the actor port by what became of them: accepted (taken by "
              "the actor layer); refused_full (actor.max_connections reached); bad_frame (cut: a "
              "frame broke a rule); slow_handshake (cut: no handshake within "
              "actor.handshake_timeout).");

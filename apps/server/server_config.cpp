@@ -172,20 +172,20 @@ const std::vector<key_spec>& keys() {
        },
        [](const server_config& c) -> json { return c.actor_port; }},
       {"actor.max_frame_bytes", K::integer, std::to_string(d.actor_limits.max_frame_bytes),
-       "largest frame a peer may send on the plain actor port; a larger one cuts the "
+       "largest frame a peer may send on the actor port (plain or TLS); a larger one cuts the "
        "connection (connections x this bounds what peers can make the server allocate)",
        [](server_config& c, const json& v) {
          c.actor_limits.max_frame_bytes = as_uint<std::uint32_t>("actor.max_frame_bytes", v, 4096);
        },
        [](const server_config& c) -> json { return c.actor_limits.max_frame_bytes; }},
       {"actor.max_connections", K::integer, std::to_string(d.actor_limits.max_connections),
-       "connections to the plain actor port at once; more are closed at once",
+       "connections to the actor port (plain or TLS) at once; more are closed at once",
        [](server_config& c, const json& v) {
          c.actor_limits.max_connections = as_uint<std::uint32_t>("actor.max_connections", v, 1);
        },
        [](const server_config& c) -> json { return c.actor_limits.max_connections; }},
       {"actor.handshake_timeout", K::duration, seconds_text(d.actor_limits.handshake_timeout),
-       "time a new connection to the plain actor port has to send its handshake",
+       "time a new connection to the actor port has to finish its handshake (TLS too)",
        [](server_config& c, const json& v) {
          c.actor_limits.handshake_timeout = as_duration("actor.handshake_timeout", v);
          if (c.actor_limits.handshake_timeout.count() == 0)

@@ -63,7 +63,7 @@ struct server_config {
   std::string actor_host = "127.0.0.1";
   std::int32_t actor_port = 4242;    // 0: any free port; -1: not published
   actors::actor_tls actor_tls;       // mutual TLS; required off loopback
-  actors::port_limits actor_limits;  // the plain port's guard
+  actors::port_limits actor_limits;  // the port guard (plain and TLS)
   // How CAF's worker threads wait for work (mm/actors/worker_idle.hpp).
   actors::worker_idle worker_idle = actors::worker_idle::sleep;
   std::uint32_t query_timeout_ms = 1000;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "mm/actors/basp_frame_check.hpp"
+#include "mm/actors/tls_connection.hpp"
 #include "mm/engine/log.hpp"
 
 namespace mm::actors {
@@ -26,27 +27,28 @@ using caf::io::network::default_multiplexer;
 using caf::io::network::native_socket;
 using clock_type = std::chrono::steady_clock;
 
-class guarded_scribe;
+class greeting_connection;
 
 // What every connection of one port shares.
 struct guard_context {
   port_limits limits;
+  bool tls = false;  // connections speak TLS (tls_connection.hpp)
   std::shared_ptr<port_guard_stats> stats = std::make_shared<port_guard_stats>();
   // Connections still waiting for their whole handshake. Not owned: each
   // takes itself out once greeted or detached from the broker (which CAF
   // does before it lets go of a connection).
   std::mutex greeting_mutex;
-  std::vector<guarded_scribe*> greeting;
+  std::vector<greeting_connection*> greeting;
   std::mutex log_mutex;
   clock_type::time_point last_warning{};
   std::uint64_t unlogged = 0;
 
-  void forget(guarded_scribe* c) {
+  void forget(greeting_connection* c) {
     std::lock_guard<std::mutex> lock(greeting_mutex);
     greeting.erase(std::remove(greeting.begin(), greeting.end(), c), greeting.end());
   }
 
-  bool still_greeting(guarded_scribe* c) {
+  bool still_greeting(greeting_connection* c) {
     std::lock_guard<std::mutex> lock(greeting_mutex);
     return std::find(greeting.begin(), greeting.end(), c) != greeting.end();
   }
@@ -68,14 +70,26 @@ struct guard_context {
   }
 };
 
-// One connection: CAF's own, with every frame checked between CAF's read and
-// CAF's use of it. CAF reads a frame's 32-byte header, hands it to consume(),
-// and only then sizes its buffer for the payload: a refused header never gets
-// that far.
-class guarded_scribe final : public caf::io::network::scribe_impl {
+// What the acceptor needs of a connection still waiting for its handshake.
+class greeting_connection {
  public:
-  guarded_scribe(default_multiplexer& mpx, native_socket fd, std::shared_ptr<guard_context> ctx)
-      : scribe_impl(mpx, fd),
+  virtual ~greeting_connection() = default;
+  virtual bool late(clock_type::time_point now) const = 0;
+  virtual void cut(caf::execution_unit* unit) = 0;
+};
+
+// One connection: CAF's own plain one (or a TLS one), with every frame checked
+// between CAF's read and CAF's use of it. CAF reads a frame's 32-byte header,
+// hands it to consume(), and only then sizes its buffer for the payload: a
+// refused header never gets that far. Over TLS, consume() sees the bytes
+// OpenSSL decrypted, so the checks are the same.
+template <class Connection>
+class guarded final : public Connection, public greeting_connection {
+ public:
+  template <class... Transport>
+  guarded(std::shared_ptr<guard_context> ctx, default_multiplexer& mpx, native_socket fd,
+          Transport&&... transport)
+      : Connection(mpx, fd, std::forward<Transport>(transport)...),
         ctx_(std::move(ctx)),
         check_(ctx_->limits.max_frame_bytes),
         greet_by_(clock_type::now() + ctx_->limits.handshake_timeout) {
@@ -84,7 +98,7 @@ class guarded_scribe final : public caf::io::network::scribe_impl {
     ctx_->greeting.push_back(this);
   }
 
-  ~guarded_scribe() override {
+  ~guarded() override {
     if (!counted_out_) --ctx_->stats->open;  // never attached to the broker
     ctx_->forget(this);
   }
@@ -98,24 +112,25 @@ class guarded_scribe final : public caf::io::network::scribe_impl {
       return false;
     }
     if (!was_greeted && check_.greeted()) ctx_->forget(this);
-    return scribe_impl::consume(unit, data, n);
+    return Connection::consume(unit, data, n);
   }
 
-  bool greeted() const { return check_.greeted(); }
-  bool late(clock_type::time_point now) const { return !greeted() && now >= greet_by_; }
+  bool late(clock_type::time_point now) const override {
+    return !check_.greeted() && now >= greet_by_;
+  }
 
   // Ends the connection as a read error would: the broker is told and forgets
   // the connection. The socket is shut at once (it is closed when CAF lets go
   // of the connection), so the peer sees the end now.
-  void cut(caf::execution_unit* unit) {
-    if (detached()) return;
-    ::shutdown(stream_.fd(), SHUT_RDWR);
-    io_failure(unit, caf::io::network::operation::read);
+  void cut(caf::execution_unit* unit) override {
+    if (this->detached()) return;
+    ::shutdown(this->stream_.fd(), SHUT_RDWR);
+    this->io_failure(unit, caf::io::network::operation::read);
   }
 
  protected:
   void detach_from(caf::io::abstract_broker* broker) override {
-    scribe_impl::detach_from(broker);
+    Connection::detach_from(broker);
     if (!counted_out_) --ctx_->stats->open;
     counted_out_ = true;
     ctx_->forget(this);
@@ -148,7 +163,8 @@ class guarded_doorman final : public caf::io::network::doorman_impl {
       return true;
     }
     caf::io::network::keepalive(fd, true);  // as CAF's own connections
-    auto connection = caf::make_counted<guarded_scribe>(mpx, fd, ctx_);
+    auto connection = make_connection(mpx, fd);
+    if (!connection) return true;
     ++ctx_->stats->accepted;
     const auto hdl = connection->hdl();
     parent()->add_scribe(std::move(connection));
@@ -156,18 +172,30 @@ class guarded_doorman final : public caf::io::network::doorman_impl {
   }
 
  private:
+  caf::io::scribe_ptr make_connection(default_multiplexer& mpx, native_socket fd) {
+    if (!ctx_->tls) return caf::make_counted<guarded<caf::io::network::scribe_impl>>(ctx_, mpx, fd);
+    caf::io::network::nonblocking(fd, true);
+    auto session = caf::openssl::make_session(parent()->system(), fd, true);
+    if (!session) {  // OpenSSL could not start the handshake on this socket
+      caf::io::network::close_socket(fd);
+      ctx_->warn("connection closed: no TLS session could start");
+      return nullptr;
+    }
+    return caf::make_counted<guarded<tls_connection>>(ctx_, mpx, fd, std::move(session));
+  }
+
   // Cuts the connections whose handshake is late. A connection leaves the
   // list before it is destroyed, and only this thread (CAF's network thread)
   // detaches them: one still listed right before its cut is alive.
   void close_late_ones(caf::execution_unit* unit) {
     const auto now = clock_type::now();
-    std::vector<guarded_scribe*> late;
+    std::vector<greeting_connection*> late;
     {
       std::lock_guard<std::mutex> lock(ctx_->greeting_mutex);
-      for (guarded_scribe* c : ctx_->greeting)
+      for (greeting_connection* c : ctx_->greeting)
         if (c->late(now)) late.push_back(c);
     }
-    for (guarded_scribe* c : late) {  // cut() takes each out of the list
+    for (greeting_connection* c : late) {  // cut() takes each out of the list
       if (!ctx_->still_greeting(c)) continue;
       ++ctx_->stats->cut_slow_handshake;
       ctx_->warn("connection cut: no handshake within actor.handshake_timeout");
@@ -182,7 +210,8 @@ class guarded_doorman final : public caf::io::network::doorman_impl {
 
 caf::expected<guarded_port> publish_guarded(caf::actor_system& sys, caf::strong_actor_ptr whom,
                                             std::set<std::string> sigs, std::uint16_t port,
-                                            const std::string& host, const port_limits& limits) {
+                                            const std::string& host, const port_limits& limits,
+                                            bool tls) {
   if (!whom) return caf::make_error(caf::sec::cannot_publish_invalid_actor);
   auto* mpx = dynamic_cast<default_multiplexer*>(&sys.middleman().backend());
   if (mpx == nullptr)
@@ -192,6 +221,7 @@ caf::expected<guarded_port> publish_guarded(caf::actor_system& sys, caf::strong_
   if (!fd) return std::move(fd.error());
   auto ctx = std::make_shared<guard_context>();
   ctx->limits = limits;
+  ctx->tls = tls;
   auto doorman = caf::make_counted<guarded_doorman>(*mpx, *fd, ctx);
   const std::uint16_t bound = doorman->port();
   // As CAF's publish does: the BASP broker adopts the acceptor and answers

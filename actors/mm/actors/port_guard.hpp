@@ -1,10 +1,13 @@
-// The plain actor port's guard. CAF 0.17.6 trusts the frame headers it reads
+// The actor port's guard, plain or TLS. CAF 0.17.6 trusts the frame headers it reads
 // on its port: one frame can make it allocate up to 4 GiB, or crash the whole
 // process (a handshake without a payload). The guard publishes an actor with
 // CAF's own acceptor and connections, in subclasses that check every frame a
 // peer sends (basp_frame_check.hpp) at the moment CAF has read it and before
 // CAF acts on it: a frame that breaks a rule ends the connection there, the
 // server keeps serving. No extra thread, copy or system call per message.
+// Over mutual TLS the same checks run on the decrypted bytes
+// (tls_connection.hpp): a peer with a certificate of the deployment is still
+// untrusted input.
 //
 // Also bounded: connections at once (more are closed as they are accepted),
 // and the time a new connection has to send its handshake (a late one is
@@ -55,9 +58,12 @@ struct guarded_port {
 };
 
 // Publishes `whom` (its interface `sigs`) on host:port (0: any free port)
-// behind the guard. Unpublish as usual (middleman().unpublish).
+// behind the guard; with `tls`, each connection speaks TLS through CAF's
+// OpenSSL module, which must be loaded (remote.hpp: use_network). Unpublish
+// as usual (middleman().unpublish).
 caf::expected<guarded_port> publish_guarded(caf::actor_system& sys, caf::strong_actor_ptr whom,
                                             std::set<std::string> sigs, std::uint16_t port,
-                                            const std::string& host, const port_limits& limits);
+                                            const std::string& host, const port_limits& limits,
+                                            bool tls = false);
 
 }  // namespace mm::actors

@@ -78,12 +78,11 @@ void use_network(caf::actor_system_config& cfg, const actor_tls& tls) {
 
 published_port::published_port(caf::actor_system& sys, caf::strong_actor_ptr gate,
                                std::shared_ptr<network_gate_stats> gate_stats, std::uint16_t port,
-                               bool tls, std::shared_ptr<const port_guard_stats> guard)
+                               std::shared_ptr<const port_guard_stats> guard)
     : sys_(sys),
       gate_(std::move(gate)),
       gate_stats_(std::move(gate_stats)),
       port_(port),
-      tls_(tls),
       guard_(std::move(guard)) {}
 
 published_port::~published_port() {
@@ -98,9 +97,9 @@ port_guard_counters published_port::counters() const {
 
 void published_port::close() {
   if (!gate_) return;
-  // (CAF 0.17.6's openssl::unpublish does not compile: a TLS port stays
-  // open until the actor system shuts down.)
-  if (!tls_) sys_.middleman().unpublish(caf::actor_cast<caf::actor>(gate_), port_);
+  // Both kinds of port are the BASP broker's (port_guard.cpp), so the plain
+  // middleman's unpublish closes a TLS port too.
+  sys_.middleman().unpublish(caf::actor_cast<caf::actor>(gate_), port_);
   gate_ = nullptr;
 }
 
@@ -110,16 +109,10 @@ caf::expected<std::unique_ptr<published_port>> publish_actor(
   if (!whom) return caf::make_error(caf::sec::cannot_publish_invalid_actor);
   auto gate_stats = std::make_shared<network_gate_stats>();
   auto gate = make_network_gate(sys, std::move(whom), sigs, gate_stats);
-  if (tls) {
-    auto bound = caf::openssl::publish(sys, gate, std::move(sigs), port, host.c_str(), false);
-    if (!bound) return std::move(bound.error());
-    return std::make_unique<published_port>(sys, std::move(gate), std::move(gate_stats), *bound,
-                                            true, nullptr);
-  }
-  auto guarded = publish_guarded(sys, gate, std::move(sigs), port, host, limits);
+  auto guarded = publish_guarded(sys, gate, std::move(sigs), port, host, limits, tls);
   if (!guarded) return std::move(guarded.error());
   return std::make_unique<published_port>(sys, std::move(gate), std::move(gate_stats),
-                                          guarded->port, false, std::move(guarded->stats));
+                                          guarded->port, std::move(guarded->stats));
 }
 
 }  // namespace mm::actors

@@ -10,7 +10,8 @@
 // Mutual TLS (CAF's OpenSSL module): both ends present a certificate signed by
 // the deployment's CA, and each refuses a peer without one, before any actor
 // message is read. CAF checks the chain, not the host name: the CA must sign
-// only the deployment's own nodes.
+// only the deployment's own nodes. The TLS port has the same guard as the
+// plain one: a certified peer is still untrusted input.
 #pragma once
 
 #include <caf/actor_system.hpp>
@@ -47,14 +48,14 @@ void use_network(caf::actor_system_config& cfg, const actor_tls& tls);
 class published_port {
  public:
   published_port(caf::actor_system& sys, caf::strong_actor_ptr gate,
-                 std::shared_ptr<network_gate_stats> gate_stats, std::uint16_t port, bool tls,
+                 std::shared_ptr<network_gate_stats> gate_stats, std::uint16_t port,
                  std::shared_ptr<const port_guard_stats> guard);
   ~published_port();
   published_port(const published_port&) = delete;
   published_port& operator=(const published_port&) = delete;
 
   std::uint16_t port() const { return port_; }
-  // What the port refused: the plain port's guard (zero over TLS) and the gate.
+  // What the port refused: its guard (plain or TLS) and the gate.
   port_guard_counters counters() const;
   // Stops accepting connections (those open stay, as with CAF's unpublish).
   void close();
@@ -64,14 +65,13 @@ class published_port {
   caf::strong_actor_ptr gate_;  // what is published: network_gate.hpp
   std::shared_ptr<network_gate_stats> gate_stats_;
   std::uint16_t port_;
-  bool tls_;
-  std::shared_ptr<const port_guard_stats> guard_;  // plain only
+  std::shared_ptr<const port_guard_stats> guard_;
 };
 
 // Publishes `whom` (with its interface `sigs`) on host:port (0: any free
 // port), behind a gate that keeps peers' exit messages from it
-// (network_gate.hpp): over TLS with CAF's OpenSSL module when `tls`, else
-// behind the frame-checking guard with `limits`.
+// (network_gate.hpp), and behind the frame-checking guard with `limits`
+// (port_guard.hpp); over TLS with CAF's OpenSSL module when `tls`.
 caf::expected<std::unique_ptr<published_port>> publish_actor(
     caf::actor_system& sys, caf::strong_actor_ptr whom, std::set<std::string> sigs,
     std::uint16_t port, const std::string& host, bool tls, const port_limits& limits);

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "mm/actors/wire_number.hpp"
 #include "mm/engine/types.hpp"
 #include "mm/session/ticket.hpp"
 
@@ -183,7 +184,7 @@ inline session::ticket_request to_request(const session_ticket& t) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, named_number& x) {
-  return f(caf::meta::type_name("named_number"), x.name, x.value);
+  return f(caf::meta::type_name("named_number"), x.name, as_bits(x.value));
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, named_text& x) {
@@ -195,8 +196,8 @@ typename Inspector::result_type inspect(Inspector& f, named_set& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, session_player& x) {
-  return f(caf::meta::type_name("session_player"), x.id, x.mmr, x.numbers, x.strings, x.sets,
-           x.rtt_ms, x.has_location, x.latitude, x.longitude);
+  return f(caf::meta::type_name("session_player"), x.id, as_bits(x.mmr), x.numbers, x.strings,
+           x.sets, x.rtt_ms, x.has_location, as_bits(x.latitude), as_bits(x.longitude));
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, session_ticket& x) {

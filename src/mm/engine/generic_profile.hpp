@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -39,9 +40,24 @@ struct generic_model {
 };
 static_assert(sizeof(generic_model) == 28);
 
+// An MMR goes through an archive as its IEEE-754 bits. In a snapshot these
+// are the very bytes of the float. Through the actor port (CAF serializes
+// with these functions too) a NaN or an infinity arrives as itself, and is
+// refused by the engine, where CAF 0.17.6's own float encoding would garble
+// a NaN into some number and never finish encoding an infinity (the sender's
+// network thread spins for ever).
+template <class Archive>
+void serialize_mmr(Archive& ar, float& mmr) {
+  auto bits = std::bit_cast<std::uint32_t>(mmr);
+  ar(bits);
+  mmr = std::bit_cast<float>(bits);
+}
+
 template <class Archive>
 void serialize(Archive& ar, generic_model& m) {
-  ar(m.id_low, m.id_high, m.mmr, m.attributes);
+  ar(m.id_low, m.id_high);
+  serialize_mmr(ar, m.mmr);
+  ar(m.attributes);
 }
 static_assert(std::is_trivially_copyable_v<generic_model>);
 
@@ -50,6 +66,13 @@ struct generic_query {
   float mmr = 0;  // attack MMR
   std::array<std::uint32_t, generic_attribute_count> attributes{};
 };
+
+template <class Archive>
+void serialize(Archive& ar, generic_query& q) {
+  ar(q.attacker);
+  serialize_mmr(ar, q.mmr);
+  ar(q.attributes);
+}
 
 enum class attribute_rule : std::uint8_t {
   none,
