@@ -136,6 +136,47 @@ TEST_CASE("the fetch count follows bucket density", "[scan]") {
   CHECK(e.scan_fetch_count() == Approx(64 + 960 / 2).margin(2));
 }
 
+TEST_CASE("the scan fetch follows removals: what left, over what the last scan added per row",
+          "[scan]") {
+  auto o = test::small_options(4'000);
+  o.mmr_bucket_count = 1;
+  o.bucket_initial_size = 1'000;
+  o.player_remove_after_candidate_offer = fill_threshold::never;
+  generic_engine e(o);
+  const auto row = [](player_id id, double mmr) {
+    player_row r;
+    r.id = id;
+    r.mmr = mmr;
+    return r;
+  };
+  // A full bucket: the density term is the minimum.
+  std::vector<player_row> rows;
+  for (player_id id = 1; id <= 20'000; ++id) rows.push_back(row(id, 500));
+  e.apply_scan(rows, 0);
+  REQUIRE(e.info().buckets.at(0).fill > 0.99);
+  CHECK(e.scan_fetch_count() == 64);
+  // A scan of 1,000 rows that adds 50 players (into 50 emptied slots): its
+  // yield is 1/20 a row.
+  std::vector<player_id> cached;
+  e.for_each_player([&](const generic_model& m) { cached.push_back(m.id()); });
+  for (std::size_t i = 0; i < 50; ++i) e.remove(cached[i]);
+  std::vector<player_row> next(rows.begin(), rows.begin() + 1'000);
+  for (std::size_t i = 0; i < 50; ++i) next[i] = row(cached[i], 500);
+  e.apply_scan(next, 0);
+  CHECK(e.scan_fetch_count() == 64);  // nobody left since
+  // 30 leave: 30 / (1/20) = 600 rows to put them back.
+  cached.clear();
+  e.for_each_player([&](const generic_model& m) { cached.push_back(m.id()); });
+  for (std::size_t i = 0; i < 30; ++i) e.remove(cached[i]);
+  CHECK(e.scan_fetch_count() == 600);
+  // Many leave: never past the max.
+  for (std::size_t i = 30; i < 500; ++i) e.remove(cached[i]);
+  CHECK(e.scan_fetch_count() == 1024);
+  // A scan starts the count again.
+  e.apply_scan(std::span<const player_row>(), 0);
+  CHECK(e.scan_fetch_count() < 1024);
+}
+
 TEST_CASE("each scan pointer jumps to a random id about 1% of the scans", "[scan]") {
   test::temp_dir dir;
   database db(dir.file("mm.db"));

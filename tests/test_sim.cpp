@@ -325,6 +325,7 @@ TEST_CASE("a tiny async day adds up, is the same for the same seed, and has its 
   std::uint64_t attacks = 0, success = 0, joins = 0;
   for (const async_hour& h : r.hours) {
     CHECK(h.success + h.none_found + h.fake == h.attacks);
+    CHECK(h.missed <= h.none_found + h.fake);
     CHECK(h.mmr_gap.count == h.success);
     CHECK(h.cached <= c.engine.player_cache_size);
     CHECK(h.fill <= 1.0);
@@ -338,6 +339,9 @@ TEST_CASE("a tiny async day adds up, is the same for the same seed, and has its 
   // About 3 attacks per player a day for half a day.
   CHECK(static_cast<double>(t.attacks) == Approx(3000 * 3 * 0.5).epsilon(0.2));
   CHECK(t.success > t.attacks / 2);
+  // The cache keeps up: almost no attacker goes without an opponent while the
+  // table holds one for it.
+  CHECK(t.missed <= t.attacks / 100);
   // Every Success offered one defender.
   CHECK(r.engine.offers == t.success);
   CHECK(r.players == 3000 + t.joins);

@@ -221,13 +221,61 @@ TEST_CASE("the capacity plan: shares of the cache over minimum sizes and never o
   CHECK(squeezed.capacity_of(tuple(7)) == 20);
   CHECK(squeezed.capacity_of(tuple(0)) > 150);
 
-  // Not even the minimums fit: the most sampled tuples get a bucket.
+  // Not every tuple fits at the minimum: the floor drops to half the cache
+  // spread evenly (5 here), so every tuple keeps a bucket and the other half
+  // goes by share.
   s.ratios.clear();
   for (std::uint32_t i = 0; i < 100; ++i) s.ratios[tuple(i)] = (i < 10 ? 0.05 : 0.5 / 90);
+  CHECK(capacity_plan::planned_floor(o, 100) == 5);
   capacity_plan crowded(s, o);
-  CHECK(crowded.size() == 50);
+  CHECK(crowded.size() == 100);
   CHECK(crowded.total() <= 1000);
-  for (std::uint32_t i = 0; i < 10; ++i) CHECK(crowded.capacity_of(tuple(i)) >= 20);
+  for (std::uint32_t i = 0; i < 100; ++i) CHECK(crowded.capacity_of(tuple(i)) >= 5);
+  CHECK(crowded.capacity_of(tuple(0)) > 4 * crowded.capacity_of(tuple(50)));
+
+  // Not even one slot each fits: the most sampled tuples get one.
+  s.ratios.clear();
+  for (std::uint32_t i = 0; i < 3000; ++i) s.ratios[tuple(i)] = 1.0 / 3000;
+  capacity_plan packed(s, o);
+  CHECK(packed.size() == 1000);
+  CHECK(packed.total() == 1000);
+}
+
+TEST_CASE("every MMR range of a crowded cache keeps a bucket: its attackers are matched",
+          "[sizing]") {
+  // A cache too small for bucket_min_size in every tuple (4 regions x 100 MMR
+  // slices x 20 > 4,000), as the simulator's default day has. Attackers in
+  // the thin tails of the MMR spread must still find opponents in the cache.
+  auto o = small_options(4'000);
+  o.bucket_min_size = 20;
+  o.bucket_initial_size = 200;
+  o.mmr_bucket_count = 100;
+  o.buckets_rebalance_sample_count = 50'000;
+  o.enable_fake_opponents = true;
+  generic_engine e(o, generic_profile(demo_profile_config()));
+  rng r(5);
+  const auto rows = make_players(synthetic_population{}, 20'000, 1, r);
+  for (const auto& row : rows) e.apply_row(row);
+  e.rebalance(1);
+  for (const auto& row : rows) e.apply_row(row);
+  // The 1% lowest and highest MMRs of the normal part (not the 0.1% at 10^6,
+  // outliers by design): each has players of its region nearby.
+  std::vector<player_row> sorted;
+  for (const auto& row : rows)
+    if (row.mmr < 10'000) sorted.push_back(row);
+  std::sort(sorted.begin(), sorted.end(), [](auto& a, auto& b) { return a.mmr < b.mmr; });
+  std::uint64_t fakes = 0, asked = 0;
+  for (std::size_t i = 0; i < sorted.size(); i += 1) {
+    if (i >= sorted.size() / 100 && i < sorted.size() - sorted.size() / 100) continue;
+    match_request<generic_query> req;
+    req.query = generic_query{sorted[i].id, static_cast<float>(sorted[i].mmr),
+                              {sorted[i].attributes[0], 0, 0, 0}};
+    req.num_retries = 9;
+    ++asked;
+    fakes += e.find_match(req).type != match_type::success;
+  }
+  CHECK(asked > 300);
+  CHECK(fakes <= asked / 100);
 }
 
 TEST_CASE("a rebalance accounts for every player: after = before - lost", "[sizing]") {

@@ -194,7 +194,13 @@ class engine {
   // the reader could not decode arrive as a count.
   void apply_scan(std::span<const player_row> rows, std::uint64_t unreadable_rows) {
     ++stats_.scans;
+    const std::uint64_t before = pool().players();
     apply_rows(rows, unreadable_rows);
+    const std::uint64_t after = pool().players();
+    if (!rows.empty())
+      scan_yield_ = std::max(min_scan_yield, static_cast<double>(after - std::min(after, before)) /
+                                                 static_cast<double>(rows.size()));
+    removals_at_last_scan_ = removals();
   }
   // Rows read some other way (the sizing sample of a cold start).
   void apply_rows(std::span<const player_row> rows, std::uint64_t unreadable_rows) {
@@ -202,8 +208,13 @@ class engine {
     for (const player_row& row : rows) apply_row(row);
   }
 
-  // Players the next scan should fetch (docs/design.md, Freshness): min + (max - min) * mean over
-  // buckets of (1 - density)^2; the max while there are no buckets.
+  // Players the next scan should fetch (docs/design.md, Freshness): the larger
+  // of a density term, min + (max - min) * mean over buckets of
+  // (1 - density)^2, and a removal term, the players removed since the last
+  // scan (state updates, remove, offers) divided by the last scan's yield
+  // (players it added to the cache per row read, at least 1/20): that many
+  // rows put back about as many players as left. At most max; the max while
+  // there are no buckets.
   std::uint32_t scan_fetch_count() const {
     const double lo = opt_.database_scan_min_fetch, hi = opt_.database_scan_max_fetch;
     if (pool().size() == 0) return opt_.database_scan_max_fetch;
@@ -212,7 +223,10 @@ class engine {
       const double sparse = 1.0 - pool().at(b).slots.density();
       sum += sparse * sparse;
     }
-    return static_cast<std::uint32_t>(lo + (hi - lo) * sum / static_cast<double>(pool().size()));
+    const double by_density = lo + (hi - lo) * sum / static_cast<double>(pool().size());
+    const double by_removals =
+        static_cast<double>(removals() - removals_at_last_scan_) / scan_yield_;
+    return static_cast<std::uint32_t>(std::min(hi, std::max(by_density, by_removals)));
   }
 
   // ---- Sizing (docs/design.md, Sizing) -------------------------------------
@@ -556,6 +570,13 @@ class engine {
   sample_fifo samples_;
   sizing_model sizing_;
   std::int64_t last_rebalance_ms_ = 0;
+  std::uint64_t removals_at_last_scan_ = 0;  // removals() when the last scan was applied
+  // Players the last scan added to the cache per row it read (scan_fetch_count).
+  static constexpr double min_scan_yield = 0.05;
+  double scan_yield_ = 1.0;
+
+  // Players that left the cache by an update, a remove or an offer.
+  std::uint64_t removals() const { return stats_.updates_removed + stats_.removed_after_offer; }
 
   // Scratch storage reused across calls so the hot paths do not allocate.
   exclusion_set excluded_;

@@ -204,13 +204,13 @@ class player_cache {
   // so every restored player finds the slot it had. `usable(tuple)` says
   // whether the engine's strategies could have made a tuple (another
   // profile's, or a crafted snapshot's, could not). Layouts beyond the
-  // capacity limit, of a size under the minimum, or repeated are skipped
+  // capacity limit, of a size under the smallest (smallest_bucket), or repeated are skipped
   // (their players then go to buckets created as usual).
   template <class Usable>
   void restore_layout(std::span<const bucket_layout> layouts, Usable&& usable, rng& random) {
     for (const bucket_layout& l : layouts) {
       if (!usable(l.labels)) continue;
-      if (pool_.find(l.labels) || l.capacity < opt_.bucket_min_size ||
+      if (pool_.find(l.labels) || l.capacity < smallest_bucket(l.labels) ||
           pool_.capacity() + l.capacity > capacity_limit())
         continue;
       pool_.create(l.labels, l.capacity, l.seed, random);
@@ -332,9 +332,16 @@ class player_cache {
     if (!planned) free -= std::min(free, plan_.total() - planned_present_);
     const auto capacity = static_cast<std::uint32_t>(
         std::min<std::uint64_t>(planned ? planned : opt_.bucket_initial_size, free));
-    if (capacity < std::max(opt_.bucket_min_size, 1u)) return std::nullopt;
+    if (capacity < smallest_bucket(t)) return std::nullopt;
     planned_present_ += planned;
     return pool_.create(t, capacity, random);
+  }
+
+  // The smallest bucket of a tuple: bucket_min_size, or its plan when the
+  // plan gives it less (capacity_plan::planned_floor); never 0.
+  std::uint32_t smallest_bucket(const label_tuple& t) const {
+    const std::uint32_t planned = plan_.capacity_of(t);
+    return std::max(planned ? std::min(planned, opt_.bucket_min_size) : opt_.bucket_min_size, 1u);
   }
 
   // Planned capacity of the planned buckets that exist (see bucket_for).

@@ -77,19 +77,33 @@ struct sizing_model {
 };
 
 // The capacity of every sized bucket, derived from a sizing model: a tuple's
-// share of the samples times player_cache_size, at least bucket_min_size, and
-// all of them together at most player_cache_size. When the minimum sizes push
-// the sum over, the part above the minimum is scaled down for every tuple; when
-// even the minimums do not fit, only the most sampled tuples get a planned
-// bucket (floor(player_cache_size / bucket_min_size) of them). Tuples without a
-// plan are sized bucket_initial_size when they first appear, within the
-// engine's overall capacity limit (engine::capacity_limit).
+// share of the samples times player_cache_size, at least a floor
+// (planned_floor: bucket_min_size, lowered when not every tuple fits at that
+// size), and all of them together at most player_cache_size.
+// When the floors push the sum over, the part above the floor is scaled down
+// for every tuple; only when even one slot each does not fit do the least
+// sampled tuples go without a planned bucket. Tuples without a plan are sized
+// bucket_initial_size when they first appear, within the engine's overall
+// capacity limit (engine::capacity_limit).
 class capacity_plan {
  public:
+  // The smallest capacity the plan gives a bucket when `tuples` were sampled:
+  // bucket_min_size while every tuple fits at that size; otherwise half the
+  // cache spread evenly over them (at least one slot), the other half going
+  // by share. A tuple without a bucket cannot be matched at all (every
+  // attacker of its MMR range gets a fake opponent while the table holds
+  // players for it), so a small bucket for every sampled tuple beats a large
+  // one for some.
+  static std::uint32_t planned_floor(const options& o, std::size_t tuples) {
+    const std::uint64_t n = std::max<std::size_t>(tuples, 1);
+    if (n * o.bucket_min_size <= o.player_cache_size) return o.bucket_min_size;
+    return static_cast<std::uint32_t>(std::max<std::uint64_t>(1, o.player_cache_size / (2 * n)));
+  }
+
   capacity_plan() = default;
   capacity_plan(const sizing_model& s, const options& o) {
     if (s.ratios.empty()) return;
-    const double cache = o.player_cache_size, floor_size = o.bucket_min_size;
+    const double cache = o.player_cache_size;
     std::vector<std::pair<double, const label_tuple*>> by_share;
     by_share.reserve(s.ratios.size());
     for (const auto& [t, share] : s.ratios) by_share.emplace_back(share, &t);
@@ -97,6 +111,7 @@ class capacity_plan {
     std::sort(by_share.begin(), by_share.end(), [](const auto& a, const auto& b) {
       return a.first != b.first ? a.first > b.first : *a.second < *b.second;
     });
+    const double floor_size = planned_floor(o, by_share.size());
     const auto fit = static_cast<std::size_t>(cache / floor_size);
     if (by_share.size() > fit) by_share.resize(fit);
     double above_min = 0;

@@ -412,9 +412,11 @@ class async_day {
       }
       case match_type::fake_opponent:
         ++h.figures.fake;
+        if (any_eligible(req.query)) ++h.figures.missed;
         break;
       default:
         ++h.figures.none_found;
+        if (any_eligible(req.query)) ++h.figures.missed;
         break;
     }
   }
@@ -465,18 +467,33 @@ class async_day {
   // no shield, not the attacker, and a possible match under the game's own
   // rule at the request's widest window (MMR, hard attributes). NoneFound
   // when there is none.
+  // Whether player p is a possible opponent for q under the game's own rule
+  // at the request's widest window (not the attacker; shields are the
+  // caller's: eligible_ holds only players without one).
+  bool possible_for(const generic_query& q, std::uint32_t p) const {
+    return p != static_cast<std::uint32_t>(q.attacker - 1) &&
+           engine_.profile().match(q, *model_of(p), c_.retries).possible;
+  }
+  // The order-statistic range of eligible_ within q's widest MMR window.
+  std::pair<std::size_t, std::size_t> window_of(const generic_query& q) const {
+    const double w = engine_.profile().window(c_.retries);
+    return {eligible_.order_of_key({q.mmr - w, 0}),
+            eligible_.order_of_key({q.mmr + w, std::numeric_limits<std::uint32_t>::max()})};
+  }
+  // Whether the table holds an opponent the uniform reference could offer.
+  bool any_eligible(const generic_query& q) const {
+    const auto [lo, hi] = window_of(q);
+    auto it = lo < hi ? eligible_.find_by_order(lo) : eligible_.end();
+    for (std::size_t i = lo; i < hi; ++i, ++it)
+      if (possible_for(q, it->second)) return true;
+    return false;
+  }
+
   match_response<generic_model> uniform_pick(const generic_query& q) {
     match_response<generic_model> res;
-    const generic_profile& profile = engine_.profile();
-    const auto a = static_cast<std::uint32_t>(q.attacker - 1);
-    const auto eligible = [&](std::uint32_t p) {
-      return p != a && profile.match(q, *model_of(p), c_.retries).possible;
-    };
+    const auto eligible = [&](std::uint32_t p) { return possible_for(q, p); };
     // The players within the MMR window, by order statistics.
-    const double w = profile.window(c_.retries);
-    const std::size_t lo = eligible_.order_of_key({q.mmr - w, 0});
-    const std::size_t hi =
-        eligible_.order_of_key({q.mmr + w, std::numeric_limits<std::uint32_t>::max()});
+    const auto [lo, hi] = window_of(q);
     if (hi <= lo) return res;
     // Draws from the window until one is eligible: uniform among the
     // eligible. Where they are too rare to be drawn soon, every one of the
@@ -546,6 +563,7 @@ class async_day {
       t.success += f.success;
       t.none_found += f.none_found;
       t.fake += f.fake;
+      t.missed += f.missed;
       t.joins += f.joins;
       t.churned += f.churned;
       out.hours.push_back(f);

@@ -72,6 +72,9 @@ options default_async_options(std::uint32_t players);
 struct async_hour {
   std::uint32_t hour = 0;
   std::uint64_t attacks = 0, success = 0, none_found = 0, fake = 0;
+  // FakeOpponent or NoneFound while the table held an eligible opponent (one
+  // the uniform reference could have offered): what the cache missed.
+  std::uint64_t missed = 0;
   distribution mmr_gap;        // attacker to defender, on Success
   std::uint64_t cached = 0;    // players in the cache at the hour's end
   double fill = 0;             // the cache's overall bucket fill then

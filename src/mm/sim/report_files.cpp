@@ -41,7 +41,7 @@ std::string session_row(const session_hour& h, const std::string& hour, const st
 std::string async_row(const async_hour& h, const std::string& hour, const std::string& of_day) {
   return hour + "," + of_day + "," + std::to_string(h.attacks) + "," + std::to_string(h.success) +
          "," + std::to_string(h.none_found) + "," + std::to_string(h.fake) + "," +
-         fixed(h.mmr_gap.mean, 2) + "," + fixed(h.mmr_gap.p95, 2) + "," + std::to_string(h.cached) +
+         std::to_string(h.missed) + "," + fixed(h.mmr_gap.mean, 2) + "," + fixed(h.mmr_gap.p95, 2) + "," + std::to_string(h.cached) +
          "," + fixed(h.fill, 4) + "," + std::to_string(h.shielded) + "," + std::to_string(h.joins) +
          "," + std::to_string(h.churned) + "," + std::to_string(h.table_rows) + "\n";
 }
@@ -298,7 +298,7 @@ std::string sensitivity_csv(const std::vector<sensitivity_run>& runs) {
 
 std::string async_hours_csv(const async_day_report& r) {
   std::string out =
-      "hour,hour_of_day,attacks,success,none_found,fake_opponent,mmr_gap_mean,mmr_gap_p95,"
+      "hour,hour_of_day,attacks,success,none_found,fake_opponent,missed,mmr_gap_mean,mmr_gap_p95,"
       "cached,fill,shielded,joins,churned,table_rows\n";
   for (const auto& h : r.hours)
     out += async_row(h, std::to_string(h.hour), std::to_string(h.hour % 24));
@@ -397,6 +397,8 @@ std::filesystem::path write_report(const sim_outputs& o, const std::filesystem::
              {"Success / NoneFound / FakeOpponent", percent(share(t.success, t.attacks)) + " / " +
                                                         percent(share(t.none_found, t.attacks)) +
                                                         " / " + percent(share(t.fake, t.attacks))},
+             {"FakeOpponent or NoneFound while the table held an eligible opponent",
+              percent(share(t.missed, t.attacks)) + " (" + std::to_string(t.missed) + ")"},
              {"MMR gap on Success",
               "mean " + fixed(t.mmr_gap.mean, 1) + ", p95 " + fixed(t.mmr_gap.p95, 1)},
              {"players in the table at the end", std::to_string(r.players)},
