@@ -365,8 +365,8 @@ void print_async(const sim::async_day_report& r) {
       "mean %.1f, p95 %.1f; offers most/mean %.2f (uniform %.2f), Gini %.3f (uniform %.3f), never "
       "offered %.1f%% (uniform %.1f%%); %llu rows scanned (%.2f s of wall time)\n",
       static_cast<unsigned long long>(t.attacks), pct(t.success), pct(t.none_found), pct(t.fake),
-      pct(t.missed), t.mmr_gap.mean, t.mmr_gap.p95, r.engine.max_over_mean, r.uniform.max_over_mean, r.engine.gini,
-      r.uniform.gini, 100 * r.engine.never_offered, 100 * r.uniform.never_offered,
+      pct(t.missed), t.mmr_gap.mean, t.mmr_gap.p95, r.engine.max_over_mean, r.uniform.max_over_mean,
+      r.engine.gini, r.uniform.gini, 100 * r.engine.never_offered, 100 * r.uniform.never_offered,
       static_cast<unsigned long long>(r.rows_scanned), r.wall_seconds);
 }
 

@@ -123,10 +123,11 @@ TEST_CASE("a game process finds opponents in a matchmaker process over loopback"
     match_request<generic_query> bad;
     bad.query = generic_query{2, mmr, {0, 1, 2, 3}};
     self->request(game.remote, std::chrono::seconds(10), find_atom::value, bad)
-        .receive([&](const match_reply<generic_model>& r) {
-                   CHECK(r.type == match_type::invalid_request);
-                 },
-                 [&](caf::error& e) { FAIL(sys.render(e)); });
+        .receive(
+            [&](const match_reply<generic_model>& r) {
+              CHECK(r.type == match_type::invalid_request);
+            },
+            [&](caf::error& e) { FAIL(sys.render(e)); });
     self->request(game.remote, std::chrono::seconds(10), find_atom::value,
                   std::vector<match_request<generic_query>>{far, bad})
         .receive(

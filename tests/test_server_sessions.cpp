@@ -428,9 +428,9 @@ TEST_CASE("a game process over the actor port gets its party's match, cancel and
   CHECK_THAT(refusal(twice), Contains("players[1].id: player 6 is in the party twice"));
   // A NaN or an infinity crosses the port as itself (wire_number.hpp) and is
   // refused as over HTTP; sending an infinity used to hang this process.
-  for (const double bad : {std::numeric_limits<double>::quiet_NaN(),
-                           std::numeric_limits<double>::infinity(),
-                           -std::numeric_limits<double>::infinity()}) {
+  for (const double bad :
+       {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
+        -std::numeric_limits<double>::infinity()}) {
     actors::session_ticket t;
     t.players = {remote_player(7, bad)};
     CHECK_THAT(refusal(t), Contains("players[0].mmr: must be a finite number"));

@@ -41,9 +41,10 @@ std::string session_row(const session_hour& h, const std::string& hour, const st
 std::string async_row(const async_hour& h, const std::string& hour, const std::string& of_day) {
   return hour + "," + of_day + "," + std::to_string(h.attacks) + "," + std::to_string(h.success) +
          "," + std::to_string(h.none_found) + "," + std::to_string(h.fake) + "," +
-         std::to_string(h.missed) + "," + fixed(h.mmr_gap.mean, 2) + "," + fixed(h.mmr_gap.p95, 2) + "," + std::to_string(h.cached) +
-         "," + fixed(h.fill, 4) + "," + std::to_string(h.shielded) + "," + std::to_string(h.joins) +
-         "," + std::to_string(h.churned) + "," + std::to_string(h.table_rows) + "\n";
+         std::to_string(h.missed) + "," + fixed(h.mmr_gap.mean, 2) + "," + fixed(h.mmr_gap.p95, 2) +
+         "," + std::to_string(h.cached) + "," + fixed(h.fill, 4) + "," +
+         std::to_string(h.shielded) + "," + std::to_string(h.joins) + "," +
+         std::to_string(h.churned) + "," + std::to_string(h.table_rows) + "\n";
 }
 
 void write_file(const std::filesystem::path& p, const std::string& text) {
