@@ -268,8 +268,8 @@ TEST_CASE("every MMR range of a crowded cache keeps a bucket: its attackers are 
   for (std::size_t i = 0; i < sorted.size(); i += 1) {
     if (i >= sorted.size() / 100 && i < sorted.size() - sorted.size() / 100) continue;
     match_request<generic_query> req;
-    req.query = generic_query{
-        sorted[i].id, static_cast<float>(sorted[i].mmr), {sorted[i].attributes[0], 0, 0, 0}};
+    const auto region = static_cast<std::uint32_t>(sorted[i].attributes[0]);
+    req.query = generic_query{sorted[i].id, static_cast<float>(sorted[i].mmr), {region, 0, 0, 0}};
     req.num_retries = 9;
     ++asked;
     fakes += e.find_match(req).type != match_type::success;
