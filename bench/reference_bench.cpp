@@ -23,11 +23,13 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "actor_load.hpp"
 #include "bench_util.hpp"
 #include "matchmakerd_process.hpp"
+#include "mm/actors/cluster_client.hpp"
 #include "mm/actors/registration.hpp"
 #include "mm/engine/synthetic_players.hpp"
 #include "mm/testing/child_process.hpp"
@@ -114,7 +116,8 @@ void load_redis(redisContext* c, const std::vector<player_row>& rows) {
 
 struct redis_measurement {
   double qps = 0, p50 = 0, p99 = 0, p999 = 0, server_cpu_us = 0, server_cores = 0;
-  double late_p99 = 0;  // open loop: how late each lookup was written against its plan, p99
+  double late_p99 = 0;       // open loop: how late each lookup was written against its plan, p99
+  double client_cpu_us = 0;  // closed loop: this process's CPU per lookup
   std::uint64_t errors = 0;
 };
 
@@ -132,17 +135,18 @@ redis_measurement summary(redis_measurement m, const std::vector<double>& lat, d
   return m;
 }
 
-// Closed loop: `depth` lookups always outstanding on one connection (each
+// Closed loop: `in_flight` lookups always outstanding on one connection (each
 // reply read lets the next command go out with the next write).
 redis_measurement redis_closed(redisContext* c, const std::vector<redis_query>& qs, double seconds,
-                               long pid) {
+                               long pid, std::size_t in_flight = depth) {
   std::deque<double> sent;
   std::vector<double> lat;
   lat.reserve(4'000'000);
   std::size_t next = 0;
   redis_measurement m;
   const double t0 = now_s(), cpu0 = process_cpu_s(pid), until = t0 + seconds;
-  for (std::size_t i = 0; i < depth; ++i) {
+  const double own_cpu0 = cpu_seconds();
+  for (std::size_t i = 0; i < in_flight; ++i) {
     append(c, qs[next++ % qs.size()]);
     sent.push_back(now_s());
   }
@@ -155,7 +159,9 @@ redis_measurement redis_closed(redisContext* c, const std::vector<redis_query>& 
       sent.push_back(now_s());
     }
   }
-  return summary(m, lat, t0, cpu0, pid);
+  m = summary(m, lat, t0, cpu0, pid);
+  m.client_cpu_us = lat.empty() ? 0 : (cpu_seconds() - own_cpu0) * 1e6 / lat.size();
+  return m;
 }
 
 // Open loop: Poisson arrivals at `rate`, each lookup written when it falls
@@ -294,14 +300,21 @@ int main(int argc, char** argv) {
     return 1;
   }
   const long mm_pid = mm_server->pid(), redis_pid = redis.pid();
+  // The game's client over the node, as a game spawns it (one node, so no
+  // refresh): single queries sent while others are in flight go as batches
+  // (query_coalescer.hpp).
+  auto cluster = actors::spawn_cluster_client<generic_profile>(
+      sys, {{caf::actor_cast<interfaces<generic_profile>::client>(*port), {0}}}, 1,
+      std::chrono::milliseconds(10'000), 7, std::chrono::milliseconds(0));
+  const auto coalescing = caf::actor_cast<front>(cluster);
 
   // Warm-up of both, not counted.
   redis_closed(rc, lookups, 1.0, redis_pid);
   drive(sys, handle_sender(*port), reqs, 1, depth, 0, 1.0);
 
   redis_measurement redis_best;
-  measurement single_best, batch_best;
-  double single_cpu_us = 0, batch_cpu_us = 0;
+  measurement single_best, batch_best, coalesced_best;
+  double single_cpu_us = 0, batch_cpu_us = 0, coalesced_cpu_us = 0;
   for (int turn = 0; turn < 2; ++turn) {
     const auto rm = redis_closed(rc, lookups, seconds, redis_pid);
     if (rm.qps > redis_best.qps) redis_best = rm;
@@ -317,6 +330,12 @@ int main(int argc, char** argv) {
       batch_best = bm;
       batch_cpu_us = b_cores * 1e6 / bm.qps;
     }
+    const auto [cm, c_cores] = with_server_cpu(
+        mm_pid, [&] { return drive(sys, handle_sender(coalescing), reqs, 1, depth, 0, seconds); });
+    if (cm.qps > coalesced_best.qps) {
+      coalesced_best = cm;
+      coalesced_cpu_us = c_cores * 1e6 / cm.qps;
+    }
   }
   emit("reference", "redis_queries_per_s", redis_best.qps, "1/s", params);
   emit("reference", "redis_server_cpu_us_per_query", redis_best.server_cpu_us, "us", params);
@@ -331,6 +350,48 @@ int main(int argc, char** argv) {
   emit("reference", "actor_port_batched_vs_redis", batch_best.qps / redis_best.qps, "ratio", bp);
   emit("reference", "actor_port_batched_cpu_vs_redis", batch_cpu_us / redis_best.server_cpu_us,
        "ratio", bp);
+
+  // Single queries, 64 in flight, through the game's cluster client: the
+  // same calls as above, batched by the client on their way.
+  const std::string cp = params + ", \"via\": \"cluster_client\"";
+  emit("reference", "actor_port_coalesced_queries_per_s", coalesced_best.qps, "1/s", cp);
+  emit("reference", "actor_port_coalesced_server_cpu_us_per_query", coalesced_cpu_us, "us", cp);
+  emit("reference", "actor_port_coalesced_vs_redis", coalesced_best.qps / redis_best.qps, "ratio",
+       cp + ", \"goal\": 1");
+  emit("reference", "actor_port_coalesced_cpu_vs_redis",
+       coalesced_cpu_us / redis_best.server_cpu_us, "ratio", cp + ", \"goal\": 1");
+
+  // One query at a time (a game server's tap): closed loop, one in flight.
+  // Latency, and the CPU per query of the server and of this process (the
+  // client: hiredis in one thread; CAF's threads for the port).
+  {
+    const std::string tp = "\"players\": " + std::to_string(players) + ", \"in_flight\": 1";
+    const auto ro = redis_closed(rc, lookups, seconds, redis_pid, 1);
+    const auto [direct, d_cores] = with_server_cpu(
+        mm_pid, [&] { return drive(sys, handle_sender(*port), reqs, 1, 1, 0, seconds); });
+    const auto [via, v_cores] = with_server_cpu(
+        mm_pid, [&] { return drive(sys, handle_sender(coalescing), reqs, 1, 1, 0, seconds); });
+    emit("reference", "redis_one_at_a_time_p50_us", ro.p50, "us", tp);
+    emit("reference", "redis_one_at_a_time_p99_us", ro.p99, "us", tp);
+    emit("reference", "redis_one_at_a_time_server_cpu_us", ro.server_cpu_us, "us", tp);
+    emit("reference", "redis_one_at_a_time_client_cpu_us", ro.client_cpu_us, "us", tp);
+    for (const auto& [name, m, cores] :
+         {std::tuple{std::string("actor_port"), direct, d_cores},
+          std::tuple{std::string("actor_port_coalesced"), via, v_cores}}) {
+      const double server_us = m.qps > 0 ? cores * 1e6 / m.qps : 0;
+      const double client_us = m.per_cpu_s > 0 ? 1e6 / m.per_cpu_s : 0;
+      emit("reference", (name + "_one_at_a_time_p50_us").c_str(), m.p50, "us", tp);
+      emit("reference", (name + "_one_at_a_time_p99_us").c_str(), m.p99, "us", tp);
+      emit("reference", (name + "_one_at_a_time_server_cpu_us").c_str(), server_us, "us", tp);
+      emit("reference", (name + "_one_at_a_time_client_cpu_us").c_str(), client_us, "us", tp);
+      emit("reference", (name + "_one_at_a_time_p50_vs_redis").c_str(), m.p50 / ro.p50, "ratio",
+           tp + ", \"goal\": 1.5");
+      emit("reference", (name + "_one_at_a_time_server_cpu_vs_redis").c_str(),
+           server_us / ro.server_cpu_us, "ratio", tp + ", \"goal\": 1.5");
+      emit("reference", (name + "_one_at_a_time_client_cpu_vs_redis").c_str(),
+           client_us / ro.client_cpu_us, "ratio", tp + ", \"goal\": 2");
+    }
+  }
 
   // Latency at 2,000 queries/s, open loop, Poisson arrivals; then the
   // servers' CPU at 100 queries/s and idle.
@@ -363,6 +424,7 @@ int main(int argc, char** argv) {
   emit("reference", "redis_idle_server_cores", idle_cores(redis_pid, seconds), "cores", ip);
   emit("reference", "actor_port_idle_server_cores", idle_cores(mm_pid, seconds), "cores", ip);
 
+  caf::anon_send_exit(cluster, caf::exit_reason::user_shutdown);
   redisFree(rc);
   return mm_server->stop() == 0 ? 0 : 1;
 }

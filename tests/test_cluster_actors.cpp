@@ -174,3 +174,138 @@ TEST_CASE("a cluster client searches every node and sends updates to the shard's
   caf::anon_send_exit(cluster, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(partial, caf::exit_reason::user_shutdown);
 }
+
+namespace {
+
+// Two nodes as a game sees them: each runs one instance of a set of two,
+// behind its own client (what a node publishes on its actor port).
+struct two_nodes {
+  std::vector<iface::client> clients;
+  std::vector<std::vector<iface::matchmaker>> sets;
+  std::vector<cluster_node<generic_profile>> nodes;
+
+  two_nodes(test::actor_fixture& f, const actors::instance_config<generic_profile>& base) {
+    for (std::uint32_t k = 0; k < 2; ++k) {
+      const set_part part{2, {k}};
+      sets.push_back(spawn_instance_part<generic_profile>(f.sys(), part, base));
+      auto c = spawn_client<generic_profile>(f.sys(), sets.back(), std::uint64_t{k + 1}, part);
+      clients.push_back(caf::actor_cast<iface::client>(c));
+      nodes.push_back({clients.back(), {k}});
+    }
+  }
+  std::uint64_t batch_answers(test::actor_fixture& f, std::size_t k) {
+    auto [s, e] =
+        f.ask<client_stats>(caf::actor_cast<iface::routing_client>(clients[k]), stats_atom::value);
+    REQUIRE(s);
+    const auto& b = s->batches;
+    return b.success + b.none_found + b.fake_opponent + b.invalid_request;
+  }
+  void stop() {
+    for (auto& set : sets)
+      for (auto& h : set) caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
+    for (auto& c : clients) caf::anon_send_exit(c, caf::exit_reason::user_shutdown);
+  }
+};
+
+// Sends every request at once from one actor; the replies (or errors) by index.
+using answer = std::pair<std::optional<match_reply<model>>, caf::error>;
+std::shared_ptr<std::vector<answer>> ask_all(test::actor_fixture& f,
+                                             const iface::routing_client& to,
+                                             const std::vector<match_request<generic_query>>& rs) {
+  auto out = std::make_shared<std::vector<answer>>(rs.size());
+  f.sys().spawn([out, to, rs](caf::event_based_actor* self) {
+    for (std::size_t i = 0; i < rs.size(); ++i)
+      self->request(to, std::chrono::seconds(24 * 3600), find_atom::value, rs[i])
+          .then([out, i](match_reply<model>& r) { (*out)[i].first = std::move(r); },
+                [out, i](caf::error& e) { (*out)[i].second = std::move(e); });
+  });
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a cluster client sends the single queries that arrive while one is in flight as one "
+    "batch, each answered as alone",
+    "[actors][cluster][batching]") {
+  test::temp_dir dir;
+  test::actor_fixture f;
+  auto base = config_for(dir.file("mm.db"));
+  base.opts.enable_database_scan = false;
+  base.opts.enable_fake_opponents = true;
+  two_nodes cluster_nodes(f, base);
+  auto cluster = spawn_cluster_client<generic_profile>(f.sys(), cluster_nodes.nodes, 2,
+                                                       std::chrono::milliseconds(1000), 5);
+  f.run();
+  // Players 1..20, far apart: each query below has one right answer, held
+  // by one node (id mod 2), whichever node it starts at.
+  for (player_id id = 1; id <= 20; ++id)
+    caf::anon_send(cluster, update_atom::value,
+                   player_update<model>{id, {test::model(id, 5000.0f * id)}});
+  f.run();
+  std::vector<match_request<generic_query>> reqs;
+  for (player_id id = 1; id <= 20; ++id) reqs.push_back(query_at(5000.0f * id + 5));
+  for (int k = 0; k < 6; ++k) {  // nobody near: NoneFound, or a fake when wished
+    auto r = query_at(500'000.0f + 1000.0f * k);
+    r.allow_fake_opponent = k % 2 == 0;
+    reqs.push_back(r);
+  }
+  reqs.push_back(query_at(5005, invalid_player));  // InvalidRequest, alone as in a batch
+
+  // The oracle: each query alone, nothing else in flight.
+  std::vector<match_reply<model>> alone;
+  for (const auto& r : reqs) {
+    auto [got, e] = f.ask<match_reply<model>>(cluster, find_atom::value, r);
+    REQUIRE(got);
+    alone.push_back(*got);
+  }
+  auto [before, be] = f.ask<client_stats>(cluster, stats_atom::value);
+  REQUIRE(before);
+  CHECK(before->coalesced_batches == 0);  // one at a time: never batched
+  const auto node_batches_before =
+      cluster_nodes.batch_answers(f, 0) + cluster_nodes.batch_answers(f, 1);
+
+  // All at once: the same answers, most of them sent in batches.
+  auto together = ask_all(f, cluster, reqs);
+  f.run();
+  for (std::size_t i = 0; i < reqs.size(); ++i) {
+    INFO("query " << i);
+    REQUIRE((*together)[i].first);
+    const auto& got = *(*together)[i].first;
+    CHECK(got.type == alone[i].type);
+    if (got.type != match_type::fake_opponent)
+      CHECK(got.best_candidate_id == alone[i].best_candidate_id);
+    CHECK(got.error == alone[i].error);
+  }
+  CHECK(alone.back().type == match_type::invalid_request);
+  auto [after, ae] = f.ask<client_stats>(cluster, stats_atom::value);
+  REQUIRE(after);
+  CHECK(after->coalesced_batches >= 1);
+  CHECK(after->coalesced_queries >= reqs.size() / 2);
+  CHECK(after->coalesced_queries > after->coalesced_batches);
+  // The nodes answered those as batches.
+  CHECK(cluster_nodes.batch_answers(f, 0) + cluster_nodes.batch_answers(f, 1) >=
+        node_batches_before + after->coalesced_queries);
+
+  // A node that goes away with queries queued for it: each query is still
+  // answered, by the other node (nobody, or a fake opponent, for the players
+  // only the gone node held).
+  auto more = ask_all(f, cluster,
+                      std::vector<match_request<generic_query>>(reqs.begin(), reqs.begin() + 20));
+  caf::anon_send_exit(cluster_nodes.clients[1], caf::exit_reason::user_shutdown);
+  f.run();
+  for (std::size_t i = 0; i < 20; ++i) {
+    INFO("query " << i);
+    REQUIRE((*more)[i].first);
+    const auto& got = *(*more)[i].first;
+    const player_id id = i + 1;
+    if (id % 2 == 0) {
+      CHECK(got.type == match_type::success);
+      CHECK(got.best_candidate_id == id);
+    } else {  // only the gone node held it: never a wrong player
+      CHECK(got.type != match_type::success);
+    }
+  }
+  cluster_nodes.stop();
+  caf::anon_send_exit(cluster, caf::exit_reason::user_shutdown);
+}

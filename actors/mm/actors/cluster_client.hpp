@@ -33,6 +33,7 @@
 
 #include "mm/actors/errors.hpp"
 #include "mm/actors/interface.hpp"
+#include "mm/actors/query_coalescer.hpp"
 #include "mm/actors/session_forwarders.hpp"
 #include "mm/engine/random.hpp"
 
@@ -51,6 +52,7 @@ struct cluster_client_state {
   cluster_client_state() = default;  // not an aggregate (see client_state)
   std::vector<typename interfaces<Profile>::client> nodes;
   std::vector<session_interfaces::service> session_handles;  // the same nodes' session side
+  std::vector<coalescer_ptr<Profile>> coalescers;            // per node: its single queries
   std::vector<std::uint32_t> node_of_shard;                  // shard -> node, or no_node
   std::uint32_t sessions_node = no_node;  // the node that runs the session queues, or no_node
   // Nodes whose actor went down (their process died, or the connection to it
@@ -141,29 +143,31 @@ void ask_next_node(cluster_client_pointer<Profile> self,
   const bool last = after == n;  // no live node after this one
   auto req = hop->request;       // kept whole for the next node
   req.allow_fake_opponent = last && hop->allow_fake;
-  const auto& node = st.nodes[at(hop->asked)];
+  const std::size_t k = at(hop->asked);
   ++hop->asked;
-  self->request(node, st.node_timeout, find_atom::value, std::move(req))
-      .then(
-          [=](match_reply<model>& r) {
-            if (r.type == match_type::none_found && !last) {
-              hop->someone_said_none = true;
-              ask_next_node<Profile>(self, hop);
-              return;
-            }
-            hop->promise.deliver(std::move(r));
-          },
-          [=](caf::error& e) {
-            if (!last) {
-              ask_next_node<Profile>(self, hop);
-              return;
-            }
-            // Every node was asked: NoneFound if one found none, else the error.
-            if (hop->someone_said_none)
-              hop->promise.deliver(match_reply<model>{});
-            else
-              hop->promise.deliver(std::move(e));
-          });
+  // Through the node's coalescer: alone when nothing is in flight to it, else
+  // in the next batch (query_coalescer.hpp).
+  coalesced_find<Profile>(self, st.coalescers[k], st.nodes[k], st.node_timeout, std::move(req),
+                          [self, hop, last](caf::expected<match_reply<model>> r) {
+                            if (r) {
+                              if (r->type == match_type::none_found && !last) {
+                                hop->someone_said_none = true;
+                                ask_next_node<Profile>(self, hop);
+                                return;
+                              }
+                              hop->promise.deliver(std::move(*r));
+                              return;
+                            }
+                            if (!last) {
+                              ask_next_node<Profile>(self, hop);
+                              return;
+                            }
+                            // Every node was asked: NoneFound if one found none, else the error.
+                            if (hop->someone_said_none)
+                              hop->promise.deliver(match_reply<model>{});
+                            else
+                              hop->promise.deliver(std::move(r.error()));
+                          });
 }
 
 template <class Profile>
@@ -182,6 +186,7 @@ typename cluster_client_type<Profile>::behavior_type cluster_client_actor(
   for (std::size_t k = 0; k < nodes.size(); ++k) {
     st.nodes.push_back(nodes[k].client);
     st.session_handles.push_back(caf::actor_cast<session_interfaces::service>(nodes[k].client));
+    st.coalescers.push_back(std::make_shared<query_coalescer<Profile>>());
     self->monitor(nodes[k].client);
     for (auto shard : nodes[k].owned)
       if (shard < total) st.node_of_shard[shard] = static_cast<std::uint32_t>(k);
@@ -265,7 +270,14 @@ typename cluster_client_type<Profile>::behavior_type cluster_client_actor(
               if (const auto* to = owner(id)) return self->delegate(*to, a, id);
               return nobody(id);
             },
-            [=](stats_atom) { return self->state.stats; },
+            [=](stats_atom) {
+              client_stats out = self->state.stats;
+              for (const auto& c : self->state.coalescers) {
+                out.coalesced_batches += c->batches;
+                out.coalesced_queries += c->batched_queries;
+              }
+              return out;
+            },
             session...};
       },
       session_forwarders(self, sessions_here));

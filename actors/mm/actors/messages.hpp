@@ -141,6 +141,10 @@ struct client_stats {
   std::uint64_t updates = 0;
   std::uint64_t updates_elsewhere = 0;  // for players of shards another node runs: dropped
   routed_answers batches;  // the answers to the queries of batches (the client gathers those)
+  // Single queries a cluster client sent together, as batches of its own
+  // (query_coalescer.hpp): how many such batches, and the queries in them.
+  std::uint64_t coalesced_batches = 0;
+  std::uint64_t coalesced_queries = 0;
 };
 
 // What a server serves now (its answer to shards_atom): the async shards by
@@ -238,7 +242,7 @@ typename Inspector::result_type inspect(Inspector& f, instance_info& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, client_stats& x) {
   return f(caf::meta::type_name("client_stats"), x.queries, x.updates, x.updates_elsewhere,
-           x.batches);
+           x.batches, x.coalesced_batches, x.coalesced_queries);
 }
 
 template <class Inspector>
