@@ -31,6 +31,7 @@
 #include "matchmakerd_process.hpp"
 #include "mm/actors/cluster_client.hpp"
 #include "mm/actors/registration.hpp"
+#include "mm/actors/remote.hpp"
 #include "mm/engine/synthetic_players.hpp"
 #include "mm/testing/child_process.hpp"
 #include "mm/testing/temp_dir.hpp"
@@ -243,8 +244,11 @@ int main(int argc, char** argv) {
   // started again with the default scan schedule: a warm server, as after a
   // restart in production, whose background scan does not share the
   // measurements' CPU.
-  const std::vector<std::string> flags{"--database.path",       dir.file("mm.db"), "--demo.players",
-                                       std::to_string(players), "--instances",     "2"};
+  const std::vector<std::string> flags{
+      "--database.path",     dir.file("mm.db"),
+      "--demo.players",      std::to_string(players),
+      "--instances",         "2",
+      "--actor.worker_idle", std::getenv("MMIDLE") ? std::getenv("MMIDLE") : "sleep"};
   std::unique_ptr<matchmakerd_process> mm_server;
   std::uint64_t cached = 0;
   try {
@@ -290,7 +294,7 @@ int main(int argc, char** argv) {
   const auto lookups = redis_queries(reqs, r);
 
   caf::actor_system_config cfg;
-  cfg.load<caf::io::middleman>();
+  actors::use_network(cfg, {});  // as a game's process: its workers sleep when idle
   cfg.set("logger.verbosity", caf::atom("quiet"));
   actors::add_message_types<generic_profile>(cfg, "generic");
   caf::actor_system sys{cfg};

@@ -236,6 +236,10 @@ TEST_CASE(
   two_nodes cluster_nodes(f, base);
   auto cluster = spawn_cluster_client<generic_profile>(f.sys(), cluster_nodes.nodes, 2,
                                                        std::chrono::milliseconds(1000), 5);
+  auto stop_all = caf::detail::make_scope_guard([&] {  // also when a REQUIRE leaves early
+    cluster_nodes.stop();
+    caf::anon_send_exit(cluster, caf::exit_reason::user_shutdown);
+  });
   f.run();
   // Players 1..20, far apart: each query below has one right answer, held
   // by one node (id mod 2), whichever node it starts at.
@@ -306,6 +310,75 @@ TEST_CASE(
       CHECK(got.type != match_type::success);
     }
   }
-  cluster_nodes.stop();
-  caf::anon_send_exit(cluster, caf::exit_reason::user_shutdown);
+}
+
+namespace {
+
+// A node that takes queries and never answers them (a process stopped
+// with SIGSTOP, a connection that hangs).
+iface::client::behavior_type silent_node(iface::client::pointer self) {
+  return {
+      [=](find_atom, match_request<generic_query>&) -> caf::result<match_reply<model>> {
+        return self->make_response_promise<match_reply<model>>();
+      },
+      [=](find_atom, std::vector<match_request<generic_query>>&)
+          -> caf::result<std::vector<match_reply<model>>> {
+        return self->make_response_promise<std::vector<match_reply<model>>>();
+      },
+      [](update_atom, player_update<model>&) {},
+      [](enroll_atom, player_id) { return false; },
+      [](remove_atom, player_id) { return false; },
+  };
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a cluster client fails the queries a silent node holds past node_timeout, on its own "
+    "timer, and the next node answers them",
+    "[actors][cluster][batching]") {
+  test::temp_dir dir;
+  test::actor_fixture f;
+  auto base = config_for(dir.file("mm.db"));
+  base.opts.enable_database_scan = false;
+  const set_part part{2, {1}};
+  auto set = spawn_instance_part<generic_profile>(f.sys(), part, base);
+  auto node = spawn_client<generic_profile>(f.sys(), set, std::uint64_t{3}, part);
+  auto silent = f.sys().spawn(silent_node);
+  const auto timeout = std::chrono::milliseconds(500);
+  auto cluster = spawn_cluster_client<generic_profile>(
+      f.sys(), {{silent, {0}}, {caf::actor_cast<iface::client>(node), {1}}}, 2, timeout, 9,
+      std::chrono::milliseconds(0));
+  // Every actor exits, also when a REQUIRE below leaves early.
+  auto stop_all = caf::detail::make_scope_guard([&] {
+    for (auto& h : set) caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(node, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(silent, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(cluster, caf::exit_reason::user_shutdown);
+  });
+  f.run();
+  for (player_id id = 1; id <= 19; id += 2)
+    caf::anon_send(cluster, update_atom::value,
+                   player_update<model>{id, {test::model(id, 5000.0f * id)}});
+  f.run();
+  std::vector<match_request<generic_query>> reqs;
+  for (player_id id = 1; id <= 19; id += 2) reqs.push_back(query_at(5000.0f * id + 5));
+  auto got = ask_all(f, cluster, reqs);
+  f.run();
+  std::size_t answered = 0;
+  for (const auto& a : *got) answered += a.first.has_value();
+  CHECK(answered < reqs.size());  // those that went to the silent node first wait
+  f.advance(timeout - std::chrono::milliseconds(1));
+  std::size_t still = 0;
+  for (const auto& a : *got) still += a.first.has_value();
+  CHECK(still == answered);  // not before node_timeout
+  f.advance(std::chrono::milliseconds(1));
+  for (std::size_t i = 0; i < reqs.size(); ++i) {
+    INFO("query " << i);
+    REQUIRE((*got)[i].first);
+    CHECK((*got)[i].first->best_candidate_id == 2 * i + 1);
+  }
+  auto [stats, se] = f.ask<client_stats>(cluster, stats_atom::value);
+  REQUIRE(stats);
+  CHECK(stats->coalesced_queries > 0);  // some waited behind the silent node's first
 }

@@ -60,6 +60,7 @@ struct cluster_client_state {
   // handles to reach a restarted node.
   std::vector<bool> down;
   std::chrono::milliseconds node_timeout{1000};
+  bool overdue_timer = false;  // an overdue_atom is on its way (arm_overdue_timer)
   std::chrono::milliseconds refresh_every{1000};
   rng random{1};
   client_stats stats;  // queries, updates, updates_elsewhere (no node runs the shard)
@@ -69,9 +70,13 @@ struct cluster_client_state {
 
 // The cluster client's own type: the routing client's messages, the session
 // service's, and its refresh tick.
+// Its own timer: queries in flight past node_timeout fail (query_coalescer.hpp).
+using overdue_atom = caf::atom_constant<caf::atom("overdue")>;
+
 template <class Profile>
 using cluster_client_type = typename interfaces<Profile>::routing_client::template extend_with<
-    session_interfaces::service>::template extend<caf::reacts_to<shards_atom>>;
+    session_interfaces::service>::template extend<caf::reacts_to<shards_atom>,
+                                                  caf::reacts_to<overdue_atom>>;
 
 template <class Profile>
 using cluster_client_pointer =
@@ -122,6 +127,16 @@ bool node_alive(const cluster_client_state<Profile>& st, std::size_t k) {
   return !st.down[k];
 }
 
+// One timer for every query in flight, not a CAF request timeout each: it
+// fires every node_timeout while queries are in flight.
+template <class Profile>
+void arm_overdue_timer(cluster_client_pointer<Profile> self) {
+  auto& st = self->state;
+  if (st.overdue_timer) return;
+  st.overdue_timer = true;
+  self->delayed_send(self, st.node_timeout, overdue_atom::value);
+}
+
 template <class Profile>
 void ask_next_node(cluster_client_pointer<Profile> self,
                    std::shared_ptr<cluster_hop<Profile>> hop) {
@@ -147,7 +162,8 @@ void ask_next_node(cluster_client_pointer<Profile> self,
   ++hop->asked;
   // Through the node's coalescer: alone when nothing is in flight to it, else
   // in the next batch (query_coalescer.hpp).
-  coalesced_find<Profile>(self, st.coalescers[k], st.nodes[k], st.node_timeout, std::move(req),
+  arm_overdue_timer<Profile>(self);
+  coalesced_find<Profile>(self, st.coalescers[k], st.nodes[k], std::move(req),
                           [self, hop, last](caf::expected<match_reply<model>> r) {
                             if (r) {
                               if (r->type == match_type::none_found && !last) {
@@ -211,6 +227,9 @@ typename cluster_client_type<Profile>::behavior_type cluster_client_actor(
     for (std::size_t k = 0; k < s.nodes.size(); ++k) {
       if (s.nodes[k].address() != dm.source) continue;
       s.down[k] = true;
+      // Its queries in flight will not be answered: they go on to the next node.
+      fail_in_flight<Profile>(self, s.coalescers[k], s.node_timeout, true,
+                              make_error(errc::instance_down, "the node went away"));
       for (auto& runner : s.node_of_shard)
         if (runner == k) runner = state::no_node;
       if (s.sessions_node == k) s.sessions_node = state::no_node;
@@ -269,6 +288,18 @@ typename cluster_client_type<Profile>::behavior_type cluster_client_actor(
             [=](remove_atom a, player_id id) -> caf::result<bool> {
               if (const auto* to = owner(id)) return self->delegate(*to, a, id);
               return nobody(id);
+            },
+            [=](overdue_atom) {
+              auto& s = self->state;
+              s.overdue_timer = false;
+              bool waiting = false;
+              for (std::size_t k = 0; k < s.nodes.size(); ++k)
+                waiting |= fail_in_flight<Profile>(
+                    self, s.coalescers[k], s.node_timeout, false,
+                    make_error(caf::sec::request_timeout,
+                               "no answer from the node within " +
+                                   std::to_string(s.node_timeout.count()) + " ms"));
+              if (waiting) arm_overdue_timer<Profile>(self);
             },
             [=](stats_atom) {
               client_stats out = self->state.stats;

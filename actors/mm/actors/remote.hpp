@@ -41,7 +41,9 @@ namespace mm::actors {
 std::optional<std::string> tls_problem(const actor_tls& tls);
 
 // Loads CAF's network layer into `cfg`, and with TLS enabled also its OpenSSL
-// module with these files. Before the actor system is made from `cfg`.
+// module with these files. Before the actor system is made from `cfg`. It
+// also sets worker_idle::sleep (worker_idle.hpp): call
+// set_worker_idle(cfg, worker_idle::poll) after it to keep CAF's default.
 void use_network(caf::actor_system_config& cfg, const actor_tls& tls);
 
 // An actor published on a port. Unpublished when destroyed (or by close()).

@@ -23,8 +23,11 @@ inline const char* to_string(worker_idle w) {
 
 // Sets CAF's work-stealing parameters for `how`, before the actor system is
 // made from `cfg`.
+// Either value is set explicitly, so a later call overrides an earlier one
+// (use_network sets `sleep`; 500 is CAF 0.17's own default).
 inline void set_worker_idle(caf::actor_system_config& cfg, worker_idle how) {
-  if (how == worker_idle::sleep) cfg.set("work-stealing.moderate-poll-attempts", std::size_t{0});
+  cfg.set("work-stealing.moderate-poll-attempts",
+          how == worker_idle::sleep ? std::size_t{0} : std::size_t{500});
 }
 
 }  // namespace mm::actors
