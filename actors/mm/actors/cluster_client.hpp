@@ -9,6 +9,8 @@
 //   was asked: the whole player base is searched, as in one set. A node that
 //   fails or does not answer within `node_timeout` is passed over the same
 //   way. Fake opponents only from the last node asked, as the caller wishes.
+//   Queries sent to a node while one is in flight to it go together as one
+//   batch when it answers (query_coalescer.hpp).
 // - Updates, enrolments and removals go to the node that runs the player's
 //   shard (id mod total). Which node that is the client learns from the
 //   nodes themselves: every `refresh_every` it asks each node which shards
@@ -68,10 +70,11 @@ struct cluster_client_state {
   static inline const char* name = "mm.cluster_client";
 };
 
-// The cluster client's own type: the routing client's messages, the session
-// service's, and its refresh tick.
 // Its own timer: queries in flight past node_timeout fail (query_coalescer.hpp).
 using overdue_atom = caf::atom_constant<caf::atom("overdue")>;
+
+// The cluster client's own type: the routing client's messages, the session
+// service's, its refresh tick and its overdue timer.
 
 template <class Profile>
 using cluster_client_type = typename interfaces<Profile>::routing_client::template extend_with<

@@ -20,7 +20,7 @@
 //
 // Deadlines: the messages go without a CAF request timeout (in CAF 0.17 each
 // one costs two trips through the clock thread, a wake-up of its own per
-// query); the owner calls expire_overdue from one timer of its own instead,
+// query); the owner calls fail_in_flight from one timer of its own instead,
 // and a message unanswered for `timeout` fails then (between one and two
 // timeouts after it was sent, with a timer every `timeout`), with the
 // queries queued behind it. Its late answer, if it ever comes, is dropped.
