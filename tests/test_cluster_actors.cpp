@@ -17,6 +17,36 @@ using mm::test::query_at;
 namespace {
 using iface = interfaces<generic_profile>;
 using model = generic_model;
+
+// Two nodes as a game sees them: each runs one instance of a set of two,
+// behind its own client (what a node publishes on its actor port).
+struct two_nodes {
+  std::vector<iface::client> clients;
+  std::vector<std::vector<iface::matchmaker>> sets;
+  std::vector<cluster_node<generic_profile>> nodes;
+
+  two_nodes(test::actor_fixture& f, const actors::instance_config<generic_profile>& base) {
+    for (std::uint32_t k = 0; k < 2; ++k) {
+      const set_part part{2, {k}};
+      sets.push_back(spawn_instance_part<generic_profile>(f.sys(), part, base));
+      auto c = spawn_client<generic_profile>(f.sys(), sets.back(), std::uint64_t{k + 1}, part);
+      clients.push_back(caf::actor_cast<iface::client>(c));
+      nodes.push_back({clients.back(), {k}});
+    }
+  }
+  std::uint64_t batch_answers(test::actor_fixture& f, std::size_t k) {
+    auto [s, e] =
+        f.ask<client_stats>(caf::actor_cast<iface::routing_client>(clients[k]), stats_atom::value);
+    REQUIRE(s);
+    const auto& b = s->batches;
+    return b.success + b.none_found + b.fake_opponent + b.invalid_request;
+  }
+  void stop() {
+    for (auto& set : sets)
+      for (auto& h : set) caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
+    for (auto& c : clients) caf::anon_send_exit(c, caf::exit_reason::user_shutdown);
+  }
+};
 }  // namespace
 
 TEST_CASE("a node running part of a set owns only its shards' players", "[actors][cluster]") {
@@ -82,18 +112,10 @@ TEST_CASE("a cluster client searches every node and sends updates to the shard's
   auto base = config_for(dir.file("mm.db"));
   base.opts.enable_database_scan = false;
   base.opts.enable_fake_opponents = true;
-  // Two nodes, each running one instance of a set of two, each with its own
-  // client (what a node publishes on its actor port).
-  std::vector<iface::client> node_clients;
-  std::vector<std::vector<iface::matchmaker>> node_sets;
-  std::vector<cluster_node<generic_profile>> nodes;
-  for (std::uint32_t k = 0; k < 2; ++k) {
-    const set_part part{2, {k}};
-    node_sets.push_back(spawn_instance_part<generic_profile>(f.sys(), part, base));
-    auto c = spawn_client<generic_profile>(f.sys(), node_sets.back(), std::uint64_t{k + 1}, part);
-    node_clients.push_back(caf::actor_cast<iface::client>(c));
-    nodes.push_back({node_clients.back(), {k}});
-  }
+  two_nodes two(f, base);
+  auto& node_clients = two.clients;
+  auto& node_sets = two.sets;
+  auto& nodes = two.nodes;
   auto cluster =
       spawn_cluster_client<generic_profile>(f.sys(), nodes, 2, std::chrono::milliseconds(1000), 5);
   f.run();
@@ -176,36 +198,6 @@ TEST_CASE("a cluster client searches every node and sends updates to the shard's
 }
 
 namespace {
-
-// Two nodes as a game sees them: each runs one instance of a set of two,
-// behind its own client (what a node publishes on its actor port).
-struct two_nodes {
-  std::vector<iface::client> clients;
-  std::vector<std::vector<iface::matchmaker>> sets;
-  std::vector<cluster_node<generic_profile>> nodes;
-
-  two_nodes(test::actor_fixture& f, const actors::instance_config<generic_profile>& base) {
-    for (std::uint32_t k = 0; k < 2; ++k) {
-      const set_part part{2, {k}};
-      sets.push_back(spawn_instance_part<generic_profile>(f.sys(), part, base));
-      auto c = spawn_client<generic_profile>(f.sys(), sets.back(), std::uint64_t{k + 1}, part);
-      clients.push_back(caf::actor_cast<iface::client>(c));
-      nodes.push_back({clients.back(), {k}});
-    }
-  }
-  std::uint64_t batch_answers(test::actor_fixture& f, std::size_t k) {
-    auto [s, e] =
-        f.ask<client_stats>(caf::actor_cast<iface::routing_client>(clients[k]), stats_atom::value);
-    REQUIRE(s);
-    const auto& b = s->batches;
-    return b.success + b.none_found + b.fake_opponent + b.invalid_request;
-  }
-  void stop() {
-    for (auto& set : sets)
-      for (auto& h : set) caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
-    for (auto& c : clients) caf::anon_send_exit(c, caf::exit_reason::user_shutdown);
-  }
-};
 
 // Sends every request at once from one actor; the replies (or errors) by index.
 using answer = std::pair<std::optional<match_reply<model>>, caf::error>;
