@@ -3,10 +3,11 @@
 // in the same run with the bare CAF round trip (the same messages answered by a
 // trivial handler), so the ratio says what the matchmaker costs on top of CAF.
 //
-//   mm_actor_bench [players] [seconds per measurement] [all|routing]
+//   mm_actor_bench [players] [seconds per measurement] [all|routing|rates]
 //
 // `routing` runs only the in-process paths (no worker-idle comparison, no
-// network layer): quicker, for work on the routing.
+// network layer): quicker, for work on the routing. `rates` runs only the
+// fixed-rate latencies (fixed_rate_latency()).
 #include <sys/prctl.h>
 #include <sys/resource.h>
 
@@ -59,6 +60,18 @@ front::behavior_type echo_actor() {
   };
 }
 
+// One instance's options in these runs: a cache of `cache` players, sized
+// from them, restored from a snapshot (no table scan).
+options instance_options(std::uint32_t cache) {
+  options o;
+  o.player_cache_size = cache;
+  o.database_cache_size = cache;
+  o.buckets_rebalance_sample_count = cache;
+  o.enable_database_scan = false;
+  o.random_seed = 9;
+  return o;
+}
+
 // Warm state for instance set `name` of n instances: each instance's shard of
 // the players, sized from samples, in its snapshot row.
 void prepare_snapshots(const std::string& db_path, const std::string& name, std::uint32_t n,
@@ -70,9 +83,12 @@ void prepare_snapshots(const std::string& db_path, const std::string& name, std:
     for (const auto& row : rows)
       if (row.id % n == k) e.profile().make_models(row, models);
     for (const auto& m : models) e.add_sample(m);
-    e.rebalance(1);
+    // Rebalanced now: a snapshot stamped long ago would have the restored
+    // instance rebalance (and write a snapshot) at once, inside a measurement.
+    const std::int64_t now_ms = wall_unix_ms();
+    e.rebalance(now_ms);
     for (const auto& m : models) e.update(m.id(), m);
-    save_state(db, name + "-" + std::to_string(k), e, 1);
+    save_state(db, name + "-" + std::to_string(k), e, now_ms);
   }
 }
 }  // namespace
@@ -103,12 +119,7 @@ std::uint64_t wait_until_restored(caf::scoped_actor& self, const Set& set) {
 void compare_worker_idle(const std::string& db_path, const std::vector<player_row>& rows,
                          const std::vector<request_t>& reqs, double seconds,
                          const std::string& params) {
-  options o;
-  o.player_cache_size = static_cast<std::uint32_t>(rows.size() / 2);
-  o.database_cache_size = o.player_cache_size;
-  o.buckets_rebalance_sample_count = o.player_cache_size;
-  o.enable_database_scan = false;
-  o.random_seed = 9;
+  const options o = instance_options(static_cast<std::uint32_t>(rows.size() / 2));
   prepare_snapshots(db_path, "idle", 2, rows, o);
   double low_cpu[2] = {0, 0}, peak[2] = {0, 0}, half_p99[2] = {0, 0};
   for (const worker_idle mode : {worker_idle::poll, worker_idle::sleep}) {
@@ -155,10 +166,74 @@ void compare_worker_idle(const std::string& db_path, const std::vector<player_ro
     emit("actors", "sleep_vs_poll_half_load_p99", half_p99[1] / half_p99[0], "ratio", params);
 }
 
+// Where the tail starts: the router's latency under Poisson arrivals at fixed
+// rates, with the load generator off the matchmaker's core. An actor system
+// of one worker, whose threads all run on CPU 0, holds the instance
+// (restored from set `name`'s snapshot) and the loaders; the arrival thread
+// has CPU 1 to itself and spins to each planned arrival (arrivals()), and
+// latency runs from that planned arrival. Needs two CPUs.
+void fixed_rate_latency(const std::string& db_path, const std::string& name, const options& o,
+                        const std::vector<request_t>& reqs, std::size_t loaders, double seconds,
+                        const std::string& params) {
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2 || !pin_thread_to({0})) {
+    std::fprintf(stderr, "actor_bench: fixed-rate latencies need two CPUs; skipped\n");
+    return;
+  }
+  caf::actor_system_config cfg;
+  cfg.set("logger.verbosity", caf::atom("quiet"));
+  cfg.set("scheduler.max-threads", std::size_t{1});
+  set_worker_idle(cfg, worker_idle::sleep);  // matchmakerd's default
+  add_message_types<generic_profile>(cfg, "generic");
+  caf::actor_system sys{cfg};  // its threads start here, on CPU 0
+  pin_thread_to({});
+  instance_config<generic_profile> base;
+  base.id = name;
+  base.opts = o;
+  base.profile = generic_profile(demo_profile_config());
+  base.database.path = db_path;
+  auto set = spawn_instance_set<generic_profile>(sys, 1, base);
+  caf::scoped_actor self{sys};
+  const std::uint64_t cached = wait_until_restored(self, set);
+  const std::string p = params + ", \"instances\": 1, \"cached\": " + std::to_string(cached) +
+                        ", \"path\": \"router\", \"server_cpus\": 1, \"generator\": " +
+                        "\"spinning, on a CPU of its own\"";
+  // A warm-up second, not counted.
+  drive(sys, router_sender(set), reqs, loaders, 0, 1000, 1.0, 1);
+  // The reference at each rate, in the same set-up: the canned-reply actor
+  // asked directly, so what is left is CAF's hand-offs and this machine.
+  const front echo = sys.spawn(echo_actor);
+  for (const double rate : {1e3, 10e3, 25e3, 50e3}) {
+    const std::string rq = p +
+                           ", \"offered_per_s\": " + std::to_string(static_cast<long long>(rate)) +
+                           ", \"arrivals\": \"poisson\"";
+    const auto ref = drive(sys, handle_sender(echo), reqs, loaders, 0, rate, seconds, 1);
+    const bool ref_kept_up = generator_kept_up(ref.p99, ref.late_p99);
+    emit_latency("actors", "caf_echo_latency_p99_at_rate_us", ref.p99, ref_kept_up, ref.late_p99,
+                 rq);
+    const auto h = drive(sys, router_sender(set), reqs, loaders, 0, rate, seconds, 1);
+    const bool kept_up = generator_kept_up(h.p99, h.late_p99);
+    // The goal a game holds the router to: p99 within 100 us at 10,000/s.
+    const std::string goal = rate == 10e3
+                                 ? ", \"goal_p99_us\": 100, \"meets_goal\": " +
+                                       std::string(kept_up && h.p99 <= 100 ? "true" : "false")
+                                 : "";
+    emit_latency("actors", "latency_p50_at_rate_us", h.p50, kept_up, h.late_p99, rq);
+    emit_latency("actors", "latency_p99_at_rate_us", h.p99, kept_up, h.late_p99, rq + goal);
+    emit_latency("actors", "latency_p999_at_rate_us", h.p999, kept_up, h.late_p99, rq);
+    if (kept_up && ref_kept_up)
+      emit("actors", "router_vs_caf_echo_p99_at_rate", h.p99 / ref.p99, "ratio", rq);
+    // The process's cores: the spinning generator's whole CPU is in it.
+    emit("actors", "cpu_cores", h.cpu_cores, "cores", rq);
+  }
+  caf::anon_send_exit(echo, caf::exit_reason::user_shutdown);
+  for (auto& h : set) self->send_exit(h, caf::exit_reason::user_shutdown);
+}
+
 int main(int argc, char** argv) {
   const std::size_t players = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1'000'000;
   const double seconds = argc > 2 ? std::strtod(argv[2], nullptr) : 3.0;
-  const bool everything = argc <= 3 || std::string(argv[3]) != "routing";
+  const std::string mode = argc > 3 ? argv[3] : "all";
+  const bool everything = mode == "all";
   const std::size_t loaders = 4, in_flight = 64;
   const std::string params = "\"players\": " + std::to_string(players) +
                              ", \"loaders\": " + std::to_string(loaders) +
@@ -175,6 +250,13 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < reqs.size(); ++i)
     reqs[i].query = make_query(synthetic_population{}, players + 1 + i, r);
 
+  const options n1_options = instance_options(static_cast<std::uint32_t>(players));
+  if (mode == "rates") {
+    prepare_snapshots(db_path, "n1", 1, rows, n1_options);
+    fixed_rate_latency(db_path, "n1", n1_options, reqs, loaders, seconds, params);
+    std::filesystem::remove_all(dir);
+    return 0;
+  }
   if (everything) compare_worker_idle(db_path, rows, reqs, seconds, params);
 
   caf::actor_system_config cfg;
@@ -195,12 +277,7 @@ int main(int argc, char** argv) {
   measurement direct_n1;
   double direct_n1_half_p99 = 0;
   for (std::uint32_t n : {1u, 2u, 4u}) {
-    options o;
-    o.player_cache_size = static_cast<std::uint32_t>(players / n);
-    o.database_cache_size = o.player_cache_size;
-    o.buckets_rebalance_sample_count = o.player_cache_size;
-    o.enable_database_scan = false;
-    o.random_seed = 9;
+    const options o = instance_options(static_cast<std::uint32_t>(players / n));
     const std::string name = "n" + std::to_string(n);
     prepare_snapshots(db_path, name, n, rows, o);
 
@@ -271,9 +348,7 @@ int main(int argc, char** argv) {
       emit_latency("actors", "latency_p999_half_load_us", h.p999, kept_up, h.late_p99, hq);
       return kept_up ? h.p99 : 0.0;  // 0: no figure
     };
-    // The first open-loop second after a closed loop has a tail of its own
-    // (seen at every rate, with the echo actor too): one such second is run
-    // and not counted.
+    // A warm-up second of open loop after the closed loops, not counted.
     drive(sys, router_sender(set), reqs, loaders, 0, 1000, 1.0);
     if (n == 1)
       direct_n1_half_p99 = half_load(path("supervisor"), handle_sender(front{set[0]}), direct.qps);
@@ -281,25 +356,6 @@ int main(int argc, char** argv) {
     if (n == 1 && direct_n1_half_p99 > 0 && routed_half_p99 > 0)
       emit("actors", "router_vs_supervisor_half_load_p99", routed_half_p99 / direct_n1_half_p99,
            "ratio", path("router"));
-    // Where the tail starts: the same open loop at fixed rates.
-    if (n == 1)
-      for (const double rate : {1e3, 10e3, 25e3, 50e3}) {
-        const auto h = drive(sys, router_sender(set), reqs, loaders, 0, rate, seconds);
-        const std::string rq = path("router") + ", \"offered_per_s\": " +
-                               std::to_string(static_cast<long long>(rate)) +
-                               ", \"arrivals\": \"poisson\"";
-        const bool kept_up = generator_kept_up(h.p99, h.late_p99);
-        // The goal a game holds the router to: p99 within 100 us at 10,000/s.
-        const std::string goal = rate == 10e3
-                                     ? ", \"goal_p99_us\": 100, \"meets_goal\": " +
-                                           std::string(kept_up && h.p99 <= 100 ? "true" : "false")
-                                     : "";
-        emit_latency("actors", "latency_p50_at_rate_us", h.p50, kept_up, h.late_p99, rq);
-        emit_latency("actors", "latency_p99_at_rate_us", h.p99, kept_up, h.late_p99, rq + goal);
-        emit_latency("actors", "latency_p999_at_rate_us", h.p999, kept_up, h.late_p99, rq);
-        emit("actors", "cpu_cores", h.cpu_cores, "cores", rq);
-      }
-
     if (n == 2 && everything) {
       // The same path through CAF's network layer on loopback: a second actor
       // system in this process connects to the published client. Published as
@@ -398,6 +454,7 @@ int main(int argc, char** argv) {
     self->send_exit(client, caf::exit_reason::user_shutdown);
     for (auto& h : set) self->send_exit(h, caf::exit_reason::user_shutdown);
   }
+  fixed_rate_latency(db_path, "n1", n1_options, reqs, loaders, seconds, params);
   std::filesystem::remove_all(dir);
   return 0;
 }

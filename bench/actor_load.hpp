@@ -29,6 +29,11 @@ using namespace mm::actors;
 using reply_t = match_reply<generic_model>;
 using request_t = match_request<generic_query>;
 using fire_atom = caf::atom_constant<caf::atom("ldfire")>;
+using ready_atom = caf::atom_constant<caf::atom("ldready")>;
+// A loader's requests, shared, not copied: copying tens of thousands of
+// queries into a loader took the worker for tens of milliseconds, which
+// the first arrivals of an open loop waited for.
+using request_set = std::shared_ptr<const std::vector<request_t>>;
 using front = client_interface<generic_profile>::type;
 
 inline double cpu_seconds() {
@@ -66,14 +71,16 @@ inline sender_fn through_router(set_router<generic_profile> router) {
 }
 
 // Closed loop (in_flight > 0): keeps `in_flight` requests outstanding until
-// `until` (wall time). Open loop (in_flight == 0): sends one request per
-// `fire` message, which carries the arrival's planned time (arrivals()).
-// Latency runs from the moment a request is sent; how late it went out
-// against its planned arrival is kept apart (`lateness_us`).
-inline void loader(caf::event_based_actor* self, sender_fn send, std::vector<request_t> reqs,
+// `until` (wall time); latency runs from the send. Open loop (in_flight ==
+// 0): sends one request per `fire` message, which carries the arrival's
+// planned time (arrivals()), and latency runs from that planned time, so a
+// request that waited for the loader or a worker counts that wait (no
+// coordinated omission). How late the arrival thread itself was is kept
+// apart, by arrivals().
+inline void loader(caf::event_based_actor* self, sender_fn send, request_set reqs,
                    std::size_t in_flight, double until, std::size_t expected, load_results* out) {
   struct local {
-    std::vector<double> lat, late;
+    std::vector<double> lat;
     std::size_t next = 0;
     std::uint64_t replies = 0, errors = 0;
   };
@@ -81,34 +88,31 @@ inline void loader(caf::event_based_actor* self, sender_fn send, std::vector<req
   // Room for every sample up front: growing a large vector inside the loader
   // would stall it (and show up as the service's latency).
   st->lat.reserve(expected);
-  if (in_flight == 0) st->late.reserve(expected);
   auto flush = [=] {
     std::lock_guard lock(out->m);
     out->latencies_us.insert(out->latencies_us.end(), st->lat.begin(), st->lat.end());
-    out->lateness_us.insert(out->lateness_us.end(), st->late.begin(), st->late.end());
     out->replies += st->replies;
     out->errors += st->errors;
   };
-  auto fire = std::make_shared<std::function<void(bool)>>();
-  *fire = [=](bool again) {
-    const double sent = now_s();
-    send(self, reqs[st->next++ % reqs.size()])
+  // `since`: the planned arrival (open loop), or a negative number for "now".
+  auto fire = std::make_shared<std::function<void(bool, double)>>();
+  *fire = [=](bool again, double since) {
+    const double sent = since >= 0 ? since : now_s();
+    send(self, (*reqs)[st->next++ % reqs->size()])
         .then(
             [=](const reply_t&) {
               st->lat.push_back((now_s() - sent) * 1e6);
               ++st->replies;
-              if (again && now_s() < until) (*fire)(true);
+              if (again && now_s() < until) (*fire)(true, -1);
             },
             [=](caf::error&) {
               ++st->errors;
-              if (again && now_s() < until) (*fire)(true);
+              if (again && now_s() < until) (*fire)(true, -1);
             });
   };
-  for (std::size_t i = 0; i < in_flight; ++i) (*fire)(true);
-  self->become([=](fire_atom, double planned) {
-    st->late.push_back((now_s() - planned) * 1e6);
-    (*fire)(false);
-  });
+  for (std::size_t i = 0; i < in_flight; ++i) (*fire)(true, -1);
+  self->become([=](fire_atom, double planned) { (*fire)(false, planned); },
+               [](ready_atom) { return true; });
   // Flushed inside the actor, before its down message reaches drive().
   self->set_exit_handler([=](const caf::exit_msg& m) {
     flush();
@@ -118,23 +122,39 @@ inline void loader(caf::event_based_actor* self, sender_fn send, std::vector<req
 
 // Open-loop arrivals: a thread of its own plans Poisson arrivals at `rate`
 // per second until `until` and hands each, at its time, to the next loader in
-// turn. It sleeps until shortly before an arrival (timer slack set to 1 us)
-// and spins the rest, so arrivals are spaced as planned, not bunched on a
-// timer tick; behind plan, it sends at once (the load stays open-loop).
-inline void arrivals(const std::vector<caf::actor>& loaders, double rate, double until,
-                     std::uint64_t seed) {
+// turn. Behind plan, it sends at once (the load stays open-loop). Returns how
+// late it handed each arrival over against the plan, in microseconds.
+//
+// With `cpu` < 0 it sleeps until each arrival (timer slack set to 1 us), on
+// whatever core the kernel gives it. With `cpu` >= 0 it runs on that core
+// alone and spins to each planned time: no wake-up latency of its own, so
+// it stays on plan as long as that core is its own (the caller keeps the
+// other threads off it).
+inline std::vector<double> arrivals(const std::vector<caf::actor>& loaders, double rate,
+                                    double until, std::uint64_t seed, int cpu = -1) {
   prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
+  if (cpu >= 0) pin_thread_to({cpu});
   rng gaps(seed);
   const auto gap_s = [&] {
     const double u = (static_cast<double>(gaps.below(1u << 30)) + 0.5) / (1u << 30);
     return -std::log(u) / rate;
   };
+  std::vector<double> late;
+  late.reserve(static_cast<std::size_t>(1.3 * rate * std::max(0.0, until - now_s())) + 1024);
   std::size_t k = 0;
   for (double planned = now_s() + gap_s(); planned < until; planned += gap_s()) {
-    const double ahead = planned - now_s();
-    if (ahead > 0) std::this_thread::sleep_for(std::chrono::duration<double>(ahead));
+    if (cpu >= 0) {
+      while (now_s() < planned) {
+      }
+    } else {
+      const double ahead = planned - now_s();
+      if (ahead > 0) std::this_thread::sleep_for(std::chrono::duration<double>(ahead));
+    }
+    late.push_back(std::max(0.0, now_s() - planned) * 1e6);
     caf::anon_send(loaders[k++ % loaders.size()], fire_atom::value, planned);
   }
+  if (cpu >= 0) pin_thread_to({});
+  return late;
 }
 
 struct measurement {
@@ -145,10 +165,10 @@ struct measurement {
 };
 
 // Loader i's share of the requests.
-inline std::vector<request_t> share(const std::vector<request_t>& reqs, std::size_t i,
-                                    std::size_t loaders) {
-  return {reqs.begin() + static_cast<std::ptrdiff_t>(i * reqs.size() / loaders),
-          reqs.begin() + static_cast<std::ptrdiff_t>((i + 1) * reqs.size() / loaders)};
+inline request_set share(const std::vector<request_t>& reqs, std::size_t i, std::size_t loaders) {
+  return std::make_shared<const std::vector<request_t>>(
+      reqs.begin() + static_cast<std::ptrdiff_t>(i * reqs.size() / loaders),
+      reqs.begin() + static_cast<std::ptrdiff_t>((i + 1) * reqs.size() / loaders));
 }
 
 // Waits until the loaders stopped sending (at `until`) and had their last
@@ -179,10 +199,10 @@ inline measurement finish(caf::actor_system& sys, const std::vector<caf::actor>&
 template <class MakeSender>
 measurement drive(caf::actor_system& sys, MakeSender make_sender,
                   const std::vector<request_t>& reqs, std::size_t loaders, std::size_t in_flight,
-                  double rate, double seconds) {
+                  double rate, double seconds, int generator_cpu = -1) {
   load_results res;
-  const double t0 = now_s(), c0 = cpu_seconds();
-  const double until = t0 + seconds;
+  double t0 = now_s(), c0 = cpu_seconds();
+  double until = t0 + seconds;
   // Expected replies per loader: the rate, or a generous bound of 1.5 M/s closed-loop.
   const double expected = (rate > 0 ? 1.3 * rate : 1.5e6) * seconds / static_cast<double>(loaders);
   std::vector<caf::actor> spawned;
@@ -190,13 +210,26 @@ measurement drive(caf::actor_system& sys, MakeSender make_sender,
     spawned.push_back(sys.spawn(loader, sender_fn(make_sender(i)), share(reqs, i, loaders),
                                 rate > 0 ? 0 : in_flight, until,
                                 static_cast<std::size_t>(expected) + 1024, &res));
-  if (rate > 0) arrivals(spawned, rate, until, static_cast<std::uint64_t>(rate) + loaders);
+  if (rate > 0) {
+    // Arrivals start once every loader is ready, so none waits for a
+    // loader's start-up.
+    caf::scoped_actor ask{sys};
+    for (auto& l : spawned)
+      ask->request(l, caf::infinite, ready_atom::value).receive([](bool) {}, [](caf::error&) {});
+    t0 = now_s();
+    c0 = cpu_seconds();
+    until = t0 + seconds;
+    auto late =
+        arrivals(spawned, rate, until, static_cast<std::uint64_t>(rate) + loaders, generator_cpu);
+    std::lock_guard lock(res.m);
+    res.lateness_us = std::move(late);
+  }
   return finish(sys, spawned, res, t0, c0, until, seconds);
 }
 
 // Closed loop of batches: keeps `in_flight` batches of `batch` queries each
 // outstanding against `target` until `until`. Latency is per batch.
-inline void batch_loader(caf::event_based_actor* self, front target, std::vector<request_t> reqs,
+inline void batch_loader(caf::event_based_actor* self, front target, request_set reqs,
                          std::size_t in_flight, std::size_t batch, double until,
                          load_results* out) {
   struct local {
@@ -209,7 +242,7 @@ inline void batch_loader(caf::event_based_actor* self, front target, std::vector
   *fire = [=] {
     std::vector<request_t> b;
     b.reserve(batch);
-    for (std::size_t i = 0; i < batch; ++i) b.push_back(reqs[st->next++ % reqs.size()]);
+    for (std::size_t i = 0; i < batch; ++i) b.push_back((*reqs)[st->next++ % reqs->size()]);
     const double sent = now_s();
     self->request(target, std::chrono::seconds(10), find_atom::value, std::move(b))
         .then(

@@ -2,19 +2,53 @@
 // resource readings.
 #pragma once
 
+#include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace mm::bench {
 
 inline double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Runs the calling thread on `cpus` only (all of the machine's when empty);
+// threads it starts afterwards inherit that. False when the kernel refused.
+inline bool pin_thread_to(const std::vector<int>& cpus) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (cpus.empty())
+    for (long c = 0; c < sysconf(_SC_NPROCESSORS_ONLN) && c < CPU_SETSIZE; ++c) CPU_SET(c, &set);
+  for (const int c : cpus) CPU_SET(c, &set);
+  return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
+}
+
+// Runs every thread of process `pid` (this process: getpid()) except
+// thread `except` on `cpus` only (all of the machine's when empty). Returns
+// how many threads it moved.
+inline int pin_process_threads(long pid, const std::vector<int>& cpus, long except = -1) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (cpus.empty())
+    for (long c = 0; c < sysconf(_SC_NPROCESSORS_ONLN) && c < CPU_SETSIZE; ++c) CPU_SET(c, &set);
+  for (const int c : cpus) CPU_SET(c, &set);
+  int moved = 0;
+  std::error_code ec;
+  for (const auto& task :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    const long tid = std::stol(task.path().filename().string());
+    if (tid != except && sched_setaffinity(static_cast<pid_t>(tid), sizeof set, &set) == 0) ++moved;
+  }
+  return moved;
 }
 
 // Resident set size of this process in bytes.

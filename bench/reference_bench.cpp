@@ -166,10 +166,13 @@ redis_measurement redis_closed(redisContext* c, const std::vector<redis_query>& 
 }
 
 // Open loop: Poisson arrivals at `rate`, each lookup written when it falls
-// due and its reply read whenever it comes; latency from the write.
+// due and its reply read whenever it comes; latency from the planned
+// arrival, as arrivals() measures. With `cpu` >= 0 the loop runs on that CPU
+// and spins (polls without waiting), as arrivals() does.
 redis_measurement redis_open(redisContext* c, const std::vector<redis_query>& qs, double rate,
-                             double seconds, long pid, std::uint64_t seed) {
+                             double seconds, long pid, std::uint64_t seed, int cpu = -1) {
   prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);  // wake at the arrival, as arrivals() does
+  if (cpu >= 0) pin_thread_to({cpu});
   rng gaps(seed);
   const auto gap_s = [&] { return -std::log(std::max(gaps.unit(), 1e-12)) / rate; };
   std::deque<double> sent;
@@ -182,7 +185,7 @@ redis_measurement redis_open(redisContext* c, const std::vector<redis_query>& qs
     const double now = now_s();
     if (planned < until && now >= planned) {
       append(c, qs[next++ % qs.size()]);
-      sent.push_back(now);
+      sent.push_back(planned);
       late.push_back((now - planned) * 1e6);
       int done = 0;
       while (!done)
@@ -190,7 +193,7 @@ redis_measurement redis_open(redisContext* c, const std::vector<redis_query>& qs
       planned += gap_s();
       continue;
     }
-    const double wait_s = planned < until ? planned - now : 1.0;
+    const double wait_s = cpu >= 0 ? 0.0 : planned < until ? planned - now : 1.0;
     pollfd p{c->fd, POLLIN, 0};
     timespec ts{static_cast<time_t>(wait_s),
                 static_cast<long>((wait_s - std::floor(wait_s)) * 1e9)};
@@ -204,6 +207,7 @@ redis_measurement redis_open(redisContext* c, const std::vector<redis_query>& qs
       sent.pop_front();
     }
   }
+  if (cpu >= 0) pin_thread_to({});
   m.late_p99 = percentile(late, 0.99);
   return summary(m, lat, t0, cpu0, pid);
 }
@@ -400,12 +404,27 @@ int main(int argc, char** argv) {
   // Latency at 2,000 queries/s, open loop, Poisson arrivals; then the
   // servers' CPU at 100 queries/s and idle.
   for (const double rate : {open_loop_rate, 100.0}) {
-    const std::string op = "\"players\": " + std::to_string(players) +
-                           ", \"offered_per_s\": " + std::to_string(static_cast<int>(rate)) +
-                           ", \"arrivals\": \"poisson\"";
-    const auto ro = redis_open(rc, lookups, rate, seconds, redis_pid, 5);
-    const auto [ao, a_cores] = with_server_cpu(
-        mm_pid, [&] { return drive(sys, handle_sender(*port), reqs, 1, 0, rate, seconds); });
+    std::string op = "\"players\": " + std::to_string(players) +
+                     ", \"offered_per_s\": " + std::to_string(static_cast<int>(rate)) +
+                     ", \"arrivals\": \"poisson\"";
+    // The latency rate runs with the load generator off the servers' core:
+    // both servers and this process's other threads on CPU 0, the
+    // generator alone on CPU 1, spinning (arrivals()). The CPU rate runs
+    // as a game would, unpinned and sleeping.
+    const bool pinned = rate == open_loop_rate && sysconf(_SC_NPROCESSORS_ONLN) >= 2;
+    const long self_tid = static_cast<long>(gettid());
+    if (pinned)
+      for (const long pid : {redis_pid, mm_pid, static_cast<long>(getpid())})
+        pin_process_threads(pid, {0}, self_tid);
+    const int generator_cpu = pinned ? 1 : -1;
+    const auto ro = redis_open(rc, lookups, rate, seconds, redis_pid, 5, generator_cpu);
+    const auto [ao, a_cores] = with_server_cpu(mm_pid, [&] {
+      return drive(sys, handle_sender(*port), reqs, 1, 0, rate, seconds, generator_cpu);
+    });
+    if (pinned)
+      for (const long pid : {redis_pid, mm_pid, static_cast<long>(getpid())})
+        pin_process_threads(pid, {}, self_tid);
+    if (pinned) op += ", \"servers_cpus\": 1, \"generator\": \"spinning, on a CPU of its own\"";
     if (rate == open_loop_rate) {
       const bool redis_kept_up = generator_kept_up(ro.p99, ro.late_p99);
       const bool port_kept_up = generator_kept_up(ao.p99, ao.late_p99);
