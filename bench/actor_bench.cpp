@@ -55,6 +55,7 @@ front::behavior_type echo_actor() {
         return out;
       },
       [](update_atom, const player_update<generic_model>&) {},
+      [](update_atom, const std::vector<player_update<generic_model>>&) {},
       [](enroll_atom, player_id) { return true; },
       [](remove_atom, player_id) { return true; },
   };

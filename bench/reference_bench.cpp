@@ -221,6 +221,33 @@ std::pair<measurement, double> with_server_cpu(long pid, Run run) {
   return {m, cpu / (now_s() - t0)};
 }
 
+// Updates as fast as a game sends them, fire and forget: each of `updates`
+// sent alone to `to`, then until the node's client (`node`) has counted them
+// all (its stats, polled). Returns updates/s and the server's CPU an update.
+std::pair<double, double> send_updates(caf::actor_system& sys, const front& to, const front& node,
+                                       const std::vector<player_update<generic_model> >& updates,
+                                       long pid) {
+  caf::scoped_actor self{sys};
+  const auto node_stats = caf::actor_cast<interfaces<generic_profile>::routing_client>(node);
+  const auto counted = [&] {
+    std::uint64_t n = 0;
+    self->request(node_stats, std::chrono::seconds(10), stats_atom::value)
+        .receive([&](const client_stats& s) { n = s.updates; }, [](caf::error&) {});
+    return n;
+  };
+  const std::uint64_t before = counted();
+  const double t0 = now_s(), cpu0 = process_cpu_s(pid);
+  for (const auto& u : updates) self->send(to, update_atom::value, u);
+  while (counted() < before + updates.size() && now_s() < t0 + 60)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // polling another process
+  const double wall = now_s() - t0;
+  // The instances apply what the client passed on a moment later.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const double cpu = process_cpu_s(pid) - cpu0;
+  return {static_cast<double>(updates.size()) / wall,
+          cpu * 1e6 / static_cast<double>(updates.size())};
+}
+
 double idle_cores(long pid, double seconds) {
   const double cpu0 = process_cpu_s(pid);
   std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
@@ -368,6 +395,39 @@ int main(int argc, char** argv) {
        cp + ", \"goal\": 1");
   emit("reference", "actor_port_coalesced_cpu_vs_redis",
        coalesced_cpu_us / redis_best.server_cpu_us, "ratio", cp + ", \"goal\": 1");
+
+  // Updates of existing players (new MMRs), each sent alone: on the port
+  // directly (a message each), and through the cluster client (the ones of
+  // one burst go as one batch). Two turns each, alternating; the better
+  // counts.
+  {
+    rng ur(77);
+    std::vector<player_update<generic_model> > updates;
+    const generic_profile profile(demo_profile_config());
+    for (const auto& row : make_players(synthetic_population{}, 200'000, 1, ur)) {
+      player_update<generic_model> u{row.id, {}};
+      profile.make_models(row, u.models);
+      updates.push_back(std::move(u));
+    }
+    std::pair<double, double> direct{0, 0}, via{0, 0};
+    for (int turn = 0; turn < 2; ++turn) {
+      const auto d = send_updates(sys, *port, *port, updates, mm_pid);
+      if (d.first > direct.first) direct = d;
+      const auto c = send_updates(sys, coalescing, *port, updates, mm_pid);
+      if (c.first > via.first) via = c;
+    }
+    const std::string up = "\"players\": " + std::to_string(players) +
+                           ", \"updates\": " + std::to_string(updates.size());
+    emit("reference", "actor_port_updates_per_s", direct.first, "1/s", up);
+    emit("reference", "actor_port_server_cpu_us_per_update", direct.second, "us", up);
+    emit("reference", "actor_port_coalesced_updates_per_s", via.first, "1/s",
+         up + ", \"via\": \"cluster_client\"");
+    emit("reference", "actor_port_coalesced_server_cpu_us_per_update", via.second, "us",
+         up + ", \"via\": \"cluster_client\"");
+    emit("reference", "coalesced_vs_single_updates_per_s", via.first / direct.first, "ratio", up);
+    emit("reference", "coalesced_vs_single_server_cpu_per_update", via.second / direct.second,
+         "ratio", up);
+  }
 
   // One query at a time (a game server's tap): closed loop, one in flight.
   // Latency, and the CPU per query of the server and of this process (the

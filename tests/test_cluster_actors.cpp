@@ -318,6 +318,7 @@ iface::client::behavior_type silent_node(iface::client::pointer self) {
         return self->make_response_promise<std::vector<match_reply<model>>>();
       },
       [](update_atom, player_update<model>&) {},
+      [](update_atom, std::vector<player_update<model>>&) {},
       [](enroll_atom, player_id) { return false; },
       [](remove_atom, player_id) { return false; },
   };
@@ -373,4 +374,88 @@ TEST_CASE(
   auto [stats, se] = f.ask<client_stats>(cluster, stats_atom::value);
   REQUIRE(stats);
   CHECK(stats->coalesced_queries > 0);  // some waited behind the silent node's first
+}
+
+TEST_CASE(
+    "a cluster client sends the updates of one burst to each node as one batch, and the "
+    "game's next query sees them",
+    "[actors][cluster][batching]") {
+  test::temp_dir dir;
+  test::actor_fixture f;
+  auto base = config_for(dir.file("mm.db"));
+  base.opts.enable_database_scan = false;
+  two_nodes two(f, base);
+  auto cluster = spawn_cluster_client<generic_profile>(
+      f.sys(), two.nodes, 2, std::chrono::milliseconds(1000), 5, std::chrono::milliseconds(0));
+  auto stop_all = caf::detail::make_scope_guard([&] {
+    two.stop();
+    caf::anon_send_exit(cluster, caf::exit_reason::user_shutdown);
+  });
+  f.run();
+  // 20 updates, then a query (its sender is spawned first, so the query
+  // lands in the client's mailbox behind the updates, ahead of the flush
+  // they queue): the query goes out after the updates and finds the one
+  // player near 900. (20 players: more in a bucket this small would
+  // replace one another.)
+  auto got = ask_all(f, cluster, {query_at(905)});
+  for (player_id id = 1; id <= 20; ++id)
+    caf::anon_send(cluster, update_atom::value,
+                   player_update<model>{id, {test::model(id, id == 8 ? 900 : 100)}});
+  f.run();
+  REQUIRE((*got)[0].first);
+  CHECK((*got)[0].first->best_candidate_id == 8);
+  auto [stats, se] = f.ask<client_stats>(cluster, stats_atom::value);
+  REQUIRE(stats);
+  CHECK(stats->updates == 20);
+  CHECK(stats->coalesced_update_batches == 2);  // one a node
+  CHECK(stats->coalesced_updates == 20);
+  for (std::uint32_t k = 0; k < 2; ++k) {
+    auto [ns, ne] = f.ask<client_stats>(caf::actor_cast<iface::routing_client>(two.clients[k]),
+                                        stats_atom::value);
+    REQUIRE(ns);
+    CHECK(ns->updates == 10);
+    for (player_id id = 1; id <= 20; ++id) {
+      INFO("node " << k << ", player " << id);
+      auto [p, e] = f.ask<player_info>(two.sets[k][0], player_atom::value, id);
+      REQUIRE(p);
+      CHECK(p->participating == (id % 2 == k));
+    }
+  }
+  // An update alone goes as itself.
+  caf::anon_send(cluster, update_atom::value, player_update<model>{31, {test::model(31, 100)}});
+  f.run();
+  auto [alone, ae] = f.ask<client_stats>(cluster, stats_atom::value);
+  REQUIRE(alone);
+  CHECK(alone->coalesced_update_batches == 2);
+  auto [p31, e31] = f.ask<player_info>(two.sets[1][0], player_atom::value, player_id{31});
+  REQUIRE(p31);
+  CHECK(p31->participating);
+  // A game's own batch is split per node; one over max_batch_updates is
+  // refused whole, by the cluster client and by a node's client alike.
+  std::vector<player_update<model>> batch;
+  for (player_id id = 41; id <= 44; ++id) batch.push_back({id, {test::model(id, 100)}});
+  caf::anon_send(cluster, update_atom::value, batch);
+  std::vector<player_update<model>> too_many;
+  for (player_id id = 1001; id <= 1001 + max_batch_updates; ++id)
+    too_many.push_back({id, {test::model(id, 100)}});
+  caf::anon_send(cluster, update_atom::value, too_many);
+  caf::anon_send(two.clients[0], update_atom::value, too_many);
+  f.run();
+  auto [after, fe] = f.ask<client_stats>(cluster, stats_atom::value);
+  REQUIRE(after);
+  CHECK(after->updates == 25);
+  CHECK(after->updates_refused == max_batch_updates + 1);
+  CHECK(after->coalesced_update_batches == 4);
+  auto [node0, n0e] = f.ask<client_stats>(caf::actor_cast<iface::routing_client>(two.clients[0]),
+                                          stats_atom::value);
+  REQUIRE(node0);
+  CHECK(node0->updates_refused == max_batch_updates + 1);
+  for (player_id id = 41; id <= 44; ++id) {
+    auto [p, e] = f.ask<player_info>(two.sets[id % 2][0], player_atom::value, id);
+    REQUIRE(p);
+    CHECK(p->participating);
+  }
+  auto [none, ne] = f.ask<player_info>(two.sets[0][0], player_atom::value, player_id{1002});
+  REQUIRE(none);
+  CHECK_FALSE(none->participating);
 }

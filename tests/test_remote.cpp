@@ -111,6 +111,18 @@ TEST_CASE("a game process finds opponents in a matchmaker process over loopback"
   self->request(game.remote, std::chrono::seconds(10), find_atom::value, far)
       .receive([&](const match_reply<generic_model>& r) { CHECK(r.best_candidate_id == 77'777); },
                [&](caf::error& e) { FAIL(sys.render(e)); });
+  // A batch of updates crosses the port as one message, each to its owner.
+  self->send(game.remote, update_atom::value,
+             std::vector<player_update<generic_model>>{
+                 {77'778, {generic_model(77'778, 52'000, {3, 0, 0, 0})}},
+                 {77'779, {generic_model(77'779, 62'000, {3, 0, 0, 0})}}});
+  for (const auto& [mmr, id] : {std::pair{52'000.0f, player_id{77'778}}, {62'000.0f, 77'779}}) {
+    match_request<generic_query> near;
+    near.query = generic_query{1, mmr, {3, 1, 0, 0}};
+    self->request(game.remote, std::chrono::seconds(10), find_atom::value, near)
+        .receive([&](const match_reply<generic_model>& r) { CHECK(r.best_candidate_id == id); },
+                 [&](caf::error& e) { FAIL(sys.render(e)); });
+  }
   // A MMR that is not a finite number is refused over the port as over HTTP:
   // a query gets invalid_request, alone or in a batch, and an update leaves
   // the player as it was.

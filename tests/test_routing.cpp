@@ -44,6 +44,7 @@ iface::matchmaker::behavior_type silent_matchmaker(
         return rp;
       },
       [](update_atom, const player_update<model>&) {},
+      [](update_atom, const std::vector<player_update<model>>&) {},
       [=](enroll_atom, player_id) -> caf::result<bool> { return never(); },
       [=](remove_atom, player_id) -> caf::result<bool> { return never(); },
       [=](info_atom) -> caf::result<instance_info> { return never(); },

@@ -224,6 +224,10 @@ std::string render_metrics(const std::vector<matchmaker_figures>& all,
              "Player updates dropped because another node of the cluster runs the player's "
              "shard (send them to that node).");
     w.sample("mm_client_updates_elsewhere_total", "", client->updates_elsewhere);
+    w.family("mm_client_updates_refused_total", "counter",
+             "Player updates dropped because they came in a batch of more than "
+             "max_batch_updates (4096).");
+    w.sample("mm_client_updates_refused_total", "", client->updates_refused);
   }
 
   w.family("mm_http_responses_total", "counter", "Admin API responses by status class.");

@@ -156,6 +156,16 @@ typename client_interface<Profile>::routing_type::behavior_type client_actor(
         ++s.stats.updates;
         if (!s.router.empty() && !s.router.update(self, u)) ++s.stats.updates_elsewhere;
       },
+      [=](update_atom, std::vector<player_update<model>>& batch) {
+        auto& s = self->state;
+        if (batch.size() > max_batch_updates) {
+          s.stats.updates_refused += batch.size();
+          return;
+        }
+        s.stats.updates += batch.size();
+        if (s.router.empty()) return;
+        s.stats.updates_elsewhere += s.router.update(self, std::move(batch));
+      },
       [=](enroll_atom a, player_id id) -> caf::result<bool> {
         auto& s = self->state;
         if (s.router.empty()) return none();

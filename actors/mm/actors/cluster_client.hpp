@@ -18,7 +18,9 @@
 //   so after a takeover or a hand-over the updates follow the new owner
 //   within one refresh. The shards given at spawn are the map until the
 //   first answers, and stay it for a node that cannot tell (an older
-//   server).
+//   server). Updates that arrive together (in one burst of the client's
+//   mailbox) go to each node as one batch (flush_updates()); anything else
+//   the game sends after them reaches the nodes after them.
 // - A batch goes to one node whole (its queries are not passed between nodes).
 // - Session requests (tickets, lobbies: the same handle answers
 //   session_interfaces::service) go to the node that runs the session
@@ -27,9 +29,11 @@
 //   session request is answered errc::not_owned_here: retry.
 #pragma once
 
+#include <algorithm>
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 #include <chrono>
+#include <iterator>
 #include <memory>
 #include <vector>
 
@@ -66,12 +70,17 @@ struct cluster_client_state {
   std::chrono::milliseconds refresh_every{1000};
   rng random{1};
   client_stats stats;  // queries, updates, updates_elsewhere (no node runs the shard)
+  // Per node: the updates of this burst, sent together (flush_updates()).
+  std::vector<std::vector<player_update<typename Profile::model_type>>> held_updates;
+  bool flush_queued = false;  // a flush_updates_atom is on its way
   static constexpr std::uint32_t no_node = ~std::uint32_t{0};
   static inline const char* name = "mm.cluster_client";
 };
 
 // Its own timer: queries in flight past node_timeout fail (query_coalescer.hpp).
 using overdue_atom = caf::atom_constant<caf::atom("overdue")>;
+// The end of a burst of updates: the ones held go to their nodes.
+using flush_updates_atom = caf::atom_constant<caf::atom("flushupd")>;
 
 // The cluster client's own type: the routing client's messages, the session
 // service's, its refresh tick and its overdue timer.
@@ -79,7 +88,8 @@ using overdue_atom = caf::atom_constant<caf::atom("overdue")>;
 template <class Profile>
 using cluster_client_type = typename interfaces<Profile>::routing_client::template extend_with<
     session_interfaces::service>::template extend<caf::reacts_to<shards_atom>,
-                                                  caf::reacts_to<overdue_atom>>;
+                                                  caf::reacts_to<overdue_atom>,
+                                                  caf::reacts_to<flush_updates_atom>>;
 
 template <class Profile>
 using cluster_client_pointer =
@@ -123,6 +133,43 @@ struct cluster_hop {
   bool someone_said_none = false;
   caf::typed_response_promise<match_reply<typename Profile::model_type>> promise;
 };
+
+// Sends the updates held for each node: one alone as itself, more as
+// batches of up to max_batch_updates. Runs when the flush message queued
+// behind a burst comes up, and before anything else goes to the nodes, so
+// that a game's query never overtakes an update the game sent before it.
+template <class Profile>
+void flush_updates(cluster_client_pointer<Profile> self) {
+  using update = player_update<typename Profile::model_type>;
+  auto& st = self->state;
+  for (std::size_t k = 0; k < st.held_updates.size(); ++k) {
+    auto& held = st.held_updates[k];
+    if (held.size() == 1) self->send(st.nodes[k], update_atom::value, std::move(held.front()));
+    for (std::size_t from = 0; held.size() > 1 && from < held.size(); from += max_batch_updates) {
+      const std::size_t to = std::min(held.size(), from + max_batch_updates);
+      std::vector<update> batch(std::make_move_iterator(held.begin() + from),
+                                std::make_move_iterator(held.begin() + to));
+      ++st.stats.coalesced_update_batches;
+      st.stats.coalesced_updates += batch.size();
+      self->send(st.nodes[k], update_atom::value, std::move(batch));
+    }
+    held.clear();
+  }
+}
+
+// Holds an update for node k until the burst it came in ends (or the
+// node's batch is full).
+template <class Profile>
+void hold_update(cluster_client_pointer<Profile> self, std::size_t k,
+                 player_update<typename Profile::model_type>&& u) {
+  auto& st = self->state;
+  st.held_updates[k].push_back(std::move(u));
+  if (st.held_updates[k].size() >= max_batch_updates) flush_updates<Profile>(self);
+  if (!st.flush_queued) {
+    st.flush_queued = true;
+    self->send(self, flush_updates_atom::value);
+  }
+}
 
 // Whether node k is to be asked (not seen to go down).
 template <class Profile>
@@ -202,6 +249,7 @@ typename cluster_client_type<Profile>::behavior_type cluster_client_actor(
   st.refresh_every = refresh_every;
   st.random = rng(seed);
   st.node_of_shard.assign(total, state::no_node);
+  st.held_updates.resize(nodes.size());
   for (std::size_t k = 0; k < nodes.size(); ++k) {
     st.nodes.push_back(nodes[k].client);
     st.session_handles.push_back(caf::actor_cast<session_interfaces::service>(nodes[k].client));
@@ -212,11 +260,14 @@ typename cluster_client_type<Profile>::behavior_type cluster_client_actor(
   }
   auto none = [] { return make_error(errc::no_instances, "no matchmaker nodes"); };
   // The node running a player's shard, or null.
-  auto owner = [self](player_id id) -> const typename interfaces<Profile>::client* {
+  auto owner_node = [self](player_id id) -> std::uint32_t {
     auto& s = self->state;
-    if (s.node_of_shard.empty()) return nullptr;
-    const auto k = s.node_of_shard[static_cast<std::size_t>(id % s.node_of_shard.size())];
-    return k == state::no_node ? nullptr : &s.nodes[k];
+    if (s.node_of_shard.empty()) return state::no_node;
+    return s.node_of_shard[static_cast<std::size_t>(id % s.node_of_shard.size())];
+  };
+  auto owner = [self, owner_node](player_id id) -> const typename interfaces<Profile>::client* {
+    const auto k = owner_node(id);
+    return k == state::no_node ? nullptr : &self->state.nodes[k];
   };
   auto nobody = [](player_id id) {
     return make_error(errc::not_owned_here,
@@ -252,6 +303,7 @@ typename cluster_client_type<Profile>::behavior_type cluster_client_actor(
               self->delayed_send(self, self->state.refresh_every, shards_atom::value);
             },
             [=](find_atom, match_request<query>& req) -> caf::result<match_reply<model>> {
+              flush_updates<Profile>(self);
               auto& s = self->state;
               if (s.nodes.empty()) return none();
               ++s.stats.queries;
@@ -266,6 +318,7 @@ typename cluster_client_type<Profile>::behavior_type cluster_client_actor(
             },
             [=](find_atom a, std::vector<match_request<query>>& batch)
                 -> caf::result<std::vector<match_reply<model>>> {
+              flush_updates<Profile>(self);
               auto& s = self->state;
               if (s.nodes.empty()) return none();
               s.stats.queries += batch.size();
@@ -276,19 +329,39 @@ typename cluster_client_type<Profile>::behavior_type cluster_client_actor(
               if (up.empty()) return none();
               return self->delegate(s.nodes[up[s.random.below(up.size())]], a, std::move(batch));
             },
-            [=](update_atom a, const player_update<model>& u) {
+            // Updates wait for the end of their burst and go per node together.
+            [=](update_atom, player_update<model>& u) {
               auto& s = self->state;
               ++s.stats.updates;
-              if (const auto* to = owner(u.id))
-                self->send(*to, a, u);
+              if (const auto k = owner_node(u.id); k != state::no_node)
+                hold_update<Profile>(self, k, std::move(u));
               else
                 ++s.stats.updates_elsewhere;
             },
+            [=](update_atom, std::vector<player_update<model>>& batch) {
+              auto& s = self->state;
+              if (batch.size() > max_batch_updates) {
+                s.stats.updates_refused += batch.size();
+                return;
+              }
+              s.stats.updates += batch.size();
+              for (auto& u : batch)
+                if (const auto k = owner_node(u.id); k != state::no_node)
+                  hold_update<Profile>(self, k, std::move(u));
+                else
+                  ++s.stats.updates_elsewhere;
+            },
+            [=](flush_updates_atom) {
+              self->state.flush_queued = false;
+              flush_updates<Profile>(self);
+            },
             [=](enroll_atom a, player_id id) -> caf::result<bool> {
+              flush_updates<Profile>(self);
               if (const auto* to = owner(id)) return self->delegate(*to, a, id);
               return nobody(id);
             },
             [=](remove_atom a, player_id id) -> caf::result<bool> {
+              flush_updates<Profile>(self);
               if (const auto* to = owner(id)) return self->delegate(*to, a, id);
               return nobody(id);
             },

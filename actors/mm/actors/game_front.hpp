@@ -48,6 +48,9 @@ typename game_front_actor<Profile>::behavior_type game_front(
               return self->delegate(client, a, std::move(rs));
             },
             [=](update_atom a, player_update<model>& u) { self->send(client, a, std::move(u)); },
+            [=](update_atom a, std::vector<player_update<model>>& batch) {
+              self->send(client, a, std::move(batch));
+            },
             [=](enroll_atom a, player_id id) { return self->delegate(client, a, id); },
             [=](remove_atom a, player_id id) { return self->delegate(client, a, id); },
             [=](stats_atom a) { return self->delegate(client, a); },

@@ -321,6 +321,15 @@ typename interfaces<Profile>::instance::behavior_type instance_actor(
         s.eng->update(u.id, std::span<const model>(u.models));
         rebalance_if_due_early<Profile>(self);
       },
+      [=](update_atom, std::vector<player_update<model>>& batch) {
+        auto& s = self->state;
+        if (!s.restore_done) {
+          for (auto& u : batch) s.pending_updates.push_back(std::move(u));
+          return;
+        }
+        for (const auto& u : batch) s.eng->update(u.id, std::span<const model>(u.models));
+        rebalance_if_due_early<Profile>(self);
+      },
       [=](remove_atom, player_id id) {
         return self->state.eng->remove(id).outcome == update_outcome::removed;
       },

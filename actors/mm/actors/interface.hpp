@@ -70,6 +70,9 @@ struct interfaces {
           std::vector<match_reply<model>>>,
       // Player state update, fire and forget; no models: no longer a target.
       caf::reacts_to<update_atom, player_update<model>>,
+      // The same for up to max_batch_updates updates in one message, applied
+      // in order; a longer batch is dropped whole (client_stats::updates_refused).
+      caf::reacts_to<update_atom, std::vector<player_update<model>>>,
       // Enroll a player by id: its row is read and goes through the model
       // factory into the cache; true when the cache changed.
       caf::replies_to<enroll_atom, player_id>::with<bool>,

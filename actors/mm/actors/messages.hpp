@@ -50,6 +50,9 @@ struct player_update {
 // The most queries one batch message may carry (find_atom with a vector of
 // requests): bounds what one message from the network makes a matchmaker do.
 inline constexpr std::size_t max_batch_queries = 4096;
+// The most player updates one message may carry (update_atom with a vector):
+// a longer one is dropped whole and counted (client_stats::updates_refused).
+inline constexpr std::size_t max_batch_updates = 4096;
 
 // How far a query still travels through an instance set. The first instance
 // is asked with hops_left = N - 1; one that finds none passes the query to the
@@ -145,6 +148,12 @@ struct client_stats {
   // (query_coalescer.hpp): how many such batches, and the queries in them.
   std::uint64_t coalesced_batches = 0;
   std::uint64_t coalesced_queries = 0;
+  // Updates in batches of more than max_batch_updates: dropped, not applied.
+  std::uint64_t updates_refused = 0;
+  // Updates a cluster client sent together, per node, as batches of its own:
+  // how many such batches, and the updates in them.
+  std::uint64_t coalesced_update_batches = 0;
+  std::uint64_t coalesced_updates = 0;
 };
 
 // What a server serves now (its answer to shards_atom): the async shards by
@@ -242,7 +251,8 @@ typename Inspector::result_type inspect(Inspector& f, instance_info& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, client_stats& x) {
   return f(caf::meta::type_name("client_stats"), x.queries, x.updates, x.updates_elsewhere,
-           x.batches, x.coalesced_batches, x.coalesced_queries);
+           x.batches, x.coalesced_batches, x.coalesced_queries, x.updates_refused,
+           x.coalesced_update_batches, x.coalesced_updates);
 }
 
 template <class Inspector>

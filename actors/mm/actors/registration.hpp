@@ -36,6 +36,7 @@ void add_message_types(caf::actor_system_config& cfg, const std::string& profile
   cfg.add_message_type<std::vector<match_request<query>>>(p + "match_requests");
   cfg.add_message_type<std::vector<match_reply<model>>>(p + "match_replies");
   cfg.add_message_type<player_update<model>>(p + "player_update");
+  cfg.add_message_type<std::vector<player_update<model>>>(p + "player_updates");
   cfg.add_message_type<std::vector<model>>(p + "models");
   cfg.add_message_type<set_route>("mm.set_route");
   cfg.add_message_type<served_resources>("mm.served_resources");  // shards_atom

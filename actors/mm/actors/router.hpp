@@ -116,6 +116,29 @@ class set_router {
     return to != nullptr;
   }
 
+  // A batch of updates: each to its owner, in order, one message per owner
+  // (an update alone as itself). Returns how many were another node's.
+  template <class Self>
+  std::size_t update(Self* self, std::vector<player_update<model>>&& batch) const {
+    std::vector<std::vector<player_update<model>>> per_member(members_.size());
+    std::size_t elsewhere = 0;
+    for (auto& u : batch) {
+      const matchmaker* to = owner_of(u.id);
+      if (!to) {
+        ++elsewhere;
+        continue;
+      }
+      per_member[static_cast<std::size_t>(to - members_.data())].push_back(std::move(u));
+    }
+    for (std::size_t m = 0; m < per_member.size(); ++m) {
+      if (per_member[m].size() == 1)
+        self->send(members_[m], update_atom::value, std::move(per_member[m].front()));
+      else if (!per_member[m].empty())
+        self->send(members_[m], update_atom::value, std::move(per_member[m]));
+    }
+    return elsewhere;
+  }
+
  private:
   const matchmaker& pick_first() { return members_[pick_first_index()]; }
 

@@ -154,6 +154,12 @@ typename interfaces<Profile>::supervisor::behavior_type supervisor_actor(
         else
           self->send(self->state.instance, a, u);
       },
+      [=](update_atom a, std::vector<player_update<model>>& batch) {
+        if (!serving<Profile>(self))
+          self->state.counters.updates_dropped += batch.size();
+        else
+          self->send(self->state.instance, a, std::move(batch));
+      },
       [=](enroll_atom a, player_id id) -> caf::result<bool> {
         if (!serving<Profile>(self)) return down();
         return self->delegate(self->state.instance, a, id);
