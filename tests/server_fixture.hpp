@@ -70,15 +70,20 @@ class live_server {
     proc_ = std::make_unique<child_process>(
         std::vector<std::string>{MATCHMAKERD_BINARY, "--config", dir_.file("matchmakerd.json")},
         with_stderr_);
-    // The actor port's line (when published) comes before the HTTP line.
-    for (std::string line = proc_->read_line(); !line.empty(); line = proc_->read_line()) {
+    // The actor port's line (when published) comes before the HTTP line. An
+    // empty line is not the end: only the end of the output or the deadline is.
+    port_ = actor_port_ = 0;
+    std::string said;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (port_ == 0 && !proc_->output_ended() && std::chrono::steady_clock::now() < deadline) {
+      const std::string line = proc_->read_line(std::chrono::seconds(1));
+      if (said.size() < 4096) said += line + "\n";
       if (line.find("actor port listening on 127.0.0.1:") != std::string::npos)
         actor_port_ = port_of(line);
-      if (line.find("http listening on http://127.0.0.1:") != std::string::npos) {
+      if (line.find("http listening on http://127.0.0.1:") != std::string::npos)
         port_ = port_of(line);
-        break;
-      }
     }
+    INFO("matchmakerd said before it stopped or the deadline passed:\n" << said);
     REQUIRE(port_ != 0);
   }
 

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <stdexcept>
@@ -89,10 +90,13 @@ class child_process {
       timed_out_ = true;
       if (left.count() <= 0) return {};
       pollfd p{fd_, POLLIN, 0};
-      if (poll(&p, 1, static_cast<int>(left.count())) <= 0) return {};
+      const int ready = poll(&p, 1, static_cast<int>(left.count()));
+      if (ready < 0 && errno == EINTR) continue;  // a signal is not the end of the output
+      if (ready <= 0) return {};
       timed_out_ = false;
       char chunk[4096];
       const ssize_t n = ::read(fd_, chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
         eof_ = true;
         std::string rest;
@@ -169,6 +173,8 @@ class child_process {
   }
 
   bool running() { return alive(); }
+  // The output pipe was closed: read_line() has nothing more to give.
+  bool output_ended() const { return eof_; }
 
   pid_t pid() const { return pid_; }
 
