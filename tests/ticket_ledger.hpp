@@ -134,12 +134,15 @@ inline ticket_reader reader_of(const live_server& s) {
 
 // Every acknowledged ticket is there, and agrees with what was told; no
 // ticket is in two matches. Returns (waiting, finished).
-inline std::pair<std::size_t, std::size_t> check_all(const ticket_reader& get, ledger& l) {
+// `only`: the acknowledged tickets to read (all when null); a ticket in two
+// matches is then found only when both are among them.
+inline std::pair<std::size_t, std::size_t> check_all(const ticket_reader& get, ledger& l,
+                                                     const std::set<std::string>* only = nullptr) {
   std::lock_guard lock(l.m);
   std::size_t waiting = 0, finished = 0, lost = 0, contradicted = 0;
   std::map<std::string, std::string> match_of;  // ticket -> its match, as the server says
   std::map<std::string, std::set<std::string>> tickets_of;  // match -> its tickets
-  for (const auto& id : l.acknowledged) {
+  for (const auto& id : only ? *only : l.acknowledged) {
     auto r = get("/api/tickets/" + id);
     INFO("GET /api/tickets/" << id << ": " << httplib::to_string(r.error()));
     REQUIRE(r);
