@@ -104,6 +104,10 @@ struct http_reply::state {
   state& operator=(const state&) = delete;
   ~state();
 
+  // True for the first call only: that caller answers, then calls owed_no_more().
+  bool claim() { return !answered.exchange(true); }
+  void owed_no_more() { --srv->replies_owed; }
+
   std::shared_ptr<http_server::impl> srv;
   std::shared_ptr<http_session> session;
   std::atomic<bool> answered{false};
@@ -267,7 +271,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
       reply(srv_.handlers.error(500, "internal error"));
       return true;
     }
-    st->answered = true;  // not taken: nothing is owed
+    if (st->claim()) st->owed_no_more();  // not taken: nothing is owed
     return false;
   }
 
@@ -376,20 +380,24 @@ class http_session : public std::enable_shared_from_this<http_session> {
   std::size_t discarded_ = 0;
 };
 
+// A reply is owed until it is answered, not until its last copy is gone: a
+// handler that keeps an answered reply must hold back neither stop() nor the
+// network thread's polling (both wait for replies_owed to reach 0).
 void http_reply::operator()(http_response answer) const {
   state& st = *state_;
-  if (st.answered.exchange(true)) return;
+  if (!st.claim()) return;
   asio::post(st.srv->io,
              [c = st.session, a = std::move(answer)]() mutable { c->send(std::move(a), false); });
+  st.owed_no_more();
 }
 
 http_reply::state::~state() {
-  if (!answered)
-    asio::post(srv->io, [c = session,
-                         a = srv->handlers.error(500, "the request was not answered")]() mutable {
-      c->send(std::move(a), false);
-    });
-  --srv->replies_owed;
+  if (!claim()) return;
+  asio::post(srv->io,
+             [c = session, a = srv->handlers.error(500, "the request was not answered")]() mutable {
+               c->send(std::move(a), false);
+             });
+  owed_no_more();
 }
 
 // The network thread's loop. While a reply is owed it polls for the answer

@@ -33,7 +33,7 @@ struct http_server::impl : std::enable_shared_from_this<http_server::impl> {
   http_limits limits;
   http_handlers handlers;
   http_connection_stats stats;
-  // Replies that `start` took and has not sent yet (see http_reply::state).
+  // Replies that `start` took and has not answered yet (see http_reply::state).
   std::atomic<std::uint64_t> replies_owed{0};
 
   // Network thread only. Every open connection, and those waiting for a
