@@ -1,6 +1,8 @@
 // Routing through a set of instances: updates by shard, queries on through
 // the set, batches, members that never answer, the query bridge.
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <map>
 #include <set>
 
 #include "actor_fixture.hpp"
@@ -42,6 +44,62 @@ iface::matchmaker::behavior_type silent_matchmaker(
         auto rp = self->make_response_promise<match_reply<model>>();
         self->state.held.push_back(rp);
         return rp;
+      },
+      [](update_atom, const player_update<model>&) {},
+      [](update_atom, const std::vector<player_update<model>>&) {},
+      [=](enroll_atom, player_id) -> caf::result<bool> { return never(); },
+      [=](remove_atom, player_id) -> caf::result<bool> { return never(); },
+      [=](info_atom) -> caf::result<instance_info> { return never(); },
+      [=](player_atom, player_id) -> caf::result<player_info> { return never(); },
+      [=](inspect_atom, std::uint32_t, std::uint32_t,
+          std::uint32_t) -> caf::result<std::vector<model>> { return never(); },
+      [=](top_atom, std::uint32_t) -> caf::result<std::vector<model>> { return never(); },
+      [=](rebalance_atom) -> caf::result<rebalance_report> { return never(); },
+      [=](clear_atom) -> caf::result<bool> { return never(); },
+      [=](explain_atom, const match_request<generic_query>&,
+          std::uint32_t) -> caf::result<query_explanation> { return never(); },
+  };
+}
+
+// A matchmaker that records the messages it gets: it finds the attacker
+// itself as the candidate when `finds`, else none.
+struct recorded {
+  bool finds = false;
+  std::size_t singles = 0;
+  std::vector<std::size_t> batches;  // sizes
+  std::vector<bool> fake_allowed;    // per query seen, in order
+};
+struct recording_state {
+  recording_state() = default;
+  std::shared_ptr<recorded> rec;
+};
+iface::matchmaker::behavior_type recording_matchmaker(
+    iface::matchmaker::stateful_pointer<recording_state> self, std::shared_ptr<recorded> rec) {
+  self->state.rec = rec;
+  auto never = [] { return caf::make_error(caf::sec::unexpected_message); };
+  auto one = [rec](const match_request<generic_query>& r) {
+    rec->fake_allowed.push_back(r.allow_fake_opponent);
+    match_reply<model> out;
+    if (rec->finds) {
+      out.type = match_type::success;
+      out.best_candidate_id = r.query.attacker;
+    }
+    return out;
+  };
+  return {
+      [=](find_atom, const match_request<generic_query>& r) {
+        ++rec->singles;
+        return one(r);
+      },
+      [=](find_atom, const std::vector<match_request<generic_query>>& batch) {
+        rec->batches.push_back(batch.size());
+        std::vector<match_reply<model>> out;
+        for (const auto& r : batch) out.push_back(one(r));
+        return out;
+      },
+      [=](find_atom, const match_request<generic_query>& r, set_route) {
+        ++rec->singles;
+        return one(r);
       },
       [](update_atom, const player_update<model>&) {},
       [](update_atom, const std::vector<player_update<model>>&) {},
@@ -281,6 +339,84 @@ TEST_CASE("the query bridge answers each callback once: the set's answer, a time
   REQUIRE(late.got.size() == 3);
   CHECK(late.got[2].error() == caf::sec::request_receiver_down);
   caf::anon_send_exit(silent, caf::exit_reason::user_shutdown);
+  for (auto& h : set) caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("the query bridge sends the queries given before it takes them as one batch",
+          "[actors]") {
+  test::actor_fixture f;
+  auto none = std::make_shared<recorded>();
+  auto finder = std::make_shared<recorded>();
+  finder->finds = true;
+  std::vector<iface::matchmaker> set{f.sys().spawn(recording_matchmaker, none),
+                                     f.sys().spawn(recording_matchmaker, finder)};
+  using answer = caf::expected<match_reply<model>>;
+  std::map<player_id, std::vector<answer>> got;  // by attacker
+  auto callback = [&](player_id attacker) {
+    return [&got, attacker](answer a) { got[attacker].push_back(std::move(a)); };
+  };
+  auto request = [](player_id attacker) {
+    auto r = query_at(1000, attacker);
+    r.allow_fake_opponent = true;
+    return r;
+  };
+  const auto messages = [&] {
+    return none->singles + none->batches.size() + finder->singles + finder->batches.size();
+  };
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {  // either member first
+    *none = recorded{};
+    *finder = recorded{};
+    finder->finds = true;
+    got.clear();
+    query_bridge<generic_profile> bridge(f.sys(), set, 1000ms, seed);
+    // Ten single queries and a batch of three, all given before the bridge
+    // runs: one batch of 13 through the set.
+    for (player_id a = 1; a <= 10; ++a) bridge.find(request(a), callback(a));
+    std::vector<match_request<generic_query>> three;
+    std::vector<query_bridge<generic_profile>::callback> dones;
+    for (player_id a = 11; a <= 13; ++a) {
+      three.push_back(request(a));
+      dones.push_back(callback(a));
+    }
+    bridge.find_many(std::move(three), std::move(dones));
+    f.run();
+    REQUIRE(got.size() == 13);
+    for (const auto& [attacker, answers] : got) {
+      REQUIRE(answers.size() == 1);  // once
+      REQUIRE(answers[0]);
+      CHECK(answers[0]->type == match_type::success);
+      CHECK(answers[0]->best_candidate_id == attacker);  // its own answer, not a neighbour's
+    }
+    CHECK(none->singles + finder->singles == 0);
+    CHECK(finder->batches == std::vector<std::size_t>{13});
+    CHECK(none->batches.size() <= 1);
+    // Only the last member asked may make a fake opponent.
+    const bool finder_first = none->batches.empty();
+    for (const bool allowed : finder->fake_allowed) CHECK(allowed == !finder_first);
+    for (const bool allowed : none->fake_allowed) CHECK_FALSE(allowed);
+    // A lone query goes alone, as a game's would.
+    const auto before = messages();
+    bridge.find(request(14), callback(14));
+    f.run();
+    REQUIRE(got[14].size() == 1);
+    CHECK(none->singles + finder->singles == 1);
+    CHECK(messages() == before + 1);
+    // More than max_batch_queries at once: batches of at most that many.
+    *finder = recorded{};
+    finder->finds = true;
+    std::vector<match_request<generic_query>> many;
+    std::vector<query_bridge<generic_profile>::callback> many_dones;
+    std::size_t answered = 0;
+    for (std::size_t k = 0; k < max_batch_queries + 10; ++k) {
+      many.push_back(request(100 + k));
+      many_dones.push_back([&answered](answer a) { answered += a ? 1 : 0; });
+    }
+    bridge.find_many(std::move(many), std::move(many_dones));
+    f.run();
+    CHECK(answered == max_batch_queries + 10);
+    std::sort(finder->batches.begin(), finder->batches.end());
+    CHECK(finder->batches == std::vector<std::size_t>{10, max_batch_queries});
+  }
   for (auto& h : set) caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
 }
 

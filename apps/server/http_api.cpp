@@ -66,8 +66,8 @@ json answer_json(const caf::expected<match_reply<generic_model>>& answer,
 }
 
 // POST /api/query with {"queries": [...]}: every query is read before any is
-// sent (a bad one refuses the whole request, naming it), then each goes to the
-// bridge as a single query would, at once; the reply is sent when the last
+// sent (a bad one refuses the whole request, naming it), then they go to the
+// bridge together, each answered as a single query; the reply is sent when the last
 // answer is in, the results in the order asked. At most max_batch_queries
 // (the actor API's own batch bound), and the body within http.max_body_bytes.
 void answer_query_batch(http_context& ctx, const generic_profile_config& profile, const json& body,
@@ -96,8 +96,13 @@ void answer_query_batch(http_context& ctx, const generic_profile_config& profile
   all->results.resize(queries.size());
   all->left = queries.size();
   caf::actor_system* sys = &ctx.queries.system();
-  for (std::size_t i = 0; i < queries.size(); ++i)
-    ctx.queries.find(std::move(queries[i].request), [all, i, reply, &profile, sys](auto answer) {
+  std::vector<match_request<generic_query>> requests;
+  std::vector<actors::query_bridge<generic_profile>::callback> dones;
+  requests.reserve(queries.size());
+  dones.reserve(queries.size());
+  for (std::size_t i = 0; i < queries.size(); ++i) {
+    requests.push_back(std::move(queries[i].request));
+    dones.push_back([all, i, reply, &profile, sys](auto answer) {
       // Nothing may escape into the bridge's actor: it serves every query.
       json item;
       try {
@@ -122,6 +127,8 @@ void answer_query_batch(http_context& ctx, const generic_profile_config& profile
       }
       reply(std::move(res));
     });
+  }
+  ctx.queries.find_many(std::move(requests), std::move(dones));
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "mm/actors/batch_route.hpp"
 #include "mm/actors/errors.hpp"
 #include "mm/actors/interface.hpp"
 #include "mm/actors/router.hpp"
@@ -44,70 +45,18 @@ template <class Profile>
 using client_pointer = typename client_interface<Profile>::routing_type::template stateful_pointer<
     client_state<Profile>>;
 
-// A batch on its way through the set: the queries still open (NoneFound so
-// far) go to member (first + hop) mod N.
+// Counts a batch's answers (the game's view) and sends them, or its error.
 template <class Profile>
-struct batch_job {
-  std::vector<match_request<typename Profile::query_type>> requests;
-  std::vector<match_reply<typename Profile::model_type>> replies;
-  std::vector<std::uint32_t> open;  // indices of the queries not answered yet
-  std::size_t first = 0;
-  bool someone_said_none = false;
-  caf::typed_response_promise<std::vector<match_reply<typename Profile::model_type>>> promise;
-};
-
-// Counts the batch's answers (the game's view) and sends them.
-template <class Profile>
-void deliver_batch(client_pointer<Profile> self, batch_job<Profile>& job) {
-  for (const auto& r : job.replies) self->state.stats.batches.count(r.type);
-  job.promise.deliver(std::move(job.replies));
-}
-
-// Asks the member of `hop` for every open query of `job`. Only the last member
-// asked may make fake opponents (for the queries whose caller allows them).
-template <class Profile>
-void ask_batch(client_pointer<Profile> self, std::shared_ptr<batch_job<Profile>> job,
-               std::size_t hop) {
-  using model = typename Profile::model_type;
-  const auto& router = self->state.router;
-  const std::size_t n = router.size();
-  const bool last = hop + 1 == n;
-  std::vector<match_request<typename Profile::query_type>> ask;
-  ask.reserve(job->open.size());
-  for (const std::uint32_t i : job->open) {
-    ask.push_back(job->requests[i]);
-    ask.back().allow_fake_opponent = last && job->requests[i].allow_fake_opponent;
+void deliver_batch(
+    client_pointer<Profile> self, batch_route<Profile>& job, const caf::error& e,
+    caf::typed_response_promise<std::vector<match_reply<typename Profile::model_type>>>& promise) {
+  if (e) {
+    self->state.stats.batches.unanswered += job.open.size();
+    promise.deliver(e);
+    return;
   }
-  self->request(router.members()[(job->first + hop) % n], batch_item_timeout, find_atom::value,
-                std::move(ask))
-      .then(
-          [=](std::vector<match_reply<model>>& got) mutable {
-            std::vector<std::uint32_t> still;
-            for (std::size_t k = 0; k < got.size() && k < job->open.size(); ++k) {
-              const std::uint32_t i = job->open[k];
-              if (got[k].type == match_type::none_found && !last)
-                still.push_back(i);
-              else
-                job->replies[i] = std::move(got[k]);
-            }
-            if (!still.empty()) job->someone_said_none = true;
-            job->open = std::move(still);
-            if (job->open.empty())
-              deliver_batch<Profile>(self, *job);
-            else
-              ask_batch<Profile>(self, std::move(job), hop + 1);
-          },
-          [=](caf::error& e) mutable {
-            // A member that is down (or silent) is passed over.
-            if (!last) {
-              ask_batch<Profile>(self, std::move(job), hop + 1);
-            } else if (job->someone_said_none) {
-              deliver_batch<Profile>(self, *job);  // the open ones: NoneFound
-            } else {
-              self->state.stats.batches.unanswered += job->open.size();
-              job->promise.deliver(std::move(e));
-            }
-          });
+  for (const auto& r : job.replies) self->state.stats.batches.count(r.type);
+  promise.deliver(std::move(job.replies));
 }
 
 template <class Profile>
@@ -140,15 +89,13 @@ typename client_interface<Profile>::routing_type::behavior_type client_actor(
         if (batch.size() > max_batch_queries) return batch_too_large(batch.size());
         if (batch.empty()) return std::vector<match_reply<model>>{};
         s.stats.queries += batch.size();
-        auto job = std::make_shared<batch_job<Profile>>();
-        job->requests = std::move(batch);
-        job->replies.resize(job->requests.size());
-        job->open.resize(job->requests.size());
-        for (std::uint32_t i = 0; i < job->open.size(); ++i) job->open[i] = i;
-        job->first = s.router.pick_first_index();
-        job->promise = self->template make_response_promise<std::vector<match_reply<model>>>();
-        auto rp = job->promise;
-        ask_batch<Profile>(self, std::move(job), 0);
+        auto job =
+            std::make_shared<batch_route<Profile>>(std::move(batch), s.router.pick_first_index());
+        auto rp = self->template make_response_promise<std::vector<match_reply<model>>>();
+        route_batch<Profile>(self, s.router.members(), job, 0, caf::duration(batch_item_timeout),
+                             [self, job, rp](const caf::error& e) mutable {
+                               deliver_batch<Profile>(self, *job, e, rp);
+                             });
         return rp;
       },
       [=](update_atom, const player_update<model>& u) {

@@ -2,13 +2,20 @@
 // answered by callback, without a blocked thread per query. One event-based
 // actor holds a set_router and asks the instance set as a game actor would
 // (docs/design.md, Instances); each answer, or a timeout error, is handed to
-// the query's callback on one of CAF's threads. So a query
-// costs one message to the bridge and the set's own routing: no scoped actor
-// per request, no thread parked on a condition variable.
+// the query's callback on one of CAF's threads. No scoped actor per request,
+// no thread parked on a condition variable.
+//
+// Batching without asking: a query is put in the bridge's inbox, and only
+// the query that finds the inbox empty sends the bridge a message. The
+// queries that come before the bridge has taken that message go with it, as
+// one batch through the set (batch_route.hpp). A lone query costs one message
+// to the bridge and the set's routing, as before; under load a burst costs
+// one hand-off to a CAF thread and one batch, not one of each per query.
 //
 // Invariant: every callback given to find() is called exactly once: with the
 // set's answer, with the request's timeout error when no member answers, or
-// with `request_receiver_down` when the bridge stopped before asking.
+// with `request_receiver_down` when the bridge stopped before asking (at the
+// latest when the query_bridge is destroyed, which drops its inbox).
 #pragma once
 
 #include <algorithm>
@@ -16,12 +23,15 @@
 #include <chrono>
 #include <deque>
 #include <functional>
+#include <iterator>
 #include <memory>
+#include <mutex>
 #include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "mm/actors/batch_route.hpp"
 #include "mm/actors/router.hpp"
 
 namespace mm::actors {
@@ -57,18 +67,15 @@ struct bridge_query {
   call_once<caf::expected<match_reply<typename Profile::model_type>>> done;
 };
 
-}  // namespace mm::actors
-
-// A bridge query carries a callback, so it never leaves the process: CAF may
-// pass it between its own actors without serializing it.
-namespace caf {
+// The queries threads hand to the bridge, taken by the bridge's actor.
 template <class Profile>
-struct allowed_unsafe_message_type<mm::actors::bridge_query<Profile>> : std::true_type {};
-}  // namespace caf
-
-namespace mm::actors {
+struct bridge_inbox {
+  std::mutex mutex;
+  std::vector<bridge_query<Profile>> queries;  // in the order given
+};
 
 using bridge_sweep_atom = caf::atom_constant<caf::atom("brsweep")>;
+using bridge_take_atom = caf::atom_constant<caf::atom("brtake")>;
 
 template <class Profile>
 class query_bridge {
@@ -81,8 +88,9 @@ class query_bridge {
 
   query_bridge(caf::actor_system& sys, std::vector<matchmaker> set,
                std::chrono::milliseconds timeout, std::uint64_t seed)
-      : actor_(sys.spawn(bridge_actor, set_router<Profile>(std::move(set), seed),
-                         caf::timespan(timeout))) {}
+      : inbox_(std::make_shared<bridge_inbox<Profile>>()),
+        actor_(sys.spawn(bridge_actor, set_router<Profile>(std::move(set), seed),
+                         caf::timespan(timeout), inbox_)) {}
   ~query_bridge() { caf::anon_send_exit(actor_, caf::exit_reason::user_shutdown); }
   query_bridge(const query_bridge&) = delete;
   query_bridge& operator=(const query_bridge&) = delete;
@@ -92,8 +100,18 @@ class query_bridge {
   // Thread-safe and never blocks. `done` runs on a CAF thread: it must not
   // block either (hand the answer on, as the HTTP server does).
   void find(match_request<query> request, callback done) {
-    caf::anon_send(actor_,
-                   bridge_query<Profile>{std::move(request), call_once<answer>(std::move(done))});
+    put([&](auto& queries) {
+      queries.push_back({std::move(request), call_once<answer>(std::move(done))});
+    });
+  }
+
+  // Several queries at once (an HTTP batch): each answered as find()
+  // answers it, every `dones[i]` called once.
+  void find_many(std::vector<match_request<query>> requests, std::vector<callback> dones) {
+    put([&](auto& queries) {
+      for (std::size_t i = 0; i < requests.size(); ++i)
+        queries.push_back({std::move(requests[i]), call_once<answer>(std::move(dones[i]))});
+    });
   }
 
  private:
@@ -116,6 +134,19 @@ class query_bridge {
   };
   using bridge_self = caf::stateful_actor<state>;
 
+  // Adds to the inbox; the first queries into an empty inbox call the bridge.
+  template <class Add>
+  void put(Add add) {
+    bool call = false;
+    {
+      std::lock_guard lock(inbox_->mutex);
+      const bool was_empty = inbox_->queries.empty();
+      add(inbox_->queries);
+      call = was_empty && !inbox_->queries.empty();
+    }
+    if (call) caf::anon_send(actor_, bridge_take_atom::value);
+  }
+
   static void answer_query(bridge_self* self, std::uint64_t seq, answer a) {
     const auto it = self->state.owed.find(seq);
     if (it == self->state.owed.end()) return;  // timed out already
@@ -124,26 +155,78 @@ class query_bridge {
     done(std::move(a));
   }
 
+  // Books the query as owed, with its deadline; returns its sequence number.
+  static std::uint64_t owe(bridge_self* self, caf::timespan period, call_once<answer> done) {
+    auto& st = self->state;
+    const std::uint64_t seq = st.next++;
+    st.owed.emplace(seq, std::move(done));
+    st.deadlines.emplace_back(seq, self->clock().now() + st.timeout);
+    if (!st.sweeping) {
+      st.sweeping = true;
+      self->delayed_send(self, period, bridge_sweep_atom::value);
+    }
+    return seq;
+  }
+
+  // Asks the set for a batch; one query goes alone, as a game's would. A
+  // member's answer lost to a crash leaves CAF's response handler behind
+  // (tens of bytes); the sweep still answers the callers.
+  static void ask(bridge_self* self, caf::timespan period,
+                  std::vector<bridge_query<Profile>> batch) {
+    auto& st = self->state;
+    if (batch.size() == 1) {
+      const std::uint64_t seq = owe(self, period, std::move(batch[0].done));
+      st.router.find(self, caf::infinite, std::move(batch[0].request))
+          .then([self, seq](match_reply<model>& r) { answer_query(self, seq, std::move(r)); },
+                [self, seq](caf::error& e) { answer_query(self, seq, std::move(e)); });
+      return;
+    }
+    std::vector<std::uint64_t> seqs;
+    std::vector<match_request<query>> requests;
+    seqs.reserve(batch.size());
+    requests.reserve(batch.size());
+    for (auto& q : batch) {
+      seqs.push_back(owe(self, period, std::move(q.done)));
+      requests.push_back(std::move(q.request));
+    }
+    auto job =
+        std::make_shared<batch_route<Profile>>(std::move(requests), st.router.pick_first_index());
+    route_batch<Profile>(self, st.router.members(), job, 0, caf::duration(caf::infinite),
+                         [self, job, seqs = std::move(seqs)](const caf::error& e) {
+                           // On an error, only the open queries have no answer.
+                           std::vector<char> failed(seqs.size(), 0);
+                           if (e)
+                             for (const std::uint32_t i : job->open) failed[i] = 1;
+                           for (std::size_t i = 0; i < seqs.size(); ++i)
+                             if (failed[i])
+                               answer_query(self, seqs[i], e);
+                             else
+                               answer_query(self, seqs[i], std::move(job->replies[i]));
+                         });
+  }
+
   static caf::behavior bridge_actor(bridge_self* self, set_router<Profile> router,
-                                    caf::timespan timeout) {
+                                    caf::timespan timeout,
+                                    std::shared_ptr<bridge_inbox<Profile>> inbox) {
     self->state.router = std::move(router);
     self->state.timeout = timeout;
     const auto period = std::max<caf::timespan>(timeout / 8, std::chrono::milliseconds(1));
     return {
-        [self, period](bridge_query<Profile>& q) {
-          auto& st = self->state;
-          const std::uint64_t seq = st.next++;
-          st.owed.emplace(seq, q.done);
-          st.deadlines.emplace_back(seq, self->clock().now() + st.timeout);
-          if (!st.sweeping) {
-            st.sweeping = true;
-            self->delayed_send(self, period, bridge_sweep_atom::value);
+        // Everything in the inbox now: the query that sent this message and
+        // those given since, in batches of at most max_batch_queries.
+        [self, period, inbox](bridge_take_atom) {
+          std::vector<bridge_query<Profile>> taken;
+          {
+            std::lock_guard lock(inbox->mutex);
+            taken.swap(inbox->queries);
           }
-          // A member's answer lost to a crash leaves CAF's response handler
-          // behind (tens of bytes); the sweep still answers the caller.
-          st.router.find(self, caf::infinite, std::move(q.request))
-              .then([self, seq](match_reply<model>& r) { answer_query(self, seq, std::move(r)); },
-                    [self, seq](caf::error& e) { answer_query(self, seq, std::move(e)); });
+          for (std::size_t from = 0; from < taken.size(); from += max_batch_queries) {
+            const std::size_t to = std::min(taken.size(), from + max_batch_queries);
+            ask(self, period,
+                std::vector<bridge_query<Profile>>(
+                    std::make_move_iterator(taken.begin() + static_cast<std::ptrdiff_t>(from)),
+                    std::make_move_iterator(taken.begin() + static_cast<std::ptrdiff_t>(to))));
+          }
         },
         [self, period](bridge_sweep_atom) {
           auto& st = self->state;
@@ -159,6 +242,7 @@ class query_bridge {
     };
   }
 
+  std::shared_ptr<bridge_inbox<Profile>> inbox_;  // before actor_: the actor is given it
   caf::actor actor_;
 };
 
