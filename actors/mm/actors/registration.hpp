@@ -8,23 +8,12 @@
 
 #include "mm/actors/errors.hpp"
 #include "mm/actors/interface.hpp"
+#include "mm/engine/generic_profile.hpp"
 
 namespace mm::actors {
 
-// The session matchmaker's message types (profile-independent).
-inline void add_session_message_types(caf::actor_system_config& cfg) {
-  cfg.add_message_type<session_ticket>("mm.session_ticket");
-  cfg.add_message_type<ticket_outcome>("mm.ticket_outcome");
-  cfg.add_message_type<session_queue_report>("mm.session_queue_report");
-  cfg.add_message_type<std::vector<session_queue_report>>("mm.session_queue_reports");
-  cfg.add_message_type<session_interfaces::owner>("mm.ticket_owner");
-  cfg.add_message_type<std::vector<waiting_ticket_view>>("mm.waiting_ticket_views");
-  cfg.add_message_type<lobby_registration>("mm.lobby_registration");
-  cfg.add_message_type<std::vector<lobby_registration>>("mm.lobby_registrations");
-  cfg.add_message_type<lobby_query>("mm.lobby_query");
-  cfg.add_message_type<lobby_placement>("mm.lobby_placement");
-  cfg.add_message_type<lobbies_report>("mm.lobbies_report");
-}
+// The session matchmaker's message types (profile-independent; registration.cpp).
+void add_session_message_types(caf::actor_system_config& cfg);
 
 template <class Profile>
 void add_message_types(caf::actor_system_config& cfg, const std::string& profile_name) {
@@ -48,5 +37,11 @@ void add_message_types(caf::actor_system_config& cfg, const std::string& profile
   add_session_message_types(cfg);
   add_error_category(cfg);
 }
+
+// The generic profile's registration is compiled once, in mm_actors
+// (registration.cpp): instantiating CAF's serialization of every message type
+// is most of the compile time of a file that registers them.
+extern template void add_message_types<generic_profile>(caf::actor_system_config&,
+                                                        const std::string&);
 
 }  // namespace mm::actors

@@ -1,0 +1,21 @@
+#include "mm/actors/registration.hpp"
+
+namespace mm::actors {
+
+void add_session_message_types(caf::actor_system_config& cfg) {
+  cfg.add_message_type<session_ticket>("mm.session_ticket");
+  cfg.add_message_type<ticket_outcome>("mm.ticket_outcome");
+  cfg.add_message_type<session_queue_report>("mm.session_queue_report");
+  cfg.add_message_type<std::vector<session_queue_report>>("mm.session_queue_reports");
+  cfg.add_message_type<session_interfaces::owner>("mm.ticket_owner");
+  cfg.add_message_type<std::vector<waiting_ticket_view>>("mm.waiting_ticket_views");
+  cfg.add_message_type<lobby_registration>("mm.lobby_registration");
+  cfg.add_message_type<std::vector<lobby_registration>>("mm.lobby_registrations");
+  cfg.add_message_type<lobby_query>("mm.lobby_query");
+  cfg.add_message_type<lobby_placement>("mm.lobby_placement");
+  cfg.add_message_type<lobbies_report>("mm.lobbies_report");
+}
+
+template void add_message_types<generic_profile>(caf::actor_system_config&, const std::string&);
+
+}  // namespace mm::actors
