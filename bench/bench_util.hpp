@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -113,5 +114,23 @@ inline bool emit_latency(const char* bench, const char* metric, double value_us,
   std::fflush(stdout);
   return false;
 }
+
+// Profiles one part of a bench: with MM_PERF_CONTROL naming perf's control
+// FIFO (`perf record -D -1 --control fifo:FIFO`), the samples are taken only
+// while one of these lives. Without it, nothing.
+class perf_window {
+ public:
+  perf_window() { send("enable\n"); }
+  ~perf_window() { send("disable\n"); }
+  perf_window(const perf_window&) = delete;
+  perf_window& operator=(const perf_window&) = delete;
+
+ private:
+  static void send(const char* command) {
+    const char* fifo = std::getenv("MM_PERF_CONTROL");
+    if (!fifo) return;
+    std::ofstream(fifo) << command << std::flush;
+  }
+};
 
 }  // namespace mm::bench

@@ -32,11 +32,13 @@
 #include <vector>
 
 #include "mm/engine/random.hpp"
+#include "mm/session/id_map.hpp"
 #include "mm/session/latency.hpp"
 #include "mm/session/queue_config.hpp"
 #include "mm/session/session_plugin.hpp"
 #include "mm/session/teams.hpp"
 #include "mm/session/ticket.hpp"
+#include "mm/session/ticket_rows.hpp"
 #include "mm/session/value_lane.hpp"
 #include "mm/session/waiting_ticket.hpp"
 
@@ -109,11 +111,11 @@ class basic_session_queue {
   bool withdraw(ticket_id id);
   // The waiting ticket, or null.
   const waiting_ticket* find(ticket_id id) const {
-    const auto it = index_.find(id);
-    return it == index_.end() ? nullptr : &tickets_[it->second];
+    const std::uint64_t* at = index_.find(id);
+    return at ? &tickets_[*at] : nullptr;
   }
 
-  bool is_waiting(ticket_id id) const { return index_.count(id) > 0; }
+  bool is_waiting(ticket_id id) const { return index_.contains(id); }
   std::size_t waiting() const { return tickets_.size(); }
   // The waiting tickets, in no particular order (for views and counts).
   const std::vector<waiting_ticket>& tickets() const { return tickets_; }
@@ -165,8 +167,12 @@ class basic_session_queue {
   add_result add_as(const ticket_request& request, time_ms now, ticket_id id);
   std::uint32_t intern(const std::string& s);
   void remove_at(std::size_t i);
-  // The highest RTT ticket `t` accepts at `now` (infinite without a policy).
-  double max_rtt(const waiting_ticket& t, time_ms now) const;
+  // remove_at() without the lookups: the ticket at `i` leaves tickets_ and
+  // rows_, the last one taking its place.
+  void move_out(std::size_t i);
+  // The highest RTT a ticket created at `created` accepts at `now` (infinite
+  // without a policy).
+  double max_rtt(time_ms created, time_ms now) const;
 
   // The loop's steps.
   group make_group(const std::vector<std::size_t>& members, time_ms now) const;
@@ -178,10 +184,11 @@ class basic_session_queue {
   // Whether some datacenter is within every member's threshold (always, with
   // no latency policy).
   bool has_datacenter(const group& g) const { return !config_.latency || !g.dcs.empty(); }
-  // The `want` nearest candidates of `seed`, nearest first.
-  std::vector<candidate> rank_candidates(std::size_t seed, time_ms now,
-                                         const std::vector<char>& taken, std::size_t want);
-  bool admits(const group& g, const waiting_ticket& c, time_ms now, double* distance) const;
+  // The `want` nearest candidates of `seed`, nearest first, into `best`.
+  void rank_candidates(std::size_t seed, time_ms now, const std::vector<char>& taken,
+                       std::size_t want, std::vector<candidate>& best);
+  // Whether waiting ticket `c` may join `g` now; its distance to the group.
+  bool admits(const group& g, std::size_t c, time_ms now, double* distance) const;
   std::vector<party_seat> seats(const group& g) const;
   bool teams_fit(const group& g, std::size_t ticket) const;
   // The whole group's check: its size, its teams (the team of each player, in
@@ -214,8 +221,9 @@ class basic_session_queue {
   Plugin plugin_;
   rng rng_;
   std::vector<waiting_ticket> tickets_;
-  std::unordered_map<ticket_id, std::size_t> index_;
-  std::unordered_map<player_id, ticket_id> player_ticket_;
+  ticket_rows rows_;      // what the loop reads of tickets_, row for row
+  id_map index_;          // ticket id -> its place in tickets_
+  id_map player_ticket_;  // player id -> the ticket id it waits in
   std::unordered_map<std::string, std::uint32_t> interned_;
   ticket_id next_ticket_ = 1;
   std::uint64_t next_match_ = 1;
@@ -230,10 +238,33 @@ class basic_session_queue {
   std::vector<value_lane> lanes_;
   std::vector<std::size_t> lane_position_;  // per ticket, with one lane: its entry (or npos)
   std::vector<std::uint32_t> seen_;         // per ticket: the seed that considered it last
+  std::vector<char> taken_;                 // per ticket: in a match, expired or failed this tick
+  // The ids and players of the tickets that leave at the end of a tick.
+  std::vector<std::uint64_t> gone_ids_, gone_players_;
   std::uint32_t stamp_ = 0;
   // The groups of the seed in hand, reused from seed to seed: ranking its
   // candidates, and building its match.
   group rank_group_, build_group_;
+  // A seed's walk of one lane: the seed's datacenters in the lane's block,
+  // the next alive position above and one past the next below.
+  struct lane_walk {
+    value_lane* lane;
+    std::uint64_t datacenters;
+    std::size_t up, down;
+  };
+  // The seed in hand's lane walks, its candidates, the positions of the
+  // candidates in its group: their memory reused from seed to seed.
+  std::vector<lane_walk> walks_;
+  // The tick's seeds, in the order they are taken: oldest first, then by
+  // tiebreak.
+  struct seed_key {
+    time_ms::rep created;
+    std::uint64_t tiebreak;
+    std::size_t ticket;
+  };
+  std::vector<seed_key> seeds_, seeds_scratch_;
+  std::vector<candidate> candidates_;
+  std::vector<std::size_t> chosen_;
   queue_stats stats_;
   claim_hook claim_;
 };

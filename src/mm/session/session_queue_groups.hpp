@@ -42,10 +42,12 @@ inline bool nearer(const session_queue_candidate& a, const session_queue_candida
 // sum over the rules of weight x distance. A rule that no longer filters
 // (seconds_until_optional) still adds its distance.
 template <session_plugin Plugin>
-bool basic_session_queue<Plugin>::admits(const group& g, const waiting_ticket& c, time_ms now,
+bool basic_session_queue<Plugin>::admits(const group& g, std::size_t c, time_ms now,
                                          double* distance) const {
-  if (g.players + c.players.size() > config_.max_players) return false;
-  const waiting_ticket& seed = tickets_[g.members.front()];
+  const ticket_rows::head row = rows_[c];
+  if (g.players + row.party > config_.max_players) return false;
+  const std::size_t seed = g.members.front();
+  const double* numbers = rows_.numbers(c);
   double total = 0;
   for (std::size_t k = 0; k < config_.rules.size(); ++k) {
     const rule& r = config_.rules[k];
@@ -55,20 +57,20 @@ bool basic_session_queue<Plugin>::admits(const group& g, const waiting_ticket& c
     switch (r.kind) {
       case rule_kind::difference: {
         const double ref = r.reference == reference_value::seed
-                               ? seed.numbers[k]
+                               ? rows_.numbers(seed)[k]
                                : g.sums[k] / static_cast<double>(g.members.size());
-        d = std::abs(c.numbers[k] - ref) / g.threshold[k];
+        d = std::abs(numbers[k] - ref) / g.threshold[k];
         ok = d <= 1;
         break;
       }
       case rule_kind::equality:
-        ok = c.labels[k] == seed.labels[k];
+        ok = tickets_[c].labels[k] == tickets_[seed].labels[k];
         d = ok ? 0 : 1;
         break;
       case rule_kind::intersection:
         for (std::size_t m : g.members) {
           const auto& a = tickets_[m].sets[k];
-          const auto& b = c.sets[k];
+          const auto& b = tickets_[c].sets[k];
           std::size_t shared = 0;
           for (std::size_t i = 0, j = 0; i < a.size() && j < b.size();) {
             if (a[i] < b[j]) {
@@ -92,10 +94,11 @@ bool basic_session_queue<Plugin>::admits(const group& g, const waiting_ticket& c
   }
   // The datacenter: one within every member's threshold and the candidate's.
   if (!g.worst_rtt.empty()) {
-    const double own = max_rtt(c, now);
+    const double own = max_rtt(row.created, now);
+    const double* rtt = rows_.rtt(c);
     double best = detail::infinity;
     for (std::uint32_t d : g.dcs)
-      if (c.rtt[d] <= own) best = std::min(best, std::max(g.worst_rtt[d], c.rtt[d]));
+      if (rtt[d] <= own) best = std::min(best, std::max(g.worst_rtt[d], rtt[d]));
     if (best == detail::infinity && config_.latency) return false;
     for (const rule& r : config_.rules)
       if (r.kind == rule_kind::latency) {
@@ -117,13 +120,12 @@ bool basic_session_queue<Plugin>::admits(const group& g, const waiting_ticket& c
 // filters, and as soon as that bound exceeds the farthest of a full set of
 // candidates: what it returns is what scoring every ticket would return.
 template <session_plugin Plugin>
-auto basic_session_queue<Plugin>::rank_candidates(std::size_t seed, time_ms now,
-                                                  const std::vector<char>& taken, std::size_t want)
-    -> std::vector<candidate> {
+void basic_session_queue<Plugin>::rank_candidates(std::size_t seed, time_ms now,
+                                                  const std::vector<char>& taken, std::size_t want,
+                                                  std::vector<candidate>& best) {
   group& g = rank_group_;
   start_group(g, seed, now);
-  std::vector<candidate> best;  // a max-heap by nearer() while it fills
-  best.reserve(want + 1);
+  best.clear();  // a max-heap by nearer() while it fills
   const auto offer = [&](const candidate& c) {
     if (best.size() == want && !detail::nearer(c, best.front())) return;
     best.push_back(c);
@@ -135,29 +137,25 @@ auto basic_session_queue<Plugin>::rank_candidates(std::size_t seed, time_ms now,
   };
   const auto consider = [&](std::size_t i, std::uint64_t tiebreak) {
     double d = 0;
-    if (admits(g, tickets_[i], now, &d)) offer({d, tiebreak, i});
+    if (admits(g, i, now, &d)) offer({d, tiebreak, i});
   };
   if (lanes_.empty()) {
     for (std::size_t i = 0; i < tickets_.size(); ++i)
-      if (i != seed && !taken[i] && !tickets_[i].fast_track) consider(i, tickets_[i].tiebreak);
+      if (i != seed && !taken[i] && !rows_[i].fast_track) consider(i, rows_[i].tiebreak);
   } else {
     const auto k = static_cast<std::size_t>(primary_);
     const rule& r = config_.rules[k];
     const double threshold = g.threshold[k];
     const bool filters = g.filters[k];
-    const double v = tickets_[seed].numbers[k];
+    const double v = rows_.numbers(seed)[k];
     // One lane per block of 64 datacenters the seed may play in (a
     // candidate must be within its own threshold of one of the seed's), or
     // the one lane of all tickets without a latency policy. Each lane is
     // walked outward from v, passing over the entries that share no
     // datacenter with the seed; the lanes are merged nearest value first,
     // and a ticket in several lanes is considered once (its stamp).
-    struct walk {
-      value_lane* lane;
-      std::uint64_t datacenters;  // the seed's, in the lane's block
-      std::size_t up, down;       // the next alive position above; one past the next below
-    };
-    std::vector<walk> walks;
+    std::vector<lane_walk>& walks = walks_;
+    walks.clear();
     for (std::size_t l = 0; l < lanes_.size(); ++l) {
       std::uint64_t mask = ~std::uint64_t{0};
       if (config_.latency) {
@@ -176,10 +174,10 @@ auto basic_session_queue<Plugin>::rank_candidates(std::size_t seed, time_ms now,
     }
     ++stamp_;
     for (;;) {
-      walk* next = nullptr;
+      lane_walk* next = nullptr;
       bool next_up = false;
       double next_gap = 0;
-      for (walk& w : walks) {
+      for (lane_walk& w : walks) {
         if (w.up < w.lane->size()) {
           const double gap = (*w.lane)[w.up].value - v;
           if (!next || gap < next_gap) next = &w, next_up = true, next_gap = gap;
@@ -219,14 +217,11 @@ auto basic_session_queue<Plugin>::rank_candidates(std::size_t seed, time_ms now,
     }
   }
   std::sort_heap(best.begin(), best.end(), detail::nearer);
-  return best;
 }
 
 template <session_plugin Plugin>
 void basic_session_queue<Plugin>::prefetch_seed(std::size_t i) const {
-  const waiting_ticket& t = tickets_[i];
-  __builtin_prefetch(t.numbers.data());
-  for (std::size_t d = 0; d < t.rtt.size(); d += 8) __builtin_prefetch(t.rtt.data() + d);
+  rows_.prefetch(i);
   if (!lane_position_.empty() && lane_position_[i] != value_lane::npos)
     lanes_[0].prefetch_around(lane_position_[i]);
 }
@@ -248,29 +243,31 @@ void basic_session_queue<Plugin>::start_group(group& g, std::size_t seed_index, 
   const std::size_t n_rules = config_.rules.size(), n_dcs = latency_.datacenters().size();
   g.sums.assign(n_rules, 0);
   g.worst_rtt.assign(n_dcs, 0);
-  const waiting_ticket& seed = tickets_[seed_index];
-  const time_ms waited = now - seed.created;
+  const time_ms created = rows_[seed_index].created;
+  const time_ms waited = now - created;
   g.threshold.resize(n_rules);
   g.filters.resize(n_rules);
   for (std::size_t k = 0; k < n_rules; ++k) {
     g.threshold[k] = threshold_after(config_.rules[k], waited);
     g.filters[k] = filters_after(config_.rules[k], waited);
   }
-  g.seed_max_rtt = max_rtt(seed, now);
+  g.seed_max_rtt = max_rtt(created, now);
   join(g, seed_index, now);
 }
 
 template <session_plugin Plugin>
 void basic_session_queue<Plugin>::join(group& g, std::size_t ticket, time_ms now) const {
-  const waiting_ticket& t = tickets_[ticket];
+  const ticket_rows::head t = rows_[ticket];
+  const double* numbers = rows_.numbers(ticket);
+  const double* rtt = rows_.rtt(ticket);
   g.members.push_back(ticket);
-  g.players += static_cast<std::uint32_t>(t.players.size());
-  for (std::size_t k = 0; k < g.sums.size(); ++k) g.sums[k] += t.numbers[k];
-  const double own = max_rtt(t, now);
+  g.players += t.party;
+  for (std::size_t k = 0; k < g.sums.size(); ++k) g.sums[k] += numbers[k];
+  const double own = max_rtt(t.created, now);
   if (g.members.size() == 1) {
     for (std::size_t d = 0; d < g.worst_rtt.size(); ++d) {
-      g.worst_rtt[d] = t.rtt[d];
-      if (t.rtt[d] <= own) g.dcs.push_back(static_cast<std::uint32_t>(d));
+      g.worst_rtt[d] = rtt[d];
+      if (rtt[d] <= own) g.dcs.push_back(static_cast<std::uint32_t>(d));
     }
     return;
   }
@@ -278,8 +275,8 @@ void basic_session_queue<Plugin>::join(group& g, std::size_t ticket, time_ms now
   // others' worst RTT is never read again.
   std::size_t kept = 0;
   for (std::uint32_t d : g.dcs) {
-    g.worst_rtt[d] = std::max(g.worst_rtt[d], t.rtt[d]);
-    if (t.rtt[d] <= own) g.dcs[kept++] = d;
+    g.worst_rtt[d] = std::max(g.worst_rtt[d], rtt[d]);
+    if (rtt[d] <= own) g.dcs[kept++] = d;
   }
   g.dcs.resize(kept);
 }
@@ -288,21 +285,19 @@ template <session_plugin Plugin>
 std::vector<party_seat> basic_session_queue<Plugin>::seats(const group& g) const {
   std::vector<party_seat> out;
   for (std::size_t m : g.members) {
-    const waiting_ticket& t = tickets_[m];
     double sum = 0;
-    for (double v : t.player_mmr) sum += v;
-    out.push_back({static_cast<std::uint32_t>(t.players.size()), sum});
+    for (double v : rows_.mmr(m)) sum += v;
+    out.push_back({rows_[m].party, sum});
   }
   return out;
 }
 
 template <session_plugin Plugin>
 bool basic_session_queue<Plugin>::teams_fit(const group& g, std::size_t ticket) const {
-  if (config_.teams == 0 || config_.split_parties || tickets_[ticket].players.size() == 1)
+  if (config_.teams == 0 || config_.split_parties || rows_[ticket].party == 1)
     return true;  // the size check in admits() is all there is to it
   auto s = seats(g);
-  const waiting_ticket& t = tickets_[ticket];
-  s.push_back({static_cast<std::uint32_t>(t.players.size()), 0});
+  s.push_back({rows_[ticket].party, 0});
   return parties_fit(s, config_.teams, config_.team_size);
 }
 
@@ -315,7 +310,7 @@ std::optional<std::vector<std::uint32_t>> basic_session_queue<Plugin>::assign(co
   if (!has_datacenter(g)) return std::nullopt;
   std::vector<double> mmr;
   for (std::size_t m : g.members)
-    for (double v : tickets_[m].player_mmr) mmr.push_back(v);
+    for (double v : rows_.mmr(m)) mmr.push_back(v);
   if (config_.teams == 0) return std::vector<std::uint32_t>(mmr.size(), 0);
   std::vector<std::uint32_t> team_of;
   if (config_.split_parties) {
@@ -324,9 +319,9 @@ std::optional<std::vector<std::uint32_t>> basic_session_queue<Plugin>::assign(co
     const auto by_party = assign_parties(seats(g), config_.teams, config_.team_size);
     if (!by_party) return std::nullopt;
     for (std::size_t i = 0; i < g.members.size(); ++i)
-      team_of.insert(team_of.end(), tickets_[g.members[i]].players.size(), (*by_party)[i]);
+      team_of.insert(team_of.end(), rows_[g.members[i]].party, (*by_party)[i]);
   }
-  const time_ms waited = now - tickets_[g.members.front()].created;
+  const time_ms waited = now - rows_[g.members.front()].created;
   for (const rule& r : config_.rules)
     if (r.kind == rule_kind::team_balance && filters_after(r, waited) &&
         team_mean_gap(mmr, team_of, config_.teams) > threshold_after(r, waited))

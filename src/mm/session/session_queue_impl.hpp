@@ -9,6 +9,7 @@
 #include <set>
 
 #include "mm/engine/error.hpp"
+#include "mm/session/radix_sort.hpp"
 #include "mm/session/refuse.hpp"
 #include "mm/session/session_queue.hpp"
 #include "mm/session/session_queue_groups.hpp"
@@ -33,6 +34,7 @@ basic_session_queue<Plugin>::basic_session_queue(queue_config config, latency_mo
       break;
     }
   rank_from_lane_ = config_.rules.size() == 1 && primary_ == 0;
+  rows_.shape(config_.rules.size(), latency_.datacenters().size(), config_.max_party_size);
 }
 
 template <session_plugin Plugin>
@@ -43,13 +45,13 @@ std::uint32_t basic_session_queue<Plugin>::intern(const std::string& s) {
 
 template <session_plugin Plugin>
 ticket_id basic_session_queue<Plugin>::ticket_of(player_id p) const {
-  const auto it = player_ticket_.find(p);
-  return it == player_ticket_.end() ? 0 : it->second;
+  const std::uint64_t* t = player_ticket_.find(p);
+  return t ? *t : 0;
 }
 
 template <session_plugin Plugin>
-double basic_session_queue<Plugin>::max_rtt(const waiting_ticket& t, time_ms now) const {
-  return config_.latency ? max_rtt_after(*config_.latency, now - t.created) : detail::infinity;
+double basic_session_queue<Plugin>::max_rtt(time_ms created, time_ms now) const {
+  return config_.latency ? max_rtt_after(*config_.latency, now - created) : detail::infinity;
 }
 
 template <session_plugin Plugin>
@@ -101,8 +103,14 @@ waiting_ticket basic_session_queue<Plugin>::compile(const ticket_request& r, tim
   // The party's value for each rule.
   const std::size_t n_rules = config_.rules.size();
   t.numbers.assign(n_rules, 0);
-  t.labels.assign(n_rules, 0);
-  t.sets.assign(n_rules, {});
+  // Labels and sets only where a rule reads them: two heap blocks less a
+  // ticket for the queues without such rules.
+  const auto has = [&](rule_kind kind) {
+    return std::any_of(config_.rules.begin(), config_.rules.end(),
+                       [kind](const rule& ru) { return ru.kind == kind; });
+  };
+  if (has(rule_kind::equality)) t.labels.assign(n_rules, 0);
+  if (has(rule_kind::intersection)) t.sets.assign(n_rules, {});
   for (std::size_t k = 0; k < n_rules; ++k) {
     const rule& ru = config_.rules[k];
     const std::string field = "attributes." + ru.attribute;
@@ -169,7 +177,7 @@ template <session_plugin Plugin>
 add_result basic_session_queue<Plugin>::add(const ticket_request& request, time_ms now,
                                             ticket_id id) {
   if (id == 0) refuse("id", "0 is not a ticket id");
-  if (index_.count(id)) refuse("id", "ticket " + std::to_string(id) + " already waits");
+  if (index_.contains(id)) refuse("id", "ticket " + std::to_string(id) + " already waits");
   return add_as(request, now, id);
 }
 
@@ -177,7 +185,7 @@ template <session_plugin Plugin>
 add_result basic_session_queue<Plugin>::restore(const ticket_request& request, time_ms created,
                                                 ticket_id id) {
   if (id == 0) refuse("id", "0 is not a ticket id");
-  if (index_.count(id)) refuse("id", "ticket " + std::to_string(id) + " already waits");
+  if (index_.contains(id)) refuse("id", "ticket " + std::to_string(id) + " already waits");
   ticket_request r = request;
   r.replace_existing = false;  // the tickets handed over never share a player
   return add_as(r, created, id);
@@ -221,8 +229,9 @@ add_result basic_session_queue<Plugin>::add_as(const ticket_request& request, ti
     next_ticket_ = std::max(next_ticket_, t.id + 1);
   t.shared = request.shared;
   t.tiebreak = rng_();
-  for (player_id p : t.players) player_ticket_[p] = t.id;
-  index_[t.id] = tickets_.size();
+  for (player_id p : t.players) player_ticket_.set(p, t.id);
+  index_.set(t.id, tickets_.size());
+  rows_.push(t);
   tickets_.push_back(std::move(t));
   ++stats_.created;
   out.id = tickets_.back().id;
@@ -231,29 +240,35 @@ add_result basic_session_queue<Plugin>::add_as(const ticket_request& request, ti
 
 template <session_plugin Plugin>
 void basic_session_queue<Plugin>::remove_at(std::size_t i) {
-  for (player_id p : tickets_[i].players) player_ticket_.erase(p);
-  index_.erase(tickets_[i].id);
+  for (std::size_t p = 0; p < rows_[i].party; ++p) player_ticket_.erase(rows_.player(i, p));
+  index_.erase(rows_[i].id);
+  move_out(i);
+}
+
+template <session_plugin Plugin>
+void basic_session_queue<Plugin>::move_out(std::size_t i) {
   if (i + 1 != tickets_.size()) {
     tickets_[i] = std::move(tickets_.back());
-    index_[tickets_[i].id] = i;
+    index_.set(tickets_[i].id, i);
   }
   tickets_.pop_back();
+  rows_.remove(i);
 }
 
 template <session_plugin Plugin>
 bool basic_session_queue<Plugin>::cancel(ticket_id id) {
-  const auto it = index_.find(id);
-  if (it == index_.end()) return false;
-  remove_at(it->second);
+  const std::uint64_t* at = index_.find(id);
+  if (!at) return false;
+  remove_at(*at);
   ++stats_.cancelled;
   return true;
 }
 
 template <session_plugin Plugin>
 bool basic_session_queue<Plugin>::withdraw(ticket_id id) {
-  const auto it = index_.find(id);
-  if (it == index_.end()) return false;
-  remove_at(it->second);
+  const std::uint64_t* at = index_.find(id);
+  if (!at) return false;
+  remove_at(*at);
   ++stats_.withdrawn;
   return true;
 }
@@ -286,17 +301,21 @@ formed_match basic_session_queue<Plugin>::make_match(const group& g,
   m.id = next_match_++;
   m.datacenter = dc;
   m.formed_at = now;
-  m.teams.assign(std::max<std::uint32_t>(config_.teams, 1), {});
+  m.teams.resize(std::max<std::uint32_t>(config_.teams, 1));
+  for (auto& team : m.teams) team.reserve(config_.teams > 0 ? config_.team_size : g.players);
+  m.tickets.reserve(g.members.size());
+  m.created.reserve(g.members.size());
   double lo = detail::infinity, hi = -detail::infinity;
   std::size_t player = 0;
   for (std::size_t idx : g.members) {
-    const waiting_ticket& t = tickets_[idx];
+    const ticket_rows::head t = rows_[idx];
     m.tickets.push_back(t.id);
     m.created.push_back(t.created);
-    for (std::size_t p = 0; p < t.players.size(); ++p, ++player) {
-      m.teams[team_of[player]].push_back(t.players[p]);
-      lo = std::min(lo, t.player_mmr[p]);
-      hi = std::max(hi, t.player_mmr[p]);
+    const auto mmr = rows_.mmr(idx);
+    for (std::size_t p = 0; p < mmr.size(); ++p, ++player) {
+      m.teams[team_of[player]].push_back(rows_.player(idx, p));
+      lo = std::min(lo, mmr[p]);
+      hi = std::max(hi, mmr[p]);
     }
   }
   m.mmr_spread = hi - lo;
@@ -361,9 +380,9 @@ bool basic_session_queue<Plugin>::form_planned(std::size_t seed,
 template <session_plugin Plugin>
 bool basic_session_queue<Plugin>::form(std::size_t seed, time_ms now, std::vector<char>& taken,
                                        tick_result& out) {
-  const waiting_ticket& anchor = tickets_[seed];
-  if (anchor.fast_track) {
+  if (rows_[seed].fast_track) {
     // A match by itself once a datacenter is within its threshold.
+    const waiting_ticket& anchor = tickets_[seed];
     const group g = make_group({seed}, now);
     if (!has_datacenter(g)) return false;
     auto team_of = anchor.team_of.empty() ? assign(g, now) : std::optional(anchor.team_of);
@@ -374,10 +393,12 @@ bool basic_session_queue<Plugin>::form(std::size_t seed, time_ms now, std::vecto
   }
   const std::size_t want = candidates_per_seed(config_);
   if constexpr (custom_build) {
-    const auto candidates = rank_candidates(seed, now, taken, want);
+    std::vector<candidate>& candidates = candidates_;
+    rank_candidates(seed, now, taken, want, candidates);
     std::vector<plugin_candidate> views;
     views.reserve(candidates.size());
     for (const candidate& c : candidates) views.push_back({&tickets_[c.ticket], c.distance});
+    const waiting_ticket& anchor = tickets_[seed];
     const build_decision decision =
         plugin_.build_match(anchor, views, match_context{now, now - anchor.created, config_});
     if (decision.what == build_decision::action::none) return false;
@@ -393,10 +414,11 @@ bool basic_session_queue<Plugin>::form(std::size_t seed, time_ms now, std::vecto
     // whole). Only when they fill the match and it is valid is the outcome
     // the one the whole ranking would give; otherwise rank them all.
     const std::size_t few = std::min<std::size_t>(want, config_.max_players);
-    auto candidates = rank_candidates(seed, now, taken, few);
+    std::vector<candidate>& candidates = candidates_;
+    rank_candidates(seed, now, taken, few, candidates);
     if (candidates.size() == few && few < want) {
       if (build_greedy(seed, candidates, now, taken, out, true)) return true;
-      candidates = rank_candidates(seed, now, taken, want);
+      rank_candidates(seed, now, taken, want, candidates);
     }
     return build_greedy(seed, candidates, now, taken, out, false);
   }
@@ -407,7 +429,9 @@ bool basic_session_queue<Plugin>::build_greedy(std::size_t seed,
                                                const std::vector<candidate>& candidates,
                                                time_ms now, std::vector<char>& taken,
                                                tick_result& out, bool first_pass_only) {
-  std::vector<std::size_t> chosen;  // positions in `candidates`, in the order they joined
+  std::vector<std::size_t>& chosen =
+      chosen_;  // positions in `candidates`, in the order they joined
+  chosen.clear();
   group& g = build_group_;
   start_group(g, seed, now);
   std::size_t next = 0;
@@ -415,7 +439,7 @@ bool basic_session_queue<Plugin>::build_greedy(std::size_t seed,
     // Greedy, nearest first, each addition checked against the group as it is.
     for (std::size_t i = next; i < candidates.size() && g.players < config_.max_players; ++i) {
       const std::size_t c = candidates[i].ticket;
-      if (admits(g, tickets_[c], now, nullptr) && teams_fit(g, c)) {
+      if (admits(g, c, now, nullptr) && teams_fit(g, c)) {
         join(g, c, now);
         chosen.push_back(i);
       }
@@ -443,9 +467,10 @@ tick_result basic_session_queue<Plugin>::tick(time_ms now) {
   tick_result out;
   // 1. Tickets past their give-up time, and those whose latency stages ran
   //    out (a bot match where the queue has bots).
-  std::vector<char> taken(tickets_.size(), 0);
+  std::vector<char>& taken = taken_;
+  taken.assign(tickets_.size(), 0);
   for (std::size_t i = 0; i < tickets_.size(); ++i) {
-    const waiting_ticket& t = tickets_[i];
+    const ticket_rows::head t = rows_[i];
     const bool expires = now >= t.give_up_at;
     if (!expires && !(config_.latency &&
                       stage_after(*config_.latency, now - t.created) == latency_stage::failed))
@@ -460,7 +485,7 @@ tick_result basic_session_queue<Plugin>::tick(time_ms now) {
       if (config_.bots) {
         const group g = make_group({i}, now);
         formed_match m =
-            make_match(g, std::vector<std::uint32_t>(t.players.size(), 0), pick_datacenter(g), now);
+            make_match(g, std::vector<std::uint32_t>(t.party, 0), pick_datacenter(g), now);
         m.bot_match = true;
         ++stats_.bot_matches;
         out.matches.push_back(std::move(m));
@@ -480,18 +505,20 @@ tick_result basic_session_queue<Plugin>::tick(time_ms now) {
   if (!lanes_.empty()) {
     const auto k = static_cast<std::size_t>(primary_);
     for (std::size_t i = 0; i < tickets_.size(); ++i) {
-      const waiting_ticket& t = tickets_[i];
+      const ticket_rows::head t = rows_[i];
       if (taken[i] || t.fast_track) continue;  // a fast-tracked party joins no group
+      const double value = rows_.numbers(i)[k];
       if (!config_.latency) {
-        lanes_[0].add(t.numbers[k], ~std::uint64_t{0}, t.tiebreak, i, t.players.size());
+        lanes_[0].add(value, ~std::uint64_t{0}, t.tiebreak, i, t.party);
         continue;
       }
-      const double own = max_rtt(t, now);
+      const double own = max_rtt(t.created, now);
+      const double* rtt = rows_.rtt(i);
       for (std::size_t l = 0; l < lanes_.size(); ++l) {
         std::uint64_t mask = 0;
         for (std::size_t d = l * 64; d < std::min(n_dcs, l * 64 + 64); ++d)
-          if (t.rtt[d] <= own) mask |= std::uint64_t{1} << (d % 64);
-        if (mask != 0) lanes_[l].add(t.numbers[k], mask, t.tiebreak, i, t.players.size());
+          if (rtt[d] <= own) mask |= std::uint64_t{1} << (d % 64);
+        if (mask != 0) lanes_[l].add(value, mask, t.tiebreak, i, t.party);
       }
     }
     for (auto& l : lanes_) l.seal();
@@ -505,34 +532,46 @@ tick_result basic_session_queue<Plugin>::tick(time_ms now) {
   }
   // 2. Seeds oldest first; tickets created at the same time in a seeded
   //    random order (their tiebreak).
-  struct seed_key {
-    time_ms::rep created;
-    std::uint64_t tiebreak;
-    std::size_t ticket;
-    bool operator<(const seed_key& o) const {
-      return created != o.created ? created < o.created : tiebreak < o.tiebreak;
-    }
-  };
-  std::vector<seed_key> order;
-  order.reserve(tickets_.size());
+  std::vector<seed_key>& order = seeds_;
+  order.clear();
+  time_ms::rep oldest = std::numeric_limits<time_ms::rep>::max();
   for (std::size_t i = 0; i < tickets_.size(); ++i)
-    if (!taken[i]) order.push_back({tickets_[i].created.count(), tickets_[i].tiebreak, i});
-  std::sort(order.begin(), order.end());
+    if (!taken[i]) {
+      order.push_back({rows_[i].created.count(), rows_[i].tiebreak, i});
+      oldest = std::min(oldest, rows_[i].created.count());
+    }
+  // By tiebreak, then (stably) by creation: creation, then tiebreak.
+  radix_sort(order, seeds_scratch_, [](const seed_key& s) { return s.tiebreak; });
+  radix_sort(order, seeds_scratch_, [oldest](const seed_key& s) {
+    return static_cast<std::uint64_t>(s.created - oldest);
+  });
   // The seeds come in no order of memory: what the next ones read is fetched
   // ahead (their records a few seeds ahead, then their values, RTTs and lane
   // neighbourhoods), so that it is in cache when their turn comes.
   constexpr std::size_t record_ahead = 8, data_ahead = 4;
   for (std::size_t j = 0; j < order.size(); ++j) {
-    if (j + record_ahead < order.size())
-      __builtin_prefetch(&tickets_[order[j + record_ahead].ticket]);
+    if (j + record_ahead < order.size()) rows_.prefetch_head(order[j + record_ahead].ticket);
     if (j + data_ahead < order.size()) prefetch_seed(order[j + data_ahead].ticket);
     const std::size_t seed = order[j].ticket;
     if (!taken[seed]) form(seed, now, taken, out);
   }
-  // 3. Matched, expired and failed tickets leave the queue. Highest index
-  //    first: remove_at() moves the last ticket into the hole.
+  // 3. Matched, expired and failed tickets leave the queue: their ids and
+  //    players out of the lookups all at once (in the lookups' order of
+  //    memory), then the tickets, highest index first (move_out() moves the
+  //    last ticket into the hole).
+  std::vector<std::uint64_t>& ids = gone_ids_;
+  std::vector<std::uint64_t>& players = gone_players_;
+  ids.clear();
+  players.clear();
+  for (std::size_t i = 0; i < tickets_.size(); ++i)
+    if (taken[i]) {
+      ids.push_back(rows_[i].id);
+      for (std::size_t p = 0; p < rows_[i].party; ++p) players.push_back(rows_.player(i, p));
+    }
+  index_.erase_many(ids);
+  player_ticket_.erase_many(players);
   for (std::size_t i = tickets_.size(); i-- > 0;)
-    if (taken[i]) remove_at(i);
+    if (taken[i]) move_out(i);
   return out;
 }
 

@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "mm/session/radix_sort.hpp"
+
 namespace mm::session {
 
 class value_lane {
@@ -40,9 +42,11 @@ class value_lane {
     entries_.push_back({value, datacenters, tiebreak, static_cast<std::uint32_t>(ticket),
                         static_cast<std::uint32_t>(players)});
   }
-  // Sorts the entries and resets the jumps; call once after the adds.
+  // Sorts the entries (by value, then ticket) and resets the jumps; call once
+  // after the adds, which come in ascending ticket order (the sort is by
+  // value and keeps the order of equal values).
   void seal() {
-    std::sort(entries_.begin(), entries_.end());
+    radix_sort(entries_, scratch_, [](const entry& e) { return ordered_key(e.value); });
     up_.resize(entries_.size());
     down_.resize(entries_.size());
     for (std::size_t i = 0; i < entries_.size(); ++i) {
@@ -95,7 +99,7 @@ class value_lane {
   }
 
  private:
-  std::vector<entry> entries_;
+  std::vector<entry> entries_, scratch_;
   std::vector<std::size_t> up_, down_;
 };
 

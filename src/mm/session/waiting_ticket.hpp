@@ -18,7 +18,9 @@ struct waiting_ticket {
   std::vector<double> player_mmr;
   double mmr = 0;  // the party's mean
   // Per rule, the party's value: a number (difference), an interned label
-  // (equality) or a sorted set of interned items (intersection).
+  // (equality) or a sorted set of interned items (intersection). `labels`
+  // is empty when the queue has no equality rule, `sets` when it has no
+  // intersection rule.
   std::vector<double> numbers;
   std::vector<std::uint32_t> labels;
   std::vector<std::vector<std::uint32_t>> sets;
