@@ -17,6 +17,10 @@
 // - session_first_tick_ms: the same tickets in the first tick of a fresh
 //   queue, which also pays for the first touch of the tick's working memory
 //   (page faults, expensive on a VM).
+// - session_actor_tick_ms: the same first tick through the queue actor
+//   (restored with the tickets, as after a restart), as the actor times it:
+//   the engine's tick and the outcomes built for the journal.
+//   actor_tick_vs_engine: session_first_tick_ms / session_actor_tick_ms.
 // - session_matches_per_s: tickets arriving every virtual second and leaving
 //   as matches; matches formed per second of the engine's own time (adds and
 //   ticks).
@@ -36,6 +40,7 @@
 #include "mm/engine/random.hpp"
 #include "mm/session/lobbies.hpp"
 #include "mm/session/session_queue.hpp"
+#include "session_actor_tick.hpp"
 
 using namespace mm::session;
 using mm::bench::emit;
@@ -151,6 +156,19 @@ int main(int argc, char** argv) {
       median3(one_tick_ms(tickets, true, false, &first), one_tick_ms(tickets, true, false, nullptr),
               one_tick_ms(tickets, true, false, nullptr));
   emit(bench_name, "session_first_tick_ms", first_tick_ms, "ms", extra);
+  {
+    std::vector<double> ms;
+    std::size_t outcomes = 0;
+    for (int i = 0; i < 3; ++i) {
+      const auto a = mm::bench::actor_first_tick(coop_queue(), m, tickets, 1s);
+      ms.push_back(a.ms);
+      outcomes = a.outcomes;
+    }
+    const double actor_ms = median3(ms[0], ms[1], ms[2]);
+    emit(bench_name, "session_actor_tick_ms", actor_ms, "ms",
+         extra + ", \"outcomes\": " + std::to_string(outcomes));
+    emit(bench_name, "actor_tick_vs_engine", first_tick_ms / actor_ms, "ratio", extra);
+  }
 
   // The naive loop on two smaller queues, scaled by the growth between them.
   const std::size_t small = std::min<std::size_t>(n, 4'000),

@@ -87,6 +87,9 @@ TEST_CASE("an HTTP client long-polls its ticket to a match, cancel and expiry re
   CHECK(duel["mmr_spread"]["count"] == 1);
   CHECK(duel["worst_rtt_ms"]["count"] == 1);
   CHECK(duel["worst_rtt_ms"]["mean"] == 20.0);
+  // The loop ran at least once a tick until now, and says how long it took.
+  CHECK(duel["tick_ms"]["count"] > 0);
+  CHECK(duel["last_tick_ms"] >= 0.0);
   CHECK(s.get_json("/api/tickets/12345", test_token, 404)["error"] == "ticket: no ticket '12345'");
   CHECK(s.get_json("/api/tickets/0000000000003039", test_token, 404)["error"] ==
         "ticket: no ticket 0000000000003039");
@@ -102,6 +105,7 @@ TEST_CASE("an HTTP client long-polls its ticket to a match, cancel and expiry re
   CHECK_THAT(metrics->body,
              Contains("mm_session_match_worst_rtt_ms_bucket{queue=\"duel\",le=\"25\"} 1"));
   CHECK_THAT(metrics->body, Contains("mm_session_time_to_match_seconds_count{queue=\"duel\"} 2"));
+  CHECK_THAT(metrics->body, Contains("mm_session_tick_ms_bucket{queue=\"duel\",le=\"+Inf\"}"));
   CHECK_THAT(metrics->body, Contains("mm_session_waiting{queue=\"coop\"} 0"));
   CHECK_THAT(metrics->body, Contains("mm_lobbies_up 1"));
 }

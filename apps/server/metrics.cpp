@@ -362,6 +362,9 @@ std::string render_session_metrics(const std::vector<actors::session_queue_repor
   w.family("mm_session_match_worst_rtt_ms", "histogram",
            "Per match in a datacenter: the highest RTT of its players to it.");
   for (const auto& [l, r] : q) histogram(w, "mm_session_match_worst_rtt_ms", l, r->worst_rtt_ms);
+  w.family("mm_session_tick_ms", "histogram",
+           "Per tick of the match loop: its wall time, with the building of its outcomes.");
+  for (const auto& [l, r] : q) histogram(w, "mm_session_tick_ms", l, r->tick_ms);
 
   w.family("mm_lobbies_up", "gauge", "1 when the lobbies answered this scrape.");
   w.sample("mm_lobbies_up", "", lobbies ? 1 : 0);

@@ -168,7 +168,9 @@ json queue_report_json(const session_queue_report& r) {
           {"players_matched", r.players_matched},
           {"wait_seconds", histogram_json(r.wait_seconds)},
           {"mmr_spread", histogram_json(r.mmr_spread)},
-          {"worst_rtt_ms", histogram_json(r.worst_rtt_ms)}};
+          {"worst_rtt_ms", histogram_json(r.worst_rtt_ms)},
+          {"tick_ms", histogram_json(r.tick_ms)},
+          {"last_tick_ms", r.last_tick_ms}};
 }
 
 json waiting_view_json(const waiting_ticket_view& v) {

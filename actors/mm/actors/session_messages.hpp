@@ -123,6 +123,10 @@ struct session_queue_report {
   value_histogram wait_seconds;  // per matched ticket: creation to match
   value_histogram mmr_spread;    // per match
   value_histogram worst_rtt_ms;  // per match with a datacenter
+  // Per tick: the match loop's wall time in ms, with the building of its
+  // outcomes; and the last one's.
+  value_histogram tick_ms;
+  double last_tick_ms = 0;
 };
 
 // A running lobby as its game server registers it.
@@ -228,7 +232,7 @@ typename Inspector::result_type inspect(Inspector& f, session_queue_report& x) {
   return f(caf::meta::type_name("session_queue_report"), x.queue, x.waiting, x.created, x.matched,
            x.cancelled, x.expired, x.failed, x.matches, x.bot_matches, x.players_matched,
            x.waiting_ideal, x.waiting_expand, x.waiting_warm_body, x.wait_seconds, x.mmr_spread,
-           x.worst_rtt_ms);
+           x.worst_rtt_ms, x.tick_ms, x.last_tick_ms);
 }
 
 template <class Inspector>

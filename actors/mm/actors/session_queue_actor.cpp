@@ -1,6 +1,7 @@
 #include "mm/actors/session_queue_actor.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 #include "mm/actors/errors.hpp"
@@ -56,21 +57,30 @@ void measure(session_queue_state& st, const session::formed_match& m) {
 // service once it is written.
 void run_tick(session_queue_pointer self) {
   auto& st = self->state;
+  // Wall time, not the actor clock's: what the tick costs the worker.
+  const auto start = std::chrono::steady_clock::now();
   session::tick_result r = st.queue->tick(now_of(self));
   std::vector<ticket_outcome> out;
+  std::size_t outcomes = r.expired.size() + r.failed.size();
+  for (const auto& m : r.matches) outcomes += m.tickets.size();
+  out.reserve(outcomes);
   for (const auto& m : r.matches) {
     measure(st, m);
-    const session_match match = to_message(self, m);
-    for (const std::uint64_t id : m.tickets) {
-      ticket_outcome o = outcome_of(st, id, session::ticket_state::matched);
-      o.match = match;
-      out.push_back(std::move(o));
+    session_match match = to_message(self, m);
+    for (std::size_t i = 0; i < m.tickets.size(); ++i) {
+      ticket_outcome& o =
+          out.emplace_back(outcome_of(st, m.tickets[i], session::ticket_state::matched));
+      // Each ticket's outcome carries the match: a copy, the last one the original.
+      o.match = i + 1 < m.tickets.size() ? match : std::move(match);
     }
   }
   for (const std::uint64_t id : r.expired)
     out.push_back(outcome_of(st, id, session::ticket_state::expired));
   for (const std::uint64_t id : r.failed)
     out.push_back(outcome_of(st, id, session::ticket_state::failed));
+  st.last_tick_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  st.tick_ms.add(st.last_tick_ms);
   if (!out.empty())
     self->send(st.config.journal, journal_atom::value, finish_atom::value, std::move(out));
 }
@@ -124,6 +134,8 @@ session_queue_report report_of(session_queue_pointer self) {
   r.wait_seconds = s.wait_seconds;
   r.mmr_spread = s.mmr_spread;
   r.worst_rtt_ms = s.worst_rtt_ms;
+  r.tick_ms = s.tick_ms;
+  r.last_tick_ms = s.last_tick_ms;
   const auto now = now_of(self);
   for (const auto& t : s.queue->tickets()) {
     const auto stage = s.config.queue.latency

@@ -85,6 +85,8 @@ struct session_queue_state {
   value_histogram wait_seconds{{1, 2, 5, 10, 20, 30, 60, 120, 300}};
   value_histogram mmr_spread{{25, 50, 100, 200, 400, 800}};
   value_histogram worst_rtt_ms{{10, 25, 50, 75, 100, 150, 250}};
+  value_histogram tick_ms{{1, 2, 5, 10, 25, 50, 100, 250, 500, 1000}};
+  double last_tick_ms = 0;
   static inline const char* name = "mm.session_queue";
 };
 

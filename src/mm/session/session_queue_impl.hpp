@@ -416,6 +416,8 @@ bool basic_session_queue<Plugin>::form(std::size_t seed, time_ms now, std::vecto
     const std::size_t few = std::min<std::size_t>(want, config_.max_players);
     std::vector<candidate>& candidates = candidates_;
     rank_candidates(seed, now, taken, few, candidates);
+    if (!rank_group_.dcs.empty())
+      for (const candidate& c : candidates) rows_.prefetch_candidate(c.ticket, rank_group_.dcs[0]);
     if (candidates.size() == few && few < want) {
       if (build_greedy(seed, candidates, now, taken, out, true)) return true;
       rank_candidates(seed, now, taken, want, candidates);

@@ -100,6 +100,14 @@ class ticket_rows {
 
   // Asks the memory for row i's first line: its head and rules' values.
   void prefetch_head(std::size_t i) const { __builtin_prefetch(row(i)); }
+  // Asks the memory for what a check of row i reads (its head and its RTT to
+  // datacenter d) and what a match of it reads (its MMRs and players).
+  void prefetch_candidate(std::size_t i, std::size_t d) const {
+    const double* r = row(i);
+    __builtin_prefetch(r);
+    __builtin_prefetch(r + head_words + rules_ + d);
+    __builtin_prefetch(r + head_words + rules_ + dcs_);
+  }
   // Asks the memory for row i's head and values (all of its RTTs).
   void prefetch(std::size_t i) const {
     const double* r = row(i);
