@@ -17,10 +17,12 @@
 // - session_first_tick_ms: the same tickets in the first tick of a fresh
 //   queue, which also pays for the first touch of the tick's working memory
 //   (page faults, expensive on a VM).
-// - session_actor_tick_ms: the same first tick through the queue actor
-//   (restored with the tickets, as after a restart), as the actor times it:
+// - session_actor_first_tick_ms: the same tickets' first tick in a queue
+//   actor restored with them (as after a restart), as the actor times it:
 //   the engine's tick and the outcomes built for the journal.
-//   actor_tick_vs_engine: session_first_tick_ms / session_actor_tick_ms.
+// - session_actor_tick_ms: the same tickets created through that actor and
+//   ticked, three times (median): a running server's tick.
+//   actor_tick_vs_engine: session_tick_ms / session_actor_tick_ms.
 // - session_matches_per_s: tickets arriving every virtual second and leaving
 //   as matches; matches formed per second of the engine's own time (adds and
 //   ticks).
@@ -156,18 +158,33 @@ int main(int argc, char** argv) {
       median3(one_tick_ms(tickets, true, false, &first), one_tick_ms(tickets, true, false, nullptr),
               one_tick_ms(tickets, true, false, nullptr));
   emit(bench_name, "session_first_tick_ms", first_tick_ms, "ms", extra);
+  std::size_t first_outcomes = 0;
+  for (const auto& match : first.matches) first_outcomes += match.tickets.size();
+  first_outcomes += first.expired.size() + first.failed.size();
   {
+    // Three rounds after the restored tickets' tick, 3 s apart: long enough
+    // to create 100,000 tickets through the actor between two ticks. A tick
+    // that missed some (fewer outcomes than the engine's first tick) is not
+    // a figure of 100,000 tickets: none is printed then.
+    const auto a = mm::bench::time_actor_ticks(coop_queue(), m, tickets, 3s, 3);
+    const auto full = [&](const mm::bench::actor_tick& t) {
+      return t.outcomes + t.outcomes / 100 >= first_outcomes;
+    };
+    emit(bench_name, "session_actor_first_tick_ms", a.first.ms, "ms",
+         extra + ", \"outcomes\": " + std::to_string(a.first.outcomes));
     std::vector<double> ms;
-    std::size_t outcomes = 0;
-    for (int i = 0; i < 3; ++i) {
-      const auto a = mm::bench::actor_first_tick(coop_queue(), m, tickets, 1s);
-      ms.push_back(a.ms);
-      outcomes = a.outcomes;
+    for (const auto& t : a.later)
+      if (full(t)) ms.push_back(t.ms);
+    if (ms.size() == 3) {
+      const double actor_ms = median3(ms[0], ms[1], ms[2]);
+      emit(bench_name, "session_actor_tick_ms", actor_ms, "ms", extra);
+      emit(bench_name, "actor_tick_vs_engine", tick_ms / actor_ms, "ratio", extra);
+    } else {
+      std::printf(
+          "{\"bench\": \"%s\", \"metric\": \"session_actor_tick_ms\", \"value\": null, "
+          "\"not_measured\": \"a tick came before all the tickets were created\"}\n",
+          bench_name);
     }
-    const double actor_ms = median3(ms[0], ms[1], ms[2]);
-    emit(bench_name, "session_actor_tick_ms", actor_ms, "ms",
-         extra + ", \"outcomes\": " + std::to_string(outcomes));
-    emit(bench_name, "actor_tick_vs_engine", first_tick_ms / actor_ms, "ratio", extra);
   }
 
   // The naive loop on two smaller queues, scaled by the growth between them.

@@ -63,7 +63,7 @@ void run_tick(session_queue_pointer self) {
   std::vector<ticket_outcome> out;
   std::size_t outcomes = r.expired.size() + r.failed.size();
   for (const auto& m : r.matches) outcomes += m.tickets.size();
-  out.reserve(outcomes);
+  out.reserve(outcomes);  // 280 bytes an outcome: no regrowth of a vector this size
   for (const auto& m : r.matches) {
     measure(st, m);
     session_match match = to_message(self, m);
