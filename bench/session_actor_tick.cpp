@@ -36,6 +36,7 @@ session_journal_actor::behavior_type null_journal(session_journal_actor::pointer
       [](journal_atom, create_atom, durable_ticket& t) { return t.id; },
       [](journal_atom, cancel_atom, ticket_outcome&) { return true; },
       [](journal_atom, finish_atom, std::vector<ticket_outcome>&) {},
+      [](journal_atom, finish_atom, tick_outcomes&) {},
       [](journal_atom, reload_atom, std::string&) { return std::vector<durable_ticket>{}; },
       [](journal_atom, sync_atom) { return true; },
       [](journal_atom, journal_listener&) {},

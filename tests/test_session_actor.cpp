@@ -40,6 +40,10 @@ TEST_CASE("a party and solos get their match through the service", "[session][ac
     CHECK(o.match.worst_rtt_ms == 20);
     REQUIRE(o.match.teams.size() == 1);
     CHECK(o.match.teams[0].size() == 4);
+    // Every ticket's outcome carries the whole match (the journal makes one
+    // an outcome from the tick's matches).
+    CHECK(std::set<std::uint64_t>(o.match.tickets.begin(), o.match.tickets.end()) ==
+          std::set<std::uint64_t>{duo, a, b});
   }
   CHECK(told == std::set<std::uint64_t>{duo, a, b});
   CHECK(x.state(a) == ticket_state::matched);

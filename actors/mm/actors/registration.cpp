@@ -5,6 +5,7 @@ namespace mm::actors {
 void add_session_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<session_ticket>("mm.session_ticket");
   cfg.add_message_type<ticket_outcome>("mm.ticket_outcome");
+  cfg.add_message_type<tick_outcomes>("mm.tick_outcomes");
   cfg.add_message_type<session_queue_report>("mm.session_queue_report");
   cfg.add_message_type<std::vector<session_queue_report>>("mm.session_queue_reports");
   cfg.add_message_type<session_interfaces::owner>("mm.ticket_owner");

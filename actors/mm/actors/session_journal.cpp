@@ -29,6 +29,36 @@ ticket_outcome waiting_event(const durable_ticket& t) {
 
 void schedule_flush(session_journal_pointer self);
 
+ticket_outcome outcome_in(const std::string& queue, std::uint64_t id, session::ticket_state state) {
+  ticket_outcome o;
+  o.queue = queue;
+  o.ticket = id;
+  o.state = state;
+  return o;
+}
+
+// One outcome a ticket of the tick: a matched ticket's carries its match (a
+// copy each, the last one the match itself), in the order the tick made
+// them: matches, then expired, then failed.
+void add_tick_outcomes(std::vector<session_journal_state::pending_finish>& finishes,
+                       tick_outcomes& t) {
+  std::size_t n = t.expired.size() + t.failed.size();
+  for (const auto& m : t.matches) n += m.tickets.size();
+  finishes.reserve(finishes.size() + n);
+  for (auto& m : t.matches) {
+    const std::size_t count = m.tickets.size();
+    for (std::size_t i = 0; i < count; ++i) {
+      ticket_outcome o = outcome_in(t.queue, m.tickets[i], session::ticket_state::matched);
+      o.match = i + 1 < count ? m : std::move(m);
+      finishes.push_back({std::move(o), std::nullopt});
+    }
+  }
+  for (const std::uint64_t id : t.expired)
+    finishes.push_back({outcome_in(t.queue, id, session::ticket_state::expired), std::nullopt});
+  for (const std::uint64_t id : t.failed)
+    finishes.push_back({outcome_in(t.queue, id, session::ticket_state::failed), std::nullopt});
+}
+
 // Writes what waits in one transaction, then tells the listener and answers
 // the writers.
 void flush(session_journal_pointer self) {
@@ -55,8 +85,8 @@ void flush(session_journal_pointer self) {
   // A waiting event's row holds no bytes (its ticket row says it all); an
   // outcome's row holds the outcome's bytes, encoded once for both rows.
   for (const auto& e : events) batch.events.push_back({e.seq, e.ticket, {}, e.queue, now, {}});
-  for (const auto& f : finishes) {
-    ticket_outcome e = f.outcome;
+  for (auto& f : finishes) {
+    ticket_outcome e = std::move(f.outcome);
     e.seq = ++seq;
     e.at_unix_ms = now;
     std::string bytes = encode_outcome(e);
@@ -71,8 +101,8 @@ void flush(session_journal_pointer self) {
     log(log_level::error, std::string("session journal: ") + e.what() +
                               "; the queues concerned start again from the store");
     std::vector<std::string> queues;
-    for (const auto& c : creates) queues.push_back(c.ticket.queues.front());
-    for (const auto& f : finishes) queues.push_back(f.outcome.queue);
+    // The events hold each record's queue: a new ticket's first, an outcome's.
+    for (const auto& record : events) queues.push_back(record.queue);
     if (st.listener) self->send(st.listener, journal_atom::value, lost_atom::value, queues);
     const auto err = make_error(e.code(), e.what());
     for (auto& c : creates) c.promise.deliver(err);
@@ -209,6 +239,10 @@ session_journal_actor::behavior_type session_journal(session_journal_pointer sel
       },
       [self](journal_atom, finish_atom, std::vector<ticket_outcome>& outcomes) {
         for (auto& o : outcomes) self->state.finishes.push_back({std::move(o), std::nullopt});
+        schedule_flush(self);
+      },
+      [self](journal_atom, finish_atom, tick_outcomes& t) {
+        add_tick_outcomes(self->state.finishes, t);
         schedule_flush(self);
       },
       [self](journal_atom, reload_atom,

@@ -66,8 +66,11 @@ using session_journal_actor = caf::typed_actor<
     caf::replies_to<journal_atom, create_atom, durable_ticket>::with<std::uint64_t>,
     // A cancel (its outcome): true once it is written.
     caf::replies_to<journal_atom, cancel_atom, ticket_outcome>::with<bool>,
-    // A tick's outcomes (matched, expired, failed): written, then told.
+    // Outcomes of tickets that left (a restored ticket that fails): written,
+    // then told.
     caf::reacts_to<journal_atom, finish_atom, std::vector<ticket_outcome>>,
+    // A tick's outcomes (matched, expired, failed): the same, one a ticket.
+    caf::reacts_to<journal_atom, finish_atom, tick_outcomes>,
     // The waiting tickets of a queue, after every record sent before.
     caf::replies_to<journal_atom, reload_atom, std::string>::with<std::vector<durable_ticket>>,
     // Everything sent before is written: true (or the store's error).

@@ -25,15 +25,17 @@ ticket_outcome outcome_of(const session_queue_state& st, std::uint64_t id,
   return o;
 }
 
-session_match to_message(session_queue_pointer self, const session::formed_match& m) {
+// The match as its players' owners are told it; its teams and tickets moved
+// out of the engine's.
+session_match to_message(session_queue_pointer self, session::formed_match& m) {
   const auto& st = self->state;
   session_match out;
   out.id = st.config.ids ? st.config.ids->next() : m.id;
   out.queue = st.config.queue.name;
   const auto& dcs = st.queue->latency().datacenters();
   if (m.datacenter < dcs.size()) out.datacenter = dcs[m.datacenter].name;
-  out.teams = m.teams;
-  out.tickets = m.tickets;
+  out.teams = std::move(m.teams);
+  out.tickets = std::move(m.tickets);
   out.mmr_spread = m.mmr_spread;
   // Unknown (no RTT measured or estimated for a player): -1, so that every
   // double of a message is finite (CAF's wire format cannot carry infinity).
@@ -60,29 +62,21 @@ void run_tick(session_queue_pointer self) {
   // Wall time, not the actor clock's: what the tick costs the worker.
   const auto start = std::chrono::steady_clock::now();
   session::tick_result r = st.queue->tick(now_of(self));
-  std::vector<ticket_outcome> out;
-  std::size_t outcomes = r.expired.size() + r.failed.size();
-  for (const auto& m : r.matches) outcomes += m.tickets.size();
-  out.reserve(outcomes);  // 280 bytes an outcome: no regrowth of a vector this size
-  for (const auto& m : r.matches) {
-    measure(st, m);
-    session_match match = to_message(self, m);
-    for (std::size_t i = 0; i < m.tickets.size(); ++i) {
-      ticket_outcome& o =
-          out.emplace_back(outcome_of(st, m.tickets[i], session::ticket_state::matched));
-      // Each ticket's outcome carries the match: a copy, the last one the original.
-      o.match = i + 1 < m.tickets.size() ? match : std::move(match);
-    }
+  // Each match once: the journal makes the outcome of each of its tickets.
+  tick_outcomes out;
+  out.queue = st.config.queue.name;
+  out.matches.reserve(r.matches.size());
+  for (auto& m : r.matches) {
+    measure(st, m);  // before its teams move into the message
+    out.matches.push_back(to_message(self, m));
   }
-  for (const std::uint64_t id : r.expired)
-    out.push_back(outcome_of(st, id, session::ticket_state::expired));
-  for (const std::uint64_t id : r.failed)
-    out.push_back(outcome_of(st, id, session::ticket_state::failed));
+  out.expired = std::move(r.expired);
+  out.failed = std::move(r.failed);
+  if (!out.matches.empty() || !out.expired.empty() || !out.failed.empty())
+    self->send(st.config.journal, journal_atom::value, finish_atom::value, std::move(out));
   st.last_tick_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   st.tick_ms.add(st.last_tick_ms);
-  if (!out.empty())
-    self->send(st.config.journal, journal_atom::value, finish_atom::value, std::move(out));
 }
 
 // Oldest first; ties by id.
