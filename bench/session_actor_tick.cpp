@@ -5,6 +5,7 @@
 
 #include "mm/actors/registration.hpp"
 #include "mm/actors/session_queue_actor.hpp"
+#include "mm/actors/worker_idle.hpp"
 
 namespace mm::bench {
 
@@ -52,6 +53,10 @@ actor_ticks time_actor_ticks(session::queue_config config, const session::latenc
                              std::chrono::milliseconds tick, int rounds) {
   caf::actor_system_config cfg;
   add_message_types<generic_profile>(cfg, "generic");
+  // As matchmakerd runs its workers (actor.worker_idle's default): an idle
+  // worker waits instead of polling every 50 µs, which on 2 cores took the
+  // tick's core from it hundreds of times a tick.
+  set_worker_idle(cfg, worker_idle::sleep);
   caf::actor_system sys{cfg};
   session_queue_actor_config c;
   config.tick = tick;

@@ -19,7 +19,8 @@
 //   (page faults, expensive on a VM).
 // - session_actor_first_tick_ms: the same tickets' first tick in a queue
 //   actor restored with them (as after a restart), as the actor times it:
-//   the engine's tick and the outcomes built for the journal.
+//   the engine's tick and its message to the journal. The actor system's
+//   workers wait when idle, as matchmakerd's do (actor.worker_idle).
 // - session_actor_tick_ms: the same tickets created through that actor and
 //   ticked, three times (median): a running server's tick.
 //   actor_tick_vs_engine: session_tick_ms / session_actor_tick_ms.
