@@ -118,15 +118,23 @@ TEST_CASE("a queue's waiting tickets, oldest first, by latency stage", "[server]
   const auto second = create(s, duo);
   const json view = s.get_json("/api/queues/coop?limit=10", test_token);
   REQUIRE(view["waiting_tickets"].size() == 2);
-  CHECK(view["waiting_tickets"][0]["ticket"] == first);
+  // Oldest first, ties (created in the same millisecond, as these two may
+  // be: the test's old flake) by id: the 16 hex digits compare as numbers.
+  const json& older = view["waiting_tickets"][0];
+  const json& newer = view["waiting_tickets"][1];
+  CHECK(older["waited_ms"] >= newer["waited_ms"]);
+  if (older["waited_ms"] == newer["waited_ms"])
+    CHECK(older["ticket"].get<std::string>() < newer["ticket"].get<std::string>());
+  const std::size_t duo_at = view["waiting_tickets"][0]["ticket"] == second ? 0 : 1;
+  CHECK(view["waiting_tickets"][1 - duo_at]["ticket"] == first);
   // Another client sees that tickets wait, not whose.
   const json others = s.get_json("/api/queues/coop?limit=10", other_test_token);
-  CHECK(others["waiting_tickets"][1]["ticket"] == nullptr);
-  CHECK(others["waiting_tickets"][1]["players"] == nullptr);
-  CHECK(others["waiting_tickets"][1]["mmr"] == 1600.0);
-  CHECK(view["waiting_tickets"][1]["ticket"] == second);
-  CHECK(view["waiting_tickets"][1]["players"] == json({11, 12}));
-  CHECK(view["waiting_tickets"][1]["mmr"] == 1600.0);
+  CHECK(others["waiting_tickets"][duo_at]["ticket"] == nullptr);
+  CHECK(others["waiting_tickets"][duo_at]["players"] == nullptr);
+  CHECK(others["waiting_tickets"][duo_at]["mmr"] == 1600.0);
+  CHECK(view["waiting_tickets"][duo_at]["ticket"] == second);
+  CHECK(view["waiting_tickets"][duo_at]["players"] == json({11, 12}));
+  CHECK(view["waiting_tickets"][duo_at]["mmr"] == 1600.0);
   CHECK(view["waiting_tickets"][0]["stage"] == "ideal");
   CHECK(view["queue"]["waiting"] == 2);
   CHECK(view["queue"]["waiting_by_stage"]["ideal"] == 2);

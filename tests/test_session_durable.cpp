@@ -3,7 +3,11 @@
 // queue, multi-queue tickets matched once, queues that end for any reason
 // starting again from the journal, a service started again from its store
 // (waiting tickets under their ids and times, outcomes kept, ids never
-// again), a match written before anyone hears of it, credentials.
+// again), a match written before anyone hears of it, a write that fails
+// losing nothing, credentials.
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Transaction.h>
+
 #include <catch2/catch.hpp>
 #include <limits>
 #include <map>
@@ -242,6 +246,42 @@ TEST_CASE("a match is written before anyone hears of it", "[session][actors]") {
   x.f.advance(1s);
   REQUIRE(x.got->empty());  // the old run's owner is gone: the outcome is there to read
   for (auto id : ids) CHECK(x.state(id) == ticket_state::matched);
+}
+
+TEST_CASE("a tick whose write fails is forgotten: its tickets wait again, then match once",
+          "[session][actors]") {
+  session_fixture x;
+  // The same file with a short busy timeout, so that a locked write fails
+  // at once instead of after 5 s.
+  x.stop();
+  x.store = std::make_shared<sqlite_store>(x.dir.file("journal.db"), database_options{50});
+  x.start(x.config);
+  std::vector<std::uint64_t> ids;
+  for (player_id p = 1; p <= 4; ++p) ids.push_back(x.create("coop", party({1000}, p)));
+  {
+    // Another writer holds the lock: the tick's match cannot be written.
+    SQLite::Database blocker(x.dir.file("journal.db"), SQLite::OPEN_READWRITE, 10'000);
+    SQLite::Transaction hold(blocker, SQLite::TransactionBehavior::IMMEDIATE);
+    x.f.advance(1s);
+    // Nobody was told of the match, and the queue took its tickets back
+    // from the store: they wait, under their ids.
+    CHECK(x.got->empty());
+    for (auto id : ids) CHECK(x.state(id) == ticket_state::waiting);
+  }  // rolled back: the lock is free
+  // The queue starts again after its back-off, reads its tickets back, and
+  // ticks (the clock moved in steps: each step runs what falls due in it).
+  for (int step = 0; step < 5; ++step) x.f.advance(1s);
+  REQUIRE(x.got->size() == 4);
+  std::set<std::uint64_t> told;
+  for (const auto& o : *x.got) {
+    told.insert(o.ticket);
+    CHECK(o.state == ticket_state::matched);
+    CHECK(o.match.tickets.size() == 4);
+    CHECK(o.match.id == x.got->front().match.id);
+  }
+  CHECK(told == std::set<std::uint64_t>(ids.begin(), ids.end()));
+  for (int step = 0; step < 5; ++step) x.f.advance(1s);
+  CHECK(x.got->size() == 4);  // told once
 }
 
 TEST_CASE("a ticket belongs to the credential that created it", "[session][actors]") {
