@@ -3,7 +3,7 @@
 // ticks them; then, `rounds` times, the same tickets (new ids and players)
 // are created through the actor and ticked again, as in a running server.
 // Each tick is timed by the actor itself (session_queue_report::
-// last_tick_ms): the engine's tick and the outcomes built for the journal.
+// last_tick_ms): the engine's tick and its message to the journal.
 #pragma once
 
 #include <chrono>

@@ -263,8 +263,8 @@ TEST_CASE("a tick whose write fails is forgotten: its tickets wait again, then m
     SQLite::Database blocker(x.dir.file("journal.db"), SQLite::OPEN_READWRITE, 10'000);
     SQLite::Transaction hold(blocker, SQLite::TransactionBehavior::IMMEDIATE);
     x.f.advance(1s);
-    // Nobody was told of the match, and the queue took its tickets back
-    // from the store: they wait, under their ids.
+    // Nobody was told of the match, the queue ended to start again from
+    // the store, and the tickets still wait, under their ids.
     CHECK(x.got->empty());
     for (auto id : ids) CHECK(x.state(id) == ticket_state::waiting);
   }  // rolled back: the lock is free
