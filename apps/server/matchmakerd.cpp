@@ -124,14 +124,21 @@ int run(const server::server_config& c) {
     base.lease_idle_limit = std::max(std::chrono::milliseconds(100), c.cluster_takeover_after / 10);
   }
   const actors::set_part part = c.instance_part();
+  // The instances' engines, shared with the query bridge: an HTTP query is
+  // answered on the network thread where its instance is free (engine_slot.hpp).
+  auto slots = std::make_shared<actors::engine_slots<profile>>(part.total);
+  base.slots = slots;
   auto set = actors::spawn_instance_part<profile>(sys, part, base);
+  actors::query_bridge<profile>::slot_list member_slots;
+  for (const std::uint32_t i : part.shards) member_slots.push_back(slots->slots.at(i));
   std::vector<std::string> names;
   for (const std::uint32_t i : part.shards)
     names.push_back(actors::member_config(base, part.total, i).id);
   const auto timeout = std::chrono::milliseconds(c.query_timeout_ms);
   auto client = actors::spawn_client<profile>(sys, set, std::uint64_t{1}, part);
   actors::admin_bridge<profile> bridge(sys, set, names, client, timeout);
-  actors::query_bridge<profile> queries(sys, set, timeout, std::uint64_t{2});
+  actors::query_bridge<profile> queries(sys, set, timeout, std::uint64_t{2},
+                                       std::move(member_slots));
 
   // The session matchmaker: every queue behind one service actor, started
   // here on a server alone, and by the lease on a node of a cluster.

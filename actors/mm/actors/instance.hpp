@@ -1,5 +1,8 @@
-// A matchmaker instance: one actor owning one engine (nothing else touches it)
-// and one database worker. Self-re-arming timers drive the scan, the rebalance
+// A matchmaker instance: one actor owning one engine and one database worker.
+// The engine sits in an engine slot (engine_slot.hpp): the actor holds the
+// slot's mutex for every use (eng()), and the only other user, the query
+// bridge on the HTTP network thread, answers single queries through it when
+// the mutex is free and the slot open (after the restore, before the stop). Self-re-arming timers drive the scan, the rebalance
 // and the snapshot (docs/design.md); database work runs on the worker and its
 // results are applied here. At most one scan is in flight. A graceful exit
 // writes a final snapshot.
@@ -12,6 +15,7 @@
 #include <string>
 
 #include "mm/actors/db_worker.hpp"
+#include "mm/actors/engine_slot.hpp"
 #include "mm/actors/interface.hpp"
 #include "mm/cluster/serving_deadline.hpp"
 #include "mm/engine/engine.hpp"
@@ -29,6 +33,10 @@ struct instance_config {
   bool detached_worker = true;  // false on the deterministic test scheduler
   // How long a scan may take before it is given up (and another may start).
   std::chrono::milliseconds scan_timeout{60'000};
+  // When set, the instance's engine lives in slots->slots[database.shard_index],
+  // where the query bridge answers HTTP queries on the network thread
+  // (engine_slot.hpp); else in a slot of its own that nothing else reads.
+  std::shared_ptr<engine_slots<Profile>> slots;
   // Set on a node of a cluster with leases: the supervisor starts dormant
   // and runs the instance only while the node holds the shard's lease and
   // its serving deadline is open (supervisor.hpp).
@@ -42,7 +50,18 @@ template <class Profile>
 struct instance_state {
   // Not an aggregate: CAF would otherwise build the state from the actor pointer.
   instance_state() = default;
-  std::unique_ptr<engine<Profile>> eng;
+  instance_state(const instance_state&) = delete;
+  instance_state& operator=(const instance_state&) = delete;
+  // The run's engine goes with the state (CAF destroys it when the actor
+  // exits, a crash included).
+  ~instance_state() {
+    if (slot) slot->retire(generation);
+  }
+  // Where the engine lives; every use goes through eng(), which holds the
+  // slot's mutex for the statement (or the scope of the returned object).
+  std::shared_ptr<engine_slot<Profile>> slot;
+  std::uint64_t generation = 0;
+  typename engine_slot<Profile>::locked eng() { return slot->lock(); }
   instance_config<Profile> config;
   db_worker worker;
   bool scan_in_flight = false;
@@ -96,7 +115,7 @@ void write_snapshot(instance_pointer<Profile> self, std::function<void()> done =
   }
   const auto started = std::chrono::steady_clock::now();
   stored_state s{now_unix_ms<Profile>(self), snapshot_version,
-                 encode_snapshot(take_snapshot(*st.eng))};
+                 encode_snapshot(take_snapshot(*st.eng()))};
   const std::int64_t at = s.persisted_at_unix_ms;
   self->request(st.worker, std::chrono::seconds(30), save_atom::value, st.config.id, std::move(s))
       .then(
@@ -121,9 +140,9 @@ void write_snapshot(instance_pointer<Profile> self, std::function<void()> done =
 // every rebalance interval.
 template <class Profile>
 void rebalance_if_due_early(instance_pointer<Profile> self) {
-  auto& eng = *self->state.eng;
-  if (!eng.rebalance_due_early()) return;
-  if (eng.rebalance(now_unix_ms<Profile>(self)).performed) write_snapshot<Profile>(self);
+  const auto eng = self->state.eng();
+  if (!eng->rebalance_due_early()) return;
+  if (eng->rebalance(now_unix_ms<Profile>(self)).performed) write_snapshot<Profile>(self);
 }
 
 // The rebalance tick is armed for the moment the interval since the last
@@ -133,7 +152,7 @@ template <class Profile>
 void arm_rebalance_tick(instance_pointer<Profile> self) {
   const auto interval =
       std::chrono::milliseconds(self->state.config.opts.buckets_rebalance_interval);
-  const std::int64_t last = self->state.eng->last_rebalance_unix_ms();
+  const std::int64_t last = self->state.eng()->last_rebalance_unix_ms();
   auto delay = interval;
   if (last > 0) {
     const auto since = std::chrono::milliseconds(now_unix_ms<Profile>(self) - last);
@@ -150,7 +169,7 @@ void start_scan(instance_pointer<Profile> self) {
   auto& st = self->state;
   if (st.scan_in_flight) return;  // the previous scan is still running: skip this tick
   st.scan_in_flight = true;
-  const std::uint32_t requested = st.eng->scan_fetch_count();
+  const std::uint32_t requested = st.eng()->scan_fetch_count();
   self->request(st.worker, st.config.scan_timeout, scan_atom::value, requested,
                 st.config.opts.database_scan_batch_size)
       .then(
@@ -164,7 +183,7 @@ void start_scan(instance_pointer<Profile> self) {
             c.scan_seconds_total += res.seconds;
             c.scan_rows_requested_total += requested;
             c.scan_rows_found_total += c.last_scan_found;
-            s.eng->apply_scan(res.rows, res.unreadable);
+            s.eng()->apply_scan(res.rows, res.unreadable);
             if (!res.reports.empty()) s.counters.scan_reports = std::move(res.reports);
             rebalance_if_due_early<Profile>(self);
           },
@@ -183,13 +202,13 @@ template <class Profile>
 void take_sizing_sample(instance_pointer<Profile> self) {
   auto& st = self->state;
   const options& o = st.config.opts;
-  if (!o.enable_database_scan || o.sizing_sample_rows == 0 || !st.eng->sizing().empty()) return;
+  if (!o.enable_database_scan || o.sizing_sample_rows == 0 || !st.eng()->sizing().empty()) return;
   const std::uint32_t wanted = std::min(o.sizing_sample_rows, o.buckets_rebalance_sample_count);
   self->request(st.worker, st.config.scan_timeout, sample_atom::value, wanted)
       .then(
           [=](scan_result& res) {
             auto& s = self->state;
-            s.eng->apply_rows(res.rows, res.unreadable);
+            s.eng()->apply_rows(res.rows, res.unreadable);
             if (!res.reports.empty()) s.counters.scan_reports = std::move(res.reports);
             log(log_level::info, "matchmaker '" + s.config.id + "': sizing sample of " +
                                      std::to_string(res.rows.size()) + " rows in " +
@@ -209,11 +228,12 @@ void finish_restore(instance_pointer<Profile> self) {
   auto& s = self->state;
   s.restore_done = true;
   for (const auto& u : s.pending_updates)
-    s.eng->update(u.id, std::span<const typename Profile::model_type>(u.models));
+    s.eng()->update(u.id, std::span<const typename Profile::model_type>(u.models));
   s.pending_updates = {};
   arm_rebalance_tick<Profile>(self);
   rebalance_if_due_early<Profile>(self);
   take_sizing_sample<Profile>(self);
+  s.slot->open(s.generation);
 }
 
 template <class Profile>
@@ -228,7 +248,7 @@ void restore(instance_pointer<Profile> self) {
               return;
             }
             const shard owned{s.config.database.shard_count, s.config.database.shard_index};
-            const auto r = restore_stored(*s.eng, stored, now_unix_ms<Profile>(self), owned);
+            const auto r = restore_stored(*s.eng(), stored, now_unix_ms<Profile>(self), owned);
             if (r.restored) {
               log(log_level::info,
                   "matchmaker '" + s.config.id + "': restored " + std::to_string(r.players) +
@@ -259,7 +279,10 @@ typename interfaces<Profile>::instance::behavior_type instance_actor(
   auto& st = self->state;
   st.wall_at_start_unix_ms = wall_unix_ms();
   st.clock_at_start = self->clock().now();
-  st.eng = std::make_unique<engine<Profile>>(config.opts, config.profile);
+  st.slot = config.slots ? config.slots->slots.at(config.database.shard_index)
+                         : std::make_shared<engine_slot<Profile>>();
+  st.generation = st.slot->install(std::make_unique<engine<Profile>>(config.opts, config.profile),
+                                   config.lease_gate);
   st.config = std::move(config);
   const options& o = st.config.opts;
   st.worker =
@@ -277,12 +300,13 @@ typename interfaces<Profile>::instance::behavior_type instance_actor(
   self->set_exit_handler([=](const caf::exit_msg& msg) {
     if (self->state.stopping) return;
     self->state.stopping = true;
+    self->state.slot->close(self->state.generation);
     const caf::error reason = msg.reason;
     write_snapshot<Profile>(self, [=] { self->quit(reason); });
   });
   return {
       [=](find_atom, const match_request<typename Profile::query_type>& req) {
-        return match_reply<model>::from(self->state.eng->find_match(req));
+        return match_reply<model>::from(self->state.eng()->find_match(req));
       },
       // A query on its way through the set. Taken by reference: the request is
       // moved on, not copied, when it travels to the next member.
@@ -291,7 +315,7 @@ typename interfaces<Profile>::instance::behavior_type instance_actor(
         auto& s = self->state;
         const bool last = route.hops_left == 0 || !s.next;
         req.allow_fake_opponent = last && route.fake_allowed;
-        auto reply = match_reply<model>::from(s.eng->find_match(req));
+        auto reply = match_reply<model>::from(s.eng()->find_match(req));
         if (last || reply.type != match_type::none_found) {
           s.counters.routed.count(reply.type);
           return reply;
@@ -305,8 +329,8 @@ typename interfaces<Profile>::instance::behavior_type instance_actor(
         if (batch.size() > max_batch_queries) return batch_too_large(batch.size());
         std::vector<match_reply<model>> out;
         out.reserve(batch.size());
-        for (const auto& req : batch)
-          out.push_back(match_reply<model>::from(self->state.eng->find_match(req)));
+        const auto eng = self->state.eng();
+        for (const auto& req : batch) out.push_back(match_reply<model>::from(eng->find_match(req)));
         return out;
       },
       [=](next_atom, typename interfaces<Profile>::set_member next) {
@@ -318,7 +342,7 @@ typename interfaces<Profile>::instance::behavior_type instance_actor(
           s.pending_updates.push_back(u);
           return;
         }
-        s.eng->update(u.id, std::span<const model>(u.models));
+        s.eng()->update(u.id, std::span<const model>(u.models));
         rebalance_if_due_early<Profile>(self);
       },
       [=](update_atom, std::vector<player_update<model>>& batch) {
@@ -327,11 +351,12 @@ typename interfaces<Profile>::instance::behavior_type instance_actor(
           for (auto& u : batch) s.pending_updates.push_back(std::move(u));
           return;
         }
-        for (const auto& u : batch) s.eng->update(u.id, std::span<const model>(u.models));
+        const auto eng = s.eng();
+        for (const auto& u : batch) eng->update(u.id, std::span<const model>(u.models));
         rebalance_if_due_early<Profile>(self);
       },
       [=](remove_atom, player_id id) {
-        return self->state.eng->remove(id).outcome == update_outcome::removed;
+        return self->state.eng()->remove(id).outcome == update_outcome::removed;
       },
       [=](enroll_atom, player_id id) -> caf::result<bool> {
         auto& s = self->state;
@@ -344,12 +369,12 @@ typename interfaces<Profile>::instance::behavior_type instance_actor(
                     return;
                   }
                   std::vector<model> models;
-                  if (self->state.eng->profile().make_models(row, models) !=
+                  if (self->state.eng()->profile().make_models(row, models) !=
                       row_verdict::eligible) {
                     rp.deliver(false);
                     return;
                   }
-                  const auto r = self->state.eng->enroll(std::span<const model>(models));
+                  const auto r = self->state.eng()->enroll(std::span<const model>(models));
                   rp.deliver(r.outcome != update_outcome::rejected &&
                              r.outcome != update_outcome::no_op);
                 },
@@ -357,30 +382,33 @@ typename interfaces<Profile>::instance::behavior_type instance_actor(
         return rp;
       },
       [=](info_atom) {
-        return instance_info{self->state.eng->info(), self->state.counters, {}};
+        auto& s = self->state;
+        instance_counters counters = s.counters;
+        counters.routed += s.slot->routed();  // answered on other threads
+        return instance_info{s.eng()->info(), std::move(counters), {}};
       },
-      [=](player_atom, player_id id) { return self->state.eng->player(id); },
+      [=](player_atom, player_id id) { return self->state.eng()->player(id); },
       [=](inspect_atom, std::uint32_t bucket, std::uint32_t offset, std::uint32_t limit) {
-        return self->state.eng->inspect_bucket(bucket, offset,
+        return self->state.eng()->inspect_bucket(bucket, offset,
                                                std::min<std::uint32_t>(limit, 10'000));
       },
       [=](top_atom, std::uint32_t n) {
-        return self->state.eng->top_by_mmr(std::min<std::uint32_t>(n, 10'000));
+        return self->state.eng()->top_by_mmr(std::min<std::uint32_t>(n, 10'000));
       },
       [=](rebalance_atom) {
-        auto report = self->state.eng->rebalance(now_unix_ms<Profile>(self));
+        auto report = self->state.eng()->rebalance(now_unix_ms<Profile>(self));
         if (report.performed) write_snapshot<Profile>(self);
         return report;
       },
       [=](clear_atom) {
-        self->state.eng->clear();
+        self->state.eng()->clear();
         write_snapshot<Profile>(self);
         if (self->state.config.opts.enable_database_scan) start_scan<Profile>(self);
         return true;
       },
       [=](explain_atom, const match_request<typename Profile::query_type>& req,
           std::uint32_t max_retries) {
-        return self->state.eng->explain(req, std::min<std::uint32_t>(max_retries, 100));
+        return self->state.eng()->explain(req, std::min<std::uint32_t>(max_retries, 100));
       },
       [=](scan_tick_atom) {
         self->delayed_send(self, self->state.config.opts.database_scan_tick, scan_tick_atom::value);
@@ -393,10 +421,10 @@ typename interfaces<Profile>::instance::behavior_type instance_actor(
       },
       [=](rebalance_tick_atom) {
         auto& s = self->state;
-        const std::int64_t now = now_unix_ms<Profile>(self), last = s.eng->last_rebalance_unix_ms();
+        const std::int64_t now = now_unix_ms<Profile>(self), last = s.eng()->last_rebalance_unix_ms();
         const auto interval = std::chrono::milliseconds(s.config.opts.buckets_rebalance_interval);
         if (last == 0 || now - last >= interval.count()) {
-          if (!s.eng->rebalance(now).performed) {  // not enough samples yet
+          if (!s.eng()->rebalance(now).performed) {  // not enough samples yet
             self->delayed_send(self, interval, rebalance_tick_atom::value);
             return;
           }

@@ -12,6 +12,15 @@
 // to the bridge and the set's routing, as before; under load a burst costs
 // one hand-off to a CAF thread and one batch, not one of each per query.
 //
+// Answered where it arrives: given the engine slots of the set's members
+// (engine_slot.hpp, matchmakerd's own instances), a single query is first
+// routed through the slots on the calling thread, member after member as the
+// set would route it, and answered there: no hand-off to a CAF thread and
+// back. Where a slot is busy (its instance is applying a scan, say) or closed
+// (restarting, or not this node's shard now), the query goes on through the
+// bridge's actor from that member, as if the earlier members had been asked
+// by it. Batches always go through the actor: their work is not short.
+//
 // Invariant: every callback given to find() is called exactly once: with the
 // set's answer, with the request's timeout error when no member answers, or
 // with `request_receiver_down` when the bridge stopped before asking (at the
@@ -19,6 +28,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <caf/all.hpp>
 #include <chrono>
 #include <deque>
@@ -32,7 +42,9 @@
 #include <vector>
 
 #include "mm/actors/batch_route.hpp"
+#include "mm/actors/engine_slot.hpp"
 #include "mm/actors/router.hpp"
+#include "mm/engine/stable_hash.hpp"
 
 namespace mm::actors {
 
@@ -65,6 +77,10 @@ template <class Profile>
 struct bridge_query {
   match_request<typename Profile::query_type> request;
   call_once<caf::expected<match_reply<typename Profile::model_type>>> done;
+  // A query that members were asked already on the caller's thread: the
+  // member asked first, and how many found none before a busy one.
+  bool continued = false;
+  std::uint32_t first = 0, hop = 0;
 };
 
 // The queries threads hand to the bridge, taken by the bridge's actor.
@@ -86,9 +102,15 @@ class query_bridge {
   using answer = caf::expected<match_reply<model>>;
   using callback = std::function<void(answer)>;
 
+  using slot_list = std::vector<std::shared_ptr<engine_slot<Profile>>>;
+
+  // `slots`: the engine slots of the members of `set`, in its order, to
+  // answer single queries on the calling thread; empty: always the actor.
   query_bridge(caf::actor_system& sys, std::vector<matchmaker> set,
-               std::chrono::milliseconds timeout, std::uint64_t seed)
-      : inbox_(std::make_shared<bridge_inbox<Profile>>()),
+               std::chrono::milliseconds timeout, std::uint64_t seed, slot_list slots = {})
+      : slots_(slots.size() == set.size() ? std::move(slots) : slot_list{}),
+        seed_(mix64(seed)),
+        inbox_(std::make_shared<bridge_inbox<Profile>>()),
         actor_(sys.spawn(bridge_actor, set_router<Profile>(std::move(set), seed),
                          caf::timespan(timeout), inbox_)) {}
   ~query_bridge() { caf::anon_send_exit(actor_, caf::exit_reason::user_shutdown); }
@@ -97,13 +119,19 @@ class query_bridge {
 
   caf::actor_system& system() const { return actor_->home_system(); }
 
-  // Thread-safe and never blocks. `done` runs on a CAF thread: it must not
-  // block either (hand the answer on, as the HTTP server does).
+  // Thread-safe and never blocks. `done` runs on the calling thread (the
+  // query answered through the slots, before find() returns) or on a CAF
+  // thread: it must not block either (hand the answer on, as the HTTP server
+  // does).
   void find(match_request<query> request, callback done) {
-    put([&](auto& queries) {
-      queries.push_back({std::move(request), call_once<answer>(std::move(done))});
-    });
+    bridge_query<Profile> q{std::move(request), call_once<answer>(std::move(done))};
+    if (!slots_.empty() && answered_here(q)) return;
+    put([&](auto& queries) { queries.push_back(std::move(q)); });
   }
+
+  // Single queries answered on the calling thread (for the server's counters
+  // and the tests).
+  std::uint64_t answered_inline() const { return answered_inline_.load(); }
 
   // Several queries at once (an HTTP batch): each answered as find()
   // answers it, every `dones[i]` called once.
@@ -189,9 +217,16 @@ class query_bridge {
       seqs.push_back(owe(self, period, std::move(q.done)));
       requests.push_back(std::move(q.request));
     }
-    auto job =
-        std::make_shared<batch_route<Profile>>(std::move(requests), st.router.pick_first_index());
-    route_batch<Profile>(self, st.router.members(), job, 0, caf::duration(caf::infinite),
+    ask_batch(self, std::move(requests), std::move(seqs), st.router.pick_first_index(), 0);
+  }
+
+  // Routes `requests` (owed as `seqs`) through the set from member `first`,
+  // `hop` members on (those before it found none for them).
+  static void ask_batch(bridge_self* self, std::vector<match_request<query>> requests,
+                        std::vector<std::uint64_t> seqs, std::size_t first, std::size_t hop) {
+    auto job = std::make_shared<batch_route<Profile>>(std::move(requests), first);
+    job->someone_said_none = hop > 0;
+    route_batch<Profile>(self, self->state.router.members(), job, hop, caf::duration(caf::infinite),
                          [self, job, seqs = std::move(seqs)](const caf::error& e) {
                            // On an error, only the open queries have no answer.
                            std::vector<char> failed(seqs.size(), 0);
@@ -220,6 +255,19 @@ class query_bridge {
             std::lock_guard lock(inbox->mutex);
             taken.swap(inbox->queries);
           }
+          // The queries that members were asked on the caller's thread go on
+          // each from where it stopped; the rest in batches.
+          std::vector<bridge_query<Profile>> fresh;
+          fresh.reserve(taken.size());
+          for (auto& q : taken) {
+            if (!q.continued) {
+              fresh.push_back(std::move(q));
+              continue;
+            }
+            std::vector<std::uint64_t> seq{owe(self, period, std::move(q.done))};
+            ask_batch(self, {std::move(q.request)}, std::move(seq), q.first, q.hop);
+          }
+          taken = std::move(fresh);
           for (std::size_t from = 0; from < taken.size(); from += max_batch_queries) {
             const std::size_t to = std::min(taken.size(), from + max_batch_queries);
             ask(self, period,
@@ -242,6 +290,36 @@ class query_bridge {
     };
   }
 
+  // Routes q through the slots from a member picked as the router picks
+  // (uniformly); true when a member answered it finally here. Else q is
+  // marked to go on through the actor from the member that was busy.
+  bool answered_here(bridge_query<Profile>& q) {
+    const auto n = static_cast<std::uint32_t>(slots_.size());
+    const std::uint64_t draw = mix64(seed_ ^ draws_.fetch_add(1, std::memory_order_relaxed));
+    q.first = static_cast<std::uint32_t>(draw % n);
+    const bool fake_allowed = q.request.allow_fake_opponent;
+    for (std::uint32_t hop = 0; hop < n; ++hop) {
+      const bool last = hop + 1 == n;
+      q.request.allow_fake_opponent = last && fake_allowed;  // only the last may make one
+      auto reply = slots_[(q.first + hop) % n]->try_find(q.request, last);
+      q.request.allow_fake_opponent = fake_allowed;
+      if (!reply) {
+        q.continued = true;
+        q.hop = hop;
+        return false;
+      }
+      if (last || reply->type != match_type::none_found) {
+        answered_inline_.fetch_add(1, std::memory_order_relaxed);
+        q.done(std::move(*reply));
+        return true;
+      }
+    }
+    return true;  // not reached: the last member's answer is final
+  }
+
+  const slot_list slots_;
+  const std::uint64_t seed_;
+  std::atomic<std::uint64_t> draws_{0}, answered_inline_{0};
   std::shared_ptr<bridge_inbox<Profile>> inbox_;  // before actor_: the actor is given it
   caf::actor actor_;
 };
