@@ -154,8 +154,8 @@ TEST_CASE("the query bridge answers single queries on the caller's thread, else 
     CHECK(got.back()->type == match_type::fake_opponent);
     CHECK(bridge.answered_inline() == 32);
     f.run();
-    CHECK(got.size() == 32);                // nothing twice
-    CHECK(routed_success(f, set) == 30);    // counted by the instance that answered
+    CHECK(got.size() == 32);              // nothing twice
+    CHECK(routed_success(f, set) == 30);  // counted by the instance that answered
   }
 
   SECTION("a busy slot: the query goes on through the actor from that member") {

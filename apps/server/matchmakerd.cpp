@@ -138,7 +138,7 @@ int run(const server::server_config& c) {
   auto client = actors::spawn_client<profile>(sys, set, std::uint64_t{1}, part);
   actors::admin_bridge<profile> bridge(sys, set, names, client, timeout);
   actors::query_bridge<profile> queries(sys, set, timeout, std::uint64_t{2},
-                                       std::move(member_slots));
+                                        std::move(member_slots));
 
   // The session matchmaker: every queue behind one service actor, started
   // here on a server alone, and by the lease on a node of a cluster.

@@ -2,10 +2,11 @@
 // The engine sits in an engine slot (engine_slot.hpp): the actor holds the
 // slot's mutex for every use (eng()), and the only other user, the query
 // bridge on the HTTP network thread, answers single queries through it when
-// the mutex is free and the slot open (after the restore, before the stop). Self-re-arming timers drive the scan, the rebalance
-// and the snapshot (docs/design.md); database work runs on the worker and its
-// results are applied here. At most one scan is in flight. A graceful exit
-// writes a final snapshot.
+// the mutex is free and the slot open (after the restore, before the stop).
+// Self-re-arming timers drive the scan, the rebalance and the snapshot
+// (docs/design.md); database work runs on the worker and its results are
+// applied here. At most one scan is in flight. A graceful exit writes a final
+// snapshot.
 #pragma once
 
 #include <caf/all.hpp>
@@ -390,7 +391,7 @@ typename interfaces<Profile>::instance::behavior_type instance_actor(
       [=](player_atom, player_id id) { return self->state.eng()->player(id); },
       [=](inspect_atom, std::uint32_t bucket, std::uint32_t offset, std::uint32_t limit) {
         return self->state.eng()->inspect_bucket(bucket, offset,
-                                               std::min<std::uint32_t>(limit, 10'000));
+                                                 std::min<std::uint32_t>(limit, 10'000));
       },
       [=](top_atom, std::uint32_t n) {
         return self->state.eng()->top_by_mmr(std::min<std::uint32_t>(n, 10'000));
@@ -421,7 +422,8 @@ typename interfaces<Profile>::instance::behavior_type instance_actor(
       },
       [=](rebalance_tick_atom) {
         auto& s = self->state;
-        const std::int64_t now = now_unix_ms<Profile>(self), last = s.eng()->last_rebalance_unix_ms();
+        const std::int64_t now = now_unix_ms<Profile>(self),
+                           last = s.eng()->last_rebalance_unix_ms();
         const auto interval = std::chrono::milliseconds(s.config.opts.buckets_rebalance_interval);
         if (last == 0 || now - last >= interval.count()) {
           if (!s.eng()->rebalance(now).performed) {  // not enough samples yet
