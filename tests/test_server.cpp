@@ -501,7 +501,7 @@ TEST_CASE("/metrics exposes requests, gaps, updates, scans, buckets, cache and s
         "mm_cache_players", "mm_cache_buckets", "mm_snapshot_duration_seconds", "mm_snapshot_bytes",
         "mm_removed_after_offer_total", "mm_inserts_refused_capacity_total",
         "mm_instance_restarts_total", "mm_updates_dropped_total", "mm_client_queries_total",
-        "mm_client_passed_on_total"})
+        "mm_client_passed_on_total", "mm_http_queries_answered_inline_total"})
     CHECK(m.find(std::string("# TYPE ") + family + " ") != std::string::npos);
   const double success = metric(m, "mm_requests_total{matchmaker=\"mm-0\",result=\"success\"}") +
                          metric(m, "mm_requests_total{matchmaker=\"mm-1\",result=\"success\"}");
@@ -510,6 +510,11 @@ TEST_CASE("/metrics exposes requests, gaps, updates, scans, buckets, cache and s
   const double client_total = metric(m, "mm_client_queries_total{result=\"success\"}") +
                               metric(m, "mm_client_queries_total{result=\"none_found\"}");
   CHECK(client_total == 20);
+  // Answered on the network thread unless a matchmaker was busy with a scan
+  // (then through the bridge's actor): counted the same either way.
+  const double inline_answers = metric(m, "mm_http_queries_answered_inline_total");
+  CHECK(inline_answers >= 1);
+  CHECK(inline_answers <= 20);
   const double gaps = metric(m, "mm_match_mmr_gap_count{matchmaker=\"mm-0\"}") +
                       metric(m, "mm_match_mmr_gap_count{matchmaker=\"mm-1\"}");
   CHECK(gaps == success);

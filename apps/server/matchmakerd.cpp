@@ -241,6 +241,7 @@ int run(const server::server_config& c) {
                                 " files (ulimit -n): connections past that are refused");
   server::http_server http(c.http, server::api_handlers(ctx));
   ctx.counters.connections = &http.stats();
+  ctx.counters.queries_answered_inline = [&queries] { return queries.answered_inline(); };
   if (actor_port) ctx.counters.actor_port = [p = actor_port.get()] { return p->counters(); };
   std::uint16_t http_port = 0;
   try {

@@ -234,6 +234,12 @@ std::string render_metrics(const std::vector<matchmaker_figures>& all,
   w.sample("mm_http_responses_total", "class=\"2xx\"", http.ok.load());
   w.sample("mm_http_responses_total", "class=\"4xx\"", http.client_error.load());
   w.sample("mm_http_responses_total", "class=\"5xx\"", http.server_error.load());
+  if (http.queries_answered_inline) {
+    w.family("mm_http_queries_answered_inline_total", "counter",
+             "Single POST /api/query answered on the network thread; the rest of them went "
+             "through the query bridge's actor (a matchmaker busy or restarting).");
+    w.sample("mm_http_queries_answered_inline_total", "", http.queries_answered_inline());
+  }
   w.family("mm_http_unauthorized_total", "counter",
            "Requests refused for a missing or weak token.");
   w.sample("mm_http_unauthorized_total", "", http.unauthorized.load());

@@ -24,6 +24,8 @@ struct http_counters {
   const http_connection_stats* connections = nullptr;  // the server's, once it listens
   // The actor port's refusals, when it is published.
   std::function<actors::port_guard_counters()> actor_port;
+  // Single POST /api/query answered on the network thread (engine_slot.hpp).
+  std::function<std::uint64_t()> queries_answered_inline;
 };
 
 struct matchmaker_figures {

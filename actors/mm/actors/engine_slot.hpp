@@ -61,6 +61,7 @@ class engine_slot {
     engine_ = std::move(e);
     lease_gate_ = std::move(lease_gate);
     open_ = false;
+    routed_ = {};  // a new run counts from zero, as its instance does
     return ++generation_;
   }
   // The run's engine is restored: other threads may query it.
