@@ -1,8 +1,11 @@
 #include <SQLiteCpp/Statement.h>
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <sstream>
+#include <thread>
+#include <vector>
 
 #include "mm/storage/csv_import.hpp"
 #include "mm/storage/database.hpp"
@@ -26,6 +29,36 @@ TEST_CASE("an empty file is migrated to the latest schema with WAL and foreign k
   // Opening again applies nothing twice.
   database again(dir.file("mm.db"));
   CHECK(again.schema_version() == database::latest_schema_version());
+}
+
+TEST_CASE("connections that open a new file at once each find it migrated, every step once",
+          "[db]") {
+  // Each reads the version, then migrates: the one that comes second must
+  // not apply again what the first applied in between.
+  for (int round = 0; round < 20; ++round) {
+    test::temp_dir dir;
+    const std::string path = dir.file("mm.db");
+    std::atomic<int> ready{0};
+    std::atomic<int> failed{0};
+    std::vector<std::thread> openers;
+    for (int k = 0; k < 3; ++k)
+      openers.emplace_back([&] {
+        ++ready;
+        while (ready < 3) std::this_thread::yield();  // all start together
+        try {
+          database db(path);
+          if (db.schema_version() != database::latest_schema_version()) ++failed;
+        } catch (const std::exception& e) {
+          UNSCOPED_INFO(e.what());
+          ++failed;
+        }
+      });
+    for (auto& t : openers) t.join();
+    REQUIRE(failed == 0);
+    database db(path);
+    CHECK(db.sql().execAndGet("SELECT COUNT(*) FROM schema_migrations").getInt() ==
+          database::latest_schema_version());
+  }
 }
 
 TEST_CASE("a database newer than the binary is refused, untouched", "[db]") {

@@ -2,10 +2,12 @@
 
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
+#include <sqlite3.h>
 
 #include <chrono>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "mm/storage/migrations.hpp"
 
@@ -15,6 +17,24 @@ namespace {
 int open_flags(const database_options& o) {
   return (o.read_only ? SQLite::OPEN_READONLY : SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE) |
          (o.single_thread ? SQLite::OPEN_NOMUTEX : 0);
+}
+
+// Turning a new file to WAL needs it alone for a moment: while another
+// connection is opening the same new file, SQLite answers SQLITE_BUSY at once,
+// without its busy handler. Tried again every millisecond within the busy
+// timeout, as the handler would.
+void use_wal(SQLite::Database& db, int busy_timeout_ms) {
+  const auto give_up =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(busy_timeout_ms);
+  for (;;) {
+    try {
+      db.exec("PRAGMA journal_mode = WAL");
+      return;
+    } catch (const SQLite::Exception& e) {
+      if (e.getErrorCode() != SQLITE_BUSY || std::chrono::steady_clock::now() >= give_up) throw;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 SQLite::Database open(const std::string& path, const database_options& o) {
@@ -62,7 +82,7 @@ int database::latest_schema_version() {
 database::database(const std::string& path, database_options o) : path_(path), db_(open(path, o)) {
   try {
     if (!o.read_only) {
-      db_.exec("PRAGMA journal_mode = WAL");
+      use_wal(db_, o.busy_timeout_ms);
       // FULL: a committed transaction survives a power cut, not only a crash.
       db_.exec("PRAGMA synchronous = FULL");
     }
@@ -111,6 +131,11 @@ void database::migrate() {
       if (m.version <= version_) continue;
       // Each migration and its record commit together, or not at all.
       SQLite::Transaction tx(db_, SQLite::TransactionBehavior::IMMEDIATE);
+      // Another connection may have applied it since this one read the
+      // version (two processes opening a new file at once): read it again
+      // under the write lock, which is held from here to the commit.
+      version_ = read_version();
+      if (m.version <= version_) continue;  // the transaction ends unused
       db_.exec(std::string(m.sql));
       SQLite::Statement rec(db_, "INSERT INTO schema_migrations VALUES (?, ?, ?)");
       rec.bind(1, m.version);
