@@ -24,7 +24,10 @@
 //   clock) to the owner's notification, excluding the designed wait for the
 //   tick.
 // - session_tickets_per_s, path http: POST /api/tickets on a live matchmakerd from 4
-//   keep-alive clients, created and matched (the queue's counts).
+//   keep-alive clients, created and matched (the queue's counts); then from 32
+//   clients (the service's capacity over HTTP: with 4, each client's wait
+//   for its commit bounds the rate). http_vs_actor and
+//   http_32_clients_vs_actor: each against the 1-queue durable actor path.
 // - websocket_events_per_s: at that load, the events one admin WebSocket
 //   (GET /api/events) receives per second (a waiting and a matched event a
 //   ticket), and whether it was cut off as too slow.
@@ -292,6 +295,7 @@ double percentile(std::vector<double> v, double p) {
 // What the HTTP run measures.
 struct http_run {
   double created_per_s = 0, matched_per_s = 0;  // at full load
+  double created_wide_per_s = 0;                // at full load from `wide_clients`
   double events_per_s = 0;                      // pushed to one admin WebSocket at full load
   bool events_cut = false;                      // the WebSocket was closed (too slow)
   double half_rate = 0, half_achieved = 0;      // the paced phase: asked, and sent
@@ -351,7 +355,7 @@ struct event_watcher {
 // `seconds`, with an admin WebSocket following every event; then the same
 // clients paced at half that rate, each create timed from the moment it was
 // due (so a client that falls behind shows it, not hides it).
-http_run through_http(double seconds, int clients) {
+http_run through_http(double seconds, int clients, int wide_clients) {
   const nlohmann::json config = {
       {"sessions",
        {{"queues", {{{"name", "duel"}, {"tick", "10ms"}, {"give_up_after", "600s"}}}}}}};
@@ -367,13 +371,13 @@ http_run through_http(double seconds, int clients) {
     return nlohmann::json{{"queue", "duel"}, {"players", {{{"id", next++}, {"mmr", 1500}}}}}.dump();
   };
   event_watcher watcher(server.http_port());
-  {
+  // Creates per second from n clients, each as fast as its 201s come.
+  const auto full_load = [&](int n) {
     std::atomic<std::uint64_t> created{0};
     std::atomic<bool> stop{false};
     std::vector<std::thread> threads;
-    const std::uint64_t events_before = watcher.events;
     const double t0 = bench::now_s();
-    for (int c = 0; c < clients; ++c)
+    for (int c = 0; c < n; ++c)
       threads.emplace_back([&] {
         httplib::Client http("127.0.0.1", server.http_port());
         http.set_keep_alive(true);
@@ -386,15 +390,26 @@ http_run through_http(double seconds, int clients) {
     std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
     stop = true;
     for (auto& t : threads) t.join();
-    const double elapsed = bench::now_s() - t0;
+    return std::pair(static_cast<double>(created), bench::now_s() - t0);
+  };
+  {
+    const std::uint64_t events_before = watcher.events;
+    const auto [created, elapsed] = full_load(clients);
     std::this_thread::sleep_for(200ms);  // the last ticks and events
-    out.created_per_s = static_cast<double>(created) / elapsed;
+    out.created_per_s = created / elapsed;
     out.events_per_s = static_cast<double>(watcher.events - events_before) / elapsed;
     httplib::Client http("127.0.0.1", server.http_port());
     auto r = http.Get("/api/queues");
     if (r && r->status == 200)
       out.matched_per_s =
           nlohmann::json::parse(r->body)["queues"][0]["matched"].get<double>() / elapsed;
+  }
+  {
+    // The service's capacity over HTTP: enough clients that each one's wait
+    // for its commit no longer bounds the rate.
+    const auto [created, elapsed] = full_load(wide_clients);
+    out.created_wide_per_s = created / elapsed;
+    std::this_thread::sleep_for(200ms);
   }
   {
     // Half load, paced: client c sends its k-th create at t0 + (k * clients + c) / rate.
@@ -476,11 +491,15 @@ int main(int argc, char** argv) {
               load);
   bench::emit(bench_name, "tick_to_notification_p99_ms", percentile(half.delays_ms, 0.99), "ms",
               load);
-  const http_run http = through_http(seconds, 4);
+  const http_run http = through_http(seconds, 4, 32);
   bench::emit(bench_name, "session_tickets_per_s", http.created_per_s, "tickets/s",
               "\"path\": \"http\", \"clients\": 4");
   bench::emit(bench_name, "http_matched_per_s", http.matched_per_s, "tickets/s", "\"clients\": 4");
   bench::emit(bench_name, "http_vs_actor", http.created_per_s / one.tickets_per_s, "ratio");
+  bench::emit(bench_name, "session_tickets_per_s", http.created_wide_per_s, "tickets/s",
+              "\"path\": \"http\", \"clients\": 32");
+  bench::emit(bench_name, "http_32_clients_vs_actor", http.created_wide_per_s / one.tickets_per_s,
+              "ratio");
   // The paced phase's figures count only when its clients kept the pace.
   const bool kept_pace = http.half_achieved >= 0.95 * http.half_rate;
   const std::string paced = "\"tickets_per_s\": " + std::to_string(http.half_achieved) +
