@@ -6,6 +6,7 @@
 #include <array>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -284,9 +285,12 @@ struct scenario {
   int kind = 0;
 };
 
-// Random queues of four kinds: 1v1 with expansion; 3v3 with parties and team
+// Random queues of five kinds: 1v1 with expansion; 3v3 with parties and team
 // balance; 4-player co-op with parties and the staged latency policy; 2v2
-// that splits parties, with a language rule. Thresholds drawn per queue.
+// that splits parties, with a language rule; 2v2 with parties over 70
+// datacenters (more than one 64-datacenter block) with a latency rule, where
+// some players gave measured RTTs to a few datacenters only (unknown, so
+// infinite, to the others). Thresholds drawn per queue.
 scenario random_scenario(mm::rng& r, int kind) {
   scenario s;
   s.kind = kind;
@@ -316,6 +320,24 @@ scenario random_scenario(mm::rng& r, int kind) {
     c.rules = {mmr};
     c.bots = r.below(2) == 1;
     s.latency = equator(6);
+  } else if (kind == 4) {
+    c.min_players = c.max_players = 4;
+    c.team_size = 2;
+    c.max_party_size = 2;
+    c.latency = latency_stages{};
+    c.bots = r.below(2) == 1;
+    rule rtt;
+    rtt.name = "rtt";
+    rtt.kind = rule_kind::latency;
+    rtt.weight = 0.1 + r.unit();
+    c.rules = {mmr, rtt};
+    std::vector<datacenter> dcs;
+    for (std::size_t i = 0; i < 70; ++i)
+      dcs.push_back(
+          {"dc" + std::to_string(i),
+           {-30.0 + 10.0 * static_cast<double>(i / 10), -90.0 + 15.0 * static_cast<double>(i % 10)},
+           "r"});
+    s.latency = latency_model(dcs);
   } else {
     c.min_players = c.max_players = 4;
     c.team_size = 2;
@@ -348,6 +370,18 @@ std::pair<ticket_request, known_ticket> random_party(const scenario& s, mm::rng&
       const double lon = 10.0 * static_cast<double>(r.below(6)) + (r.unit() - 0.5) * 16;
       p.location = geo_point{(r.unit() - 0.5) * 12, lon};
     }
+    if (s.kind == 4) {
+      const std::size_t n = s.latency.datacenters().size();
+      if (r.below(4) == 0) {  // measured to three datacenters, unknown to the rest
+        const std::size_t first = r.below(n - 2);
+        for (std::size_t d = first; d < first + 3; ++d)
+          p.rtt_ms.push_back({"dc" + std::to_string(d), static_cast<double>(5 + r.below(120))});
+      } else {
+        const auto& home = s.latency.datacenters()[r.below(n)].location;
+        p.location =
+            geo_point{home.latitude + (r.unit() - 0.5) * 8, home.longitude + (r.unit() - 0.5) * 8};
+      }
+    }
     std::set<std::string> spoken{langs[r.below(4)]};
     if (r.below(2)) spoken.insert(langs[r.below(4)]);
     p.sets = {{"langs", std::vector<std::string>(spoken.begin(), spoken.end())}};
@@ -365,8 +399,14 @@ std::pair<ticket_request, known_ticket> random_party(const scenario& s, mm::rng&
   }
   k.rtt.assign(s.latency.datacenters().size(), 0);
   for (const auto& p : req.players)
-    for (std::size_t d = 0; d < k.rtt.size(); ++d)
-      k.rtt[d] = std::max(k.rtt[d], s.latency.estimate_ms(*p.location, d));
+    for (std::size_t d = 0; d < k.rtt.size(); ++d) {
+      // Measured, else estimated from the location, else unknown.
+      double rtt = p.location ? s.latency.estimate_ms(*p.location, d)
+                              : std::numeric_limits<double>::infinity();
+      for (const auto& [name, ms] : p.rtt_ms)
+        if (name == s.latency.datacenters()[d].name) rtt = ms;
+      k.rtt[d] = std::max(k.rtt[d], rtt);
+    }
   if (r.below(5) == 0) req.give_up_after = std::chrono::milliseconds(5000 + r.below(20'000));
   k.give_up_at = now + req.give_up_after.value_or(s.config.give_up_after);
   return {req, k};
@@ -448,7 +488,7 @@ TEST_CASE("invariants hold over thousands of random queues on a virtual clock",
   mm::rng r(20261123);
   std::uint64_t matches = 0, expired = 0;
   for (int run = 0; run < 2000; ++run) {
-    const scenario s = random_scenario(r, run % 4);
+    const scenario s = random_scenario(r, run % 5);
     session_queue q(s.config, s.latency, static_cast<std::uint64_t>(run) + 1);
     // The same queue without the candidates' index, and always ranking all
     // its candidates (no shortcut through the nearest few): the same matches.
@@ -671,4 +711,61 @@ TEST_CASE("restored tickets keep their ids and creation times", "[session][queue
   q.restore(r, 5s, 60);
   CHECK(q.tick(34s).expired.empty());
   CHECK(q.tick(35s).expired == std::vector<ticket_id>{60});
+}
+
+TEST_CASE("a ticket added after others left holds only its own party and values",
+          "[session][queue]") {
+  // The records of tickets that leave are reused for the next ones' buffers:
+  // a new ticket must not keep anything of the one before.
+  queue_config c = coop(4);
+  rule mode;
+  mode.name = "mode";
+  mode.kind = rule_kind::equality;
+  mode.attribute = "mode";
+  c.rules = {skill(100), mode};
+  const auto party = [](player_id first, std::size_t size, const std::string& m) {
+    ticket_request r;
+    for (std::size_t i = 0; i < size; ++i) {
+      ticket_player p = player(first + i, 1000 + 10 * static_cast<double>(i));
+      p.strings = {{"mode", m}};
+      p.location = geo_point{0, 10.0 * static_cast<double>(i)};
+      r.players.push_back(p);
+    }
+    return r;
+  };
+  session_queue q(c, equator(3), 1);
+  q.add(party(1, 3, "a"), 0s);
+  q.add(party(10, 1, "a"), 0s);
+  q.add(party(20, 2, "a"), 0s);
+  q.add(party(30, 2, "a"), 0s);
+  REQUIRE(q.tick(1s).matches.size() == 2);
+  REQUIRE(q.waiting() == 0);
+  // The same tickets in a queue that never had others: the same records.
+  session_queue fresh(c, equator(3), 1);
+  for (const auto& [first, size] :
+       std::vector<std::pair<player_id, std::size_t>>{{40, 1}, {50, 4}, {60, 2}}) {
+    const ticket_request r = party(first, size, "b");
+    const waiting_ticket& t = *q.find(q.add(r, 2s).id);
+    const waiting_ticket& f = *fresh.find(fresh.add(r, 2s).id);
+    CHECK(t.players == f.players);
+    CHECK(t.player_mmr == f.player_mmr);
+    CHECK(t.mmr == f.mmr);
+    CHECK(t.numbers == f.numbers);
+    CHECK(t.labels.size() == f.labels.size());
+    CHECK(t.sets == f.sets);
+    CHECK(t.rtt == f.rtt);
+    CHECK(t.fast_track == f.fast_track);
+    CHECK(t.team_of == f.team_of);
+    CHECK(t.shared == f.shared);
+    CHECK(t.created == f.created);
+    CHECK(t.give_up_at == f.give_up_at);
+  }
+  // And they match as what they are now: the party of four alone; the
+  // solo "a" joins none of the "b" tickets.
+  const ticket_id solo_a = q.add(party(70, 1, "a"), 2s).id;
+  const auto r = q.tick(3s);
+  REQUIRE(r.matches.size() == 1);
+  CHECK(r.matches[0].teams[0] == std::vector<player_id>{50, 51, 52, 53});
+  CHECK(q.waiting() == 3);
+  CHECK(q.is_waiting(solo_a));
 }

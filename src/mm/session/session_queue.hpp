@@ -22,6 +22,7 @@
 // plug-in includes; session_queue itself is compiled once, in the library.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -146,10 +147,13 @@ class basic_session_queue {
     std::vector<std::size_t> members;  // indices into tickets_, the seed first
     std::uint32_t players = 0;
     std::vector<double> sums;  // per rule: the members' numbers, summed (group means)
-    // Per datacenter: the highest RTT of any member (kept up to date only for
-    // those in `dcs`, the only ones read).
+    // The datacenters within every member's threshold, and those to which
+    // every member's RTT is finite: a bit each (ticket_rows' masks).
+    std::vector<std::uint64_t> dcs, finite;
+    // Per datacenter: the highest RTT of any member, kept up to date only
+    // where a latency rule reads it (latency_rule_), and then only for those
+    // in `dcs`, the only ones read.
     std::vector<double> worst_rtt;
-    std::vector<std::uint32_t> dcs;  // within every member's threshold, ascending
     // At the seed's wait, per rule: its threshold and whether it filters; and
     // the seed's highest RTT (infinite without a policy).
     std::vector<double> threshold;
@@ -163,6 +167,9 @@ class basic_session_queue {
   using candidate = session_queue_candidate;
 
   waiting_ticket compile(const ticket_request& r, time_ms now);
+  // A record at its defaults, with the buffers of a spare one when there is
+  // one (its players, MMRs, values and RTTs: no allocation while they fit).
+  waiting_ticket fresh_record();
   // add() and restore(): `id` 0 takes the next one.
   add_result add_as(const ticket_request& request, time_ms now, ticket_id id);
   std::uint32_t intern(const std::string& s);
@@ -183,10 +190,24 @@ class basic_session_queue {
   void join(group& g, std::size_t ticket, time_ms now) const;
   // Whether some datacenter is within every member's threshold (always, with
   // no latency policy).
-  bool has_datacenter(const group& g) const { return !config_.latency || !g.dcs.empty(); }
+  bool has_datacenter(const group& g) const {
+    return !config_.latency ||
+           std::any_of(g.dcs.begin(), g.dcs.end(), [](std::uint64_t w) { return w != 0; });
+  }
+  // Row i's datacenters within its threshold at `now` (ticket_rows::within).
+  const std::uint64_t* within(std::size_t i, time_ms now) const {
+    return rows_.within(i, config_.latency ? stage_after(*config_.latency, now - rows_[i].created)
+                                           : latency_stage::warm_body);
+  }
+  // Where a group plays: a datacenter (the count of datacenters when there
+  // is none) and its members' worst RTT there.
+  struct placement {
+    std::size_t datacenter;
+    double worst_rtt;
+  };
   // The `want` nearest candidates of `seed`, nearest first, into `best`.
-  void rank_candidates(std::size_t seed, time_ms now, const std::vector<char>& taken,
-                       std::size_t want, std::vector<candidate>& best);
+  void rank_candidates(std::size_t seed, time_ms now, std::size_t want,
+                       std::vector<candidate>& best);
   // Whether waiting ticket `c` may join `g` now; its distance to the group.
   bool admits(const group& g, std::size_t c, time_ms now, double* distance) const;
   std::vector<party_seat> seats(const group& g) const;
@@ -194,21 +215,23 @@ class basic_session_queue {
   // The whole group's check: its size, its teams (the team of each player, in
   // member order) and their balance. Nothing when it is not a valid match.
   std::optional<std::vector<std::uint32_t>> assign(const group& g, time_ms now) const;
-  std::size_t pick_datacenter(const group& g);
+  placement pick_datacenter(const group& g);
   // Claims the shared tickets among `members` (indices); when another queue
   // holds one, those leave as withdrawn and nothing forms.
-  bool claim(const std::vector<std::size_t>& members, std::vector<char>& taken, tick_result& out);
-  formed_match make_match(const group& g, const std::vector<std::uint32_t>& team_of, std::size_t dc,
+  bool claim(const std::vector<std::size_t>& members, tick_result& out);
+  // Ticket i is in a match, expired, failed or withdrawn this tick: the loop
+  // passes over it from now on, in its lane entries too.
+  void take(std::size_t i);
+  formed_match make_match(const group& g, const std::vector<std::uint32_t>& team_of, placement at,
                           time_ms now);
-  bool form(std::size_t seed, time_ms now, std::vector<char>& taken, tick_result& out);
+  bool form(std::size_t seed, time_ms now, tick_result& out);
   // The loop's own build from ranked candidates: greedy, then backtracking;
   // or only the first greedy pass, which must fill the match.
   bool build_greedy(std::size_t seed, const std::vector<candidate>& candidates, time_ms now,
-                    std::vector<char>& taken, tick_result& out, bool first_pass_only);
+                    tick_result& out, bool first_pass_only);
   // A plug-in's plan for `seed`: the group, or nothing when it fails the check.
   bool form_planned(std::size_t seed, const std::vector<candidate>& candidates,
-                    const build_decision& plan, time_ms now, std::vector<char>& taken,
-                    tick_result& out);
+                    const build_decision& plan, time_ms now, tick_result& out);
   // The team of each player of `members` (in order) from teams given by
   // player id, or nothing when they are not the queue's teams (their count,
   // their exact sizes) of exactly these players, each once.
@@ -221,6 +244,12 @@ class basic_session_queue {
   Plugin plugin_;
   rng rng_;
   std::vector<waiting_ticket> tickets_;
+  // The records of tickets that left, kept for the next ones' buffers: a
+  // tick that matches most of a queue frees nothing, and the adds that
+  // follow allocate nothing. Waiting and spare records together never exceed
+  // the most tickets that ever waited at once (peak_waiting_).
+  std::vector<waiting_ticket> spare_;
+  std::size_t peak_waiting_ = 0;
   ticket_rows rows_;      // what the loop reads of tickets_, row for row
   id_map index_;          // ticket id -> its place in tickets_
   id_map player_ticket_;  // player id -> the ticket id it waits in
@@ -228,6 +257,9 @@ class basic_session_queue {
   ticket_id next_ticket_ = 1;
   std::uint64_t next_match_ = 1;
   int primary_ = -1;  // the first difference rule: the candidates' index
+  // A rule of kind latency orders candidates by the RTT they would play at:
+  // only then do groups keep their worst RTTs as tickets join.
+  bool latency_rule_ = false;
   // The queue's only rule is the index's: a seed's candidates are ranked
   // from the lane entries alone, without reading their tickets.
   bool rank_from_lane_ = false;
@@ -236,9 +268,11 @@ class basic_session_queue {
   // ticket, or with a latency policy one per block of 64 datacenters; empty
   // without the index.
   std::vector<value_lane> lanes_;
-  std::vector<std::size_t> lane_position_;  // per ticket, with one lane: its entry (or npos)
-  std::vector<std::uint32_t> seen_;         // per ticket: the seed that considered it last
-  std::vector<char> taken_;                 // per ticket: in a match, expired or failed this tick
+  // Per ticket and lane (ticket x lanes + lane): its entry in the lane, or
+  // npos; empty until the tick's lanes are built.
+  std::vector<std::size_t> lane_position_;
+  std::vector<std::uint32_t> seen_;  // per ticket: the seed that considered it last
+  std::vector<char> taken_;          // per ticket: take() was called this tick
   // The ids and players of the tickets that leave at the end of a tick.
   std::vector<std::uint64_t> gone_ids_, gone_players_;
   std::uint32_t stamp_ = 0;

@@ -36,6 +36,14 @@ inline bool nearer(const session_queue_candidate& a, const session_queue_candida
   return a.distance != b.distance ? a.distance < b.distance : a.tiebreak < b.tiebreak;
 }
 
+// Calls f(d) for every bit d set in the `n` words at `words`, ascending.
+template <class F>
+void for_each_bit(const std::uint64_t* words, std::size_t n, F&& f) {
+  for (std::size_t w = 0; w < n; ++w)
+    for (std::uint64_t x = words[w]; x != 0; x &= x - 1)
+      f(w * 64 + static_cast<std::size_t>(__builtin_ctzll(x)));
+}
+
 }  // namespace detail
 
 // Whether ticket `c` may join `g` now, and its distance to the group: the
@@ -47,7 +55,6 @@ bool basic_session_queue<Plugin>::admits(const group& g, std::size_t c, time_ms 
   const ticket_rows::head row = rows_[c];
   if (g.players + row.party > config_.max_players) return false;
   const std::size_t seed = g.members.front();
-  const double* numbers = rows_.numbers(c);
   double total = 0;
   for (std::size_t k = 0; k < config_.rules.size(); ++k) {
     const rule& r = config_.rules[k];
@@ -57,9 +64,9 @@ bool basic_session_queue<Plugin>::admits(const group& g, std::size_t c, time_ms 
     switch (r.kind) {
       case rule_kind::difference: {
         const double ref = r.reference == reference_value::seed
-                               ? rows_.numbers(seed)[k]
+                               ? rows_.number(seed, k)
                                : g.sums[k] / static_cast<double>(g.members.size());
-        d = std::abs(numbers[k] - ref) / g.threshold[k];
+        d = std::abs(rows_.number(c, k) - ref) / g.threshold[k];
         ok = d <= 1;
         break;
       }
@@ -92,21 +99,32 @@ bool basic_session_queue<Plugin>::admits(const group& g, std::size_t c, time_ms 
     if (!ok && filters) return false;
     total += r.weight * d;
   }
-  // The datacenter: one within every member's threshold and the candidate's.
-  if (!g.worst_rtt.empty()) {
-    const double own = max_rtt(row.created, now);
+  // The datacenter: one within every member's threshold and the
+  // candidate's, where the group's worst RTT and the candidate's are finite.
+  if (config_.latency) {
+    const std::uint64_t* own = within(c, now);
+    const std::uint64_t* finite = rows_.finite(c);
+    bool any = false;
+    for (std::size_t w = 0; w < g.dcs.size(); ++w)
+      any = any || (g.dcs[w] & own[w] & g.finite[w] & finite[w]) != 0;
+    if (!any) return false;
+  }
+  if (latency_rule_) {
+    // Its distance: the best RTT the group would play at. Within the ideal
+    // band no datacenter is nearer than another.
     const double* rtt = rows_.rtt(c);
+    const std::uint64_t* own = within(c, now);
     double best = detail::infinity;
-    for (std::uint32_t d : g.dcs)
-      if (rtt[d] <= own) best = std::min(best, std::max(g.worst_rtt[d], rtt[d]));
-    if (best == detail::infinity && config_.latency) return false;
+    for (std::size_t w = 0; w < g.dcs.size(); ++w) {
+      const std::uint64_t shared = g.dcs[w] & own[w];
+      detail::for_each_bit(&shared, 1, [&](std::size_t d) {
+        best = std::min(best, std::max(g.worst_rtt[w * 64 + d], rtt[w * 64 + d]));
+      });
+    }
+    const auto& p = *config_.latency;
+    const double scale = std::isfinite(g.seed_max_rtt) ? g.seed_max_rtt : p.expand_ms;
     for (const rule& r : config_.rules)
-      if (r.kind == rule_kind::latency) {
-        // Within the ideal band no datacenter is nearer than another.
-        const auto& p = *config_.latency;
-        const double scale = std::isfinite(g.seed_max_rtt) ? g.seed_max_rtt : p.expand_ms;
-        total += r.weight * std::max(best, p.ideal_ms) / scale;
-      }
+      if (r.kind == rule_kind::latency) total += r.weight * std::max(best, p.ideal_ms) / scale;
   }
   if (distance) *distance = total;
   return true;
@@ -120,8 +138,7 @@ bool basic_session_queue<Plugin>::admits(const group& g, std::size_t c, time_ms 
 // filters, and as soon as that bound exceeds the farthest of a full set of
 // candidates: what it returns is what scoring every ticket would return.
 template <session_plugin Plugin>
-void basic_session_queue<Plugin>::rank_candidates(std::size_t seed, time_ms now,
-                                                  const std::vector<char>& taken, std::size_t want,
+void basic_session_queue<Plugin>::rank_candidates(std::size_t seed, time_ms now, std::size_t want,
                                                   std::vector<candidate>& best) {
   group& g = rank_group_;
   start_group(g, seed, now);
@@ -141,13 +158,13 @@ void basic_session_queue<Plugin>::rank_candidates(std::size_t seed, time_ms now,
   };
   if (lanes_.empty()) {
     for (std::size_t i = 0; i < tickets_.size(); ++i)
-      if (i != seed && !taken[i] && !rows_[i].fast_track) consider(i, rows_[i].tiebreak);
+      if (i != seed && !taken_[i] && !rows_[i].fast_track) consider(i, rows_[i].tiebreak);
   } else {
     const auto k = static_cast<std::size_t>(primary_);
     const rule& r = config_.rules[k];
     const double threshold = g.threshold[k];
     const bool filters = g.filters[k];
-    const double v = rows_.numbers(seed)[k];
+    const double v = rows_.number(seed, k);
     // One lane per block of 64 datacenters the seed may play in (a
     // candidate must be within its own threshold of one of the seed's), or
     // the one lane of all tickets without a latency policy. Each lane is
@@ -157,20 +174,14 @@ void basic_session_queue<Plugin>::rank_candidates(std::size_t seed, time_ms now,
     std::vector<lane_walk>& walks = walks_;
     walks.clear();
     for (std::size_t l = 0; l < lanes_.size(); ++l) {
-      std::uint64_t mask = ~std::uint64_t{0};
-      if (config_.latency) {
-        mask = 0;
-        for (std::uint32_t d : g.dcs)
-          if (d / 64 == l) mask |= std::uint64_t{1} << (d % 64);
-        if (mask == 0) continue;
-      }
+      const std::uint64_t mask = config_.latency ? g.dcs[l] : ~std::uint64_t{0};
+      if (mask == 0) continue;
       value_lane& lane = lanes_[l];
       // From the seed's own entry (the ones of equal value below it are
       // the down walk's first steps), else from where its value would be.
-      const std::size_t at = !lane_position_.empty() && lane_position_[seed] != value_lane::npos
-                                 ? lane_position_[seed]
-                                 : lane.lower_bound(v);
-      walks.push_back({&lane, mask, lane.alive_from(at, taken), lane.alive_before(at, taken)});
+      const std::size_t own = lane_position_[seed * lanes_.size() + l];
+      const std::size_t at = own != value_lane::npos ? own : lane.lower_bound(v);
+      walks.push_back({&lane, mask, lane.alive_from(at), lane.alive_before(at)});
     }
     ++stamp_;
     for (;;) {
@@ -193,10 +204,10 @@ void basic_session_queue<Plugin>::rank_candidates(std::size_t seed, time_ms now,
       const value_lane::entry* e = nullptr;
       if (next_up) {
         e = &(*next->lane)[next->up];
-        next->up = next->lane->alive_from(next->up + 1, taken);
+        next->up = next->lane->alive_from(next->up + 1);
       } else {
         e = &(*next->lane)[next->down - 1];
-        next->down = next->lane->alive_before(next->down - 1, taken);
+        next->down = next->lane->alive_before(next->down - 1);
       }
       if ((e->datacenters & next->datacenters) == 0) continue;
       const std::size_t i = e->ticket;
@@ -222,8 +233,9 @@ void basic_session_queue<Plugin>::rank_candidates(std::size_t seed, time_ms now,
 template <session_plugin Plugin>
 void basic_session_queue<Plugin>::prefetch_seed(std::size_t i) const {
   rows_.prefetch(i);
-  if (!lane_position_.empty() && lane_position_[i] != value_lane::npos)
-    lanes_[0].prefetch_around(lane_position_[i]);
+  for (std::size_t l = 0; l < lanes_.size(); ++l)
+    if (const std::size_t p = lane_position_[i * lanes_.size() + l]; p != value_lane::npos)
+      lanes_[l].prefetch_around(p);
 }
 
 template <session_plugin Plugin>
@@ -239,10 +251,8 @@ template <session_plugin Plugin>
 void basic_session_queue<Plugin>::start_group(group& g, std::size_t seed_index, time_ms now) const {
   g.members.clear();
   g.players = 0;
-  g.dcs.clear();
-  const std::size_t n_rules = config_.rules.size(), n_dcs = latency_.datacenters().size();
+  const std::size_t n_rules = config_.rules.size();
   g.sums.assign(n_rules, 0);
-  g.worst_rtt.assign(n_dcs, 0);
   const time_ms created = rows_[seed_index].created;
   const time_ms waited = now - created;
   g.threshold.resize(n_rules);
@@ -258,36 +268,42 @@ void basic_session_queue<Plugin>::start_group(group& g, std::size_t seed_index, 
 template <session_plugin Plugin>
 void basic_session_queue<Plugin>::join(group& g, std::size_t ticket, time_ms now) const {
   const ticket_rows::head t = rows_[ticket];
-  const double* numbers = rows_.numbers(ticket);
-  const double* rtt = rows_.rtt(ticket);
   g.members.push_back(ticket);
   g.players += t.party;
-  for (std::size_t k = 0; k < g.sums.size(); ++k) g.sums[k] += numbers[k];
-  const double own = max_rtt(t.created, now);
+  for (std::size_t k = 0; k < g.sums.size(); ++k) g.sums[k] += rows_.number(ticket, k);
+  const std::uint64_t* own = within(ticket, now);
+  const std::uint64_t* finite = rows_.finite(ticket);
+  const std::size_t words = rows_.mask_words();
   if (g.members.size() == 1) {
-    for (std::size_t d = 0; d < g.worst_rtt.size(); ++d) {
-      g.worst_rtt[d] = rtt[d];
-      if (rtt[d] <= own) g.dcs.push_back(static_cast<std::uint32_t>(d));
+    g.dcs.assign(own, own + words);
+    g.finite.assign(finite, finite + words);
+    if (latency_rule_) {
+      const double* rtt = rows_.rtt(ticket);
+      g.worst_rtt.assign(rtt, rtt + latency_.datacenters().size());
     }
     return;
   }
   // Only the datacenters still within every member's threshold matter: the
   // others' worst RTT is never read again.
-  std::size_t kept = 0;
-  for (std::uint32_t d : g.dcs) {
-    g.worst_rtt[d] = std::max(g.worst_rtt[d], rtt[d]);
-    if (rtt[d] <= own) g.dcs[kept++] = d;
+  if (latency_rule_) {
+    const double* rtt = rows_.rtt(ticket);
+    detail::for_each_bit(g.dcs.data(), words,
+                         [&](std::size_t d) { g.worst_rtt[d] = std::max(g.worst_rtt[d], rtt[d]); });
   }
-  g.dcs.resize(kept);
+  for (std::size_t w = 0; w < words; ++w) {
+    g.dcs[w] &= own[w];
+    g.finite[w] &= finite[w];
+  }
 }
 
 template <session_plugin Plugin>
 std::vector<party_seat> basic_session_queue<Plugin>::seats(const group& g) const {
   std::vector<party_seat> out;
   for (std::size_t m : g.members) {
+    const std::uint32_t party = rows_[m].party;
     double sum = 0;
-    for (double v : rows_.mmr(m)) sum += v;
-    out.push_back({rows_[m].party, sum});
+    for (std::size_t p = 0; p < party; ++p) sum += rows_.mmr(m, p);
+    out.push_back({party, sum});
   }
   return out;
 }
@@ -308,10 +324,10 @@ std::optional<std::vector<std::uint32_t>> basic_session_queue<Plugin>::assign(co
   // A datacenter within every ticket's threshold (a party that fills a match
   // alone was never checked against one).
   if (!has_datacenter(g)) return std::nullopt;
+  if (config_.teams == 0) return std::vector<std::uint32_t>(g.players, 0);
   std::vector<double> mmr;
   for (std::size_t m : g.members)
-    for (double v : rows_.mmr(m)) mmr.push_back(v);
-  if (config_.teams == 0) return std::vector<std::uint32_t>(mmr.size(), 0);
+    for (std::size_t p = 0; p < rows_[m].party; ++p) mmr.push_back(rows_.mmr(m, p));
   std::vector<std::uint32_t> team_of;
   if (config_.split_parties) {
     team_of = assign_players(mmr, config_.teams, config_.team_size);
@@ -330,23 +346,30 @@ std::optional<std::vector<std::uint32_t>> basic_session_queue<Plugin>::assign(co
 }
 
 template <session_plugin Plugin>
-std::size_t basic_session_queue<Plugin>::pick_datacenter(const group& g) {
-  const std::size_t none = g.worst_rtt.size();  // the datacenters' count
-  std::size_t best = none;
+auto basic_session_queue<Plugin>::pick_datacenter(const group& g) -> placement {
+  const std::size_t none = latency_.datacenters().size();
+  placement best{none, 0};
   double best_cost = detail::infinity;
   std::uint64_t best_tie = 0;
   const double ideal = config_.latency ? config_.latency->ideal_ms : 0;
-  // The datacenters within every member's threshold (without a policy, all).
-  for (const std::uint32_t d : g.dcs) {
+  // The datacenters within every member's threshold (without a policy, all),
+  // ascending.
+  detail::for_each_bit(g.dcs.data(), g.dcs.size(), [&](std::size_t d) {
+    double worst = 0;
+    if (latency_rule_) {
+      worst = g.worst_rtt[d];
+    } else {
+      for (std::size_t m : g.members) worst = std::max(worst, rows_.rtt(m)[d]);
+    }
     // Within the ideal band every datacenter costs the same: ties are drawn.
-    const double cost = std::max(g.worst_rtt[d], ideal);
+    const double cost = std::max(worst, ideal);
     const std::uint64_t tie = rng_();
-    if (best == none || cost < best_cost || (cost == best_cost && tie < best_tie)) {
-      best = d;
+    if (best.datacenter == none || cost < best_cost || (cost == best_cost && tie < best_tie)) {
+      best = {d, worst};
       best_cost = cost;
       best_tie = tie;
     }
-  }
+  });
   return best;
 }
 

@@ -34,7 +34,10 @@ basic_session_queue<Plugin>::basic_session_queue(queue_config config, latency_mo
       break;
     }
   rank_from_lane_ = config_.rules.size() == 1 && primary_ == 0;
-  rows_.shape(config_.rules.size(), latency_.datacenters().size(), config_.max_party_size);
+  latency_rule_ = std::any_of(config_.rules.begin(), config_.rules.end(),
+                              [](const rule& r) { return r.kind == rule_kind::latency; });
+  rows_.shape(config_.rules.size(), latency_.datacenters().size(), config_.max_party_size,
+              config_.latency);
 }
 
 template <session_plugin Plugin>
@@ -63,7 +66,7 @@ waiting_ticket basic_session_queue<Plugin>::compile(const ticket_request& r, tim
                           std::to_string(config_.max_party_size));
   if (r.give_up_after && r.give_up_after->count() <= 0)
     refuse("give_up_after", "must be greater than 0");
-  waiting_ticket t;
+  waiting_ticket t = fresh_record();
   t.created = now;
   t.give_up_at = now + r.give_up_after.value_or(config_.give_up_after);
   const std::size_t dcs = latency_.datacenters().size();
@@ -169,6 +172,23 @@ waiting_ticket basic_session_queue<Plugin>::compile(const ticket_request& r, tim
 }
 
 template <session_plugin Plugin>
+waiting_ticket basic_session_queue<Plugin>::fresh_record() {
+  waiting_ticket t;
+  if (spare_.empty()) return t;
+  waiting_ticket& old = spare_.back();
+  t.players = std::move(old.players);
+  t.player_mmr = std::move(old.player_mmr);
+  t.numbers = std::move(old.numbers);
+  t.rtt = std::move(old.rtt);
+  spare_.pop_back();
+  t.players.clear();
+  t.player_mmr.clear();
+  t.numbers.clear();
+  t.rtt.clear();
+  return t;
+}
+
+template <session_plugin Plugin>
 add_result basic_session_queue<Plugin>::add(const ticket_request& request, time_ms now) {
   return add_as(request, now, 0);
 }
@@ -233,6 +253,7 @@ add_result basic_session_queue<Plugin>::add_as(const ticket_request& request, ti
   index_.set(t.id, tickets_.size());
   rows_.push(t);
   tickets_.push_back(std::move(t));
+  peak_waiting_ = std::max(peak_waiting_, tickets_.size());
   ++stats_.created;
   out.id = tickets_.back().id;
   return out;
@@ -247,12 +268,14 @@ void basic_session_queue<Plugin>::remove_at(std::size_t i) {
 
 template <session_plugin Plugin>
 void basic_session_queue<Plugin>::move_out(std::size_t i) {
+  waiting_ticket gone = std::move(tickets_[i]);
   if (i + 1 != tickets_.size()) {
     tickets_[i] = std::move(tickets_.back());
     index_.set(tickets_[i].id, i);
   }
   tickets_.pop_back();
   rows_.remove(i);
+  if (tickets_.size() + spare_.size() < peak_waiting_) spare_.push_back(std::move(gone));
 }
 
 template <session_plugin Plugin>
@@ -274,8 +297,7 @@ bool basic_session_queue<Plugin>::withdraw(ticket_id id) {
 }
 
 template <session_plugin Plugin>
-bool basic_session_queue<Plugin>::claim(const std::vector<std::size_t>& members,
-                                        std::vector<char>& taken, tick_result& out) {
+bool basic_session_queue<Plugin>::claim(const std::vector<std::size_t>& members, tick_result& out) {
   if (!claim_) return true;
   std::vector<ticket_id> shared;
   for (std::size_t m : members)
@@ -286,7 +308,7 @@ bool basic_session_queue<Plugin>::claim(const std::vector<std::size_t>& members,
   for (std::size_t m : members)
     if (tickets_[m].shared &&
         std::find(refused.begin(), refused.end(), tickets_[m].id) != refused.end()) {
-      taken[m] = 1;
+      take(m);
       out.withdrawn.push_back(tickets_[m].id);
       ++stats_.withdrawn;
     }
@@ -294,12 +316,22 @@ bool basic_session_queue<Plugin>::claim(const std::vector<std::size_t>& members,
 }
 
 template <session_plugin Plugin>
+void basic_session_queue<Plugin>::take(std::size_t i) {
+  taken_[i] = 1;
+  if (lane_position_.empty()) return;
+  const std::size_t n_lanes = lanes_.size();
+  for (std::size_t l = 0; l < n_lanes; ++l)
+    if (const std::size_t p = lane_position_[i * n_lanes + l]; p != value_lane::npos)
+      lanes_[l].take(p);
+}
+
+template <session_plugin Plugin>
 formed_match basic_session_queue<Plugin>::make_match(const group& g,
                                                      const std::vector<std::uint32_t>& team_of,
-                                                     std::size_t dc, time_ms now) {
+                                                     placement at, time_ms now) {
   formed_match m;
   m.id = next_match_++;
-  m.datacenter = dc;
+  m.datacenter = at.datacenter;
   m.formed_at = now;
   m.teams.resize(std::max<std::uint32_t>(config_.teams, 1));
   for (auto& team : m.teams) team.reserve(config_.teams > 0 ? config_.team_size : g.players);
@@ -311,15 +343,15 @@ formed_match basic_session_queue<Plugin>::make_match(const group& g,
     const ticket_rows::head t = rows_[idx];
     m.tickets.push_back(t.id);
     m.created.push_back(t.created);
-    const auto mmr = rows_.mmr(idx);
-    for (std::size_t p = 0; p < mmr.size(); ++p, ++player) {
+    for (std::size_t p = 0; p < t.party; ++p, ++player) {
       m.teams[team_of[player]].push_back(rows_.player(idx, p));
-      lo = std::min(lo, mmr[p]);
-      hi = std::max(hi, mmr[p]);
+      const double mmr = rows_.mmr(idx, p);
+      lo = std::min(lo, mmr);
+      hi = std::max(hi, mmr);
     }
   }
   m.mmr_spread = hi - lo;
-  m.worst_rtt_ms = dc < g.worst_rtt.size() ? g.worst_rtt[dc] : 0;
+  m.worst_rtt_ms = at.datacenter < latency_.datacenters().size() ? at.worst_rtt : 0;
   ++stats_.matches;
   stats_.matched += g.members.size();
   return m;
@@ -353,7 +385,7 @@ template <session_plugin Plugin>
 bool basic_session_queue<Plugin>::form_planned(std::size_t seed,
                                                const std::vector<candidate>& candidates,
                                                const build_decision& plan, time_ms now,
-                                               std::vector<char>& taken, tick_result& out) {
+                                               tick_result& out) {
   std::vector<std::size_t> members{seed};
   std::vector<const waiting_ticket*> tickets{&tickets_[seed]};
   for (std::size_t pos : plan.members) {
@@ -371,30 +403,29 @@ bool basic_session_queue<Plugin>::form_planned(std::size_t seed,
   } else if (g.players >= config_.min_players && has_datacenter(g)) {
     team_of = planned_teams(tickets, plan.teams);
   }
-  if (!team_of || !claim(g.members, taken, out)) return false;
+  if (!team_of || !claim(g.members, out)) return false;
   out.matches.push_back(make_match(g, *team_of, pick_datacenter(g), now));
-  for (std::size_t m : g.members) taken[m] = 1;
+  for (std::size_t m : g.members) take(m);
   return true;
 }
 
 template <session_plugin Plugin>
-bool basic_session_queue<Plugin>::form(std::size_t seed, time_ms now, std::vector<char>& taken,
-                                       tick_result& out) {
+bool basic_session_queue<Plugin>::form(std::size_t seed, time_ms now, tick_result& out) {
   if (rows_[seed].fast_track) {
     // A match by itself once a datacenter is within its threshold.
     const waiting_ticket& anchor = tickets_[seed];
     const group g = make_group({seed}, now);
     if (!has_datacenter(g)) return false;
     auto team_of = anchor.team_of.empty() ? assign(g, now) : std::optional(anchor.team_of);
-    if (!team_of || !claim(g.members, taken, out)) return false;
+    if (!team_of || !claim(g.members, out)) return false;
     out.matches.push_back(make_match(g, *team_of, pick_datacenter(g), now));
-    taken[seed] = 1;
+    take(seed);
     return true;
   }
   const std::size_t want = candidates_per_seed(config_);
   if constexpr (custom_build) {
     std::vector<candidate>& candidates = candidates_;
-    rank_candidates(seed, now, taken, want, candidates);
+    rank_candidates(seed, now, want, candidates);
     std::vector<plugin_candidate> views;
     views.reserve(candidates.size());
     for (const candidate& c : candidates) views.push_back({&tickets_[c.ticket], c.distance});
@@ -403,34 +434,35 @@ bool basic_session_queue<Plugin>::form(std::size_t seed, time_ms now, std::vecto
         plugin_.build_match(anchor, views, match_context{now, now - anchor.created, config_});
     if (decision.what == build_decision::action::none) return false;
     if (decision.what == build_decision::action::plan) {
-      if (form_planned(seed, candidates, decision, now, taken, out)) return true;
+      if (form_planned(seed, candidates, decision, now, out)) return true;
       ++stats_.rejected_plans;
       return false;
     }
-    return build_greedy(seed, candidates, now, taken, out, false);
+    return build_greedy(seed, candidates, now, out, false);
   } else {
-    // Most seeds fill their match from their nearest few candidates: those
-    // first (the nearest `few` of the ranking are the first `few` of the
-    // whole). Only when they fill the match and it is valid is the outcome
-    // the one the whole ranking would give; otherwise rank them all.
-    const std::size_t few = std::min<std::size_t>(want, config_.max_players);
+    // Most seeds fill their match from their nearest few candidates, one
+    // per seat the seed's party leaves: those first (the nearest `few` of
+    // the ranking are the first `few` of the whole). Only when they fill
+    // the match and it is valid is the outcome the one the whole ranking
+    // would give; otherwise rank them all.
+    const std::size_t few = std::min<std::size_t>(want, config_.max_players - rows_[seed].party);
     std::vector<candidate>& candidates = candidates_;
-    rank_candidates(seed, now, taken, few, candidates);
-    if (!rank_group_.dcs.empty())
-      for (const candidate& c : candidates) rows_.prefetch_candidate(c.ticket, rank_group_.dcs[0]);
+    candidates.clear();  // a party that fills the match alone needs none
+    if (few > 0) rank_candidates(seed, now, few, candidates);
+    for (const candidate& c : candidates) rows_.prefetch(c.ticket);
     if (candidates.size() == few && few < want) {
-      if (build_greedy(seed, candidates, now, taken, out, true)) return true;
-      rank_candidates(seed, now, taken, want, candidates);
+      if (build_greedy(seed, candidates, now, out, true)) return true;
+      rank_candidates(seed, now, want, candidates);
     }
-    return build_greedy(seed, candidates, now, taken, out, false);
+    return build_greedy(seed, candidates, now, out, false);
   }
 }
 
 template <session_plugin Plugin>
 bool basic_session_queue<Plugin>::build_greedy(std::size_t seed,
                                                const std::vector<candidate>& candidates,
-                                               time_ms now, std::vector<char>& taken,
-                                               tick_result& out, bool first_pass_only) {
+                                               time_ms now, tick_result& out,
+                                               bool first_pass_only) {
   std::vector<std::size_t>& chosen =
       chosen_;  // positions in `candidates`, in the order they joined
   chosen.clear();
@@ -448,10 +480,9 @@ bool basic_session_queue<Plugin>::build_greedy(std::size_t seed,
     }
     if (first_pass_only && g.players < config_.max_players) return false;
     if (auto team_of = assign(g, now)) {
-      if (!claim(g.members, taken, out)) return false;
-      const std::size_t dc = pick_datacenter(g);
-      out.matches.push_back(make_match(g, *team_of, dc, now));
-      for (std::size_t m : g.members) taken[m] = 1;
+      if (!claim(g.members, out)) return false;
+      out.matches.push_back(make_match(g, *team_of, pick_datacenter(g), now));
+      for (std::size_t m : g.members) take(m);
       return true;
     }
     // Backtrack: without the last ticket added, on from the candidate after it.
@@ -471,19 +502,20 @@ tick_result basic_session_queue<Plugin>::tick(time_ms now) {
   //    out (a bot match where the queue has bots).
   std::vector<char>& taken = taken_;
   taken.assign(tickets_.size(), 0);
+  lane_position_.clear();  // last tick's lanes: take() marks only `taken` until the new ones
   for (std::size_t i = 0; i < tickets_.size(); ++i) {
     const ticket_rows::head t = rows_[i];
     const bool expires = now >= t.give_up_at;
     if (!expires && !(config_.latency &&
                       stage_after(*config_.latency, now - t.created) == latency_stage::failed))
       continue;
-    if (!claim({i}, taken, out)) continue;  // withdrawn: another queue's outcome
+    if (!claim({i}, out)) continue;  // withdrawn: another queue's outcome
     if (expires) {
       out.expired.push_back(t.id);
       ++stats_.expired;
-      taken[i] = 1;
+      take(i);
     } else {
-      taken[i] = 1;
+      take(i);
       if (config_.bots) {
         const group g = make_group({i}, now);
         formed_match m =
@@ -509,26 +541,23 @@ tick_result basic_session_queue<Plugin>::tick(time_ms now) {
     for (std::size_t i = 0; i < tickets_.size(); ++i) {
       const ticket_rows::head t = rows_[i];
       if (taken[i] || t.fast_track) continue;  // a fast-tracked party joins no group
-      const double value = rows_.numbers(i)[k];
+      const double value = rows_.number(i, k);
       if (!config_.latency) {
         lanes_[0].add(value, ~std::uint64_t{0}, t.tiebreak, i, t.party);
         continue;
       }
-      const double own = max_rtt(t.created, now);
-      const double* rtt = rows_.rtt(i);
-      for (std::size_t l = 0; l < lanes_.size(); ++l) {
-        std::uint64_t mask = 0;
-        for (std::size_t d = l * 64; d < std::min(n_dcs, l * 64 + 64); ++d)
-          if (rtt[d] <= own) mask |= std::uint64_t{1} << (d % 64);
-        if (mask != 0) lanes_[l].add(value, mask, t.tiebreak, i, t.party);
-      }
+      const std::uint64_t* mask = within(i, now);
+      for (std::size_t l = 0; l < lanes_.size(); ++l)
+        if (mask[l] != 0) lanes_[l].add(value, mask[l], t.tiebreak, i, t.party);
     }
     for (auto& l : lanes_) l.seal();
-    // With one lane, each ticket's position in it: a seed's walk starts
-    // there instead of searching for its value.
-    lane_position_.assign(lanes_.size() == 1 ? tickets_.size() : 0, value_lane::npos);
-    if (lanes_.size() == 1)
-      for (std::size_t p = 0; p < lanes_[0].size(); ++p) lane_position_[lanes_[0][p].ticket] = p;
+    // Each ticket's position in each lane: a seed's walk starts there
+    // instead of searching for its value, and take() marks the entries.
+    const std::size_t n_lanes = lanes_.size();
+    lane_position_.assign(tickets_.size() * n_lanes, value_lane::npos);
+    for (std::size_t l = 0; l < n_lanes; ++l)
+      for (std::size_t p = 0; p < lanes_[l].size(); ++p)
+        lane_position_[lanes_[l][p].ticket * n_lanes + l] = p;
     seen_.assign(tickets_.size(), 0);
     stamp_ = 0;
   }
@@ -555,7 +584,7 @@ tick_result basic_session_queue<Plugin>::tick(time_ms now) {
     if (j + record_ahead < order.size()) rows_.prefetch_head(order[j + record_ahead].ticket);
     if (j + data_ahead < order.size()) prefetch_seed(order[j + data_ahead].ticket);
     const std::size_t seed = order[j].ticket;
-    if (!taken[seed]) form(seed, now, taken, out);
+    if (!taken[seed]) form(seed, now, out);
   }
   // 3. Matched, expired and failed tickets leave the queue: their ids and
   //    players out of the lookups all at once (in the lookups' order of
@@ -572,6 +601,7 @@ tick_result basic_session_queue<Plugin>::tick(time_ms now) {
     }
   index_.erase_many(ids);
   player_ticket_.erase_many(players);
+  spare_.reserve(peak_waiting_);  // once: the records move in without the array moving
   for (std::size_t i = tickets_.size(); i-- > 0;)
     if (taken[i]) move_out(i);
   return out;

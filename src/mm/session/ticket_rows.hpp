@@ -8,12 +8,22 @@
 // ticket's index alone, starts on a cache line, and holds, in 8-byte words:
 //
 //   id, created, give_up_at, tiebreak, party size and fast-track flag,
-//   the party's value per rule, its RTT per datacenter,
+//   the party's value per rule,
+//   with a latency policy, three datacenter masks (a bit per datacenter, a
+//   word per 64): within the ideal stage's RTT, within the expanded stage's,
+//   and with a finite RTT,
 //   its players' MMRs, its player ids (up to the queue's max_party_size;
 //   unused seats 0)
 //
-// so that the head and the rules' values are one cache line, and a check of a
-// candidate costs that line and the one of the datacenters it is checked at.
+// so that a check of a candidate (may it join, and in which datacenters)
+// costs its first line or two. The RTTs themselves are read only where a
+// value is needed (the datacenter of a formed match, a latency rule's
+// distance); they are kept apart, a fixed-size run per ticket, so that the
+// rows stay small.
+//
+// The masks hold what the loop compares, exactly: datacenter d is in a
+// stage's mask when the party's RTT to d is at most the stage's threshold.
+// A warm body (and a queue without a policy) accepts every datacenter.
 //
 // Invariant: the rows mirror the queue's tickets_ exactly (same count, same
 // order); the queue pushes and removes both together. The waiting_ticket
@@ -23,10 +33,12 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <new>
-#include <span>
+#include <optional>
 #include <vector>
 
+#include "mm/session/latency.hpp"
 #include "mm/session/ticket.hpp"
 #include "mm/session/waiting_ticket.hpp"
 
@@ -41,23 +53,35 @@ class ticket_rows {
     std::uint32_t party;  // the number of players
     std::uint32_t fast_track;
   };
-  static_assert(sizeof(head) == 5 * sizeof(double));
+  static_assert(sizeof(head) == 5 * sizeof(std::uint64_t));
+
+  // The datacenters' masks a row holds (with a latency policy).
+  enum class mask_kind : std::size_t { ideal = 0, expand = 1, finite = 2 };
 
   // The shape of every row; call before the first push().
-  void shape(std::size_t rules, std::size_t datacenters, std::size_t max_party) {
+  void shape(std::size_t rules, std::size_t datacenters, std::size_t max_party,
+             const std::optional<latency_stages>& policy) {
     rules_ = rules;
     dcs_ = datacenters;
     party_ = max_party;
-    constexpr std::size_t line = 64 / sizeof(double);
-    stride_ = (head_words + rules + datacenters + 2 * max_party + line - 1) / line * line;
+    policy_ = policy;
+    mask_words_ = (datacenters + 63) / 64;
+    const std::size_t masks = policy ? 3 * mask_words_ : 0;
+    constexpr std::size_t line = 64 / sizeof(std::uint64_t);
+    stride_ = (head_words + rules + masks + 2 * max_party + line - 1) / line * line;
+    every_dc_.assign(mask_words_, 0);
+    for (std::size_t d = 0; d < datacenters; ++d) every_dc_[d / 64] |= std::uint64_t{1} << (d % 64);
   }
 
   std::size_t size() const { return size_; }
+  // Words in a datacenters' mask: one per 64 datacenters.
+  std::size_t mask_words() const { return mask_words_; }
 
-  // Appends the row of `t` (its party no larger than max_party).
+  // Appends the row of `t` (its party no larger than max_party, an RTT per
+  // datacenter).
   void push(const waiting_ticket& t) {
     words_.resize((size_ + 1) * stride_);
-    double* row = words_.data() + size_ * stride_;
+    std::uint64_t* row = words_.data() + size_ * stride_;
     const head h{t.id,
                  t.created,
                  t.give_up_at,
@@ -65,20 +89,32 @@ class ticket_rows {
                  static_cast<std::uint32_t>(t.players.size()),
                  t.fast_track ? 1u : 0u};
     std::memcpy(row, &h, sizeof h);
-    double* at = std::copy(t.numbers.begin(), t.numbers.end(), row + head_words);
-    at = std::copy(t.rtt.begin(), t.rtt.end(), at);
-    std::copy(t.player_mmr.begin(), t.player_mmr.end(), at);
-    std::memcpy(row + head_words + rules_ + dcs_ + party_, t.players.data(),
-                t.players.size() * sizeof(player_id));
+    std::memcpy(row + head_words, t.numbers.data(), t.numbers.size() * sizeof(double));
+    if (policy_) {
+      std::uint64_t* masks = row + head_words + rules_;
+      for (std::size_t d = 0; d < dcs_; ++d) {
+        const std::uint64_t bit = std::uint64_t{1} << (d % 64);
+        if (t.rtt[d] <= policy_->ideal_ms) masks[d / 64] |= bit;
+        if (t.rtt[d] <= policy_->expand_ms) masks[mask_words_ + d / 64] |= bit;
+        if (t.rtt[d] < std::numeric_limits<double>::infinity())
+          masks[2 * mask_words_ + d / 64] |= bit;
+      }
+    }
+    std::memcpy(row + mmr_at(), t.player_mmr.data(), t.player_mmr.size() * sizeof(double));
+    std::copy(t.players.begin(), t.players.end(), row + mmr_at() + party_);
+    rtts_.insert(rtts_.end(), t.rtt.begin(), t.rtt.end());
     ++size_;
   }
 
   // Row i replaced by the last row, which goes (the queue's swap-remove).
   void remove(std::size_t i) {
     --size_;
-    if (i != size_)
+    if (i != size_) {
       std::copy_n(words_.data() + size_ * stride_, stride_, words_.data() + i * stride_);
+      std::copy_n(rtts_.data() + size_ * dcs_, dcs_, rtts_.data() + i * dcs_);
+    }
     words_.resize(size_ * stride_);
+    rtts_.resize(size_ * dcs_);
   }
 
   head operator[](std::size_t i) const {
@@ -86,36 +122,40 @@ class ticket_rows {
     std::memcpy(&h, row(i), sizeof h);
     return h;
   }
-  const double* numbers(std::size_t i) const { return row(i) + head_words; }
-  const double* rtt(std::size_t i) const { return row(i) + head_words + rules_; }
-  std::span<const double> mmr(std::size_t i) const {
-    return {row(i) + head_words + rules_ + dcs_, (*this)[i].party};
+  // The party's value for rule k.
+  double number(std::size_t i, std::size_t k) const { return as_double(row(i)[head_words + k]); }
+  // The party's worst RTT per datacenter.
+  const double* rtt(std::size_t i) const { return rtts_.data() + i * dcs_; }
+  // Row i's datacenters within `stage`'s threshold (mask_words() words): a
+  // warm body's, a failed one's and those of a queue without a policy are
+  // every datacenter.
+  const std::uint64_t* within(std::size_t i, latency_stage stage) const {
+    switch (stage) {
+      case latency_stage::ideal:
+        return mask(i, mask_kind::ideal);
+      case latency_stage::expand:
+        return mask(i, mask_kind::expand);
+      default:
+        return every_dc_.data();
+    }
   }
-  // The id of player k (< party) of row i: its bytes copied out of the words.
-  player_id player(std::size_t i, std::size_t k) const {
-    player_id id;
-    std::memcpy(&id, row(i) + head_words + rules_ + dcs_ + party_ + k, sizeof id);
-    return id;
-  }
+  // Row i's datacenters with a finite RTT (every datacenter without a policy).
+  const std::uint64_t* finite(std::size_t i) const { return mask(i, mask_kind::finite); }
+  // The MMR and the id of player k (< party) of row i.
+  double mmr(std::size_t i, std::size_t k) const { return as_double(row(i)[mmr_at() + k]); }
+  player_id player(std::size_t i, std::size_t k) const { return row(i)[mmr_at() + party_ + k]; }
 
   // Asks the memory for row i's first line: its head and rules' values.
   void prefetch_head(std::size_t i) const { __builtin_prefetch(row(i)); }
-  // Asks the memory for what a check of row i reads (its head and its RTT to
-  // datacenter d) and what a match of it reads (its MMRs and players).
-  void prefetch_candidate(std::size_t i, std::size_t d) const {
-    const double* r = row(i);
-    __builtin_prefetch(r);
-    __builtin_prefetch(r + head_words + rules_ + d);
-    __builtin_prefetch(r + head_words + rules_ + dcs_);
-  }
-  // Asks the memory for row i's head and values (all of its RTTs).
+  // Asks the memory for the lines of row i a check and a match read (the
+  // whole row but the player ids past its first line).
   void prefetch(std::size_t i) const {
-    const double* r = row(i);
-    for (std::size_t k = 0; k < head_words + rules_ + dcs_; k += 8) __builtin_prefetch(r + k);
+    const std::uint64_t* r = row(i);
+    for (std::size_t k = 0; k < mmr_at() + party_; k += 8) __builtin_prefetch(r + k);
   }
 
  private:
-  static constexpr std::size_t head_words = sizeof(head) / sizeof(double);
+  static constexpr std::size_t head_words = sizeof(head) / sizeof(std::uint64_t);
 
   // Rows start on cache lines: the array does.
   template <class T>
@@ -131,10 +171,25 @@ class ticket_rows {
     bool operator==(const line_aligned&) const { return true; }
   };
 
-  const double* row(std::size_t i) const { return words_.data() + i * stride_; }
+  const std::uint64_t* row(std::size_t i) const { return words_.data() + i * stride_; }
+  // A double stored in a word: its bytes (the words hold ids, masks and
+  // values alike, so every value is copied in and out, never aliased).
+  static double as_double(std::uint64_t w) {
+    double v;
+    std::memcpy(&v, &w, sizeof v);
+    return v;
+  }
+  std::size_t mmr_at() const { return head_words + rules_ + (policy_ ? 3 * mask_words_ : 0); }
+  const std::uint64_t* mask(std::size_t i, mask_kind k) const {
+    if (!policy_) return every_dc_.data();
+    return row(i) + head_words + rules_ + static_cast<std::size_t>(k) * mask_words_;
+  }
 
-  std::size_t rules_ = 0, dcs_ = 0, party_ = 0, stride_ = 0, size_ = 0;
-  std::vector<double, line_aligned<double>> words_;
+  std::size_t rules_ = 0, dcs_ = 0, party_ = 0, stride_ = 0, size_ = 0, mask_words_ = 0;
+  std::optional<latency_stages> policy_;
+  std::vector<std::uint64_t> every_dc_;  // every datacenter's bit
+  std::vector<std::uint64_t, line_aligned<std::uint64_t>> words_;
+  std::vector<double> rtts_;  // dcs_ per row, in the rows' order
 };
 
 }  // namespace mm::session

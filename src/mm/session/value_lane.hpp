@@ -4,10 +4,12 @@
 // (the ticket's, within its latency threshold) so that a walk passes over
 // the tickets that share none with the seed without reading them.
 //
-// Taken entries stay in place; a walk jumps over them through pointers it
-// shortens as it goes (path compression), so a run of taken entries costs
-// one step per later walk instead of one per entry. `taken` only grows
-// during a tick, which is what makes the shortened pointers stay right.
+// Taken entries stay in place, marked (take(), by the queue when the ticket
+// is taken: a walk reads the mark beside the entry, not the ticket); a walk
+// jumps over them through pointers it shortens as it goes (path
+// compression), so a run of taken entries costs one step per later walk
+// instead of one per entry. Marks are only added during a tick, which is what
+// makes the shortened pointers stay right.
 #pragma once
 
 #include <algorithm>
@@ -36,6 +38,7 @@ class value_lane {
     entries_.clear();
     up_.clear();
     down_.clear();
+    taken_.clear();
   }
   void add(double value, std::uint64_t datacenters, std::uint64_t tiebreak, std::size_t ticket,
            std::size_t players) {
@@ -49,6 +52,7 @@ class value_lane {
     radix_sort(entries_, scratch_, [](const entry& e) { return ordered_key(e.value); });
     up_.resize(entries_.size());
     down_.resize(entries_.size());
+    taken_.assign(entries_.size(), 0);
     for (std::size_t i = 0; i < entries_.size(); ++i) {
       up_[i] = i + 1;  // taken: go on after it
       down_[i] = i;    // taken: go on before it (one-past positions)
@@ -71,12 +75,16 @@ class value_lane {
     if (p > 0) __builtin_prefetch(&entries_[p - 1]);
     __builtin_prefetch(&up_[p]);
     __builtin_prefetch(&down_[p]);
+    __builtin_prefetch(&taken_[p]);
   }
 
-  // The first position at or after `from` whose ticket is not taken, or size().
-  std::size_t alive_from(std::size_t from, const std::vector<char>& taken) {
+  // The entry at position p is taken from now on.
+  void take(std::size_t p) { taken_[p] = 1; }
+
+  // The first position at or after `from` that is not taken, or size().
+  std::size_t alive_from(std::size_t from) {
     std::size_t r = from;
-    while (r < entries_.size() && taken[entries_[r].ticket]) r = up_[r];
+    while (r < entries_.size() && taken_[r]) r = up_[r];
     for (std::size_t k = from; k < r;) {  // every position passed was taken
       const std::size_t next = up_[k];
       up_[k] = r;
@@ -85,11 +93,10 @@ class value_lane {
     return r;
   }
 
-  // One past the last position before `before` whose ticket is not taken,
-  // or 0.
-  std::size_t alive_before(std::size_t before, const std::vector<char>& taken) {
+  // One past the last position before `before` that is not taken, or 0.
+  std::size_t alive_before(std::size_t before) {
     std::size_t r = before;
-    while (r > 0 && taken[entries_[r - 1].ticket]) r = down_[r - 1];
+    while (r > 0 && taken_[r - 1]) r = down_[r - 1];
     for (std::size_t k = before; k > r;) {
       const std::size_t next = down_[k - 1];
       down_[k - 1] = r;
@@ -101,6 +108,7 @@ class value_lane {
  private:
   std::vector<entry> entries_, scratch_;
   std::vector<std::size_t> up_, down_;
+  std::vector<char> taken_;  // per position: take() was called
 };
 
 }  // namespace mm::session
