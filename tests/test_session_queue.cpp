@@ -286,11 +286,12 @@ struct scenario {
 };
 
 // Random queues of five kinds: 1v1 with expansion; 3v3 with parties and team
-// balance; 4-player co-op with parties and the staged latency policy; 2v2
-// that splits parties, with a language rule; 2v2 with parties over 70
-// datacenters (more than one 64-datacenter block) with a latency rule, where
-// some players gave measured RTTs to a few datacenters only (unknown, so
-// infinite, to the others). Thresholds drawn per queue.
+// balance; 4-player co-op with parties and the staged latency policy (six
+// datacenters in a row or on two continents); 2v2 that splits parties, with
+// a language rule; 2v2 with parties over 70 datacenters (more than one
+// 64-datacenter block) with a latency rule, where some players gave measured
+// RTTs to a few datacenters only (unknown, so infinite, to the others).
+// Thresholds drawn per queue.
 scenario random_scenario(mm::rng& r, int kind) {
   scenario s;
   s.kind = kind;
@@ -319,7 +320,15 @@ scenario random_scenario(mm::rng& r, int kind) {
     c.backtrack_steps = static_cast<std::uint32_t>(r.below(40));
     c.rules = {mmr};
     c.bots = r.below(2) == 1;
+    // Six datacenters in a row, or three and three on two continents (two
+    // groups of the index, and tickets past the ideal stage spanning both).
     s.latency = equator(6);
+    if (r.below(2) == 0) {
+      std::vector<datacenter> dcs;
+      for (double lon : {0.0, 10.0, 20.0, 120.0, 130.0, 140.0})
+        dcs.push_back({"dc" + std::to_string(dcs.size()), {0, lon}, "r"});
+      s.latency = latency_model(dcs);
+    }
   } else if (kind == 4) {
     c.min_players = c.max_players = 4;
     c.team_size = 2;
@@ -367,8 +376,8 @@ std::pair<ticket_request, known_ticket> random_party(const scenario& s, mm::rng&
   for (std::uint32_t i = 0; i < size; ++i) {
     ticket_player p = player(next_id++, cluster + static_cast<double>(r.below(300)));
     if (s.kind == 2) {
-      const double lon = 10.0 * static_cast<double>(r.below(6)) + (r.unit() - 0.5) * 16;
-      p.location = geo_point{(r.unit() - 0.5) * 12, lon};
+      const auto& home = s.latency.datacenters()[r.below(6)].location;
+      p.location = geo_point{(r.unit() - 0.5) * 12, home.longitude + (r.unit() - 0.5) * 16};
     }
     if (s.kind == 4) {
       const std::size_t n = s.latency.datacenters().size();

@@ -1,15 +1,18 @@
 // The session loop's own tables against the standard library: the id map
 // against std::unordered_map over random operations (clustered, sequential
 // and sparse ids, removals in bulk), the radix sort against std::stable_sort
-// (negative and equal values, keys of few distinct digits).
+// (negative and equal values, keys of few distinct digits), and the lanes of
+// the candidates' index against a scan of every ticket.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <map>
 #include <unordered_map>
 #include <vector>
 
 #include "mm/engine/random.hpp"
 #include "mm/session/id_map.hpp"
+#include "mm/session/lane_index.hpp"
 #include "mm/session/radix_sort.hpp"
 
 using namespace mm::session;
@@ -54,6 +57,11 @@ TEST_CASE("the id map holds what a std::unordered_map holds, over random operati
     for (int op = 0; op < ops; ++op) {
       const std::uint64_t k = some_id(r, shape);
       probes.push_back(k);
+      if (r.below(500) == 0) {  // every key at once
+        m.clear();
+        expected.clear();
+        continue;
+      }
       switch (r.below(4)) {
         case 0:
         case 1: {
@@ -115,6 +123,71 @@ TEST_CASE("the radix sort orders as std::stable_sort does", "[session][tables]")
     for (std::size_t i = 0; i < items.size(); ++i) {
       REQUIRE(items[i].value == expected[i].value);
       REQUIRE(items[i].position == expected[i].position);
+    }
+  }
+}
+
+TEST_CASE("a seed's lane walks meet every ticket sharing a datacenter with it, nearest first",
+          "[session][tables]") {
+  mm::rng r(31);
+  lane_index index;
+  for (int run = 0; run < 3000; ++run) {
+    // No policy, up to 64 datacenters (groups), or 100 (blocks of 64).
+    const std::size_t words = run % 3, dcs = words == 0 ? 0 : words == 1 ? 12 + r.below(53) : 100;
+    const std::size_t n = 1 + r.below(300);
+    std::vector<std::vector<std::uint64_t>> mask(n, std::vector<std::uint64_t>(words, 0));
+    std::vector<double> value(n);
+    std::vector<bool> added(n, false), taken(n, false);
+    index.reset(n, words);
+    for (std::size_t i = 0; i < n; ++i) {
+      value[i] = static_cast<double>(r.below(40));  // many equal values
+      // Mostly near one of three regions of datacenters, in the ideal stage;
+      // some anywhere (past it); some nowhere.
+      const std::size_t region = r.below(3), kind = r.below(10);
+      for (std::size_t d = 0; d < dcs; ++d) {
+        const bool near = d * 3 / dcs == region && r.below(3) == 0;
+        if ((kind < 7 && near) || (kind >= 7 && kind < 9 && r.below(4) == 0))
+          mask[i][d / 64] |= std::uint64_t{1} << (d % 64);
+      }
+      if (r.below(8) == 0) continue;  // taken before the index (expired...)
+      added[i] = true;
+      index.add(i, value[i], r(), 1, mask[i].data(), kind < 7);
+    }
+    index.seal();
+    for (std::size_t i = 0; i < n; ++i)
+      if (added[i] && r.below(4) == 0) {
+        index.take(i);
+        taken[i] = true;
+      }
+    std::vector<lane_index::walk> walks;
+    for (int s = 0; s < 5; ++s) {
+      const std::size_t seed = r.below(n);
+      index.walks_from(seed, value[seed], mask[seed].data(), walks);
+      std::map<std::size_t, int> met;
+      for (auto& w : walks) {
+        double last = value[seed];
+        for (std::size_t p = w.up; p < w.lane->size(); p = w.lane->alive_from(p + 1)) {
+          const auto& e = (*w.lane)[p];
+          REQUIRE(e.value >= last);  // outward: ascending values above
+          last = e.value;
+          if ((e.datacenters & w.datacenters) != 0 && e.ticket != seed) ++met[e.ticket];
+        }
+        last = value[seed];
+        for (std::size_t p = w.down; p > 0; p = w.lane->alive_before(p - 1)) {
+          const auto& e = (*w.lane)[p - 1];
+          REQUIRE(e.value <= last);  // and descending below
+          last = e.value;
+          if ((e.datacenters & w.datacenters) != 0 && e.ticket != seed) ++met[e.ticket];
+        }
+      }
+      for (std::size_t i = 0; i < n; ++i) {
+        bool shares = words == 0;
+        for (std::size_t w = 0; w < words; ++w)
+          shares = shares || (mask[i][w] & mask[seed][w]) != 0;
+        const bool expected = added[i] && !taken[i] && i != seed && shares;
+        CHECK(met.count(i) == (expected ? 1u : 0u));
+        if (expected && index.disjoint()) CHECK(met[i] == 1);  // once: one lane
+      }
     }
   }
 }

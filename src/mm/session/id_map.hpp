@@ -10,6 +10,7 @@
 // seed: a client cannot choose ids that fall into one run of slots.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -43,6 +44,12 @@ class id_map {
     for (std::uint64_t k : keys) by_slot_.push_back({home(k), k});
     radix_sort(by_slot_, scratch_, [](const slot& s) { return s.key; });
     for (const slot& s : by_slot_) erase(s.value);
+  }
+
+  // Removes every key, keeping the slots' memory.
+  void clear() {
+    std::fill(slots_.begin(), slots_.end(), slot{});
+    size_ = 0;
   }
 
   // `key` (not 0) now maps to `value`.

@@ -34,13 +34,13 @@
 
 #include "mm/engine/random.hpp"
 #include "mm/session/id_map.hpp"
+#include "mm/session/lane_index.hpp"
 #include "mm/session/latency.hpp"
 #include "mm/session/queue_config.hpp"
 #include "mm/session/session_plugin.hpp"
 #include "mm/session/teams.hpp"
 #include "mm/session/ticket.hpp"
 #include "mm/session/ticket_rows.hpp"
-#include "mm/session/value_lane.hpp"
 #include "mm/session/waiting_ticket.hpp"
 
 namespace mm::session {
@@ -147,9 +147,10 @@ class basic_session_queue {
     std::vector<std::size_t> members;  // indices into tickets_, the seed first
     std::uint32_t players = 0;
     std::vector<double> sums;  // per rule: the members' numbers, summed (group means)
-    // The datacenters within every member's threshold, and those to which
-    // every member's RTT is finite: a bit each (ticket_rows' masks).
-    std::vector<std::uint64_t> dcs, finite;
+    // The datacenters within every member's threshold, those to which every
+    // member's RTT is finite, and those within every member's ideal RTT
+    // (read only under a latency policy): a bit each (ticket_rows' masks).
+    std::vector<std::uint64_t> dcs, finite, ideal;
     // Per datacenter: the highest RTT of any member, kept up to date only
     // where a latency rule reads it (latency_rule_), and then only for those
     // in `dcs`, the only ones read.
@@ -167,9 +168,11 @@ class basic_session_queue {
   using candidate = session_queue_candidate;
 
   waiting_ticket compile(const ticket_request& r, time_ms now);
-  // A record at its defaults, with the buffers of a spare one when there is
-  // one (its players, MMRs, values and RTTs: no allocation while they fit).
+  // A record at its defaults, with spare buffers when there are some (no
+  // allocation for its players, MMRs, values and RTTs while they fit).
   waiting_ticket fresh_record();
+  // The buffers of `t`, which leaves, to the spare ones.
+  void keep_buffers(waiting_ticket& t);
   // add() and restore(): `id` 0 takes the next one.
   add_result add_as(const ticket_request& request, time_ms now, ticket_id id);
   std::uint32_t intern(const std::string& s);
@@ -244,11 +247,16 @@ class basic_session_queue {
   Plugin plugin_;
   rng rng_;
   std::vector<waiting_ticket> tickets_;
-  // The records of tickets that left, kept for the next ones' buffers: a
-  // tick that matches most of a queue frees nothing, and the adds that
-  // follow allocate nothing. Waiting and spare records together never exceed
-  // the most tickets that ever waited at once (peak_waiting_).
-  std::vector<waiting_ticket> spare_;
+  // The buffers of tickets that left (their players, MMRs, values, RTTs),
+  // kept for the next ones: a tick that matches most of a queue frees
+  // nothing, and the adds that follow allocate nothing. Waiting tickets and
+  // spare buffers together never exceed the most tickets that ever waited
+  // at once (peak_waiting_).
+  struct spare_buffers {
+    std::vector<player_id> players;
+    std::vector<double> player_mmr, numbers, rtt;
+  };
+  std::vector<spare_buffers> spare_;
   std::size_t peak_waiting_ = 0;
   ticket_rows rows_;      // what the loop reads of tickets_, row for row
   id_map index_;          // ticket id -> its place in tickets_
@@ -264,31 +272,22 @@ class basic_session_queue {
   // from the lane entries alone, without reading their tickets.
   bool rank_from_lane_ = false;
   bool use_index_ = true;
-  // Per tick, the candidates' index (value_lane.hpp): one lane of every
-  // ticket, or with a latency policy one per block of 64 datacenters; empty
-  // without the index.
-  std::vector<value_lane> lanes_;
-  // Per ticket and lane (ticket x lanes + lane): its entry in the lane, or
-  // npos; empty until the tick's lanes are built.
-  std::vector<std::size_t> lane_position_;
-  std::vector<std::uint32_t> seen_;  // per ticket: the seed that considered it last
-  std::vector<char> taken_;          // per ticket: take() was called this tick
+  // Per tick, the candidates' index (lane_index.hpp); inactive without it,
+  // and until the tick's lanes are built.
+  lane_index lanes_;
+  // Per ticket: the seed that considered it last (when a ticket may be in
+  // more than one of the lanes a seed walks).
+  std::vector<std::uint32_t> seen_;
+  std::vector<char> taken_;  // per ticket: take() was called this tick
   // The ids and players of the tickets that leave at the end of a tick.
   std::vector<std::uint64_t> gone_ids_, gone_players_;
   std::uint32_t stamp_ = 0;
   // The groups of the seed in hand, reused from seed to seed: ranking its
   // candidates, and building its match.
   group rank_group_, build_group_;
-  // A seed's walk of one lane: the seed's datacenters in the lane's block,
-  // the next alive position above and one past the next below.
-  struct lane_walk {
-    value_lane* lane;
-    std::uint64_t datacenters;
-    std::size_t up, down;
-  };
   // The seed in hand's lane walks, its candidates, the positions of the
   // candidates in its group: their memory reused from seed to seed.
-  std::vector<lane_walk> walks_;
+  std::vector<lane_index::walk> walks_;
   // The tick's seeds, in the order they are taken: oldest first, then by
   // tiebreak.
   struct seed_key {

@@ -156,7 +156,7 @@ void basic_session_queue<Plugin>::rank_candidates(std::size_t seed, time_ms now,
     double d = 0;
     if (admits(g, i, now, &d)) offer({d, tiebreak, i});
   };
-  if (lanes_.empty()) {
+  if (!lanes_.active()) {
     for (std::size_t i = 0; i < tickets_.size(); ++i)
       if (i != seed && !taken_[i] && !rows_[i].fast_track) consider(i, rows_[i].tiebreak);
   } else {
@@ -165,30 +165,20 @@ void basic_session_queue<Plugin>::rank_candidates(std::size_t seed, time_ms now,
     const double threshold = g.threshold[k];
     const bool filters = g.filters[k];
     const double v = rows_.number(seed, k);
-    // One lane per block of 64 datacenters the seed may play in (a
-    // candidate must be within its own threshold of one of the seed's), or
-    // the one lane of all tickets without a latency policy. Each lane is
-    // walked outward from v, passing over the entries that share no
+    // The lanes that may hold a ticket sharing a datacenter with the seed (a
+    // candidate must be within its own threshold of one of the seed's),
+    // each walked outward from v, passing over the entries that share no
     // datacenter with the seed; the lanes are merged nearest value first,
     // and a ticket in several lanes is considered once (its stamp).
-    std::vector<lane_walk>& walks = walks_;
-    walks.clear();
-    for (std::size_t l = 0; l < lanes_.size(); ++l) {
-      const std::uint64_t mask = config_.latency ? g.dcs[l] : ~std::uint64_t{0};
-      if (mask == 0) continue;
-      value_lane& lane = lanes_[l];
-      // From the seed's own entry (the ones of equal value below it are
-      // the down walk's first steps), else from where its value would be.
-      const std::size_t own = lane_position_[seed * lanes_.size() + l];
-      const std::size_t at = own != value_lane::npos ? own : lane.lower_bound(v);
-      walks.push_back({&lane, mask, lane.alive_from(at), lane.alive_before(at)});
-    }
+    std::vector<lane_index::walk>& walks = walks_;
+    lanes_.walks_from(seed, v, g.dcs.data(), walks);
+    const bool stamped = !lanes_.disjoint() && walks.size() > 1;
     ++stamp_;
     for (;;) {
-      lane_walk* next = nullptr;
+      lane_index::walk* next = nullptr;
       bool next_up = false;
       double next_gap = 0;
-      for (lane_walk& w : walks) {
+      for (lane_index::walk& w : walks) {
         if (w.up < w.lane->size()) {
           const double gap = (*w.lane)[w.up].value - v;
           if (!next || gap < next_gap) next = &w, next_up = true, next_gap = gap;
@@ -212,7 +202,7 @@ void basic_session_queue<Plugin>::rank_candidates(std::size_t seed, time_ms now,
       if ((e->datacenters & next->datacenters) == 0) continue;
       const std::size_t i = e->ticket;
       if (i == seed) continue;
-      if (walks.size() > 1) {
+      if (stamped) {
         if (seen_[i] == stamp_) continue;
         seen_[i] = stamp_;
       }
@@ -233,9 +223,7 @@ void basic_session_queue<Plugin>::rank_candidates(std::size_t seed, time_ms now,
 template <session_plugin Plugin>
 void basic_session_queue<Plugin>::prefetch_seed(std::size_t i) const {
   rows_.prefetch(i);
-  for (std::size_t l = 0; l < lanes_.size(); ++l)
-    if (const std::size_t p = lane_position_[i * lanes_.size() + l]; p != value_lane::npos)
-      lanes_[l].prefetch_around(p);
+  lanes_.prefetch(i);
 }
 
 template <session_plugin Plugin>
@@ -273,10 +261,12 @@ void basic_session_queue<Plugin>::join(group& g, std::size_t ticket, time_ms now
   for (std::size_t k = 0; k < g.sums.size(); ++k) g.sums[k] += rows_.number(ticket, k);
   const std::uint64_t* own = within(ticket, now);
   const std::uint64_t* finite = rows_.finite(ticket);
+  const std::uint64_t* ideal = rows_.within(ticket, latency_stage::ideal);
   const std::size_t words = rows_.mask_words();
   if (g.members.size() == 1) {
     g.dcs.assign(own, own + words);
     g.finite.assign(finite, finite + words);
+    g.ideal.assign(ideal, ideal + words);
     if (latency_rule_) {
       const double* rtt = rows_.rtt(ticket);
       g.worst_rtt.assign(rtt, rtt + latency_.datacenters().size());
@@ -293,6 +283,7 @@ void basic_session_queue<Plugin>::join(group& g, std::size_t ticket, time_ms now
   for (std::size_t w = 0; w < words; ++w) {
     g.dcs[w] &= own[w];
     g.finite[w] &= finite[w];
+    g.ideal[w] &= ideal[w];
   }
 }
 
@@ -354,22 +345,28 @@ auto basic_session_queue<Plugin>::pick_datacenter(const group& g) -> placement {
   const double ideal = config_.latency ? config_.latency->ideal_ms : 0;
   // The datacenters within every member's threshold (without a policy, all),
   // ascending.
-  detail::for_each_bit(g.dcs.data(), g.dcs.size(), [&](std::size_t d) {
+  const auto worst_at = [&](std::size_t d) {
     double worst = 0;
-    if (latency_rule_) {
-      worst = g.worst_rtt[d];
-    } else {
-      for (std::size_t m : g.members) worst = std::max(worst, rows_.rtt(m)[d]);
-    }
+    for (std::size_t m : g.members) worst = std::max(worst, rows_.rtt(m)[d]);
+    return worst;
+  };
+  bool worst_known = true;
+  detail::for_each_bit(g.dcs.data(), g.dcs.size(), [&](std::size_t d) {
     // Within the ideal band every datacenter costs the same: ties are drawn.
-    const double cost = std::max(worst, ideal);
+    // Where every member is within the ideal RTT (its mask says so), that
+    // is the cost without reading the RTTs.
+    const bool in_band = !latency_rule_ && config_.latency && (g.ideal[d / 64] >> (d % 64) & 1);
+    const double worst = latency_rule_ ? g.worst_rtt[d] : in_band ? 0 : worst_at(d);
+    const double cost = in_band ? ideal : std::max(worst, ideal);
     const std::uint64_t tie = rng_();
     if (best.datacenter == none || cost < best_cost || (cost == best_cost && tie < best_tie)) {
       best = {d, worst};
+      worst_known = !in_band;
       best_cost = cost;
       best_tie = tie;
     }
   });
+  if (!worst_known) best.worst_rtt = worst_at(best.datacenter);
   return best;
 }
 

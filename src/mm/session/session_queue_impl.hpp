@@ -1,18 +1,18 @@
-// The member definitions of basic_session_queue (session_queue.hpp). The
-// library compiles them once for session_queue; a game that plugs its own
-// plug-in into a queue includes this header in one of its files.
+// The member definitions of basic_session_queue (session_queue.hpp): the
+// match loop here, the group building in session_queue_groups.hpp and the
+// records in session_queue_records.hpp, both included. The library compiles
+// them once for session_queue; a game that plugs its own plug-in into a
+// queue includes this header in one of its files.
 #pragma once
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
-#include <set>
 
 #include "mm/engine/error.hpp"
 #include "mm/session/radix_sort.hpp"
-#include "mm/session/refuse.hpp"
 #include "mm/session/session_queue.hpp"
 #include "mm/session/session_queue_groups.hpp"
+#include "mm/session/session_queue_records.hpp"
 #include "mm/session/teams.hpp"
 
 namespace mm::session {
@@ -41,262 +41,6 @@ basic_session_queue<Plugin>::basic_session_queue(queue_config config, latency_mo
 }
 
 template <session_plugin Plugin>
-std::uint32_t basic_session_queue<Plugin>::intern(const std::string& s) {
-  const auto [it, added] = interned_.emplace(s, static_cast<std::uint32_t>(interned_.size()));
-  return it->second;
-}
-
-template <session_plugin Plugin>
-ticket_id basic_session_queue<Plugin>::ticket_of(player_id p) const {
-  const std::uint64_t* t = player_ticket_.find(p);
-  return t ? *t : 0;
-}
-
-template <session_plugin Plugin>
-double basic_session_queue<Plugin>::max_rtt(time_ms created, time_ms now) const {
-  return config_.latency ? max_rtt_after(*config_.latency, now - created) : detail::infinity;
-}
-
-template <session_plugin Plugin>
-waiting_ticket basic_session_queue<Plugin>::compile(const ticket_request& r, time_ms now) {
-  if (r.players.empty()) refuse("players", "a ticket needs at least one player");
-  if (r.players.size() > config_.max_party_size)
-    refuse("players", "a party of " + std::to_string(r.players.size()) + " is more than " +
-                          "the queue's max_party_size of " +
-                          std::to_string(config_.max_party_size));
-  if (r.give_up_after && r.give_up_after->count() <= 0)
-    refuse("give_up_after", "must be greater than 0");
-  waiting_ticket t = fresh_record();
-  t.created = now;
-  t.give_up_at = now + r.give_up_after.value_or(config_.give_up_after);
-  const std::size_t dcs = latency_.datacenters().size();
-  t.rtt.assign(dcs, 0);
-  std::set<player_id> seen;
-  for (std::size_t i = 0; i < r.players.size(); ++i) {
-    const ticket_player& p = r.players[i];
-    if (p.id == invalid_player) refuse(detail::player_field(i, ".id"), "0 is not a player id");
-    if (!seen.insert(p.id).second)
-      refuse(detail::player_field(i, ".id"),
-             "player " + std::to_string(p.id) + " is in the party twice");
-    if (!std::isfinite(p.mmr)) refuse(detail::player_field(i, ".mmr"), "must be a finite number");
-    if (p.location &&
-        (!(std::abs(p.location->latitude) <= 90) || !(std::abs(p.location->longitude) <= 180)))
-      refuse(detail::player_field(i, ".location"),
-             "latitude within +-90 and longitude within +-180");
-    for (const auto& [dc, ms] : p.rtt_ms) {
-      if (!latency_.find(dc))
-        refuse(detail::player_field(i, ".rtt_ms." + dc), "no such datacenter");
-      if (!std::isfinite(ms) || ms < 0)
-        refuse(detail::player_field(i, ".rtt_ms." + dc), "must be a number >= 0");
-    }
-    if (config_.latency && p.rtt_ms.empty() && !p.location)
-      refuse(detail::player_field(i, ""),
-             "needs rtt_ms or a location for the queue's latency policy");
-    for (std::size_t d = 0; d < dcs; ++d) {
-      const double* measured = detail::named(p.rtt_ms, latency_.datacenters()[d].name);
-      const double rtt = measured     ? *measured
-                         : p.location ? latency_.estimate_ms(*p.location, d)
-                                      : detail::infinity;
-      t.rtt[d] = std::max(t.rtt[d], rtt);
-    }
-    t.players.push_back(p.id);
-    t.player_mmr.push_back(p.mmr);
-    t.mmr += p.mmr / static_cast<double>(r.players.size());
-  }
-  // The party's value for each rule.
-  const std::size_t n_rules = config_.rules.size();
-  t.numbers.assign(n_rules, 0);
-  // Labels and sets only where a rule reads them: two heap blocks less a
-  // ticket for the queues without such rules.
-  const auto has = [&](rule_kind kind) {
-    return std::any_of(config_.rules.begin(), config_.rules.end(),
-                       [kind](const rule& ru) { return ru.kind == kind; });
-  };
-  if (has(rule_kind::equality)) t.labels.assign(n_rules, 0);
-  if (has(rule_kind::intersection)) t.sets.assign(n_rules, {});
-  for (std::size_t k = 0; k < n_rules; ++k) {
-    const rule& ru = config_.rules[k];
-    const std::string field = "attributes." + ru.attribute;
-    if (ru.kind == rule_kind::difference) {
-      if (ru.attribute == "mmr") {
-        t.numbers[k] = t.mmr;
-        continue;
-      }
-      double sum = 0;
-      for (std::size_t i = 0; i < r.players.size(); ++i) {
-        const double* v = detail::named(r.players[i].numbers, ru.attribute);
-        if (!v) refuse(detail::player_field(i, "." + field), "the rule '" + ru.name + "' needs it");
-        if (!std::isfinite(*v))
-          refuse(detail::player_field(i, "." + field), "must be a finite number");
-        sum += *v;
-      }
-      t.numbers[k] = sum / static_cast<double>(r.players.size());
-    } else if (ru.kind == rule_kind::equality) {
-      // The party's value is its first player's that has one; every player
-      // who has one must agree (a party cannot be in two modes at once).
-      const std::string* value = nullptr;
-      for (std::size_t i = 0; i < r.players.size(); ++i) {
-        const std::string* v = detail::named(r.players[i].strings, ru.attribute);
-        if (!v) continue;
-        if (value && *v != *value)
-          refuse(detail::player_field(i, "." + field), "differs from the party's '" + *value + "'");
-        value = v;
-      }
-      if (!value)
-        refuse(detail::player_field(0, "." + field), "the rule '" + ru.name + "' needs it");
-      t.labels[k] = intern(*value);
-    } else if (ru.kind == rule_kind::intersection) {
-      // The party's set is what all its players share.
-      std::vector<std::uint32_t> common;
-      for (std::size_t i = 0; i < r.players.size(); ++i) {
-        const auto* v = detail::named(r.players[i].sets, ru.attribute);
-        if (!v) refuse(detail::player_field(i, "." + field), "the rule '" + ru.name + "' needs it");
-        if (v->size() > 256) refuse(detail::player_field(i, "." + field), "at most 256 items");
-        std::vector<std::uint32_t> items;
-        for (const auto& s : *v) items.push_back(intern(s));
-        std::sort(items.begin(), items.end());
-        items.erase(std::unique(items.begin(), items.end()), items.end());
-        if (i == 0) {
-          common = std::move(items);
-        } else {
-          std::vector<std::uint32_t> both;
-          std::set_intersection(common.begin(), common.end(), items.begin(), items.end(),
-                                std::back_inserter(both));
-          common = std::move(both);
-        }
-      }
-      t.sets[k] = std::move(common);
-    }
-  }
-  return t;
-}
-
-template <session_plugin Plugin>
-waiting_ticket basic_session_queue<Plugin>::fresh_record() {
-  waiting_ticket t;
-  if (spare_.empty()) return t;
-  waiting_ticket& old = spare_.back();
-  t.players = std::move(old.players);
-  t.player_mmr = std::move(old.player_mmr);
-  t.numbers = std::move(old.numbers);
-  t.rtt = std::move(old.rtt);
-  spare_.pop_back();
-  t.players.clear();
-  t.player_mmr.clear();
-  t.numbers.clear();
-  t.rtt.clear();
-  return t;
-}
-
-template <session_plugin Plugin>
-add_result basic_session_queue<Plugin>::add(const ticket_request& request, time_ms now) {
-  return add_as(request, now, 0);
-}
-
-template <session_plugin Plugin>
-add_result basic_session_queue<Plugin>::add(const ticket_request& request, time_ms now,
-                                            ticket_id id) {
-  if (id == 0) refuse("id", "0 is not a ticket id");
-  if (index_.contains(id)) refuse("id", "ticket " + std::to_string(id) + " already waits");
-  return add_as(request, now, id);
-}
-
-template <session_plugin Plugin>
-add_result basic_session_queue<Plugin>::restore(const ticket_request& request, time_ms created,
-                                                ticket_id id) {
-  if (id == 0) refuse("id", "0 is not a ticket id");
-  if (index_.contains(id)) refuse("id", "ticket " + std::to_string(id) + " already waits");
-  ticket_request r = request;
-  r.replace_existing = false;  // the tickets handed over never share a player
-  return add_as(r, created, id);
-}
-
-template <session_plugin Plugin>
-add_result basic_session_queue<Plugin>::add_as(const ticket_request& request, time_ms now,
-                                               ticket_id id) {
-  waiting_ticket t = compile(request, now);
-  add_result out;
-  for (std::size_t i = 0; i < t.players.size(); ++i) {
-    const ticket_id existing = ticket_of(t.players[i]);
-    if (existing == 0) continue;
-    if (!request.replace_existing)
-      refuse(detail::player_field(i, ".id"), "player " + std::to_string(t.players[i]) +
-                                                 " already waits in ticket " +
-                                                 std::to_string(existing));
-    if (std::find(out.replaced.begin(), out.replaced.end(), existing) == out.replaced.end())
-      out.replaced.push_back(existing);
-  }
-  const ticket_verdict verdict = plugin_.initialize(request, t, config_);
-  if (verdict.what == ticket_verdict::action::reject) refuse(verdict.field, verdict.reason);
-  if (verdict.what == ticket_verdict::action::fast_track) {
-    // A match by itself: its size now, its teams when the plug-in gave them.
-    if (t.players.size() < config_.min_players || t.players.size() > config_.max_players)
-      refuse("players", "the game's plug-in fast-tracked a party of " +
-                            std::to_string(t.players.size()) + ", but a match has " +
-                            std::to_string(config_.min_players) + ".." +
-                            std::to_string(config_.max_players) + " players");
-    if (!verdict.teams.empty()) {
-      auto team_of = planned_teams({&t}, verdict.teams);
-      if (!team_of) refuse("teams", "the game's plug-in gave teams that are not the queue's");
-      t.team_of = std::move(*team_of);
-    }
-    t.fast_track = true;
-    ++stats_.fast_tracked;
-  }
-  for (ticket_id old : out.replaced) cancel(old);
-  t.id = id != 0 ? id : next_ticket_;
-  if (id == 0 || id < std::numeric_limits<ticket_id>::max())
-    next_ticket_ = std::max(next_ticket_, t.id + 1);
-  t.shared = request.shared;
-  t.tiebreak = rng_();
-  for (player_id p : t.players) player_ticket_.set(p, t.id);
-  index_.set(t.id, tickets_.size());
-  rows_.push(t);
-  tickets_.push_back(std::move(t));
-  peak_waiting_ = std::max(peak_waiting_, tickets_.size());
-  ++stats_.created;
-  out.id = tickets_.back().id;
-  return out;
-}
-
-template <session_plugin Plugin>
-void basic_session_queue<Plugin>::remove_at(std::size_t i) {
-  for (std::size_t p = 0; p < rows_[i].party; ++p) player_ticket_.erase(rows_.player(i, p));
-  index_.erase(rows_[i].id);
-  move_out(i);
-}
-
-template <session_plugin Plugin>
-void basic_session_queue<Plugin>::move_out(std::size_t i) {
-  waiting_ticket gone = std::move(tickets_[i]);
-  if (i + 1 != tickets_.size()) {
-    tickets_[i] = std::move(tickets_.back());
-    index_.set(tickets_[i].id, i);
-  }
-  tickets_.pop_back();
-  rows_.remove(i);
-  if (tickets_.size() + spare_.size() < peak_waiting_) spare_.push_back(std::move(gone));
-}
-
-template <session_plugin Plugin>
-bool basic_session_queue<Plugin>::cancel(ticket_id id) {
-  const std::uint64_t* at = index_.find(id);
-  if (!at) return false;
-  remove_at(*at);
-  ++stats_.cancelled;
-  return true;
-}
-
-template <session_plugin Plugin>
-bool basic_session_queue<Plugin>::withdraw(ticket_id id) {
-  const std::uint64_t* at = index_.find(id);
-  if (!at) return false;
-  remove_at(*at);
-  ++stats_.withdrawn;
-  return true;
-}
-
-template <session_plugin Plugin>
 bool basic_session_queue<Plugin>::claim(const std::vector<std::size_t>& members, tick_result& out) {
   if (!claim_) return true;
   std::vector<ticket_id> shared;
@@ -318,11 +62,7 @@ bool basic_session_queue<Plugin>::claim(const std::vector<std::size_t>& members,
 template <session_plugin Plugin>
 void basic_session_queue<Plugin>::take(std::size_t i) {
   taken_[i] = 1;
-  if (lane_position_.empty()) return;
-  const std::size_t n_lanes = lanes_.size();
-  for (std::size_t l = 0; l < n_lanes; ++l)
-    if (const std::size_t p = lane_position_[i * n_lanes + l]; p != value_lane::npos)
-      lanes_[l].take(p);
+  lanes_.take(i);
 }
 
 template <session_plugin Plugin>
@@ -502,10 +242,10 @@ tick_result basic_session_queue<Plugin>::tick(time_ms now) {
   //    out (a bot match where the queue has bots).
   std::vector<char>& taken = taken_;
   taken.assign(tickets_.size(), 0);
-  lane_position_.clear();  // last tick's lanes: take() marks only `taken` until the new ones
+  lanes_.clear();  // last tick's lanes: take() marks only `taken` until the new ones
   for (std::size_t i = 0; i < tickets_.size(); ++i) {
     const ticket_rows::head t = rows_[i];
-    const bool expires = now >= t.give_up_at;
+    const bool expires = now >= rows_.give_up_at(i);
     if (!expires && !(config_.latency &&
                       stage_after(*config_.latency, now - t.created) == latency_stage::failed))
       continue;
@@ -529,36 +269,22 @@ tick_result basic_session_queue<Plugin>::tick(time_ms now) {
       }
     }
   }
-  // The candidates' index for this tick: the tickets by the first
-  // difference rule's value; with a latency policy, one lane per block of 64
-  // datacenters, of the tickets within their threshold of one of them (the
-  // entry's mask says which).
-  for (auto& l : lanes_) l.clear();
-  const std::size_t n_dcs = latency_.datacenters().size();
-  lanes_.resize(!use_index_ || primary_ < 0 ? 0 : config_.latency ? (n_dcs + 63) / 64 : 1);
-  if (!lanes_.empty()) {
+  // The candidates' index for this tick (lane_index.hpp): the tickets by
+  // the first difference rule's value, with the datacenters each may play
+  // in now.
+  if (use_index_ && primary_ >= 0) {
     const auto k = static_cast<std::size_t>(primary_);
+    lanes_.reset(tickets_.size(), config_.latency ? rows_.mask_words() : 0);
     for (std::size_t i = 0; i < tickets_.size(); ++i) {
       const ticket_rows::head t = rows_[i];
       if (taken[i] || t.fast_track) continue;  // a fast-tracked party joins no group
-      const double value = rows_.number(i, k);
-      if (!config_.latency) {
-        lanes_[0].add(value, ~std::uint64_t{0}, t.tiebreak, i, t.party);
-        continue;
-      }
-      const std::uint64_t* mask = within(i, now);
-      for (std::size_t l = 0; l < lanes_.size(); ++l)
-        if (mask[l] != 0) lanes_[l].add(value, mask[l], t.tiebreak, i, t.party);
+      const latency_stage stage = config_.latency ? stage_after(*config_.latency, now - t.created)
+                                                  : latency_stage::warm_body;
+      lanes_.add(i, rows_.number(i, k), t.tiebreak, t.party, rows_.within(i, stage),
+                 stage == latency_stage::ideal);
     }
-    for (auto& l : lanes_) l.seal();
-    // Each ticket's position in each lane: a seed's walk starts there
-    // instead of searching for its value, and take() marks the entries.
-    const std::size_t n_lanes = lanes_.size();
-    lane_position_.assign(tickets_.size() * n_lanes, value_lane::npos);
-    for (std::size_t l = 0; l < n_lanes; ++l)
-      for (std::size_t p = 0; p < lanes_[l].size(); ++p)
-        lane_position_[lanes_[l][p].ticket * n_lanes + l] = p;
-    seen_.assign(tickets_.size(), 0);
+    lanes_.seal();
+    if (!lanes_.disjoint()) seen_.assign(tickets_.size(), 0);
     stamp_ = 0;
   }
   // 2. Seeds oldest first; tickets created at the same time in a seeded
@@ -586,10 +312,36 @@ tick_result basic_session_queue<Plugin>::tick(time_ms now) {
     const std::size_t seed = order[j].ticket;
     if (!taken[seed]) form(seed, now, out);
   }
-  // 3. Matched, expired and failed tickets leave the queue: their ids and
-  //    players out of the lookups all at once (in the lookups' order of
-  //    memory), then the tickets, highest index first (move_out() moves the
-  //    last ticket into the hole).
+  // 3. Matched, expired and failed tickets leave the queue. When most of
+  //    it leaves, the tickets that stay are moved to the front in their
+  //    order and the lookups rebuilt from them (fewer to place than to
+  //    remove). Otherwise the ids and players leave the lookups all at once
+  //    (in the lookups' order of memory), then the tickets, highest index
+  //    first (move_out() moves the last ticket into the hole).
+  const auto leaving = static_cast<std::size_t>(std::count(taken.begin(), taken.end(), 1));
+  spare_.reserve(peak_waiting_);  // once: the buffers move in without the array moving
+  if (2 * leaving > tickets_.size()) {
+    const std::size_t staying = tickets_.size() - leaving;
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < tickets_.size(); ++i) {
+      if (taken[i]) {
+        if (staying + spare_.size() < peak_waiting_) keep_buffers(tickets_[i]);
+        continue;
+      }
+      if (kept != i) tickets_[kept] = std::move(tickets_[i]);
+      ++kept;
+    }
+    tickets_.resize(kept);
+    rows_.keep(taken);
+    index_.clear();
+    player_ticket_.clear();
+    for (std::size_t i = 0; i < tickets_.size(); ++i) {
+      const ticket_rows::head t = rows_[i];
+      index_.set(t.id, i);
+      for (std::size_t p = 0; p < t.party; ++p) player_ticket_.set(rows_.player(i, p), t.id);
+    }
+    return out;
+  }
   std::vector<std::uint64_t>& ids = gone_ids_;
   std::vector<std::uint64_t>& players = gone_players_;
   ids.clear();
@@ -601,7 +353,6 @@ tick_result basic_session_queue<Plugin>::tick(time_ms now) {
     }
   index_.erase_many(ids);
   player_ticket_.erase_many(players);
-  spare_.reserve(peak_waiting_);  // once: the records move in without the array moving
   for (std::size_t i = tickets_.size(); i-- > 0;)
     if (taken[i]) move_out(i);
   return out;
