@@ -177,6 +177,9 @@ class basic_session_queue {
   add_result add_as(const ticket_request& request, time_ms now, ticket_id id);
   std::uint32_t intern(const std::string& s);
   void remove_at(std::size_t i);
+  // cancel() and withdraw(): the waiting ticket `id` removed and `counter`
+  // counted; false when it is not waiting.
+  bool remove_counted(ticket_id id, std::uint64_t& counter);
   // remove_at() without the lookups: the ticket at `i` leaves tickets_ and
   // rows_, the last one taking its place.
   void move_out(std::size_t i);

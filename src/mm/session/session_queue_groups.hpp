@@ -101,8 +101,8 @@ bool basic_session_queue<Plugin>::admits(const group& g, std::size_t c, time_ms 
   }
   // The datacenter: one within every member's threshold and the
   // candidate's, where the group's worst RTT and the candidate's are finite.
+  const std::uint64_t* own = within(c, now);
   if (config_.latency) {
-    const std::uint64_t* own = within(c, now);
     const std::uint64_t* finite = rows_.finite(c);
     bool any = false;
     for (std::size_t w = 0; w < g.dcs.size(); ++w)
@@ -113,7 +113,6 @@ bool basic_session_queue<Plugin>::admits(const group& g, std::size_t c, time_ms 
     // Its distance: the best RTT the group would play at. Within the ideal
     // band no datacenter is nearer than another.
     const double* rtt = rows_.rtt(c);
-    const std::uint64_t* own = within(c, now);
     double best = detail::infinity;
     for (std::size_t w = 0; w < g.dcs.size(); ++w) {
       const std::uint64_t shared = g.dcs[w] & own[w];

@@ -265,21 +265,22 @@ void basic_session_queue<Plugin>::move_out(std::size_t i) {
 }
 
 template <session_plugin Plugin>
-bool basic_session_queue<Plugin>::cancel(ticket_id id) {
+bool basic_session_queue<Plugin>::remove_counted(ticket_id id, std::uint64_t& counter) {
   const std::uint64_t* at = index_.find(id);
   if (!at) return false;
   remove_at(*at);
-  ++stats_.cancelled;
+  ++counter;
   return true;
 }
 
 template <session_plugin Plugin>
+bool basic_session_queue<Plugin>::cancel(ticket_id id) {
+  return remove_counted(id, stats_.cancelled);
+}
+
+template <session_plugin Plugin>
 bool basic_session_queue<Plugin>::withdraw(ticket_id id) {
-  const std::uint64_t* at = index_.find(id);
-  if (!at) return false;
-  remove_at(*at);
-  ++stats_.withdrawn;
-  return true;
+  return remove_counted(id, stats_.withdrawn);
 }
 
 }  // namespace mm::session
