@@ -37,29 +37,6 @@ namespace {
 using namespace mm;
 using namespace mm::actors;
 using namespace mm::bench;
-// The reference: the same request and reply types answered at once.
-front::behavior_type echo_actor() {
-  return {
-      [](find_atom, const request_t& r) {
-        reply_t x;
-        x.type = match_type::success;
-        x.best_candidate_id = r.query.attacker + 1;
-        return x;
-      },
-      [](find_atom, const std::vector<request_t>& batch) {
-        std::vector<reply_t> out(batch.size());
-        for (std::size_t i = 0; i < batch.size(); ++i) {
-          out[i].type = match_type::success;
-          out[i].best_candidate_id = batch[i].query.attacker + 1;
-        }
-        return out;
-      },
-      [](update_atom, const player_update<generic_model>&) {},
-      [](update_atom, const std::vector<player_update<generic_model>>&) {},
-      [](enroll_atom, player_id) { return true; },
-      [](remove_atom, player_id) { return true; },
-  };
-}
 
 // One instance's options in these runs: a cache of `cache` players, sized
 // from them, restored from a snapshot (no table scan).

@@ -36,6 +36,30 @@ using ready_atom = caf::atom_constant<caf::atom("ldready")>;
 using request_set = std::shared_ptr<const std::vector<request_t>>;
 using front = client_interface<generic_profile>::type;
 
+// The reference: the same request and reply types answered at once.
+inline front::behavior_type echo_actor() {
+  return {
+      [](find_atom, const request_t& r) {
+        reply_t x;
+        x.type = match_type::success;
+        x.best_candidate_id = r.query.attacker + 1;
+        return x;
+      },
+      [](find_atom, const std::vector<request_t>& batch) {
+        std::vector<reply_t> out(batch.size());
+        for (std::size_t i = 0; i < batch.size(); ++i) {
+          out[i].type = match_type::success;
+          out[i].best_candidate_id = batch[i].query.attacker + 1;
+        }
+        return out;
+      },
+      [](update_atom, const player_update<generic_model>&) {},
+      [](update_atom, const std::vector<player_update<generic_model>>&) {},
+      [](enroll_atom, player_id) { return true; },
+      [](remove_atom, player_id) { return true; },
+  };
+}
+
 inline double cpu_seconds() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);

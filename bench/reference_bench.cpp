@@ -10,7 +10,9 @@
 // Throughput at the same in-flight depth (64 queries: a sliding pipeline to
 // Redis, 64 outstanding requests or one batch of 64 to the actor port), the
 // servers' CPU per query (from /proc), latency under an open loop of Poisson
-// arrivals at 2,000/s, and the servers' CPU at 100 queries/s and idle.
+// arrivals at 2,000/s, and the servers' CPU at 100 queries/s and idle. One
+// at a time, also an actor that answers at once over the same transport
+// (this binary with --caf-echo): the floor CAF's network layer sets.
 // Skipped with a message (exit 0) when redis-server or hiredis is missing.
 #include <poll.h>
 #include <sys/prctl.h>
@@ -248,6 +250,24 @@ std::pair<double, double> send_updates(caf::actor_system& sys, const front& to, 
           cpu * 1e6 / static_cast<double>(updates.size())};
 }
 
+// The floor of the port's path, run by this binary with `--caf-echo`: an
+// actor that answers each query at once, published over CAF's network layer
+// by a process of its own with the server's settings (its workers sleep when
+// idle). What the port costs beyond it is the matchmaker's own.
+int serve_caf_echo() {
+  caf::actor_system_config cfg;
+  actors::use_network(cfg, {});
+  cfg.set("logger.verbosity", caf::atom("quiet"));
+  actors::add_message_types<generic_profile>(cfg, "generic");
+  caf::actor_system sys{cfg};
+  const front echo = sys.spawn(echo_actor);
+  const auto port = sys.middleman().publish(echo, 0, "127.0.0.1");
+  if (!port) return 1;
+  std::printf("caf echo port %u\n", static_cast<unsigned>(*port));
+  std::fflush(stdout);
+  for (;;) pause();  // until the bench stops this process
+}
+
 double idle_cores(long pid, double seconds) {
   const double cpu0 = process_cpu_s(pid);
   std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
@@ -257,6 +277,7 @@ double idle_cores(long pid, double seconds) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "--caf-echo") return serve_caf_echo();
   const std::size_t players = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1'000'000;
   const double seconds = argc > 2 ? std::atof(argv[2]) : 3.0;
   const std::string redis_binary = in_path("redis-server");
@@ -435,6 +456,18 @@ int main(int argc, char** argv) {
   {
     const std::string tp = "\"players\": " + std::to_string(players) + ", \"in_flight\": 1";
     const auto ro = redis_closed(rc, lookups, seconds, redis_pid, 1);
+    test::child_process echo_server({"/proc/self/exe", "--caf-echo"});
+    const std::string echo_line = echo_server.wait_for_line("caf echo port ");
+    const auto echo_port = echo_line.empty() ? 0 : std::atoi(echo_line.c_str() + 14);
+    auto echo = sys.middleman().remote_actor<front>("127.0.0.1", echo_port);
+    if (!echo) {
+      std::fprintf(stderr, "mm_reference_bench: the CAF echo did not start\n");
+      return 1;
+    }
+    drive(sys, handle_sender(*echo), reqs, 1, 1, 0, 1.0);  // warm-up, not counted
+    const auto [floor, e_cores] = with_server_cpu(echo_server.pid(), [&] {
+      return drive(sys, handle_sender(*echo), reqs, 1, 1, 0, seconds);
+    });
     const auto [direct, d_cores] = with_server_cpu(
         mm_pid, [&] { return drive(sys, handle_sender(*port), reqs, 1, 1, 0, seconds); });
     const auto [via, v_cores] = with_server_cpu(
@@ -444,7 +477,8 @@ int main(int argc, char** argv) {
     emit("reference", "redis_one_at_a_time_server_cpu_us", ro.server_cpu_us, "us", tp);
     emit("reference", "redis_one_at_a_time_client_cpu_us", ro.client_cpu_us, "us", tp);
     for (const auto& [name, m, cores] :
-         {std::tuple{std::string("actor_port"), direct, d_cores},
+         {std::tuple{std::string("caf_echo"), floor, e_cores},
+          std::tuple{std::string("actor_port"), direct, d_cores},
           std::tuple{std::string("actor_port_coalesced"), via, v_cores}}) {
       const double server_us = m.qps > 0 ? cores * 1e6 / m.qps : 0;
       const double client_us = m.per_cpu_s > 0 ? 1e6 / m.per_cpu_s : 0;
@@ -459,6 +493,13 @@ int main(int argc, char** argv) {
       emit("reference", (name + "_one_at_a_time_client_cpu_vs_redis").c_str(),
            client_us / ro.client_cpu_us, "ratio", tp + ", \"goal\": 2");
     }
+    // How much of the port's time one at a time is CAF's own path.
+    emit("reference", "actor_port_one_at_a_time_p50_vs_caf_echo", direct.p50 / floor.p50, "ratio",
+         tp);
+    emit("reference", "actor_port_one_at_a_time_server_cpu_vs_caf_echo",
+         floor.qps > 0 && e_cores > 0 ? (d_cores / direct.qps) / (e_cores / floor.qps) : 0, "ratio",
+         tp);
+    echo_server.stop();
   }
 
   // Latency at 2,000 queries/s, open loop, Poisson arrivals; then the

@@ -1,7 +1,8 @@
 // The admin HTTP API under load, against a live matchmakerd on loopback with
 // the demo's 50,000 players. The reference, measured in the same run, is a
 // static file from the same server (HTTP and threading cost, no matchmaking),
-// so the ratio says what a query through the API adds.
+// so the ratio says what a query through the API adds; and ticket polls
+// (GET /api/tickets/{id}) against the same reference.
 //
 //   mm_server_bench [seconds per phase = 3] [client threads = 2] [matchmakerd flags...]
 #include <httplib.h>
@@ -106,6 +107,17 @@ class flood {
   std::vector<int> idle_, slow_;
 };
 
+// A phase's rate, latency and the server's CPU a request, as `name`_*.
+void emit_phase(const std::string& name, const phase_result& p, const std::string& params) {
+  using mm::bench::emit;
+  emit("server", (name + "_per_s").c_str(), p.per_second, "req/s", params);
+  emit("server", (name + "_p50_us").c_str(), p.p50_us, "us", params);
+  emit("server", (name + "_p99_us").c_str(), p.p99_us, "us", params);
+  // Where the time goes: the server's CPU per request (the demo's own
+  // traffic and scan included, a few percent), against the wall time.
+  emit("server", (name + "_server_cpu_us").c_str(), p.server_cpu_us, "us", params);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -180,6 +192,33 @@ int main(int argc, char** argv) {
     auto res = c.Post("/api/test-query", body.dump(), "application/json");
     return res && res->status == 200;
   });
+  // Ticket polls (GET /api/tickets/{id}, no wait) of 1,000 tickets of the
+  // demo's co-op queue: some wait, the rest are matched by the demo's own
+  // players meanwhile.
+  std::vector<std::string> tickets;
+  for (std::uint64_t i = 0; i < 1'000; ++i) {
+    const json body = {{"queue", "coop"},
+                       {"players",
+                        {{{"id", 5'000'000'000ull + i},
+                          {"mmr", 1000 + (i * 37) % 1000},
+                          {"rtt_ms", {{"frankfurt", 15 + i % 40}, {"virginia", 90}}}}}}};
+    auto r = admin.Post("/api/tickets", body.dump(), "application/json");
+    if (r && r->status == 201) tickets.push_back(json::parse(r->body)["ticket"]);
+  }
+  const auto poll = load(port, seconds, threads, [&tickets](httplib::Client& c, mm::rng& r) {
+    if (tickets.empty()) return false;
+    auto res = c.Get("/api/tickets/" + tickets[r.below(tickets.size())]);
+    return res && res->status == 200;
+  });
+  // The same polls of ids never issued: the books do not hold them, so each
+  // goes through the session bridge's actor and the service (a 404), the
+  // way every poll went before the books were read on the network thread.
+  const auto poll_via_service = load(port, seconds, threads, [](httplib::Client& c, mm::rng& r) {
+    char id[17];
+    std::snprintf(id, sizeof id, "%016llx", static_cast<unsigned long long>(r.below(1ull << 62)));
+    auto res = c.Get(std::string("/api/tickets/") + id);
+    return res && res->status == 404;
+  });
   const auto metrics = load(port, seconds, 1, [](httplib::Client& c, mm::rng&) {
     auto r = c.Get("/metrics");
     return r && r->status == 200;
@@ -212,14 +251,9 @@ int main(int argc, char** argv) {
 
   using mm::bench::emit;
   emit("server", "static_file_per_s", stat.per_second, "req/s", params);
-  emit("server", "api_query_per_s", query.per_second, "req/s", params);
-  emit("server", "api_query_vs_static_ratio", query.per_second / stat.per_second, "ratio", params);
-  emit("server", "api_query_p50_us", query.p50_us, "us", params);
-  emit("server", "api_query_p99_us", query.p99_us, "us", params);
-  // Where the time goes: the server's CPU per request (the demo's own traffic
-  // and scan included, a few percent), against the wall time per request.
   emit("server", "static_file_server_cpu_us", stat.server_cpu_us, "us", params);
-  emit("server", "api_query_server_cpu_us", query.server_cpu_us, "us", params);
+  emit_phase("api_query", query, params);
+  emit("server", "api_query_vs_static_ratio", query.per_second / stat.per_second, "ratio", params);
   const std::string bp = params + ", \"queries_per_request\": " + std::to_string(per_batch);
   emit("server", "api_query_batched_queries_per_s", batched.per_second * per_batch, "1/s", bp);
   emit("server", "api_query_batched_vs_single", batched.per_second * per_batch / query.per_second,
@@ -227,6 +261,12 @@ int main(int argc, char** argv) {
   emit("server", "api_query_batched_server_cpu_us_per_query", batched.server_cpu_us / per_batch,
        "us", bp);
   emit("server", "api_test_query_per_s", test.per_second, "req/s", params);
+  const std::string pp = params + ", \"tickets\": " + std::to_string(tickets.size());
+  emit_phase("ticket_poll", poll, pp);
+  emit("server", "ticket_poll_vs_static_ratio", poll.per_second / stat.per_second, "ratio", pp);
+  emit_phase("ticket_poll_via_service", poll_via_service, params);
+  emit("server", "ticket_poll_vs_via_service", poll.per_second / poll_via_service.per_second,
+       "ratio", pp);
   emit("server", "metrics_scrape_ms", metrics.per_second > 0 ? 1000.0 / metrics.per_second : 0,
        "ms", "\"bytes\": " + std::to_string(metrics_bytes));
   const std::string flood_params = params + ", \"idle_connections\": 2000, \"slow_senders\": 16";
@@ -237,8 +277,8 @@ int main(int argc, char** argv) {
   emit("server", "api_query_under_flood_p99_us", query_flood.p99_us, "us", flood_params);
   emit("server", "failures",
        static_cast<double>(stat.failures + query.failures + batched.failures + test.failures +
-                           metrics.failures + stat_flood.failures + query_flood.failures +
-                           (first_ok ? 0 : 1)),
+                           poll.failures + poll_via_service.failures + metrics.failures +
+                           stat_flood.failures + query_flood.failures + (first_ok ? 0 : 1)),
        "requests", params);
   return server.stop() == 0 ? 0 : 1;
 }

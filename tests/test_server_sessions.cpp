@@ -108,6 +108,10 @@ TEST_CASE("an HTTP client long-polls its ticket to a match, cancel and expiry re
   CHECK_THAT(metrics->body, Contains("mm_session_tick_ms_bucket{queue=\"duel\",le=\"+Inf\"}"));
   CHECK_THAT(metrics->body, Contains("mm_session_waiting{queue=\"coop\"} 0"));
   CHECK_THAT(metrics->body, Contains("mm_lobbies_up 1"));
+  // The polls the books could answer at once were answered where they
+  // arrived: the six of the waiting, matched and cancelled tickets without
+  // a wait; the long-polls of waiting tickets and the unknown id were not.
+  CHECK_THAT(metrics->body, Contains("mm_http_ticket_polls_answered_inline_total 6\n"));
 }
 
 TEST_CASE("a queue's waiting tickets, oldest first, by latency stage", "[server][session]") {

@@ -230,7 +230,10 @@ int run(const server::server_config& c) {
   }
 
   const auto read_db = server::open_configured_store(c);
-  actors::session_bridge session_bridge(sys, session_service, timeout);
+  // Ticket polls are answered from the running service's books where they
+  // arrive (session_bridge.hpp).
+  actors::session_bridge session_bridge(sys, session_service, timeout, std::chrono::seconds(1),
+                                        sessions.target());
   server::http_context ctx{c, bridge, queries, session_bridge, *db, {}, *read_db, {}, {}};
   ctx.events = events.get();
   // Every connection is a file descriptor: take what the system allows.
@@ -242,6 +245,9 @@ int run(const server::server_config& c) {
   server::http_server http(c.http, server::api_handlers(ctx));
   ctx.counters.connections = &http.stats();
   ctx.counters.queries_answered_inline = [&queries] { return queries.answered_inline(); };
+  ctx.counters.ticket_polls_answered_inline = [&session_bridge] {
+    return session_bridge.answered_here();
+  };
   if (actor_port) ctx.counters.actor_port = [p = actor_port.get()] { return p->counters(); };
   std::uint16_t http_port = 0;
   try {

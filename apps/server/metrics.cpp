@@ -240,6 +240,13 @@ std::string render_metrics(const std::vector<matchmaker_figures>& all,
              "through the query bridge's actor (a matchmaker busy or restarting).");
     w.sample("mm_http_queries_answered_inline_total", "", http.queries_answered_inline());
   }
+  if (http.ticket_polls_answered_inline) {
+    w.family("mm_http_ticket_polls_answered_inline_total", "counter",
+             "GET /api/tickets/{id} answered on the network thread from the session service's "
+             "books; the rest (long-polls of waiting tickets, a service restarting or busy) "
+             "went through the session bridge's actor.");
+    w.sample("mm_http_ticket_polls_answered_inline_total", "", http.ticket_polls_answered_inline());
+  }
   w.family("mm_http_unauthorized_total", "counter",
            "Requests refused for a missing or weak token.");
   w.sample("mm_http_unauthorized_total", "", http.unauthorized.load());

@@ -94,8 +94,12 @@ void session_host::start(const write_fence& fence) {
   events_->set_live(true);
   sessions.restored.events.clear();
   sessions.events = events_;
+  // Books of this run's own: the HTTP server reads them for ticket polls
+  // while this run serves, never an older run's.
+  sessions.book =
+      std::make_shared<actors::ticket_book>(sessions.outcome_retention, sessions.max_outcomes);
   service_ = caf::actor_cast<caf::actor>(sys_.spawn(actors::session_service, sessions));
-  target_->set(caf::actor_cast<caf::strong_actor_ptr>(service_));
+  target_->set(caf::actor_cast<caf::strong_actor_ptr>(service_), sessions.book);
 }
 
 void session_host::abandon() {

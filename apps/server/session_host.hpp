@@ -51,6 +51,8 @@ class session_host {
   // the journal already, where the new owner reads it.
   void abandon();
   bool running() const { return static_cast<bool>(service_); }
+  // The running service, for a thread that reads its books (ticket polls).
+  std::shared_ptr<const actors::session_target> target() const { return target_; }
 
  private:
   caf::actor_system& sys_;

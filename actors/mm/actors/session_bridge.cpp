@@ -121,9 +121,11 @@ bridge_actor* as_bridge(caf::event_based_actor* self) {
 }  // namespace
 
 session_bridge::session_bridge(caf::actor_system& sys, session_interfaces::service service,
-                               std::chrono::milliseconds timeout, std::chrono::milliseconds recheck)
+                               std::chrono::milliseconds timeout, std::chrono::milliseconds recheck,
+                               std::shared_ptr<const session_target> here)
     : actor_(sys.spawn(bridge, std::move(service), caf::timespan(timeout), caf::timespan(recheck))),
-      timeout_(timeout) {}
+      timeout_(timeout),
+      here_(std::move(here)) {}
 
 session_bridge::~session_bridge() {
   caf::anon_send_exit(actor_, caf::exit_reason::user_shutdown);
@@ -151,6 +153,22 @@ void session_bridge::create(std::string queue, session_ticket ticket,
 void session_bridge::status(std::uint64_t ticket, std::chrono::milliseconds wait,
                             std::optional<std::string> credential, callback<ticket_outcome> done) {
   call_once<answer> once(std::move(done));
+  // What the service would answer at once, from its books, here: the same
+  // books, so the same answer (a long-poll of a waiting ticket still goes
+  // to the bridge's actor, which waits).
+  if (here_) {
+    if (auto o = here_->status_here(ticket)) {
+      if (credential && o->credential != *credential) {
+        answered_here_.fetch_add(1, std::memory_order_relaxed);
+        return once(
+            make_error(errc::not_found, "ticket: no ticket " + session::format_public_id(ticket)));
+      }
+      if (o->state != session::ticket_state::waiting || wait.count() <= 0) {
+        answered_here_.fetch_add(1, std::memory_order_relaxed);
+        return once(std::move(*o));
+      }
+    }
+  }
   caf::anon_send(
       actor_,
       session_bridge_call{[once, ticket, wait, credential](caf::event_based_actor* base,

@@ -15,6 +15,7 @@
 // (the HTTP server: one per connection).
 #pragma once
 
+#include <atomic>
 #include <caf/all.hpp>
 #include <chrono>
 #include <functional>
@@ -25,6 +26,7 @@
 
 #include "mm/actors/interface.hpp"
 #include "mm/actors/query_bridge.hpp"
+#include "mm/actors/session_switch.hpp"
 
 namespace mm::actors {
 
@@ -47,9 +49,13 @@ class session_bridge {
   template <class T>
   using callback = std::function<void(caf::expected<T>)>;
 
+  // With `here` (the node's running service, session_switch.hpp), a status
+  // the running service's books can give at once is given on the calling
+  // thread, without the hand-off to a CAF thread and back.
   session_bridge(caf::actor_system& sys, session_interfaces::service service,
                  std::chrono::milliseconds timeout,
-                 std::chrono::milliseconds recheck = std::chrono::seconds(1));
+                 std::chrono::milliseconds recheck = std::chrono::seconds(1),
+                 std::shared_ptr<const session_target> here = nullptr);
   ~session_bridge();
   session_bridge(const session_bridge&) = delete;
   session_bridge& operator=(const session_bridge&) = delete;
@@ -86,7 +92,9 @@ class session_bridge {
 
   // The ticket's state; while it waits, up to `wait` for it to leave. With a
   // credential, a ticket of another credential is answered at once as one
-  // that does not exist (errc::not_found).
+  // that does not exist (errc::not_found). A ticket the books of `here`
+  // hold that has left, or that waits when `wait` is 0, is answered before
+  // this returns, on the calling thread (the rest on a CAF thread).
   void status(std::uint64_t ticket, std::chrono::milliseconds wait,
               std::optional<std::string> credential, callback<ticket_outcome> done);
 
@@ -98,9 +106,14 @@ class session_bridge {
   // It must not block. Work still waiting when the bridge stops never runs.
   void run_later(std::chrono::milliseconds delay, std::function<void()> work);
 
+  // Statuses answered on the calling thread from the books of `here`.
+  std::uint64_t answered_here() const { return answered_here_.load(); }
+
  private:
   caf::actor actor_;
   std::chrono::milliseconds timeout_;
+  std::shared_ptr<const session_target> here_;
+  std::atomic<std::uint64_t> answered_here_{0};
 };
 
 }  // namespace mm::actors

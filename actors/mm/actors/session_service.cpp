@@ -35,6 +35,7 @@ void start_slot(session_service_pointer self, std::size_t slot,
   c.queue.ids = st.config.ids;
   c.queue.restored = std::move(restored);
   c.backoff = st.config.backoff;
+  st.book->name_queue(static_cast<std::uint32_t>(slot), c.queue.queue.name);
   if (st.slots.size() <= slot) st.slots.resize(slot + 1);
   st.slots[slot] = self->spawn<caf::linked>(session_queue_supervisor, std::move(c));
 }
@@ -402,10 +403,16 @@ session_service_actor::behavior_type session_service(session_service_pointer sel
   if (!st.config.ids) throw mm::error(errc::invalid_config, "the session service needs ids");
   st.registry = std::make_unique<session_queue_registry>(st.config.queues, st.config.default_queue,
                                                          st.config.max_queues);
-  st.book = std::make_unique<ticket_book>(st.config.outcome_retention, st.config.max_outcomes);
+  st.book = st.config.book ? st.config.book
+                           : std::make_shared<ticket_book>(st.config.outcome_retention,
+                                                           st.config.max_outcomes);
   st.claims = std::make_shared<session::ticket_claims>();
   st.journal = spawn_journal(self);
   take_back(self);
+  // Other threads read the books from now until the service exits (a crash
+  // included): after it, they ask the service's successor, or get its error.
+  st.book->open(true);
+  self->attach_functor([book = st.book](const caf::error&) { book->open(false); });
   start_lobbies(self, std::move(st.config.restored_lobbies));
   st.config.restored_lobbies.clear();
   // The lobbies actor that exits while the service runs crashed: it starts
@@ -443,15 +450,7 @@ session_service_actor::behavior_type session_service(session_service_pointer sel
         return cancel_checked(self, id, &credential);
       },
       [self](status_atom, std::uint64_t id) -> caf::result<ticket_outcome> {
-        auto& s = self->state;
-        if (const ticket_book::entry* e = s.book->find(id)) {
-          ticket_outcome o;
-          o.queue = s.registry->config(e->slots.front()).name;
-          o.ticket = id;
-          o.credential = s.book->credential(e->credential);
-          return o;
-        }
-        if (const ticket_outcome* f = s.book->finished(id)) return *f;
+        if (auto o = self->state.book->status(id)) return std::move(*o);
         return no_ticket(id);
       },
       [self](info_atom) -> caf::result<std::vector<session_queue_report>> {

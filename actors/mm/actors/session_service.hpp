@@ -67,6 +67,10 @@ struct session_service_config {
   bool detached_journal = true;  // false on the deterministic test scheduler
   // Where every committed event goes, for those who follow them (none: nobody).
   std::shared_ptr<ticket_event_feed> events;
+  // The books, when another thread reads them too (ticket_book.hpp: the
+  // HTTP server's ticket polls); none: the service makes its own. Open from
+  // the end of the restore to the service's exit.
+  std::shared_ptr<ticket_book> book;
 };
 
 using session_restart_atom = caf::atom_constant<caf::atom("sesrestart")>;
@@ -86,7 +90,7 @@ struct session_service_state {
   caf::actor_clock::time_point epoch;  // every queue's time 0
   std::unique_ptr<session_queue_registry> registry;
   std::vector<session_queue_supervisor_actor> slots;  // by registry slot
-  std::unique_ptr<ticket_book> book;
+  std::shared_ptr<ticket_book> book;
   std::shared_ptr<session::ticket_claims> claims;
   session_journal_actor journal;
   // Owners of waiting tickets, monitored while they have any.

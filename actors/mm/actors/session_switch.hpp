@@ -12,23 +12,40 @@
 #include <caf/actor_system.hpp>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
+
+#include "mm/actors/ticket_book.hpp"
 
 namespace mm::actors {
 
 // What the switch passes to, changed by the node as it gains and loses the
-// lease; shared with the switch.
+// lease; shared with the switch, and with the HTTP server, which reads the
+// running service's books for a ticket poll (ticket_book.hpp).
 class session_target {
  public:
-  void set(caf::strong_actor_ptr service) {
+  void set(caf::strong_actor_ptr service, std::shared_ptr<const ticket_book> book = nullptr) {
     std::lock_guard<std::mutex> lock(mutex_);
     service_ = std::move(service);
+    book_ = std::move(book);
   }
   void clear(std::string served_by) {
     std::lock_guard<std::mutex> lock(mutex_);
     service_ = nullptr;
+    book_ = nullptr;
     served_by_ = std::move(served_by);
+  }
+  // The ticket's status from the running service's books, on the calling
+  // thread; nullopt when none runs here, its books are closed or busy, or
+  // they do not hold the ticket: then ask the service.
+  std::optional<ticket_outcome> status_here(std::uint64_t ticket) const {
+    std::shared_ptr<const ticket_book> book;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      book = book_;
+    }
+    return book ? book->try_status(ticket) : std::nullopt;
   }
   caf::strong_actor_ptr get() const {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -42,7 +59,8 @@ class session_target {
  private:
   mutable std::mutex mutex_;
   caf::strong_actor_ptr service_;
-  std::string served_by_;  // for the error while none runs here
+  std::shared_ptr<const ticket_book> book_;  // the running service's
+  std::string served_by_;                    // for the error while none runs here
 };
 
 // A switch presenting `sigs` (the session service's interface).
