@@ -389,6 +389,10 @@ TEST_CASE("the query bridge sends the queries given before it takes them as one 
     }
     CHECK(none->singles + finder->singles == 0);
     CHECK(finder->batches == std::vector<std::size_t>{13});
+    // Each counted once by the bridge, by its final answer (the members do
+    // not count a batch's).
+    CHECK(bridge.batch_answers().success == 13);
+    CHECK(bridge.batch_answers().none_found == 0);
     CHECK(none->batches.size() <= 1);
     // Only the last member asked may make a fake opponent.
     const bool finder_first = none->batches.empty();

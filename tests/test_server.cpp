@@ -208,9 +208,16 @@ TEST_CASE("POST /api/query takes a batch: answers in the order asked, each as al
   json refused = good;  // read well, refused by the matchmaker (max_excluded_ids is 1000)
   refused["excluded_ids"] = json::array();
   for (int i = 1; i <= 1001; ++i) refused["excluded_ids"].push_back(i + 100000);
+  const auto counted = [&](const char* result) {
+    return metric(s.get("/metrics", view_token)->body,
+                  std::string("mm_client_queries_total{result=\"") + result + "\"}");
+  };
+  const double refused_before = counted("invalid_request");
   const json answers =
       s.post_json("/api/query", {{"queries", {good, refused, good}}}, test_token)["results"];
   REQUIRE(answers.size() == 3);
+  // Each query of the batch is counted once, by the answer it got.
+  CHECK(counted("invalid_request") == refused_before + 1);
   for (int i : {0, 2}) {
     INFO(answers[i].dump());
     CHECK(answers[i].contains("result"));

@@ -245,6 +245,7 @@ int run(const server::server_config& c) {
   server::http_server http(c.http, server::api_handlers(ctx));
   ctx.counters.connections = &http.stats();
   ctx.counters.queries_answered_inline = [&queries] { return queries.answered_inline(); };
+  ctx.counters.bridge_batches = [&queries] { return queries.batch_answers(); };
   ctx.counters.ticket_polls_answered_inline = [&session_bridge] {
     return session_bridge.answered_here();
   };

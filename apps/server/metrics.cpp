@@ -202,11 +202,12 @@ std::string render_metrics(const std::vector<matchmaker_figures>& all,
     set += i->instance.routed;
     set += i->supervisor.routed;
   }
-  if (client) set += client->batches;  // batches are answered through the client actor
+  if (client) set += client->batches;  // a game's batches are answered through the client actor
+  if (http.bridge_batches) set += http.bridge_batches();  // the HTTP server's, by its bridge
   w.family("mm_client_queries_total", "counter",
-           "Queries routed through the instance set (the routing client, or a router in a "
-           "game's own actor), by the answer the game got: one per query, whichever matchmaker "
-           "gave it; unanswered: none could (an error to the caller).");
+           "Queries routed through the instance set (the routing client, a router in a game's "
+           "own actor, or the HTTP server), by the answer the game got: one per query, whichever "
+           "matchmaker gave it; unanswered: none could (an error to the caller).");
   for (const auto& [result, n] : {std::pair<const char*, std::uint64_t>{"success", set.success},
                                   {"none_found", set.none_found},
                                   {"fake_opponent", set.fake_opponent},

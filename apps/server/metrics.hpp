@@ -26,6 +26,8 @@ struct http_counters {
   std::function<actors::port_guard_counters()> actor_port;
   // Single POST /api/query answered on the network thread (engine_slot.hpp).
   std::function<std::uint64_t()> queries_answered_inline;
+  // The queries the HTTP server's query bridge routed as batches, by answer.
+  std::function<routed_answers()> bridge_batches;
   // GET /api/tickets/{id} answered on the network thread (ticket_book.hpp).
   std::function<std::uint64_t()> ticket_polls_answered_inline;
 };

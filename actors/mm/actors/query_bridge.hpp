@@ -88,6 +88,10 @@ template <class Profile>
 struct bridge_inbox {
   std::mutex mutex;
   std::vector<bridge_query<Profile>> queries;  // in the order given
+  // The answers of the queries the bridge's actor routed as batches (an
+  // HTTP batch, and the rest of a query a busy slot passed on), by type: a
+  // member does not count a batch's answers as routed, the bridge does.
+  routed_answers batches;
 };
 
 using bridge_sweep_atom = caf::atom_constant<caf::atom("brsweep")>;
@@ -132,6 +136,11 @@ class query_bridge {
   // Single queries answered on the calling thread (for the server's counters
   // and the tests).
   std::uint64_t answered_inline() const { return answered_inline_.load(); }
+  // The final answers of the queries routed as batches by the bridge's actor.
+  routed_answers batch_answers() const {
+    std::lock_guard lock(inbox_->mutex);
+    return inbox_->batches;
+  }
 
   // Several queries at once (an HTTP batch): each answered as find()
   // answers it, every `dones[i]` called once.
@@ -158,6 +167,7 @@ class query_bridge {
     std::unordered_map<std::uint64_t, call_once<answer>> owed;
     std::deque<std::pair<std::uint64_t, caf::actor_clock::time_point>> deadlines;  // oldest first
     bool sweeping = false;
+    std::shared_ptr<bridge_inbox<Profile>> inbox;  // its counts of batch answers
     static inline const char* name = "mm.query_bridge";
   };
   using bridge_self = caf::stateful_actor<state>;
@@ -232,6 +242,15 @@ class query_bridge {
                            std::vector<char> failed(seqs.size(), 0);
                            if (e)
                              for (const std::uint32_t i : job->open) failed[i] = 1;
+                           {
+                             auto& inbox = *self->state.inbox;
+                             std::lock_guard lock(inbox.mutex);
+                             for (std::size_t i = 0; i < seqs.size(); ++i)
+                               if (failed[i])
+                                 ++inbox.batches.unanswered;
+                               else
+                                 inbox.batches.count(job->replies[i].type);
+                           }
                            for (std::size_t i = 0; i < seqs.size(); ++i)
                              if (failed[i])
                                answer_query(self, seqs[i], e);
@@ -245,6 +264,7 @@ class query_bridge {
                                     std::shared_ptr<bridge_inbox<Profile>> inbox) {
     self->state.router = std::move(router);
     self->state.timeout = timeout;
+    self->state.inbox = inbox;
     const auto period = std::max<caf::timespan>(timeout / 8, std::chrono::milliseconds(1));
     return {
         // Everything in the inbox now: the query that sent this message and
