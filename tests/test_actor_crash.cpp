@@ -153,6 +153,33 @@ TEST_CASE("a routed query passes over a member that is down and the set answers 
   caf::anon_send_exit(single[0], caf::exit_reason::user_shutdown);
 }
 
+// (Were the instance left running, the actor system could not stop at the
+// end of the test: it would wait for it, and ctest's timeout would fail it.)
+TEST_CASE("a supervisor's instance ends with it, also when it is killed", "[actors]") {
+  test::temp_dir dir;
+  const auto path = dir.file("mm.db");
+  fill_table(path, 300);
+  test::actor_fixture f;
+  instance_config<generic_profile> c;
+  c.id = "mm";
+  c.opts = config_for(path).opts;
+  c.database.path = path;
+  c.detached_worker = false;
+  const auto running = [&] { return f.sys().registry().running(); };
+  for (const auto reason : {caf::exit_reason::kill, caf::exit_reason::user_shutdown}) {
+    f.run();
+    const std::size_t before = running();
+    iface::matchmaker sup = f.sys().spawn(supervisor_actor<generic_profile>, c, restart_backoff{});
+    f.run();
+    REQUIRE(f.ask<instance_info>(sup, info_atom::value).first);  // its instance serves
+    CHECK(running() >= before + 2);                              // the supervisor and its instance
+    caf::anon_send_exit(sup, reason);
+    f.run();
+    INFO("exit reason " << f.sys().render(caf::make_error(reason)));
+    CHECK(running() == before);  // neither is left
+  }
+}
+
 TEST_CASE("backoff doubles up to its maximum", "[actors]") {
   restart_backoff b{100ms, 1000ms, 60s};
   CHECK(backoff_delay(b, 1) == 100ms);

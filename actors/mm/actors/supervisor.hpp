@@ -41,6 +41,9 @@ struct supervisor_state {
   bool owned = true;
   // A release waiting for the instance's last snapshot.
   std::optional<caf::typed_response_promise<bool>> releasing;
+  // The running instance, for the supervisor's last act: outside the state,
+  // which is gone by the time an actor's attached functors run.
+  std::shared_ptr<caf::weak_actor_ptr> last_instance = std::make_shared<caf::weak_actor_ptr>();
   static inline const char* name = "mm.supervisor";
 };
 
@@ -73,6 +76,7 @@ template <class Profile>
 void start_instance(supervisor_pointer<Profile> self) {
   auto& st = self->state;
   st.instance = self->template spawn<caf::monitored>(instance_actor<Profile>, st.config);
+  *st.last_instance = caf::actor_cast<caf::weak_actor_ptr>(st.instance);
   if (st.next) self->send(st.instance, next_atom::value, st.next);
   st.started = self->clock().now();
 }
@@ -85,6 +89,14 @@ typename interfaces<Profile>::supervisor::behavior_type supervisor_actor(
   self->state.config = std::move(config);
   self->state.backoff = backoff;
   self->state.owned = !self->state.config.lease_gate;
+  // However the supervisor ends (a kill, which no exit handler sees,
+  // included), its instance ends with it, for the same reason: an instance
+  // nobody supervises would keep its engine and its scans running.
+  self->attach_functor([last = self->state.last_instance](const caf::error& reason) {
+    if (auto instance = caf::actor_cast<caf::strong_actor_ptr>(*last))
+      instance->enqueue(nullptr, caf::make_message_id(),
+                        caf::make_message(caf::exit_msg{caf::actor_addr{}, reason}), nullptr);
+  });
   if (self->state.owned) start_instance<Profile>(self);
   self->set_down_handler([=](const caf::down_msg& msg) {
     auto& st = self->state;
