@@ -29,6 +29,16 @@ struct crashing_profile : generic_profile {
   }
   std::vector<std::unique_ptr<strategy<crashing_profile>>> make_strategies() const { return {}; }
 };
+// Instance "mm" over the table at `path`, its worker on the test scheduler.
+template <class Profile>
+instance_config<Profile> instance_on(const std::string& path) {
+  instance_config<Profile> c;
+  c.id = "mm";
+  c.opts = config_for(path).opts;
+  c.database.path = path;
+  c.detached_worker = false;
+  return c;
+}
 }  // namespace
 
 TEST_CASE("a crashed instance restarts from its snapshot, backing off", "[actors]") {
@@ -37,11 +47,7 @@ TEST_CASE("a crashed instance restarts from its snapshot, backing off", "[actors
   const auto path = dir.file("mm.db");
   fill_table(path, 3000);
   test::actor_fixture f;
-  instance_config<crashing_profile> c;
-  c.id = "mm";
-  c.opts = config_for(path).opts;
-  c.database.path = path;
-  c.detached_worker = false;
+  const auto c = instance_on<crashing_profile>(path);
   civ::matchmaker sup = f.sys().spawn(supervisor_actor<crashing_profile>, c, restart_backoff{});
   f.run();
   f.advance(10s);  // a scan fills the cache and writes a snapshot
@@ -160,11 +166,7 @@ TEST_CASE("a supervisor's instance ends with it, also when it is killed", "[acto
   const auto path = dir.file("mm.db");
   fill_table(path, 300);
   test::actor_fixture f;
-  instance_config<generic_profile> c;
-  c.id = "mm";
-  c.opts = config_for(path).opts;
-  c.database.path = path;
-  c.detached_worker = false;
+  const auto c = instance_on<generic_profile>(path);
   const auto running = [&] { return f.sys().registry().running(); };
   for (const auto reason : {caf::exit_reason::kill, caf::exit_reason::user_shutdown}) {
     f.run();
