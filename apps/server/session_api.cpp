@@ -39,7 +39,9 @@ int error_status(const caf::error& e) {
 }
 
 // A callback that answers the request with `to_json` of the answer (at
-// `status`), or with the error. It runs on a CAF thread and must not throw.
+// `status`), or with the error. It runs on a CAF thread, or on the network
+// thread for a ticket poll the service's books answer (session_bridge.hpp),
+// and must not throw.
 template <class T, class ToJson>
 session_bridge::callback<T> answer(const http_reply& reply, caf::actor_system& sys, ToJson to_json,
                                    int status = 200) {
