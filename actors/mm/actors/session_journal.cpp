@@ -29,14 +29,6 @@ ticket_outcome waiting_event(const durable_ticket& t) {
 
 void schedule_flush(session_journal_pointer self);
 
-ticket_outcome outcome_in(const std::string& queue, std::uint64_t id, session::ticket_state state) {
-  ticket_outcome o;
-  o.queue = queue;
-  o.ticket = id;
-  o.state = state;
-  return o;
-}
-
 // One outcome a ticket of the tick: a matched ticket's carries its match (a
 // copy each, the last one the match itself), in the order the tick made
 // them: matches, then expired, then failed.

@@ -78,6 +78,15 @@ struct ticket_outcome {
   std::int64_t at_unix_ms = 0;  // when it was written (created, or left)
 };
 
+// The outcome of ticket `id` of `queue` that left in `state` (no match yet).
+inline ticket_outcome outcome_in(std::string queue, std::uint64_t id, session::ticket_state state) {
+  ticket_outcome o;
+  o.queue = std::move(queue);
+  o.ticket = id;
+  o.state = state;
+  return o;
+}
+
 // What one tick of a queue took out, as its actor hands it to the journal:
 // each match once (its tickets are the matched ones), and the ids of the
 // tickets that expired or failed. The journal writes one outcome a ticket;

@@ -16,15 +16,6 @@ session::time_ms now_of(session_queue_pointer self) {
   return std::chrono::duration_cast<session::time_ms>(self->clock().now() - self->state.epoch);
 }
 
-ticket_outcome outcome_of(const session_queue_state& st, std::uint64_t id,
-                          session::ticket_state state) {
-  ticket_outcome o;
-  o.queue = st.config.queue.name;
-  o.ticket = id;
-  o.state = state;
-  return o;
-}
-
 // The match as its players' owners are told it; its teams and tickets moved
 // out of the engine's.
 session_match to_message(session_queue_pointer self, session::formed_match& m) {
@@ -154,7 +145,7 @@ void take_back(session_queue_pointer self) {
       log(log_level::warning, "session queue '" + st.config.queue.name + "': a stored ticket " +
                                   "no longer fits its queue and fails: " + e.what());
       if (t.queues.front() == st.config.queue.name)
-        failed.push_back(outcome_of(st, t.id, session::ticket_state::failed));
+        failed.push_back(outcome_in(st.config.queue.name, t.id, session::ticket_state::failed));
     }
   }
   st.config.restored.clear();
@@ -214,8 +205,9 @@ session_queue_actor_type::behavior_type session_queue_actor(session_queue_pointe
           }
         }
         s.queue->cancel(id);
-        return self->delegate(s.config.journal, journal_atom::value, cancel_atom::value,
-                              outcome_of(s, id, session::ticket_state::cancelled));
+        return self->delegate(
+            s.config.journal, journal_atom::value, cancel_atom::value,
+            outcome_in(s.config.queue.name, id, session::ticket_state::cancelled));
       },
       [self](withdraw_atom, std::uint64_t id) { self->state.queue->withdraw(id); },
       [self](info_atom) { return report_of(self); },
