@@ -131,7 +131,9 @@ class lane_index {
   }
 
   // The walks of seed `seed` (value `value`, the datacenters it may play
-  // in: mask_words() words, ignored without a policy) into `out`.
+  // in: mask_words() words, ignored without a policy) into `out`. A seed
+  // that is no ticket of the index (a running match's players) starts
+  // where its value would be.
   void walks_from(std::size_t seed, double value, const std::uint64_t* seed_dcs,
                   std::vector<walk>& out) {
     out.clear();
@@ -148,7 +150,7 @@ class lane_index {
       // From the seed's own entry (the ones of equal value below it are the
       // down walk's first steps), else from where its value would be.
       std::size_t at = value_lane::npos;
-      for (std::size_t s = 0; s < slots_per_ticket_; ++s)
+      for (std::size_t s = 0; seed < tickets_ && s < slots_per_ticket_; ++s)
         if (const slot& own = slots_[seed * slots_per_ticket_ + s]; own.lane == l)
           at = own.position;
       if (at == value_lane::npos) at = lane.lower_bound(value);

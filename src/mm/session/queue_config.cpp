@@ -43,6 +43,8 @@ std::vector<std::string> check(const queue_config& c, const std::string& prefix)
   if (c.max_players > 1000) e.push_back(key("max_players") + " must be at most 1000");
   if (c.tick.count() <= 0) e.push_back(key("tick") + " must be greater than 0");
   if (c.give_up_after.count() <= 0) e.push_back(key("give_up_after") + " must be greater than 0");
+  if (c.reservation_timeout.count() <= 0)
+    e.push_back(key("reservation_timeout") + " must be greater than 0");
   if (c.latency) {
     auto le = check(*c.latency, key("latency."));
     e.insert(e.end(), le.begin(), le.end());

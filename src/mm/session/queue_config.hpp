@@ -40,6 +40,11 @@ struct queue_config {
   // before the next seed.
   std::uint32_t candidates = 0;
   std::uint32_t backtrack_steps = 32;
+  // Backfill (backfill.hpp): how long a seat placed into a running match is
+  // held for its player before it opens again, and the most running matches
+  // the queue holds at once.
+  std::chrono::milliseconds reservation_timeout{30'000};
+  std::uint32_t max_backfills = 100'000;
   // For a server: the queue is split into one queue (and actor) per value
   // of this string attribute of its tickets (players' `strings`, the same
   // for every player of a party), named "<name>.<value>": a hot queue whose

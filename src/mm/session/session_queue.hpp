@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "mm/engine/random.hpp"
+#include "mm/session/backfill.hpp"
 #include "mm/session/id_map.hpp"
 #include "mm/session/lane_index.hpp"
 #include "mm/session/latency.hpp"
@@ -59,6 +60,10 @@ struct tick_result {
   // Shared tickets whose claim was refused: another queue took them first.
   // They left this queue and their outcome is the other queue's to tell.
   std::vector<ticket_id> withdrawn;
+  // Tickets placed into running matches (backfill), which left the queue
+  // matched, and the reservations whose time ran out this tick.
+  std::vector<backfill_placement> placed;
+  std::vector<seat_reservation> reservations_expired;
 };
 
 // Claims shared tickets (ticket_request::shared) for an outcome in this
@@ -74,6 +79,9 @@ struct queue_stats {
   std::uint64_t fast_tracked = 0;    // tickets the plug-in fast-tracked
   std::uint64_t rejected_plans = 0;  // plug-in plans that failed the queue's check
   std::uint64_t withdrawn = 0;       // shared tickets another queue claimed first
+  std::uint64_t backfilled = 0;      // tickets placed into running matches (also in matched)
+  std::uint64_t placements = 0;      // reservations made
+  std::uint64_t reservations_confirmed = 0, reservations_released = 0, reservations_expired = 0;
 };
 
 // A ticket ranked for a seed's group: its distance, then its tiebreak.
@@ -129,6 +137,37 @@ class basic_session_queue {
   // Where shared tickets are claimed; unset: every claim succeeds.
   void set_claim_hook(claim_hook hook) { claim_ = std::move(hook); }
 
+  // Backfill (backfill.hpp, session_queue_backfill.hpp). Errors are
+  // mm::error naming the field first ("teams[1][0].mmr: ..."):
+  // (invalid_argument) for a bad request, (conflict) when the match
+  // backfills already (one request per match at a time), (limit_reached)
+  // at the queue's max_backfills, (not_found) for a match or a reservation
+  // the queue does not hold.
+  void add_backfill(const backfill_request& request, time_ms now);
+  // The players in the match now (its datacenter, priority and server may
+  // change too): those holding a reserved seat who are listed have joined.
+  void update_backfill(const backfill_request& request, time_ms now);
+  // Stops backfilling (the match ends or is full for good): the match
+  // leaves with its reservations, which are returned; nothing when the
+  // queue does not hold it.
+  std::optional<std::vector<seat_reservation>> stop_backfill(const std::string& match_id);
+  // Players of a reservation joined the match (confirm) or will not
+  // (release: their seats open again); `players` empty: all of them.
+  void confirm_reservation(reservation_id id, const std::vector<player_id>& players);
+  void release_reservation(reservation_id id, const std::vector<player_id>& players);
+  // A match handed over from an earlier run with its reservations (ids and
+  // times kept), checked as add_backfill() checks a new one. Returns the
+  // reservations whose seats are no longer open (the queue's teams shrank
+  // since, or their players are listed in the match), which are dropped.
+  std::vector<seat_reservation> restore_backfill(const backfill_request& request,
+                                                 time_ms registered,
+                                                 std::vector<seat_reservation> reservations);
+  const backfill_book& backfills() const { return backfills_; }
+  // Where reservation ids come from (a server's public ids); unset: 1, 2...
+  void set_reservation_ids(std::function<reservation_id()> next) {
+    reservation_ids_ = std::move(next);
+  }
+
   // Whether the loop finds candidates through its index (the default) or by
   // scoring every waiting ticket against every seed: the same candidates,
   // for the tests and the benchmark's reference.
@@ -145,7 +184,13 @@ class basic_session_queue {
   // it, kept up to date as tickets join.
   struct group {
     std::vector<std::size_t> members;  // indices into tickets_, the seed first
+    // The seed's index (no_ticket for a running match's group) and the
+    // running match's players (its anchor: what a seed is to other groups,
+    // and the first of its values in `sums`), or null.
+    std::size_t seed = 0;
+    const waiting_ticket* anchor = nullptr;
     std::uint32_t players = 0;
+    std::uint32_t count = 0;   // the members, and the anchor: the divisor of a group mean
     std::vector<double> sums;  // per rule: the members' numbers, summed (group means)
     // The datacenters within every member's threshold, those to which every
     // member's RTT is finite, and those within every member's ideal RTT
@@ -168,6 +213,12 @@ class basic_session_queue {
   using candidate = session_queue_candidate;
 
   waiting_ticket compile(const ticket_request& r, time_ms now);
+  // The players' values into `t`: ids, MMRs, RTTs per datacenter (missing
+  // ones infinite when `needs_rtt`, else 0) and each rule's party value.
+  // `field(i, rest)` names player i's field in an error.
+  template <class Field>
+  void compile_party(const std::vector<ticket_player>& party, const Field& field, bool needs_rtt,
+                     waiting_ticket& t);
   // A record at its defaults, with spare buffers when there are some (no
   // allocation for its players, MMRs, values and RTTs while they fit).
   waiting_ticket fresh_record();
@@ -193,6 +244,8 @@ class basic_session_queue {
   void prefetch_seed(std::size_t i) const;
   // `g` emptied (its memory kept) and holding only the seed.
   void start_group(group& g, std::size_t seed, time_ms now) const;
+  // `g` emptied, its rules' thresholds those after a wait from `since`.
+  void relax(group& g, time_ms since, time_ms now) const;
   void join(group& g, std::size_t ticket, time_ms now) const;
   // Whether some datacenter is within every member's threshold (always, with
   // no latency policy).
@@ -214,6 +267,10 @@ class basic_session_queue {
   // The `want` nearest candidates of `seed`, nearest first, into `best`.
   void rank_candidates(std::size_t seed, time_ms now, std::size_t want,
                        std::vector<candidate>& best);
+  // The same for group `g` as it starts (its seed or its anchor alone),
+  // whose value of the first difference rule is `v`.
+  void rank_around(const group& g, double v, time_ms now, std::size_t want,
+                   std::vector<candidate>& best);
   // Whether waiting ticket `c` may join `g` now; its distance to the group.
   bool admits(const group& g, std::size_t c, time_ms now, double* distance) const;
   std::vector<party_seat> seats(const group& g) const;
@@ -238,6 +295,22 @@ class basic_session_queue {
   // A plug-in's plan for `seed`: the group, or nothing when it fails the check.
   bool form_planned(std::size_t seed, const std::vector<candidate>& candidates,
                     const build_decision& plan, time_ms now, tick_result& out);
+  // Backfill's steps (session_queue_backfill.hpp).
+  static constexpr std::size_t no_ticket = static_cast<std::size_t>(-1);
+  running_match compile_match(const backfill_request& r, time_ms now);
+  void start_anchor(group& g, const running_match& m, time_ms now) const;
+  // Reservations that ran out, then each match with open seats in turn.
+  void fill_backfills(time_ms now, tick_result& out);
+  bool fill(running_match& m, time_ms now, tick_result& out);
+  // The team of each player of waiting tickets `members` (in order) in
+  // `m`, or nothing when they do not fit its open seats or break its team
+  // balance.
+  std::optional<std::vector<std::uint32_t>> seat_parties(const running_match& m,
+                                                         const std::vector<std::size_t>& members,
+                                                         time_ms now) const;
+  // Whether a player of waiting ticket `c` is in `m` or holds a seat there.
+  bool already_in(const running_match& m, std::size_t c) const;
+
   // The team of each player of `members` (in order) from teams given by
   // player id, or nothing when they are not the queue's teams (their count,
   // their exact sizes) of exactly these players, each once.
@@ -303,6 +376,8 @@ class basic_session_queue {
   std::vector<std::size_t> chosen_;
   queue_stats stats_;
   claim_hook claim_;
+  backfill_book backfills_;
+  std::function<reservation_id()> reservation_ids_;
 };
 
 // The queue as configured, without a game's plug-in.

@@ -54,7 +54,7 @@ bool basic_session_queue<Plugin>::admits(const group& g, std::size_t c, time_ms 
                                          double* distance) const {
   const ticket_rows::head row = rows_[c];
   if (g.players + row.party > config_.max_players) return false;
-  const std::size_t seed = g.members.front();
+  const std::size_t seed = g.seed;
   double total = 0;
   for (std::size_t k = 0; k < config_.rules.size(); ++k) {
     const rule& r = config_.rules[k];
@@ -63,20 +63,23 @@ bool basic_session_queue<Plugin>::admits(const group& g, std::size_t c, time_ms 
     bool ok = true;
     switch (r.kind) {
       case rule_kind::difference: {
-        const double ref = r.reference == reference_value::seed
-                               ? rows_.number(seed, k)
-                               : g.sums[k] / static_cast<double>(g.members.size());
+        const double ref = r.reference == reference_value::group_mean
+                               ? g.sums[k] / static_cast<double>(g.count)
+                           : g.anchor ? g.anchor->numbers[k]
+                                      : rows_.number(seed, k);
         d = std::abs(rows_.number(c, k) - ref) / g.threshold[k];
         ok = d <= 1;
         break;
       }
       case rule_kind::equality:
-        ok = tickets_[c].labels[k] == tickets_[seed].labels[k];
+        ok = tickets_[c].labels[k] == (g.anchor ? g.anchor->labels[k] : tickets_[seed].labels[k]);
         d = ok ? 0 : 1;
         break;
       case rule_kind::intersection:
-        for (std::size_t m : g.members) {
-          const auto& a = tickets_[m].sets[k];
+        // Every member's set, and a running match's players' (its anchor).
+        for (std::size_t m = 0; m <= g.members.size(); ++m) {
+          if (m == g.members.size() && !g.anchor) break;
+          const auto& a = m < g.members.size() ? tickets_[g.members[m]].sets[k] : g.anchor->sets[k];
           const auto& b = tickets_[c].sets[k];
           std::size_t shared = 0;
           for (std::size_t i = 0, j = 0; i < a.size() && j < b.size();) {
@@ -141,7 +144,15 @@ void basic_session_queue<Plugin>::rank_candidates(std::size_t seed, time_ms now,
                                                   std::vector<candidate>& best) {
   group& g = rank_group_;
   start_group(g, seed, now);
-  best.clear();  // a max-heap by nearer() while it fills
+  rank_around(g, primary_ >= 0 ? rows_.number(seed, static_cast<std::size_t>(primary_)) : 0, now,
+              want, best);
+}
+
+template <session_plugin Plugin>
+void basic_session_queue<Plugin>::rank_around(const group& g, double v, time_ms now,
+                                              std::size_t want, std::vector<candidate>& best) {
+  const std::size_t seed = g.seed;  // no_ticket for a running match's group
+  best.clear();                     // a max-heap by nearer() while it fills
   const auto offer = [&](const candidate& c) {
     if (best.size() == want && !detail::nearer(c, best.front())) return;
     best.push_back(c);
@@ -163,7 +174,6 @@ void basic_session_queue<Plugin>::rank_candidates(std::size_t seed, time_ms now,
     const rule& r = config_.rules[k];
     const double threshold = g.threshold[k];
     const bool filters = g.filters[k];
-    const double v = rows_.number(seed, k);
     // The lanes that may hold a ticket sharing a datacenter with the seed (a
     // candidate must be within its own threshold of one of the seed's),
     // each walked outward from v, passing over the entries that share no
@@ -236,20 +246,27 @@ auto basic_session_queue<Plugin>::make_group(const std::vector<std::size_t>& mem
 
 template <session_plugin Plugin>
 void basic_session_queue<Plugin>::start_group(group& g, std::size_t seed_index, time_ms now) const {
+  relax(g, rows_[seed_index].created, now);
+  g.seed = seed_index;
+  g.anchor = nullptr;
+  join(g, seed_index, now);
+}
+
+template <session_plugin Plugin>
+void basic_session_queue<Plugin>::relax(group& g, time_ms since, time_ms now) const {
   g.members.clear();
   g.players = 0;
+  g.count = 0;
   const std::size_t n_rules = config_.rules.size();
   g.sums.assign(n_rules, 0);
-  const time_ms created = rows_[seed_index].created;
-  const time_ms waited = now - created;
+  const time_ms waited = now - since;
   g.threshold.resize(n_rules);
   g.filters.resize(n_rules);
   for (std::size_t k = 0; k < n_rules; ++k) {
     g.threshold[k] = threshold_after(config_.rules[k], waited);
     g.filters[k] = filters_after(config_.rules[k], waited);
   }
-  g.seed_max_rtt = max_rtt(created, now);
-  join(g, seed_index, now);
+  g.seed_max_rtt = max_rtt(since, now);
 }
 
 template <session_plugin Plugin>
@@ -257,12 +274,13 @@ void basic_session_queue<Plugin>::join(group& g, std::size_t ticket, time_ms now
   const ticket_rows::head t = rows_[ticket];
   g.members.push_back(ticket);
   g.players += t.party;
+  ++g.count;
   for (std::size_t k = 0; k < g.sums.size(); ++k) g.sums[k] += rows_.number(ticket, k);
   const std::uint64_t* own = within(ticket, now);
   const std::uint64_t* finite = rows_.finite(ticket);
   const std::uint64_t* ideal = rows_.within(ticket, latency_stage::ideal);
   const std::size_t words = rows_.mask_words();
-  if (g.members.size() == 1) {
+  if (g.members.size() == 1 && !g.anchor) {
     g.dcs.assign(own, own + words);
     g.finite.assign(finite, finite + words);
     g.ideal.assign(ideal, ideal + words);

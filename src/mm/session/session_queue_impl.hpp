@@ -11,6 +11,7 @@
 #include "mm/engine/error.hpp"
 #include "mm/session/radix_sort.hpp"
 #include "mm/session/session_queue.hpp"
+#include "mm/session/session_queue_backfill.hpp"
 #include "mm/session/session_queue_groups.hpp"
 #include "mm/session/session_queue_records.hpp"
 #include "mm/session/teams.hpp"
@@ -23,7 +24,8 @@ basic_session_queue<Plugin>::basic_session_queue(queue_config config, latency_mo
     : config_(std::move(config)),
       latency_(std::move(latency)),
       plugin_(std::move(plugin)),
-      rng_(seed) {
+      rng_(seed),
+      backfills_(config_.teams, config_.teams == 0 ? config_.max_players : config_.team_size) {
   validate(config_, "queues." + config_.name + ".");
   if (config_.latency && latency_.datacenters().empty())
     throw error(errc::invalid_config,
@@ -287,6 +289,8 @@ tick_result basic_session_queue<Plugin>::tick(time_ms now) {
     if (!lanes_.disjoint()) seen_.assign(tickets_.size(), 0);
     stamp_ = 0;
   }
+  // The open seats of running matches first (session_queue_backfill.hpp).
+  fill_backfills(now, out);
   // 2. Seeds oldest first; tickets created at the same time in a seeded
   //    random order (their tiebreak).
   std::vector<seed_key>& order = seeds_;

@@ -49,39 +49,44 @@ waiting_ticket basic_session_queue<Plugin>::compile(const ticket_request& r, tim
   waiting_ticket t = fresh_record();
   t.created = now;
   t.give_up_at = now + r.give_up_after.value_or(config_.give_up_after);
+  compile_party(r.players, detail::player_field, true, t);
+  return t;
+}
+
+template <session_plugin Plugin>
+template <class Field>
+void basic_session_queue<Plugin>::compile_party(const std::vector<ticket_player>& party,
+                                                const Field& field, bool needs_rtt,
+                                                waiting_ticket& t) {
   const std::size_t dcs = latency_.datacenters().size();
   t.rtt.assign(dcs, 0);
   std::set<player_id> seen;
-  for (std::size_t i = 0; i < r.players.size(); ++i) {
-    const ticket_player& p = r.players[i];
-    if (p.id == invalid_player) refuse(detail::player_field(i, ".id"), "0 is not a player id");
+  for (std::size_t i = 0; i < party.size(); ++i) {
+    const ticket_player& p = party[i];
+    if (p.id == invalid_player) refuse(field(i, ".id"), "0 is not a player id");
     if (!seen.insert(p.id).second)
-      refuse(detail::player_field(i, ".id"),
-             "player " + std::to_string(p.id) + " is in the party twice");
-    if (!std::isfinite(p.mmr)) refuse(detail::player_field(i, ".mmr"), "must be a finite number");
+      refuse(field(i, ".id"), "player " + std::to_string(p.id) + " is in the party twice");
+    if (!std::isfinite(p.mmr)) refuse(field(i, ".mmr"), "must be a finite number");
     if (p.location &&
         (!(std::abs(p.location->latitude) <= 90) || !(std::abs(p.location->longitude) <= 180)))
-      refuse(detail::player_field(i, ".location"),
-             "latitude within +-90 and longitude within +-180");
+      refuse(field(i, ".location"), "latitude within +-90 and longitude within +-180");
     for (const auto& [dc, ms] : p.rtt_ms) {
-      if (!latency_.find(dc))
-        refuse(detail::player_field(i, ".rtt_ms." + dc), "no such datacenter");
-      if (!std::isfinite(ms) || ms < 0)
-        refuse(detail::player_field(i, ".rtt_ms." + dc), "must be a number >= 0");
+      if (!latency_.find(dc)) refuse(field(i, ".rtt_ms." + dc), "no such datacenter");
+      if (!std::isfinite(ms) || ms < 0) refuse(field(i, ".rtt_ms." + dc), "must be a number >= 0");
     }
-    if (config_.latency && p.rtt_ms.empty() && !p.location)
-      refuse(detail::player_field(i, ""),
-             "needs rtt_ms or a location for the queue's latency policy");
+    if (needs_rtt && config_.latency && p.rtt_ms.empty() && !p.location)
+      refuse(field(i, ""), "needs rtt_ms or a location for the queue's latency policy");
     for (std::size_t d = 0; d < dcs; ++d) {
       const double* measured = detail::named(p.rtt_ms, latency_.datacenters()[d].name);
       const double rtt = measured     ? *measured
                          : p.location ? latency_.estimate_ms(*p.location, d)
-                                      : detail::infinity;
+                         : needs_rtt  ? detail::infinity
+                                      : 0;
       t.rtt[d] = std::max(t.rtt[d], rtt);
     }
     t.players.push_back(p.id);
     t.player_mmr.push_back(p.mmr);
-    t.mmr += p.mmr / static_cast<double>(r.players.size());
+    t.mmr += p.mmr / static_cast<double>(party.size());
   }
   // The party's value for each rule.
   const std::size_t n_rules = config_.rules.size();
@@ -96,42 +101,40 @@ waiting_ticket basic_session_queue<Plugin>::compile(const ticket_request& r, tim
   if (has(rule_kind::intersection)) t.sets.assign(n_rules, {});
   for (std::size_t k = 0; k < n_rules; ++k) {
     const rule& ru = config_.rules[k];
-    const std::string field = "attributes." + ru.attribute;
+    const std::string name = "attributes." + ru.attribute;
     if (ru.kind == rule_kind::difference) {
       if (ru.attribute == "mmr") {
         t.numbers[k] = t.mmr;
         continue;
       }
       double sum = 0;
-      for (std::size_t i = 0; i < r.players.size(); ++i) {
-        const double* v = detail::named(r.players[i].numbers, ru.attribute);
-        if (!v) refuse(detail::player_field(i, "." + field), "the rule '" + ru.name + "' needs it");
-        if (!std::isfinite(*v))
-          refuse(detail::player_field(i, "." + field), "must be a finite number");
+      for (std::size_t i = 0; i < party.size(); ++i) {
+        const double* v = detail::named(party[i].numbers, ru.attribute);
+        if (!v) refuse(field(i, "." + name), "the rule '" + ru.name + "' needs it");
+        if (!std::isfinite(*v)) refuse(field(i, "." + name), "must be a finite number");
         sum += *v;
       }
-      t.numbers[k] = sum / static_cast<double>(r.players.size());
+      t.numbers[k] = sum / static_cast<double>(party.size());
     } else if (ru.kind == rule_kind::equality) {
       // The party's value is its first player's that has one; every player
       // who has one must agree (a party cannot be in two modes at once).
       const std::string* value = nullptr;
-      for (std::size_t i = 0; i < r.players.size(); ++i) {
-        const std::string* v = detail::named(r.players[i].strings, ru.attribute);
+      for (std::size_t i = 0; i < party.size(); ++i) {
+        const std::string* v = detail::named(party[i].strings, ru.attribute);
         if (!v) continue;
         if (value && *v != *value)
-          refuse(detail::player_field(i, "." + field), "differs from the party's '" + *value + "'");
+          refuse(field(i, "." + name), "differs from the party's '" + *value + "'");
         value = v;
       }
-      if (!value)
-        refuse(detail::player_field(0, "." + field), "the rule '" + ru.name + "' needs it");
+      if (!value) refuse(field(0, "." + name), "the rule '" + ru.name + "' needs it");
       t.labels[k] = intern(*value);
     } else if (ru.kind == rule_kind::intersection) {
       // The party's set is what all its players share.
       std::vector<std::uint32_t> common;
-      for (std::size_t i = 0; i < r.players.size(); ++i) {
-        const auto* v = detail::named(r.players[i].sets, ru.attribute);
-        if (!v) refuse(detail::player_field(i, "." + field), "the rule '" + ru.name + "' needs it");
-        if (v->size() > 256) refuse(detail::player_field(i, "." + field), "at most 256 items");
+      for (std::size_t i = 0; i < party.size(); ++i) {
+        const auto* v = detail::named(party[i].sets, ru.attribute);
+        if (!v) refuse(field(i, "." + name), "the rule '" + ru.name + "' needs it");
+        if (v->size() > 256) refuse(field(i, "." + name), "at most 256 items");
         std::vector<std::uint32_t> items;
         for (const auto& s : *v) items.push_back(intern(s));
         std::sort(items.begin(), items.end());
@@ -148,7 +151,6 @@ waiting_ticket basic_session_queue<Plugin>::compile(const ticket_request& r, tim
       t.sets[k] = std::move(common);
     }
   }
-  return t;
 }
 
 template <session_plugin Plugin>

@@ -81,14 +81,19 @@ bool parties_fit(const std::vector<party_seat>& parties, std::uint32_t teams,
 std::optional<std::vector<std::uint32_t>> assign_parties(const std::vector<party_seat>& parties,
                                                          std::uint32_t teams,
                                                          std::uint32_t team_size) {
-  if (teams == 0) return std::nullopt;
+  return assign_parties_into(parties, std::vector<std::uint32_t>(teams, 0),
+                             std::vector<double>(teams, 0), team_size);
+}
+
+std::optional<std::vector<std::uint32_t>> assign_parties_into(
+    const std::vector<party_seat>& parties, const std::vector<std::uint32_t>& held,
+    const std::vector<double>& held_mmr_sum, std::uint32_t team_size) {
+  if (held.empty() || held.size() != held_mmr_sum.size()) return std::nullopt;
+  for (std::uint32_t h : held)
+    if (h > team_size) return std::nullopt;
   const auto order = placing_order(parties);
-  placer p{parties,
-           order,
-           team_size,
-           std::vector<std::uint32_t>(teams, 0),
-           std::vector<double>(teams, 0),
-           std::vector<std::uint32_t>(parties.size(), 0)};
+  placer p{parties, order,        team_size,
+           held,    held_mmr_sum, std::vector<std::uint32_t>(parties.size(), 0)};
   if (!p.place(0)) return std::nullopt;
   // Swaps of equal-sized parties between the strongest and the weakest team
   // while one narrows their gap (bounded: each swap strictly narrows it).

@@ -28,6 +28,14 @@ std::optional<std::vector<std::uint32_t>> assign_parties(const std::vector<party
                                                          std::uint32_t teams,
                                                          std::uint32_t team_size);
 
+// The same into teams that already hold players (a running match's open
+// seats): team t holds `held[t]` seats whose players' MMR sums to
+// `held_mmr_sum[t]`. Only the new parties are placed and swapped; nothing
+// when they do not fit into the free seats.
+std::optional<std::vector<std::uint32_t>> assign_parties_into(
+    const std::vector<party_seat>& parties, const std::vector<std::uint32_t>& held,
+    const std::vector<double>& held_mmr_sum, std::uint32_t team_size);
+
 // Players into teams one by one (a queue that splits parties): the team of
 // each player, strongest first into the team with the lowest sum.
 std::vector<std::uint32_t> assign_players(const std::vector<double>& mmr, std::uint32_t teams,
