@@ -2,10 +2,13 @@
 // difference rule that expands and the staged latency policy over 30
 // datacenters, on one thread, with a virtual clock.
 //
-//   mm_session_bench [tickets = 100000] [seconds of sustained load = 20] [tick-only]
+//   mm_session_bench [tickets = 100000] [seconds of sustained load = 20]
+//                    [tick-only | backfill-only]
 //
 // With "tick-only", only session_tick_ms is measured (for a profiler; with
-// MM_PERF_CONTROL set, perf samples only the ticks: bench_util.hpp).
+// MM_PERF_CONTROL set, perf samples only the ticks: bench_util.hpp); with
+// "backfill-only", that and the backfill figures
+// (session_backfill_bench.hpp: a tenth as many running matches as tickets).
 //
 // - session_tick_ms: one tick of the match loop over `tickets` waiting solo
 //   tickets, in a queue that has ticked as many before (a running server's
@@ -44,6 +47,7 @@
 #include "mm/session/lobbies.hpp"
 #include "mm/session/session_queue.hpp"
 #include "session_actor_tick.hpp"
+#include "session_backfill_bench.hpp"
 
 using namespace mm::session;
 using mm::bench::emit;
@@ -154,6 +158,9 @@ int main(int argc, char** argv) {
               one_tick_ms(tickets, true, true, nullptr));
   emit(bench_name, "session_tick_ms", tick_ms, "ms", extra);
   if (argc > 3 && std::string(argv[3]) == "tick-only") return 0;
+  // Backfill: running matches with open seats, a tenth as many as tickets.
+  mm::bench::backfill_phase(coop_queue(), m, tickets, n / 10, extra);
+  if (argc > 3 && std::string(argv[3]) == "backfill-only") return 0;
   tick_result first;
   const double first_tick_ms =
       median3(one_tick_ms(tickets, true, false, &first), one_tick_ms(tickets, true, false, nullptr),

@@ -201,6 +201,13 @@ template <session_plugin Plugin>
 std::optional<std::vector<std::uint32_t>> basic_session_queue<Plugin>::seat_parties(
     const running_match& m, const std::vector<std::size_t>& members, time_ms now) const {
   const std::uint32_t teams = backfills_.teams();
+  if (teams == 1) {
+    // No teams: one team of the match's seats, and no balance to keep.
+    std::size_t players = 0;
+    for (std::size_t c : members) players += rows_[c].party;
+    if (players > backfills_.open(m)) return std::nullopt;
+    return std::vector<std::uint32_t>(players, 0);
+  }
   std::vector<std::uint32_t> held(teams);
   std::vector<double> sums(teams);
   for (std::uint32_t t = 0; t < teams; ++t) {

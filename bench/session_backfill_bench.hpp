@@ -1,0 +1,35 @@
+// Backfill in the session tick, for mm_session_bench: a queue of waiting
+// solo tickets and running matches with open seats, ticked once.
+//
+// - session_tick_with_backfill_ms: the tick (median of three queues), which
+//   fills the matches' open seats, then forms new matches from the rest.
+// - session_tick_plain_ms: the same tickets' tick without running matches;
+//   backfill_tick_vs_plain: the ratio.
+// - backfill_filled_share: the open seats a tick filled where tickets are
+//   scarce (a tenth of them, for as many matches), and the same share for
+//   an offline greedy reference on the same queue (offline_filled_share):
+//   the matches in the tick's order, each taking the nearest admissible
+//   tickets by MMR among all those not taken yet (the rule and the latency
+//   stage the tick applies, every ticket looked at). backfill_vs_offline:
+//   the ratio. backfill_filled_share_plenty: the share with every ticket.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "mm/session/latency.hpp"
+#include "mm/session/queue_config.hpp"
+#include "mm/session/ticket.hpp"
+
+namespace mm::bench {
+
+// `matches` running matches of 1 to max_players - 1 players each, at the
+// datacenters of `latency`, with `tickets` waiting in a queue of `config`
+// (one difference rule on MMR, the staged latency policy, no teams). Emits
+// its figures with `extra` in each line.
+void backfill_phase(const session::queue_config& config, const session::latency_model& latency,
+                    const std::vector<session::ticket_request>& tickets, std::size_t matches,
+                    const std::string& extra);
+
+}  // namespace mm::bench
