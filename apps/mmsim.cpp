@@ -21,6 +21,7 @@
 
 #include "mm/engine/error.hpp"
 #include "mm/sim/report_files.hpp"
+#include "mmsim_print.hpp"
 #include "server_config.hpp"
 #include "session_config.hpp"
 
@@ -68,6 +69,14 @@ its 30 datacenters, RTTs estimated from distance):
   --match-length S          seconds a match lasts (default: 300)
   --play-again P            share of players who queue again (default: 0.75)
   --between S               seconds between two matches (default: 30)
+  --parties W1,W2,...       weights of parties of 1, 2, 3... players (default:
+                            60,25,10,5); a party joins, queues, plays and leaves
+                            together; --joins-per-day still counts players
+  --leave-rate P            the chance that a match loses one of its parties before
+                            its end, at a random moment (default: 0.05)
+  --backfill on|off         whether such a match asks the queue to fill its open
+                            seats (default: on); with on and a leave rate, the same
+                            day also runs without backfill, beside it in the report
   --no-sensitivity          skip the runs with play-again 0.5/0.75/0.9 and
                             ideal RTT 30/50/70 ms
 
@@ -117,6 +126,9 @@ struct settings {
   std::vector<sim::session_day_config::number_attribute> numbers;
   bool quiet = false, sensitivity = true;
   double joins_per_day = 40'000, match_length = 300, play_again = 0.75, between = 30;
+  std::vector<double> parties{60, 25, 10, 5};
+  double leave_rate = 0.05;
+  bool backfill = true;
   std::array<std::uint32_t, 4> attribute_values{4, 2000, 20, 8};
   double players = 20'000, attacks = 4, new_players = 1'000, churn = 0.02, shield = 7'200,
          elo_k = 32, retries = 2, cache = 0;
@@ -192,6 +204,24 @@ settings parse(int argc, char** argv) {
        [&](const std::string& v) { s.play_again = number_of("--play-again", v, 0, 1); }},
       {"--between",
        [&](const std::string& v) { s.between = number_of("--between", v, 0, 86'400); }},
+      {"--parties",
+       [&](const std::string& v) {
+         s.parties.clear();
+         std::istringstream in(v);
+         std::string item;
+         while (std::getline(in, item, ','))
+           s.parties.push_back(number_of("--parties", item, 0, 1e6));
+         if (s.parties.empty() || s.parties.size() > 8 ||
+             s.parties == std::vector<double>(s.parties.size(), 0))
+           usage_error("--parties: 1 to 8 weights, not all 0");
+       }},
+      {"--leave-rate",
+       [&](const std::string& v) { s.leave_rate = number_of("--leave-rate", v, 0, 1); }},
+      {"--backfill",
+       [&](const std::string& v) {
+         if (v != "on" && v != "off") usage_error("--backfill: on or off, got '" + v + "'");
+         s.backfill = v == "on";
+       }},
       {"--players", [&](const std::string& v) { s.players = number_of("--players", v, 1, 1e7); }},
       {"--attacks-per-player-day",
        [&](const std::string& v) {
@@ -251,6 +281,17 @@ std::string fixed(double v, int decimals) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
   return buf;
+}
+
+// "1: 60%, 2: 25%, ..." of the party sizes a queue takes.
+std::string parties_text(const std::vector<double>& weights, std::uint32_t max_party) {
+  double total = 0;
+  for (std::size_t k = 0; k < weights.size() && k < max_party; ++k) total += weights[k];
+  std::string out;
+  for (std::size_t k = 0; k < weights.size() && k < max_party; ++k)
+    out += (out.empty() ? "" : ", ") + std::to_string(k + 1) + ": " +
+           fixed(100 * weights[k] / total, 0) + "%";
+  return out + " of the arrivals";
 }
 
 // The population: places, or joins as they were (whose places are then their
@@ -335,41 +376,6 @@ mm::session::latency_model latency_of(const settings& s, const session_setup& se
   return mm::session::latency_model(setup.datacenters, setup.detour, std::move(maps));
 }
 
-void print_session(const sim::session_day_report& r) {
-  const auto& t = r.totals;
-  const auto share = [&](std::uint64_t n) {
-    return fixed(
-        100.0 * static_cast<double>(n) / static_cast<double>(std::max<std::uint64_t>(t.ended(), 1)),
-        1);
-  };
-  std::printf(
-      "session day: %llu players joined, %llu matches; time to match mean %.1f s, p95 %.1f s; "
-      "RTT mean %.1f ms, p95 %.1f ms; ideal %s%%, expand %s%%, warm body %s%%, failed %s%%; "
-      "peak %llu online (%.2f s of wall time)\n",
-      static_cast<unsigned long long>(r.players), static_cast<unsigned long long>(t.matches),
-      t.time_to_match_s.mean, t.time_to_match_s.p95, t.rtt_ms.mean, t.rtt_ms.p95,
-      share(t.ideal).c_str(), share(t.expand).c_str(), share(t.warm_body).c_str(),
-      share(t.failed + t.bot).c_str(), static_cast<unsigned long long>(t.concurrent_peak),
-      r.wall_seconds);
-}
-
-void print_async(const sim::async_day_report& r) {
-  const auto& t = r.totals;
-  const auto pct = [&](std::uint64_t n) {
-    return 100.0 * static_cast<double>(n) /
-           static_cast<double>(std::max<std::uint64_t>(t.attacks, 1));
-  };
-  std::printf(
-      "async day: %llu attacks: Success %.1f%%, NoneFound %.1f%%, FakeOpponent %.1f%% (with an "
-      "eligible opponent in the table: %.2f%%); MMR gap "
-      "mean %.1f, p95 %.1f; offers most/mean %.2f (uniform %.2f), Gini %.3f (uniform %.3f), never "
-      "offered %.1f%% (uniform %.1f%%); %llu rows scanned (%.2f s of wall time)\n",
-      static_cast<unsigned long long>(t.attacks), pct(t.success), pct(t.none_found), pct(t.fake),
-      pct(t.missed), t.mmr_gap.mean, t.mmr_gap.p95, r.engine.max_over_mean, r.uniform.max_over_mean,
-      r.engine.gini, r.uniform.gini, 100 * r.engine.never_offered, 100 * r.uniform.never_offered,
-      static_cast<unsigned long long>(r.rows_scanned), r.wall_seconds);
-}
-
 // The profile's attribute rules and the values drawn for each, for the page.
 std::string attributes_text(const mm::generic_profile_config& p,
                             const std::array<std::uint32_t, 4>& values) {
@@ -420,6 +426,9 @@ int main(int argc, char** argv) try {
     c.match_length = std::chrono::seconds(static_cast<std::int64_t>(s.match_length));
     c.between_matches = std::chrono::seconds(static_cast<std::int64_t>(s.between));
     c.play_again = s.play_again;
+    c.party_sizes = s.parties;
+    c.leave_rate = s.leave_rate;
+    c.backfill = s.backfill;
     c.seed = s.seed;
     c.strings = s.strings;
     c.numbers = s.numbers;
@@ -440,11 +449,18 @@ int main(int argc, char** argv) try {
       // online (a player who plays again 9 times in 10 stays about an hour).
       c.warm_up = 7200s;
       mm::rng r(s.seed);
-      c.joins =
-          sim::schedule_joins(pop.places, curve, s.joins_per_day, s.days + 2.0 / 24, r, -7200);
+      // A join is a party's: as many of them as make --joins-per-day players.
+      double weight = 0, players = 0;
+      for (std::size_t k = 0; k < s.parties.size() && k < c.queue.max_party_size; ++k) {
+        weight += s.parties[k];
+        players += s.parties[k] * static_cast<double>(k + 1);
+      }
+      const double mean_party = weight > 0 ? players / weight : 1;
+      c.joins = sim::schedule_joins(pop.places, curve, s.joins_per_day / mean_party,
+                                    s.days + 2.0 / 24, r, -7200);
     }
     out.session = sim::run_session_day(c);
-    if (!s.quiet) print_session(*out.session);
+    if (!s.quiet) sim::print_session(*out.session);
     const double ideal = c.queue.latency ? c.queue.latency->ideal_ms : 0;
     out.session_settings = {
         {"queue", c.queue.name + " from " + setup.source + ": " +
@@ -461,10 +477,19 @@ int main(int argc, char** argv) try {
                                     : std::to_string(pop.joins.size()) + " from the file"},
         {"match", fixed(s.match_length, 0) + " s; " + fixed(100 * s.play_again, 0) +
                       "% play again after " + fixed(s.between, 0) + " s"},
+        {"parties", parties_text(s.parties, c.queue.max_party_size)},
+        {"leaving and backfill", fixed(100 * s.leave_rate, 1) +
+                                     "% of matches lose a party before their end; backfill " +
+                                     (s.backfill ? "on (placed players join at once)" : "off")},
         {"latency stages", c.queue.latency ? "ideal " + fixed(ideal, 0) + " ms, expand " +
                                                  fixed(c.queue.latency->expand_ms, 0) + " ms"
                                            : "none"},
         {"days, seed", fixed(c.days, 2) + ", " + std::to_string(s.seed)}};
+    if (s.backfill && s.leave_rate > 0) {
+      sim::session_day_config off = c;
+      off.backfill = false;
+      out.without_backfill = sim::run_session_day(off);
+    }
     if (!c.strings.empty() || !c.numbers.empty()) {
       std::string text;
       for (const auto& a : c.strings)
@@ -530,7 +555,7 @@ int main(int argc, char** argv) try {
     c.database = (dir.path / "players.db").string();
     c.seed = s.seed;
     out.async = sim::run_async_day(c);
-    if (!s.quiet) print_async(*out.async);
+    if (!s.quiet) sim::print_async(*out.async);
     out.async_settings = {
         {"players", fixed(s.players, 0) + " at the start, " + fixed(s.new_players, 0) +
                         " new a day, " + fixed(100 * s.churn, 1) +

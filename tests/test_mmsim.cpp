@@ -44,6 +44,9 @@ TEST_CASE("mmsim explains itself and refuses bad input naming it", "[sim][mmsim]
   CHECK_THAT(mmsim({"--days"}).second, Contains("--days: needs a value"));
   CHECK_THAT(mmsim({"dance"}).second, Contains("unknown command 'dance'"));
   CHECK_THAT(mmsim({"session", "--latency-map", "nowhere"}).second, Contains("DC=FILE"));
+  CHECK_THAT(mmsim({"session", "--backfill", "maybe"}).second, Contains("--backfill: on or off"));
+  CHECK_THAT(mmsim({"session", "--parties", "0,0"}).second, Contains("--parties: 1 to 8"));
+  CHECK_THAT(mmsim({"session", "--leave-rate", "-1"}).second, Contains("--leave-rate: '-1'"));
 
   mm::test::temp_dir dir;
   std::ofstream(dir.file("bad.csv")) << "latitude,longitude,weight\n10,20,1\n10,200,1\n";
@@ -69,13 +72,19 @@ TEST_CASE("mmsim runs a tiny day of each kind and says where the report is", "[s
   // Six sensitivity rows: play-again 0.5, 0.75, 0.9 and ideal 30, 50, 70 ms.
   const std::string sensitivity = read(out + "/session_sensitivity.csv");
   CHECK(std::count(sensitivity.begin(), sensitivity.end(), '\n') == 7);
+  // Parties leave 5% of matches by default: the day with backfill and without.
+  CHECK_THAT(page, Contains("Parties leaving, and backfill"));
+  const std::string backfill = read(out + "/session_backfill.csv");
+  CHECK(std::count(backfill.begin(), backfill.end(), '\n') == 3);
+  CHECK_THAT(backfill, Contains("\non,"));
+  CHECK_THAT(backfill, Contains("\noff,"));
   // The same seed again: the same CSVs; the temporary database is gone.
   const std::string again = dir.file("again");
   REQUIRE(mmsim({"--days", "0.1", "--joins-per-day", "6000", "--players", "2000", "--out", again,
                  "--seed", "7", "--quiet"})
               .first == 0);
-  for (const char* f : {"session_hours.csv", "session_sensitivity.csv", "async_hours.csv",
-                        "async_fairness.csv", "async_fill.csv"})
+  for (const char* f : {"session_hours.csv", "session_sensitivity.csv", "session_backfill.csv",
+                        "async_hours.csv", "async_fairness.csv", "async_fill.csv"})
     CHECK(read(out + "/" + f) == read(again + "/" + f));
 }
 
@@ -171,7 +180,7 @@ TEST_CASE("the report page shows its charts and figures in headless Chromium",
   mm::test::browser b(dir);
   b.open("file://" + std::filesystem::absolute(out + "/index.html").string());
   REQUIRE(b.wait_for("document.readyState === 'complete'"));
-  // Nine charts, each drawn at its size with its lines or bars on the page.
+  // Ten charts, each drawn at its size with its lines or bars on the page.
   const mm::test::json charts = b.script(
       "return [...document.querySelectorAll('figure svg')].map(s => {"
       "  const r = s.getBoundingClientRect();"
@@ -179,7 +188,7 @@ TEST_CASE("the report page shows its charts and figures in headless Chromium",
       "    const box = e.getBBox(); return box.width > 0 && box.height > 0; }).length;"
       "  return {width: r.width, height: r.height, marks: marks,"
       "          title: s.querySelector('text').textContent}; });");
-  REQUIRE(charts.size() == 9);
+  REQUIRE(charts.size() == 10);
   for (const auto& c : charts) {
     INFO(c.dump());
     CHECK(c["width"] == 640);
@@ -187,7 +196,8 @@ TEST_CASE("the report page shows its charts and figures in headless Chromium",
     CHECK(c["marks"].get<int>() >= 3);
   }
   CHECK(charts[0]["title"] == "Players online and joining");
-  CHECK(charts[8]["title"] == "Who gets offered: Lorenz curves");
+  CHECK(charts[4]["title"] == "Empty seats of running matches (share, by hour)");
+  CHECK(charts[9]["title"] == "Who gets offered: Lorenz curves");
   // The page's figures are the CSV's: the day's matches.
   const std::string hours = read(out + "/session_hours.csv");
   const auto total = hours.substr(hours.find("\ntotal,") + 1);

@@ -298,6 +298,51 @@ TEST_CASE("a tiny session day adds up and is the same for the same seed", "[sim]
   CHECK_THROWS_WITH(run_session_day(bad), Contains("play_again"));
 }
 
+TEST_CASE("parties leave running matches, and backfill fills their seats again", "[sim]") {
+  session_day_config c = tiny_session_day(5);
+  c.party_sizes = {50, 30, 20};
+  c.leave_rate = 0.2;
+  const auto run = [&](bool backfill) {
+    session_day_config v = c;
+    v.backfill = backfill;
+    return run_session_day(v);
+  };
+  const session_day_report on = run(true), off = run(false);
+  for (const session_day_report* r : {&on, &off}) {
+    const session_hour& t = r->totals;
+    // Tickets are parties: every ticket of the day ended or still waits.
+    CHECK(t.tickets + r->carried_in == t.ended() + r->still_waiting);
+    CHECK(t.joins > t.tickets / 4);  // players, more than the parties' first tickets
+    CHECK(t.seats_opened > 50);
+    CHECK(t.seats_refilled <= t.seats_opened);
+    CHECK(t.refill_s.count == t.seats_refilled);
+    CHECK(t.refill_s.max <= 300);       // within the match
+    CHECK(t.underfilled_matches == 0);  // the co-op queue starts only full matches
+    // Each new match seats 4; each placed player fills one opened seat.
+    CHECK(t.matched_players == 4 * t.matches + t.seats_refilled);
+    std::uint64_t opened = 0, refilled = 0;
+    for (const session_hour& h : r->hours) {
+      opened += h.seats_opened;
+      refilled += h.seats_refilled;
+      CHECK(h.empty_seat_share >= 0);
+      CHECK(h.empty_seat_share <= 1);
+    }
+    CHECK(opened == t.seats_opened);
+    CHECK(refilled == t.seats_refilled);
+  }
+  CHECK(off.totals.seats_refilled == 0);
+  CHECK(on.totals.seats_refilled > on.totals.seats_opened / 2);
+  CHECK(on.totals.empty_seat_share < off.totals.empty_seat_share / 2);
+  CHECK(session_hours_csv(run(true)) == session_hours_csv(on));
+
+  session_day_config bad = c;
+  bad.leave_rate = 2;
+  CHECK_THROWS_WITH(run_session_day(bad), Contains("leave_rate"));
+  bad = c;
+  bad.party_sizes = {1, -1};
+  CHECK_THROWS_WITH(run_session_day(bad), Contains("party size"));
+}
+
 TEST_CASE("the session day uses a datacenter's latency map where it has one", "[sim]") {
   // Two datacenters far from everyone; "near" has a map of 12 ms everywhere.
   std::vector<mm::session::datacenter> dcs = {{"near", {-80, 0}, "x"}, {"far", {-80, 100}, "x"}};

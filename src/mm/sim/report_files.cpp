@@ -35,7 +35,10 @@ std::string session_row(const session_hour& h, const std::string& hour, const st
          "," + std::to_string(h.warm_body) + "," + std::to_string(h.failed) + "," +
          std::to_string(h.bot) + "," + fixed(share(h.ideal, ended), 4) + "," +
          fixed(share(h.expand, ended), 4) + "," + fixed(share(h.warm_body, ended), 4) + "," +
-         fixed(share(h.failed + h.bot, ended), 4) + "\n";
+         fixed(share(h.failed + h.bot, ended), 4) + "," + std::to_string(h.underfilled_matches) +
+         "," + std::to_string(h.seats_opened) + "," + std::to_string(h.seats_refilled) + "," +
+         fixed(h.refill_s.p50, 1) + "," + fixed(h.refill_s.p95, 1) + "," +
+         fixed(h.empty_seat_share, 4) + "\n";
 }
 
 std::string async_row(const async_hour& h, const std::string& hour, const std::string& of_day) {
@@ -267,13 +270,59 @@ std::string csv_link(const std::string& file) {
   return "<a href=\"" + file + "\">" + file + "</a>";
 }
 
+// Parties that left running matches, and their seats filled again: the day,
+// and the same day without backfill beside it.
+std::string backfill_html(const session_day_report& r,
+                          const std::optional<session_day_report>& without,
+                          const std::filesystem::path& dir) {
+  write_file(dir / "session_backfill.csv", backfill_csv(r, without ? &*without : nullptr));
+  std::string out =
+      "<h3>Parties leaving, and backfill</h3>\n<p>Seats opened by parties that left a running "
+      "match before its end, and filled again by the queue's backfill (" +
+      csv_link("session_backfill.csv") +
+      ").</p>\n<table><tr><th></th><th>matches started under-filled</th><th>seats opened</th>"
+      "<th>seats refilled</th><th>time to refill</th><th>empty seats of running matches</th>"
+      "<th>time to match mean / p95 (s)</th></tr>\n";
+  const auto row = [&](const char* name, const session_hour& t) {
+    out += std::string("<tr><td>") + name + "</td><td>" + std::to_string(t.underfilled_matches) +
+           "</td><td>" + std::to_string(t.seats_opened) + "</td><td>" +
+           std::to_string(t.seats_refilled) + " (" +
+           percent(share(t.seats_refilled, t.seats_opened)) + ")</td><td>" +
+           (t.refill_s.count ? distribution_text(t.refill_s, " s", 1) : "-") + "</td><td>" +
+           percent(t.empty_seat_share) + "</td><td>" + fixed(t.time_to_match_s.mean, 1) + " / " +
+           fixed(t.time_to_match_s.p95, 1) + "</td></tr>\n";
+  };
+  row(r.totals.seats_refilled > 0 || !without ? "this day" : "this day (no backfill)", r.totals);
+  if (without) row("the same day without backfill", without->totals);
+  out += "</table>\n";
+  chart c;
+  c.title = "Empty seats of running matches (share, by hour)";
+  c.x_label = "hour (UTC since the start)";
+  c.x = hour_axis(r.hours);
+  c.x_tick_step = r.hours.size() > 24 ? 12 : 3;
+  c.y_label = "share of seats";
+  c.series = {
+      by_hour(r.hours, "this day", [](const session_hour& h) { return h.empty_seat_share; })};
+  if (without)
+    c.series.push_back(by_hour(
+        without->hours, "without backfill",
+        [](const session_hour& h) { return h.empty_seat_share; }, true));
+  return out + figures_html({{"session_empty_seats.svg",
+                              "Of the seats of the matches being played, the share empty: a party "
+                              "left and no one took its seats yet.",
+                              render_svg(c)}},
+                            dir);
+}
+
 }  // namespace
 
 std::string session_hours_csv(const session_day_report& r) {
   std::string out =
       "hour,hour_of_day,joins,tickets,concurrent_mean,concurrent_peak,matches,bot_matches,"
       "matched_players,ttm_mean_s,ttm_p50_s,ttm_p95_s,ttm_p99_s,rtt_mean_ms,rtt_p95_ms,ideal,"
-      "expand,warm_body,failed,bot,ideal_share,expand_share,warm_body_share,failed_share\n";
+      "expand,warm_body,failed,bot,ideal_share,expand_share,warm_body_share,failed_share,"
+      "underfilled_matches,seats_opened,seats_refilled,refill_p50_s,refill_p95_s,"
+      "empty_seat_share\n";
   for (const auto& h : r.hours)
     out += session_row(h, std::to_string(h.hour), std::to_string(h.hour % 24));
   out += session_row(r.totals, "total", "");
@@ -294,6 +343,24 @@ std::string sensitivity_csv(const std::vector<sensitivity_run>& runs) {
            fixed(share(t.failed + t.bot, t.ended()), 4) + "," + std::to_string(t.concurrent_peak) +
            "\n";
   }
+  return out;
+}
+
+std::string backfill_csv(const session_day_report& with, const session_day_report* without) {
+  std::string out =
+      "backfill,matches,underfilled_matches,seats_opened,seats_refilled,refilled_share,"
+      "refill_mean_s,refill_p50_s,refill_p95_s,empty_seat_share,ttm_mean_s,ttm_p95_s\n";
+  const auto row = [&](const char* name, const session_hour& t) {
+    out += std::string(name) + "," + std::to_string(t.matches) + "," +
+           std::to_string(t.underfilled_matches) + "," + std::to_string(t.seats_opened) + "," +
+           std::to_string(t.seats_refilled) + "," +
+           fixed(share(t.seats_refilled, t.seats_opened), 4) + "," + fixed(t.refill_s.mean, 1) +
+           "," + fixed(t.refill_s.p50, 1) + "," + fixed(t.refill_s.p95, 1) + "," +
+           fixed(t.empty_seat_share, 4) + "," + fixed(t.time_to_match_s.mean) + "," +
+           fixed(t.time_to_match_s.p95) + "\n";
+  };
+  row("on", with.totals);
+  if (without) row("off", without->totals);
   return out;
 }
 
@@ -364,6 +431,7 @@ std::filesystem::path write_report(const sim_outputs& o, const std::filesystem::
                                   fixed(r.engine_seconds, 2) + " s of it in the session queue"},
              {"by hour", csv_link("session_hours.csv")}});
     body += figures_html(session_figures(r), dir);
+    if (t.seats_opened > 0) body += backfill_html(r, o.without_backfill, dir);
     if (!o.sensitivity.empty()) {
       write_file(dir / "session_sensitivity.csv", sensitivity_csv(o.sensitivity));
       body +=

@@ -27,6 +27,9 @@ struct sensitivity_run {
 struct sim_outputs {
   std::optional<session_day_report> session;
   std::vector<sensitivity_run> sensitivity;
+  // The same day without backfill (when the day had backfill and parties
+  // that leave their matches): the report shows the two side by side.
+  std::optional<session_day_report> without_backfill;
   std::optional<async_day_report> async;
   // What was simulated, as (setting, value) rows for the page.
   std::vector<std::pair<std::string, std::string>> session_settings, async_settings;
@@ -34,6 +37,8 @@ struct sim_outputs {
 
 std::string session_hours_csv(const session_day_report& r);
 std::string sensitivity_csv(const std::vector<sensitivity_run>& runs);
+// The backfill figures of the day, and of the day without backfill.
+std::string backfill_csv(const session_day_report& with, const session_day_report* without);
 std::string async_hours_csv(const async_day_report& r);
 std::string async_fill_csv(const async_day_report& r);
 std::string async_fairness_csv(const async_day_report& r);

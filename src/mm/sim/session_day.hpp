@@ -1,8 +1,11 @@
 // A simulated day of session matchmaking: players join as the population
-// model says, queue alone in the product's real session queue (the engine of
-// mm/session/session_queue.hpp, ticked on a virtual clock exactly as its
-// actor ticks it), play their match, and after it either queue again or
-// leave. Deterministic for a seed; single-threaded; no wall clock is read
+// model says, alone or in parties, queue in the product's real session queue
+// (the engine of mm/session/session_queue.hpp, ticked on a virtual clock
+// exactly as its actor ticks it), play their match, and after it either
+// queue again or leave. A match may lose a party before its end; with
+// backfill, the match then registers its open seats with the queue, which
+// fills them in its ticks (the placed players join at once) until the match
+// ends. Deterministic for a seed; single-threaded; no wall clock is read
 // except to report how long the run took.
 #pragma once
 
@@ -30,8 +33,19 @@ struct session_day_config {
   // it hands over (carried_in).
   std::chrono::seconds warm_up{0};
   std::chrono::seconds match_length{300};
-  double play_again = 0.75;  // share of players who queue again after a match
+  double play_again = 0.75;  // share of parties that queue again after a match
   std::chrono::seconds between_matches{30};
+  // Each join is a party of 1, 2, 3... players with these weights (index 0:
+  // alone), who queue, play and leave together; its players are near each
+  // other in MMR. Empty: everyone alone. At most the queue's
+  // max_party_size (and 8) players.
+  std::vector<double> party_sizes;
+  // The chance that a match loses one of its parties before its end, at a
+  // moment drawn uniformly within the match: its players leave the game.
+  double leave_rate = 0;
+  // Whether a match that lost a party registers its open seats for backfill
+  // (and stops backfilling at its end).
+  bool backfill = false;
   // MMR of players whose join gives none: a normal distribution.
   double mmr_mean = 1500, mmr_stddev = 300;
   // Attributes the queue's rules read, drawn for each player when it joins:
@@ -68,6 +82,15 @@ struct session_hour {
   // ideal, while expanded, as warm bodies; failed (latency stages ran out,
   // or gave up); given a bot match.
   std::uint64_t ideal = 0, expand = 0, warm_body = 0, failed = 0, bot = 0;
+  // Matches formed with fewer players than the queue's max_players.
+  std::uint64_t underfilled_matches = 0;
+  // Seats opened by parties that left a running match, those filled again
+  // (backfill) before the match ended, and the time each took to fill.
+  std::uint64_t seats_opened = 0, seats_refilled = 0;
+  distribution refill_s;
+  // Of the seats of running matches, the share empty, sampled every minute
+  // (a seat is empty from its party's leaving until a placed player joins).
+  double empty_seat_share = 0;
 
   std::uint64_t ended() const { return ideal + expand + warm_body + failed + bot; }
 };
