@@ -39,6 +39,10 @@ session_journal_actor::behavior_type null_journal(session_journal_actor::pointer
       [](journal_atom, finish_atom, std::vector<ticket_outcome>&) {},
       [](journal_atom, finish_atom, tick_outcomes&) {},
       [](journal_atom, reload_atom, std::string&) { return std::vector<durable_ticket>{}; },
+      [](journal_atom, backfill_atom, backfill_state&, bool) { return true; },
+      [](journal_atom, reload_atom, backfill_atom, std::string&) {
+        return std::vector<backfill_state>{};
+      },
       [](journal_atom, sync_atom) { return true; },
       [](journal_atom, journal_listener&) {},
       [](journal_atom, flush_atom) {},

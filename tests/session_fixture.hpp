@@ -60,6 +60,23 @@ inline actors::session_service_config two_queues() {
   return c;
 }
 
+inline actors::session_service_pointer service_of(const actors::session_service_actor& s) {
+  auto* p = dynamic_cast<actors::session_service_pointer>(caf::actor_cast<caf::abstract_actor*>(s));
+  REQUIRE(p);
+  return p;
+}
+
+// The queue actor running the service's slot `slot` (reached through its
+// supervisor's state; the test scheduler runs everything on this thread).
+inline actors::session_queue_actor_type queue_actor(const actors::session_service_actor& s,
+                                                    std::size_t slot) {
+  auto sup = service_of(s)->state.slots.at(slot);
+  auto* p = dynamic_cast<actors::session_queue_supervisor_pointer>(
+      caf::actor_cast<caf::abstract_actor*>(sup));
+  REQUIRE(p);
+  return p->state.queue;
+}
+
 class session_fixture {
  public:
   explicit session_fixture(actors::session_service_config c = two_queues())

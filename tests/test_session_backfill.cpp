@@ -282,12 +282,19 @@ TEST_CASE("a restored match keeps the reservations whose seats are still open",
   kept.expires_at = 9000ms;
   dropped = kept;
   dropped.id = 42;
-  dropped.players = {8};  // team 1 has no seat left for it
+  dropped.players = {8};    // team 1 has no seat left for it
+  seat_reservation joined;  // confirmed before: in the match, beyond its list
+  joined.players = {9, 10};
+  joined.team_of = {0, 0};
+  joined.mmr = {1400, 1600};
   const auto lost = q.restore_backfill(running("m1", {{player(1, 1500)}, {player(2, 1500)}}), 500ms,
-                                       {kept, dropped});
+                                       {kept, dropped}, joined);
   REQUIRE(lost.size() == 1);
   CHECK(lost[0].id == 42);
   const running_match& m = *q.backfills().find("m1");
+  CHECK(m.listed == 2);
+  CHECK(m.players.players == std::vector<player_id>{1, 2, 9});  // team 0 had one seat for them
+  CHECK(m.in[0] == 2);
   CHECK(m.registered == 500ms);
   CHECK(m.reserved[1] == 1);
   CHECK(q.backfills().reservation(41)->expires_at == 9000ms);

@@ -158,6 +158,7 @@ void check_book(const session_queue& q) {
   for (const auto& [id, m] : b.matches()) {
     std::vector<std::uint32_t> in(b.teams()), reserved(b.teams());
     for (std::uint32_t t : m.team_of) ++in[t];
+    REQUIRE(m.listed <= m.players.players.size());
     std::set<player_id> seen(m.players.players.begin(), m.players.players.end());
     REQUIRE(seen.size() == m.players.players.size());
     for (reservation_id r : m.reservations) {

@@ -24,26 +24,12 @@ using namespace std::chrono_literals;
 using Catch::Matchers::Contains;
 using session::ticket_state;
 using test::party;
+using test::queue_actor;
+using test::service_of;
 using test::session_fixture;
 using test::two_queues;
 
 namespace {
-
-session_service_pointer service_of(const session_service_actor& s) {
-  auto* p = dynamic_cast<session_service_pointer>(caf::actor_cast<caf::abstract_actor*>(s));
-  REQUIRE(p);
-  return p;
-}
-
-// The queue actor running the service's slot `slot` (reached through its
-// supervisor's state; the test scheduler runs everything on this thread).
-session_queue_actor_type queue_actor(const session_service_actor& s, std::size_t slot) {
-  auto sup = service_of(s)->state.slots.at(slot);
-  auto* p =
-      dynamic_cast<session_queue_supervisor_pointer>(caf::actor_cast<caf::abstract_actor*>(sup));
-  REQUIRE(p);
-  return p->state.queue;
-}
 
 session_ticket with_queues(session_ticket t, std::vector<std::string> more) {
   t.also_queues = std::move(more);
@@ -324,4 +310,67 @@ TEST_CASE("the journal's bytes carry infinities and refuse what they cannot read
   bytes[0] = 9;
   CHECK_FALSE(decode_outcome(bytes));  // another version
   CHECK_FALSE(decode_ticket(""));
+}
+
+TEST_CASE("outcomes written by version 1 still decode, and backfill fields survive version 2",
+          "[session][actors]") {
+  // Version 1's bytes, as that version wrote them: the match without
+  // backfill's fields, and no to_game_server.
+  std::vector<char> v1{1};
+  caf::binary_serializer sink{nullptr, v1};
+  session_match m;
+  m.id = 99;
+  m.queue = "coop";
+  m.teams = {{1, 2}};
+  m.tickets = {5};
+  m.formed_at_ms = 1234;
+  REQUIRE_FALSE(sink(std::string("coop"), std::uint64_t{5}, ticket_state::matched, m.id, m.queue,
+                     m.datacenter, m.teams, m.tickets, m.mmr_spread, m.worst_rtt_ms, m.bot_match,
+                     m.formed_at_ms, std::string("alice"), std::uint64_t{17}, std::int64_t{888}));
+  const auto old = decode_outcome(std::string(v1.begin(), v1.end()));
+  REQUIRE(old);
+  CHECK(old->ticket == 5);
+  CHECK(old->match.id == 99);
+  CHECK(old->match.teams == std::vector<std::vector<mm::player_id>>{{1, 2}});
+  CHECK(old->match.formed_at_ms == 1234);
+  CHECK(old->match.running_match.empty());
+  CHECK(old->credential == "alice");
+  CHECK(old->seq == 17);
+  CHECK_FALSE(old->to_game_server);
+
+  ticket_outcome o = *old;
+  o.match.running_match = "m-7";
+  o.match.server = "10.0.0.7:7777";
+  o.match.reserved_until_ms = 31'234;
+  o.to_game_server = true;
+  const auto now = decode_outcome(encode_outcome(o));
+  REQUIRE(now);
+  CHECK(now->match.running_match == "m-7");
+  CHECK(now->match.server == "10.0.0.7:7777");
+  CHECK(now->match.reserved_until_ms == 31'234);
+  CHECK(now->to_game_server);
+
+  backfill_state b;
+  b.registration.queue = "coop";
+  b.registration.match_id = "m-7";
+  b.registration.teams = {{party({1500}, 3).players[0]}};
+  b.registered_ms = 100;
+  seat_hold h;
+  h.id = 77;
+  h.tickets = {5};
+  h.created_ms = {50};
+  h.players = {1, 2};
+  h.team_of = {0, 0};
+  h.mmr = {1500.25, std::numeric_limits<double>::infinity()};
+  h.expires_ms = 30'100;
+  b.reservations = {h};
+  const auto back = decode_backfill(encode_backfill(b));
+  REQUIRE(back);
+  CHECK(back->registration.match_id == "m-7");
+  CHECK(back->registration.teams[0][0].id == 3);
+  REQUIRE(back->reservations.size() == 1);
+  CHECK(back->reservations[0].mmr[0] == 1500.25);
+  CHECK(back->reservations[0].mmr[1] == std::numeric_limits<double>::infinity());
+  CHECK(back->reservations[0].expires_ms == 30'100);
+  CHECK_FALSE(decode_backfill(encode_outcome(o)));
 }

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "mm/actors/backfill_messages.hpp"
 #include "mm/actors/messages.hpp"
 #include "mm/actors/session_messages.hpp"
 
@@ -169,6 +170,27 @@ struct session_interfaces {
       // Every lobby (for persistence and listings).
       caf::replies_to<lobby_atom, inspect_atom>::with<std::vector<lobby_registration>>>;
 
+  // Running matches asking for players (backfill, docs/session.md): a game
+  // server registers its match in a queue, updates its players, confirms or
+  // releases the seats its placements hold, and stops it. Match ids are
+  // unique across the server's queues. The credential of each message is
+  // the caller's, set by the front ends whatever the sender put there; a
+  // match belongs to the credential that registered it, and another's is
+  // errc::not_found. Changes answer once durable; errors name the field.
+  using backfills = caf::typed_actor<
+      caf::replies_to<backfill_atom, create_atom, backfill_registration>::with<backfill_state>,
+      caf::replies_to<backfill_atom, update_atom, backfill_registration>::with<backfill_state>,
+      // Stop (match id, credential): true once durable.
+      caf::replies_to<backfill_atom, close_atom, std::string, std::string>::with<bool>,
+      caf::replies_to<backfill_atom, confirm_atom, seat_change>::with<backfill_state>,
+      caf::replies_to<backfill_atom, release_atom, seat_change>::with<backfill_state>,
+      // One match (match id, credential), with its seats counted.
+      caf::replies_to<backfill_atom, status_atom, std::string, std::string>::with<backfill_state>,
+      // The matches of a queue ("": of every queue) whose credential is the
+      // given one ("": every credential's, for an admin).
+      caf::replies_to<backfill_atom, inspect_atom, std::string,
+                      std::string>::with<std::vector<backfill_state>>>;
+
   // The lobbies actor: the lobbies' messages and its idle-close timer.
   using lobbies_actor = lobbies::extend<caf::reacts_to<lobby_atom, session_tick_atom>>;
 
@@ -195,8 +217,8 @@ struct session_interfaces {
       caf::replies_to<info_atom>::with<std::vector<session_queue_report>>,
       // A page (offset, limit) of the named queue's waiting tickets, oldest
       // first; an error naming "queue" for no such queue.
-      caf::replies_to<inspect_atom, std::string, std::uint32_t,
-                      std::uint32_t>::with<std::vector<waiting_ticket_view>>>::extend_with<lobbies>;
+      caf::replies_to<inspect_atom, std::string, std::uint32_t, std::uint32_t>::with<
+          std::vector<waiting_ticket_view>>>::extend_with<lobbies>::extend_with<backfills>;
 };
 
 }  // namespace mm::actors

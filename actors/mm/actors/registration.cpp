@@ -1,5 +1,7 @@
 #include "mm/actors/registration.hpp"
 
+#include "mm/actors/backfill_messages.hpp"
+
 namespace mm::actors {
 
 void add_session_message_types(caf::actor_system_config& cfg) {
@@ -15,6 +17,10 @@ void add_session_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<lobby_query>("mm.lobby_query");
   cfg.add_message_type<lobby_placement>("mm.lobby_placement");
   cfg.add_message_type<lobbies_report>("mm.lobbies_report");
+  cfg.add_message_type<backfill_registration>("mm.backfill_registration");
+  cfg.add_message_type<backfill_state>("mm.backfill_state");
+  cfg.add_message_type<std::vector<backfill_state>>("mm.backfill_states");
+  cfg.add_message_type<seat_change>("mm.seat_change");
 }
 
 template void add_message_types<generic_profile>(caf::actor_system_config&, const std::string&);

@@ -14,7 +14,7 @@ namespace {
 
 using answer = caf::expected<ticket_outcome>;
 using wake_atom = caf::atom_constant<caf::atom("sbwake")>;
-using release_atom = caf::atom_constant<caf::atom("sbrelease")>;
+using bridge_release_atom = caf::atom_constant<caf::atom("sbrelease")>;
 
 struct long_poll {
   std::uint64_t seq = 0;
@@ -103,7 +103,7 @@ caf::behavior bridge(bridge_actor* self, session_interfaces::service service, ca
                 },
                 [done = p->done](caf::error& e) { done(std::move(e)); });
       },
-      [self](release_atom) {
+      [self](bridge_release_atom) {
         auto& st = self->state;
         st.released = true;
         auto all = std::move(st.polls);
@@ -197,7 +197,7 @@ void session_bridge::status(std::uint64_t ticket, std::chrono::milliseconds wait
 }
 
 void session_bridge::release_waiters() {
-  caf::anon_send(actor_, release_atom::value);
+  caf::anon_send(actor_, bridge_release_atom::value);
 }
 
 void session_bridge::run_later(std::chrono::milliseconds delay, std::function<void()> work) {

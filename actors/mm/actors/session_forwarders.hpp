@@ -20,8 +20,9 @@
 
 namespace mm::actors {
 
-// The credential of every session ticket created over the actor port: a
-// ticket's owner is the game server, and HTTP callers cannot read it.
+// The credential of every session ticket created, and every running match
+// registered, over the actor port: their owner is the game server, and HTTP
+// callers cannot read them.
 inline constexpr const char* port_credential = "actor-port";
 
 template <class Self, class Target>
@@ -85,6 +86,44 @@ auto session_forwarders(Self self, Target target) {
       },
       [=](lobby_atom l, inspect_atom a) -> caf::result<std::vector<lobby_registration>> {
         if (const auto* to = target()) return self->delegate(*to, l, a);
+        return nobody();
+      },
+      // Backfill: the port's own credential, whatever the peer said.
+      [=](backfill_atom b, create_atom a, backfill_registration& r) -> caf::result<backfill_state> {
+        r.credential = port_credential;
+        if (const auto* to = target()) return self->delegate(*to, b, a, std::move(r));
+        return nobody();
+      },
+      [=](backfill_atom b, update_atom a, backfill_registration& r) -> caf::result<backfill_state> {
+        r.credential = port_credential;
+        if (const auto* to = target()) return self->delegate(*to, b, a, std::move(r));
+        return nobody();
+      },
+      [=](backfill_atom b, close_atom a, std::string& id, std::string&) -> caf::result<bool> {
+        if (const auto* to = target())
+          return self->delegate(*to, b, a, std::move(id), std::string(port_credential));
+        return nobody();
+      },
+      [=](backfill_atom b, confirm_atom a, seat_change& c) -> caf::result<backfill_state> {
+        c.credential = port_credential;
+        if (const auto* to = target()) return self->delegate(*to, b, a, std::move(c));
+        return nobody();
+      },
+      [=](backfill_atom b, release_atom a, seat_change& c) -> caf::result<backfill_state> {
+        c.credential = port_credential;
+        if (const auto* to = target()) return self->delegate(*to, b, a, std::move(c));
+        return nobody();
+      },
+      [=](backfill_atom b, status_atom a, std::string& id,
+          std::string&) -> caf::result<backfill_state> {
+        if (const auto* to = target())
+          return self->delegate(*to, b, a, std::move(id), std::string(port_credential));
+        return nobody();
+      },
+      [=](backfill_atom b, inspect_atom a, std::string& queue,
+          std::string&) -> caf::result<std::vector<backfill_state>> {
+        if (const auto* to = target())
+          return self->delegate(*to, b, a, std::move(queue), std::string(port_credential));
         return nobody();
       });
 }

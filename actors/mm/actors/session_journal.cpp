@@ -29,22 +29,46 @@ ticket_outcome waiting_event(const durable_ticket& t) {
 
 void schedule_flush(session_journal_pointer self);
 
+// The times of a running match shifted by `by` ms (engine time to unix
+// time and back).
+void shift(backfill_state& b, std::int64_t by) {
+  b.registered_ms += by;
+  for (auto& r : b.reservations) {
+    r.placed_ms += by;
+    r.expires_ms += by;
+    for (auto& c : r.created_ms) c += by;
+  }
+}
+
 // One outcome a ticket of the tick: a matched ticket's carries its match (a
 // copy each, the last one the match itself), in the order the tick made
-// them: matches, then expired, then failed.
-void add_tick_outcomes(std::vector<session_journal_state::pending_finish>& finishes,
-                       tick_outcomes& t) {
+// them: matches, then expired, then failed. A ticket placed into a running
+// match has a second event, for that match's game server.
+void add_tick_outcomes(session_journal_state& st, tick_outcomes& t) {
+  auto& finishes = st.finishes;
   std::size_t n = t.expired.size() + t.failed.size();
   for (const auto& m : t.matches) n += m.tickets.size();
   finishes.reserve(finishes.size() + n);
   for (auto& m : t.matches) {
     const std::size_t count = m.tickets.size();
+    const std::string* game_server = nullptr;
+    for (const auto& b : t.backfills)
+      if (!m.running_match.empty() && b.registration.match_id == m.running_match)
+        game_server = &b.registration.credential;
     for (std::size_t i = 0; i < count; ++i) {
       ticket_outcome o = outcome_in(t.queue, m.tickets[i], session::ticket_state::matched);
+      if (game_server) {
+        ticket_outcome copy = outcome_in(t.queue, m.tickets[i], session::ticket_state::matched);
+        copy.match = m;
+        copy.credential = *game_server;
+        copy.to_game_server = true;
+        st.copies.push_back(std::move(copy));
+      }
       o.match = i + 1 < count ? m : std::move(m);
       finishes.push_back({std::move(o), std::nullopt});
     }
   }
+  for (auto& b : t.backfills) st.backfills.push_back({std::move(b), false, std::nullopt});
   for (const std::uint64_t id : t.expired)
     finishes.push_back({outcome_in(t.queue, id, session::ticket_state::expired), std::nullopt});
   for (const std::uint64_t id : t.failed)
@@ -56,11 +80,15 @@ void add_tick_outcomes(std::vector<session_journal_state::pending_finish>& finis
 void flush(session_journal_pointer self) {
   auto& st = self->state;
   st.flush_sent = false;
-  if (st.creates.empty() && st.finishes.empty()) return;
+  if (st.creates.empty() && st.finishes.empty() && st.backfills.empty()) return;
   auto creates = std::move(st.creates);
   auto finishes = std::move(st.finishes);
+  auto copies = std::move(st.copies);
+  auto backfills = std::move(st.backfills);
   st.creates.clear();
   st.finishes.clear();
+  st.copies.clear();
+  st.backfills.clear();
   const std::int64_t now = unix_now(self);
   journal_batch batch;
   std::vector<ticket_outcome> events;
@@ -86,6 +114,23 @@ void flush(session_journal_pointer self) {
     batch.events.push_back({e.seq, e.ticket, {}, e.queue, now, std::move(bytes)});
     events.push_back(std::move(e));
   }
+  // The game servers' copies: events only, under the backfill's credential.
+  for (auto& e : copies) {
+    e.seq = ++seq;
+    e.at_unix_ms = now;
+    batch.events.push_back({e.seq, e.ticket, e.credential, e.queue, now, encode_outcome(e)});
+    events.push_back(std::move(e));
+  }
+  for (const auto& b : backfills) {
+    const auto& r = b.state.registration;
+    journal_backfill row{r.queue, r.match_id, r.credential, now, {}};
+    if (!b.stopped) {
+      backfill_state stored = b.state;
+      shift(stored, st.config.unix_epoch_ms);
+      row.state = encode_backfill(stored);
+    }
+    batch.backfills.push_back(std::move(row));
+  }
   try {
     if (st.config.store) st.config.store->write_journal(st.config.service, batch);
   } catch (const mm::error& e) {
@@ -95,11 +140,14 @@ void flush(session_journal_pointer self) {
     std::vector<std::string> queues;
     // The events hold each record's queue: a new ticket's first, an outcome's.
     for (const auto& record : events) queues.push_back(record.queue);
+    for (const auto& b : backfills) queues.push_back(b.state.registration.queue);
     if (st.listener) self->send(st.listener, journal_atom::value, lost_atom::value, queues);
     const auto err = make_error(e.code(), e.what());
     for (auto& c : creates) c.promise.deliver(err);
     for (auto& f : finishes)
       if (f.promise) f.promise->deliver(err);
+    for (auto& b : backfills)
+      if (b.promise) b.promise->deliver(err);
     return;
   }
   st.last_seq = seq;
@@ -109,11 +157,13 @@ void flush(session_journal_pointer self) {
   for (auto& c : creates) c.promise.deliver(c.ticket.id);
   for (auto& f : finishes)
     if (f.promise) f.promise->deliver(true);
+  for (auto& b : backfills)
+    if (b.promise) b.promise->deliver(true);
 }
 
 void schedule_flush(session_journal_pointer self) {
   auto& st = self->state;
-  if (st.creates.size() + st.finishes.size() >= st.config.max_batch) {
+  if (st.creates.size() + st.finishes.size() + st.backfills.size() >= st.config.max_batch) {
     flush(self);
     return;
   }
@@ -163,6 +213,22 @@ std::vector<durable_ticket> decode_waiting(const std::vector<journal_ticket>& ro
   return out;
 }
 
+std::vector<backfill_state> decode_backfills(const std::vector<journal_backfill>& rows,
+                                             std::int64_t unix_epoch_ms, std::size_t* unreadable) {
+  std::vector<backfill_state> out;
+  for (const auto& r : rows) {
+    auto b = decode_backfill(r.state);
+    if (!b || b->registration.queue != r.queue || b->registration.match_id != r.match_id) {
+      if (unreadable) ++*unreadable;
+      continue;
+    }
+    b->registration.credential = r.credential;
+    shift(*b, -unix_epoch_ms);
+    out.push_back(std::move(*b));
+  }
+  return out;
+}
+
 session_journal_contents load_session_journal(player_store& store, const std::string& service,
                                               std::int64_t unix_epoch_ms,
                                               std::chrono::milliseconds retention,
@@ -176,6 +242,7 @@ session_journal_contents load_session_journal(player_store& store, const std::st
   session_journal_contents out;
   out.last_seq = rows.last_seq;
   out.waiting = decode_waiting(rows.waiting, unix_epoch_ms, &out.unreadable);
+  out.backfills = decode_backfills(rows.backfills, unix_epoch_ms, &out.unreadable);
   for (auto it = rows.retained.rbegin(); it != rows.retained.rend(); ++it) {
     auto o = decode_outcome(it->outcome);
     if (!o) {
@@ -234,8 +301,34 @@ session_journal_actor::behavior_type session_journal(session_journal_pointer sel
         schedule_flush(self);
       },
       [self](journal_atom, finish_atom, tick_outcomes& t) {
-        add_tick_outcomes(self->state.finishes, t);
+        add_tick_outcomes(self->state, t);
         schedule_flush(self);
+      },
+      [self](journal_atom, backfill_atom, backfill_state& b, bool stopped) {
+        auto rp = self->make_response_promise<bool>();
+        self->state.backfills.push_back({std::move(b), stopped, rp});
+        schedule_flush(self);
+        return rp;
+      },
+      [self](journal_atom, reload_atom, backfill_atom,
+             const std::string& queue) -> caf::result<std::vector<backfill_state>> {
+        flush(self);
+        const auto& c = self->state.config;
+        if (!c.store) return std::vector<backfill_state>{};
+        try {
+          std::size_t unreadable = 0;
+          auto all =
+              decode_backfills(c.store->read_backfills(c.service), c.unix_epoch_ms, &unreadable);
+          if (unreadable > 0)
+            log(log_level::warning, "session journal: " + std::to_string(unreadable) +
+                                        " running matches do not decode and stay behind");
+          std::vector<backfill_state> out;
+          for (auto& b : all)
+            if (b.registration.queue == queue) out.push_back(std::move(b));
+          return out;
+        } catch (const mm::error& e) {
+          return make_error(e.code(), e.what());
+        }
       },
       [self](journal_atom, reload_atom,
              const std::string& queue) -> caf::result<std::vector<durable_ticket>> {

@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "mm/actors/backfill_messages.hpp"
 #include "mm/actors/interface.hpp"
 #include "mm/storage/player_store.hpp"
 
@@ -69,8 +70,15 @@ using session_journal_actor = caf::typed_actor<
     // Outcomes of tickets that left (a restored ticket that fails): written,
     // then told.
     caf::reacts_to<journal_atom, finish_atom, std::vector<ticket_outcome>>,
-    // A tick's outcomes (matched, expired, failed): the same, one a ticket.
+    // A tick's outcomes (matched, expired, failed): the same, one a ticket;
+    // with the running matches it changed, in the same transaction.
     caf::reacts_to<journal_atom, finish_atom, tick_outcomes>,
+    // A running match as it is now (backfill_messages.hpp), or its row
+    // deleted (`stopped`): true once written.
+    caf::replies_to<journal_atom, backfill_atom, backfill_state, bool>::with<bool>,
+    // The running matches of a queue, after every record sent before.
+    caf::replies_to<journal_atom, reload_atom, backfill_atom,
+                    std::string>::with<std::vector<backfill_state>>,
     // The waiting tickets of a queue, after every record sent before.
     caf::replies_to<journal_atom, reload_atom, std::string>::with<std::vector<durable_ticket>>,
     // Everything sent before is written: true (or the store's error).
@@ -107,8 +115,15 @@ struct session_journal_state {
     ticket_outcome outcome;
     std::optional<caf::typed_response_promise<bool>> promise;  // a cancel's
   };
+  struct pending_backfill {
+    backfill_state state;
+    bool stopped = false;
+    std::optional<caf::typed_response_promise<bool>> promise;
+  };
   std::vector<pending_create> creates;
   std::vector<pending_finish> finishes;
+  std::vector<pending_backfill> backfills;
+  std::vector<ticket_outcome> copies;  // placements told to game servers: events only
   bool flush_sent = false;
   std::uint64_t last_seq = 0;
   std::uint64_t batches = 0, records = 0, failures = 0;
@@ -124,9 +139,10 @@ std::vector<std::string> split_queues(const std::string& text);
 
 // What a start reads back from the store, decoded.
 struct session_journal_contents {
-  std::vector<durable_ticket> waiting;   // created_ms relative to the new epoch
-  std::vector<ticket_outcome> retained;  // oldest first, with their credentials
-  std::vector<ticket_outcome> events;    // the newest events (at most max_retained), oldest first
+  std::vector<durable_ticket> waiting;    // created_ms relative to the new epoch
+  std::vector<ticket_outcome> retained;   // oldest first, with their credentials
+  std::vector<ticket_outcome> events;     // the newest events (at most max_retained), oldest first
+  std::vector<backfill_state> backfills;  // the running matches, times relative to the new epoch
   std::uint64_t last_seq = 0;
   std::size_t unreadable = 0;  // rows that did not decode (left in the store)
 };
@@ -139,5 +155,8 @@ session_journal_contents load_session_journal(player_store& store, const std::st
 // counted in `unreadable`.
 std::vector<durable_ticket> decode_waiting(const std::vector<journal_ticket>& rows,
                                            std::int64_t unix_epoch_ms, std::size_t* unreadable);
+// The same for the running matches' rows.
+std::vector<backfill_state> decode_backfills(const std::vector<journal_backfill>& rows,
+                                             std::int64_t unix_epoch_ms, std::size_t* unreadable);
 
 }  // namespace mm::actors

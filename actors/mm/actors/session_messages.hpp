@@ -64,6 +64,12 @@ struct session_match {
   double worst_rtt_ms = 0;  // -1: not known (a player with neither RTTs nor a location)
   bool bot_match = false;
   std::int64_t formed_at_ms = 0;  // the tick that formed it, on the queue's clock
+  // Placed into a running match (backfill) rather than a new one: the game
+  // server's match id and server. `id` is then the public id of the seats'
+  // reservation, held until reserved_until_ms (the queue's clock); `teams`
+  // and `tickets` are the placed ones. Empty running_match: a new match.
+  std::string running_match, server;
+  std::int64_t reserved_until_ms = 0;
 };
 
 // What became of a ticket: told to its owner when it leaves the queue, and
@@ -76,6 +82,11 @@ struct ticket_outcome {
   std::string credential;       // who created it
   std::uint64_t seq = 0;        // the event's sequence number (0: not an event)
   std::int64_t at_unix_ms = 0;  // when it was written (created, or left)
+  // An event for the game server of the running match a ticket was placed
+  // into (`credential` is then the backfill's): a copy of the ticket's
+  // outcome on the events' channel only. Its owner and its status keep the
+  // ticket's own outcome.
+  bool to_game_server = false;
 };
 
 // The outcome of ticket `id` of `queue` that left in `state` (no match yet).
@@ -86,17 +97,6 @@ inline ticket_outcome outcome_in(std::string queue, std::uint64_t id, session::t
   o.state = state;
   return o;
 }
-
-// What one tick of a queue took out, as its actor hands it to the journal:
-// each match once (its tickets are the matched ones), and the ids of the
-// tickets that expired or failed. The journal writes one outcome a ticket;
-// the tick does not build them (a copy of the match per ticket cost the
-// tick a quarter of its time at 100,000 tickets).
-struct tick_outcomes {
-  std::string queue;
-  std::vector<session_match> matches;
-  std::vector<std::uint64_t> expired, failed;
-};
 
 // Counts of values at most each bound (the last bucket: above the last
 // bound), and their sum: a histogram as /metrics renders it.
@@ -231,16 +231,13 @@ typename Inspector::result_type inspect(Inspector& f, session_ticket& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, session_match& x) {
   return f(caf::meta::type_name("session_match"), x.id, x.queue, x.datacenter, x.teams, x.tickets,
-           x.mmr_spread, x.worst_rtt_ms, x.bot_match, x.formed_at_ms);
+           x.mmr_spread, x.worst_rtt_ms, x.bot_match, x.formed_at_ms, x.running_match, x.server,
+           x.reserved_until_ms);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ticket_outcome& x) {
   return f(caf::meta::type_name("ticket_outcome"), x.queue, x.ticket, x.state, x.match,
-           x.credential, x.seq, x.at_unix_ms);
-}
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, tick_outcomes& x) {
-  return f(caf::meta::type_name("tick_outcomes"), x.queue, x.matches, x.expired, x.failed);
+           x.credential, x.seq, x.at_unix_ms, x.to_game_server);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, value_histogram& x) {

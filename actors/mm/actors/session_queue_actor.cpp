@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "mm/actors/errors.hpp"
+#include "mm/actors/session_queue_backfills.hpp"
 #include "mm/engine/error.hpp"
 #include "mm/engine/log.hpp"
 
@@ -63,7 +64,8 @@ void run_tick(session_queue_pointer self) {
   }
   out.expired = std::move(r.expired);
   out.failed = std::move(r.failed);
-  if (!out.matches.empty() || !out.expired.empty() || !out.failed.empty())
+  backfill_tick(self, r, out);
+  if (!out.matches.empty() || !out.expired.empty() || !out.failed.empty() || !out.backfills.empty())
     self->send(st.config.journal, journal_atom::value, finish_atom::value, std::move(out));
   st.last_tick_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -172,7 +174,10 @@ session_queue_actor_type::behavior_type session_queue_actor(session_queue_pointe
     st.queue->set_claim_hook([claims = st.config.claims](std::span<const session::ticket_id> ids) {
       return claims->try_claim(ids);
     });
+  if (st.config.ids)  // reservations get public ids, as matches do
+    st.queue->set_reservation_ids([ids = st.config.ids] { return ids->next(); });
   take_back(self);
+  take_back_backfills(self);
   if (st.config.parent) {
     self->monitor(st.config.parent);
     self->set_down_handler([self](caf::down_msg& down) {
@@ -214,6 +219,21 @@ session_queue_actor_type::behavior_type session_queue_actor(session_queue_pointe
       [self](inspect_atom, std::uint32_t offset, std::uint32_t limit) {
         return waiting_page(self, offset, limit);
       },
+      [self](backfill_atom, create_atom, backfill_registration& r) {
+        return backfill_register(self, r, false);
+      },
+      [self](backfill_atom, update_atom, backfill_registration& r) {
+        return backfill_register(self, r, true);
+      },
+      [self](backfill_atom, close_atom, const std::string& id) { return backfill_stop(self, id); },
+      [self](backfill_atom, confirm_atom, const seat_change& c) {
+        return backfill_seats(self, c, true);
+      },
+      [self](backfill_atom, release_atom, const seat_change& c) {
+        return backfill_seats(self, c, false);
+      },
+      [self](backfill_atom, inspect_atom) { return backfill_list(self); },
+      [self](backfill_atom, status_atom, const std::string& id) { return backfill_one(self, id); },
       [self](session_tick_atom) {
         run_tick(self);
         self->delayed_send(self, self->state.config.queue.tick, session_tick_atom::value);

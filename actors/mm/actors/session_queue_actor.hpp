@@ -20,8 +20,10 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
+#include "mm/actors/backfill_messages.hpp"
 #include "mm/actors/interface.hpp"
 #include "mm/actors/session_journal.hpp"
 #include "mm/session/public_id.hpp"
@@ -58,7 +60,19 @@ using session_queue_handle = caf::typed_actor<
     caf::replies_to<info_atom>::with<session_queue_report>,
     // A page (offset, limit) of its waiting tickets, oldest first.
     caf::replies_to<inspect_atom, std::uint32_t,
-                    std::uint32_t>::with<std::vector<waiting_ticket_view>>>;
+                    std::uint32_t>::with<std::vector<waiting_ticket_view>>,
+    // Backfill (session_queue_backfills.hpp): a running match registered,
+    // updated, its seats confirmed or released (its state once durable), or
+    // stopped (true once durable; false when the queue does not hold it);
+    // errors name the field. The credentials are the service's to check.
+    caf::replies_to<backfill_atom, create_atom, backfill_registration>::with<backfill_state>,
+    caf::replies_to<backfill_atom, update_atom, backfill_registration>::with<backfill_state>,
+    caf::replies_to<backfill_atom, close_atom, std::string>::with<bool>,
+    caf::replies_to<backfill_atom, confirm_atom, seat_change>::with<backfill_state>,
+    caf::replies_to<backfill_atom, release_atom, seat_change>::with<backfill_state>,
+    // Its running matches, their seats counted; one of them.
+    caf::replies_to<backfill_atom, inspect_atom>::with<std::vector<backfill_state>>,
+    caf::replies_to<backfill_atom, status_atom, std::string>::with<backfill_state>>;
 
 using session_queue_actor_type = session_queue_handle::extend<caf::reacts_to<session_tick_atom>>;
 
@@ -72,6 +86,7 @@ struct session_queue_actor_config {
   std::shared_ptr<session::ticket_claims> claims;  // for multi-queue tickets
   std::shared_ptr<session::id_source> ids;         // match ids; null: the engine's own
   std::vector<durable_ticket> restored;            // waiting tickets to take back
+  std::vector<backfill_state> restored_backfills;  // running matches to take back
   caf::actor parent;  // the queue stops when it is gone (monitored, not linked)
 };
 
@@ -79,6 +94,9 @@ struct session_queue_state {
   session_queue_state() = default;  // not an aggregate (CAF)
   std::unique_ptr<session::session_queue> queue;
   session_queue_actor_config config;
+  // The running matches' registrations as their game servers sent them
+  // (what the journal keeps), by match id.
+  std::unordered_map<std::string, backfill_registration> registrations;
   caf::actor_clock::time_point epoch;
   // What the report measures of the matches since the actor started.
   std::uint64_t players_matched = 0;

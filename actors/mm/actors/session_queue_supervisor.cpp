@@ -7,10 +7,12 @@ namespace mm::actors {
 
 namespace {
 
-void start(session_queue_supervisor_pointer self, std::vector<durable_ticket> restored) {
+void start(session_queue_supervisor_pointer self, std::vector<durable_ticket> restored,
+           std::vector<backfill_state> backfills) {
   auto& st = self->state;
   session_queue_actor_config c = st.config.queue;
   c.restored = std::move(restored);
+  c.restored_backfills = std::move(backfills);
   c.seed = st.base_seed + 1'000'003ull * st.restarts;
   c.parent = caf::actor_cast<caf::actor>(self);
   st.queue = self->spawn(session_queue_actor, std::move(c));
@@ -30,6 +32,15 @@ caf::result<Reply> to_queue(session_queue_supervisor_pointer self, Ts&&... xs) {
   return self->delegate(self->state.queue, std::forward<Ts>(xs)...);
 }
 
+void reload_failed(session_queue_supervisor_pointer self, const caf::error& e) {
+  auto& sup = self->state;
+  log(log_level::error, "session queue '" + sup.config.queue.queue.name +
+                            "' cannot read its tickets back: " + to_string(e));
+  sup.crashes_in_a_row += 1;
+  self->delayed_send(self, backoff_delay(sup.config.backoff, sup.crashes_in_a_row),
+                     sup_restart_atom::value);
+}
+
 }  // namespace
 
 session_queue_supervisor_actor::behavior_type session_queue_supervisor(
@@ -38,8 +49,10 @@ session_queue_supervisor_actor::behavior_type session_queue_supervisor(
   st.config = std::move(config);
   st.base_seed = st.config.queue.seed;
   auto first = std::move(st.config.queue.restored);
+  auto first_backfills = std::move(st.config.queue.restored_backfills);
   st.config.queue.restored.clear();
-  start(self, std::move(first));
+  st.config.queue.restored_backfills.clear();
+  start(self, std::move(first), std::move(first_backfills));
   self->set_down_handler([self](caf::down_msg& msg) {
     auto& s = self->state;
     if (!s.queue || msg.source != s.queue.address()) return;
@@ -73,23 +86,48 @@ session_queue_supervisor_actor::behavior_type session_queue_supervisor(
       [self](inspect_atom, std::uint32_t offset, std::uint32_t limit) {
         return to_queue<std::vector<waiting_ticket_view>>(self, inspect_atom::value, offset, limit);
       },
+      [self](backfill_atom b, create_atom a, backfill_registration& r) {
+        return to_queue<backfill_state>(self, b, a, std::move(r));
+      },
+      [self](backfill_atom b, update_atom a, backfill_registration& r) {
+        return to_queue<backfill_state>(self, b, a, std::move(r));
+      },
+      [self](backfill_atom b, close_atom a, std::string& id) {
+        return to_queue<bool>(self, b, a, std::move(id));
+      },
+      [self](backfill_atom b, confirm_atom a, seat_change& c) {
+        return to_queue<backfill_state>(self, b, a, std::move(c));
+      },
+      [self](backfill_atom b, release_atom a, seat_change& c) {
+        return to_queue<backfill_state>(self, b, a, std::move(c));
+      },
+      [self](backfill_atom b, inspect_atom a) {
+        return to_queue<std::vector<backfill_state>>(self, b, a);
+      },
+      [self](backfill_atom b, status_atom a, std::string& id) {
+        return to_queue<backfill_state>(self, b, a, std::move(id));
+      },
       [self](sup_restart_atom) {
         auto& s = self->state;
         if (s.queue || s.stopping) return;
-        self->request(s.config.queue.journal, caf::infinite, journal_atom::value,
-                      reload_atom::value, s.config.queue.queue.name)
+        // Its tickets, then its running matches: both after every record
+        // sent before (the journal writes what it holds first).
+        const auto& journal = s.config.queue.journal;
+        const std::string name = s.config.queue.queue.name;
+        self->request(journal, caf::infinite, journal_atom::value, reload_atom::value, name)
             .then(
-                [self](std::vector<durable_ticket>& tickets) {
-                  if (!self->state.queue && !self->state.stopping) start(self, std::move(tickets));
+                [self, journal, name](std::vector<durable_ticket>& tickets) {
+                  self->request(journal, caf::infinite, journal_atom::value, reload_atom::value,
+                                backfill_atom::value, name)
+                      .then(
+                          [self, tickets = std::move(tickets)](
+                              std::vector<backfill_state>& backfills) mutable {
+                            if (!self->state.queue && !self->state.stopping)
+                              start(self, std::move(tickets), std::move(backfills));
+                          },
+                          [self](caf::error& e) { reload_failed(self, e); });
                 },
-                [self](caf::error& e) {
-                  auto& sup = self->state;
-                  log(log_level::error, "session queue '" + sup.config.queue.queue.name +
-                                            "' cannot read its tickets back: " + to_string(e));
-                  sup.crashes_in_a_row += 1;
-                  self->delayed_send(self, backoff_delay(sup.config.backoff, sup.crashes_in_a_row),
-                                     sup_restart_atom::value);
-                });
+                [self](caf::error& e) { reload_failed(self, e); });
       },
       [self](lost_atom) {
         if (self->state.queue) self->send_exit(self->state.queue, caf::exit_reason::kill);

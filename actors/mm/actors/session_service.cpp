@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "mm/actors/errors.hpp"
+#include "mm/actors/session_service_backfills.hpp"
 #include "mm/engine/log.hpp"
 #include "mm/session/public_id.hpp"
 
@@ -22,8 +23,10 @@ std::int64_t unix_now(session_service_pointer self) {
   return self->state.config.unix_epoch_ms + now_ms(self);
 }
 
+}  // namespace
+
 void start_slot(session_service_pointer self, std::size_t slot,
-                std::vector<durable_ticket> restored) {
+                std::vector<durable_ticket> restored, std::vector<backfill_state> backfills) {
   auto& st = self->state;
   session_queue_supervisor_config c;
   c.queue.queue = st.registry->config(slot);
@@ -34,11 +37,14 @@ void start_slot(session_service_pointer self, std::size_t slot,
   c.queue.claims = st.claims;
   c.queue.ids = st.config.ids;
   c.queue.restored = std::move(restored);
+  c.queue.restored_backfills = std::move(backfills);
   c.backoff = st.config.backoff;
   st.book->name_queue(static_cast<std::uint32_t>(slot), c.queue.queue.name);
   if (st.slots.size() <= slot) st.slots.resize(slot + 1);
   st.slots[slot] = self->spawn<caf::linked>(session_queue_supervisor, std::move(c));
 }
+
+namespace {
 
 void watch(session_service_pointer self, const session_interfaces::owner& owner) {
   if (owner && self->state.owners[owner.address()]++ == 0) self->monitor(owner);
@@ -222,7 +228,7 @@ caf::result<std::uint64_t> create(session_service_pointer self, const std::strin
     bool made = false;
     auto at = st.registry->place(q, t, field, made);
     if (!at) return std::move(at.error());
-    if (made) start_slot(self, *at, {});
+    if (made) start_slot(self, *at, {}, {});
     const auto slot = static_cast<std::uint32_t>(*at);
     if (std::find(e.slots.begin(), e.slots.end(), slot) != e.slots.end())
       return make_error(errc::invalid_argument, field + ": the ticket is for '" +
@@ -269,7 +275,8 @@ void committed(session_service_pointer self, std::vector<ticket_outcome>& events
   auto& st = self->state;
   const std::int64_t now = unix_now(self);
   for (auto& ev : events) {
-    if (ev.state == session::ticket_state::waiting) continue;
+    // A game server's copy of a placement is for the events' channel only.
+    if (ev.state == session::ticket_state::waiting || ev.to_game_server) continue;
     if (auto e = st.book->remove(ev.ticket)) {
       ev.credential = st.book->credential(e->credential);
       for (const std::uint32_t slot : e->slots)
@@ -343,8 +350,12 @@ void take_back(session_service_pointer self) {
   st.config.restored.retained.clear();
   if (!failed.empty())
     self->send(st.journal, journal_atom::value, finish_atom::value, std::move(failed));
-  for (std::size_t slot = 0; slot < per_slot.size(); ++slot)
-    start_slot(self, slot, std::move(per_slot[slot]));
+  auto backfills = take_back_backfills(self);
+  const std::size_t slots = std::max(per_slot.size(), backfills.size());
+  per_slot.resize(slots);
+  backfills.resize(slots);
+  for (std::size_t slot = 0; slot < slots; ++slot)
+    start_slot(self, slot, std::move(per_slot[slot]), std::move(backfills[slot]));
 }
 
 session_journal_actor spawn_journal(session_service_pointer self) {
@@ -517,6 +528,27 @@ session_service_actor::behavior_type session_service(session_service_pointer sel
       [self](lobby_atom, info_atom) { return to_lobbies<lobbies_report>(self, info_atom::value); },
       [self](lobby_atom, inspect_atom) {
         return to_lobbies<std::vector<lobby_registration>>(self, inspect_atom::value);
+      },
+      [self](backfill_atom, create_atom, backfill_registration& r) {
+        return route_backfill_create(self, r);
+      },
+      [self](backfill_atom, update_atom, backfill_registration& r) {
+        return route_backfill_update(self, r);
+      },
+      [self](backfill_atom, close_atom, const std::string& id, const std::string& credential) {
+        return route_backfill_stop(self, id, credential);
+      },
+      [self](backfill_atom, confirm_atom, seat_change& c) {
+        return route_backfill_seats(self, c, true);
+      },
+      [self](backfill_atom, release_atom, seat_change& c) {
+        return route_backfill_seats(self, c, false);
+      },
+      [self](backfill_atom, status_atom, const std::string& id, const std::string& credential) {
+        return route_backfill_status(self, id, credential);
+      },
+      [self](backfill_atom, inspect_atom, const std::string& queue, const std::string& credential) {
+        return route_backfill_list(self, queue, credential);
       },
       [self](session_save_atom) { return save(self); },
       [self](session_restart_atom) {

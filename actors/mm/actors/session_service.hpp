@@ -53,6 +53,10 @@ struct session_service_config {
   restart_backoff backoff;
   session::lobby_config lobbies;
   std::vector<lobby_registration> restored_lobbies;  // of an earlier run
+  // Backfill's bounds per credential (session_service_backfills.hpp).
+  std::size_t max_backfills_per_credential = 10'000;
+  double backfill_requests_per_s = 100;
+  double backfill_burst = 200;
 
   // Durability (session_journal.hpp).
   // The journal's own connection; none: tickets are not durable (benchmarks).
@@ -101,10 +105,33 @@ struct session_service_state {
   std::uint32_t lobby_crashes_in_a_row = 0;
   caf::actor_clock::time_point lobbies_started;
   bool saving = false;
+  // The running matches (backfill) by match id: their queue's slot, the
+  // credential that registered them, and whether that registration is
+  // still being written.
+  struct backfill_owner {
+    std::uint32_t slot = 0;
+    std::string credential;
+    bool pending = true;
+  };
+  std::unordered_map<std::string, backfill_owner> backfills;
+  std::unordered_map<std::string, std::size_t> backfills_held;  // per credential
+  // Per credential: the backfill changes it may still make now (a token
+  // bucket), and when it was last filled.
+  struct request_bucket {
+    double tokens = 0;
+    caf::actor_clock::time_point at;
+  };
+  std::unordered_map<std::string, request_bucket> backfill_rates;
   static inline const char* name = "mm.session_service";
 };
 
 using session_service_pointer = session_service_actor::stateful_pointer<session_service_state>;
+
+// Starts the queue of registry slot `slot` behind its supervisor, with the
+// waiting tickets and running matches of an earlier run (the service's own
+// step, shared with session_service_backfills.cpp).
+void start_slot(session_service_pointer self, std::size_t slot,
+                std::vector<durable_ticket> restored, std::vector<backfill_state> backfills);
 
 // Every queue config (and the default) is tried at the start: one that
 // cannot run makes the service exit at once with mm::config_error, naming

@@ -4,6 +4,7 @@
 #include <caf/binary_serializer.hpp>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 namespace mm::actors {
@@ -40,6 +41,38 @@ void each_double(ticket_outcome& o, F f) {
   o.match.mmr_spread = f(o.match.mmr_spread);
   o.match.worst_rtt_ms = f(o.match.worst_rtt_ms);
 }
+template <class F>
+void each_double(backfill_state& b, F f) {
+  for (auto& team : b.registration.teams) {
+    session_ticket as_party;
+    as_party.players = std::move(team);
+    each_double(as_party, f);
+    team = std::move(as_party.players);
+  }
+  for (auto& r : b.reservations)
+    for (auto& m : r.mmr) m = f(m);
+}
+
+// An outcome as version 1 wrote it: its match without backfill's fields,
+// and no to_game_server.
+struct v1_match {
+  session_match& m;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, v1_match& x) {
+  auto& m = x.m;
+  return f(m.id, m.queue, m.datacenter, m.teams, m.tickets, m.mmr_spread, m.worst_rtt_ms,
+           m.bot_match, m.formed_at_ms);
+}
+struct v1_outcome {
+  ticket_outcome o;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, v1_outcome& x) {
+  auto& o = x.o;
+  v1_match m{o.match};
+  return f(o.queue, o.ticket, o.state, m, o.credential, o.seq, o.at_unix_ms);
+}
 
 template <class T>
 std::string encode(T x) {
@@ -50,15 +83,28 @@ std::string encode(T x) {
   return std::string(buf.begin(), buf.end());
 }
 
-template <class T>
-std::optional<T> decode(const std::string& bytes) {
-  if (bytes.empty() || bytes[0] != ticket_codec_version) return std::nullopt;
+// `As` is the layout of version `version`; its bytes are read whole or not at all.
+template <class As>
+std::optional<As> read_as(const std::string& bytes, char version) {
+  if (bytes.empty() || bytes[0] != version) return std::nullopt;
   caf::binary_deserializer source{static_cast<caf::execution_unit*>(nullptr), bytes.data() + 1,
                                   bytes.size() - 1};
-  T x;
+  As x;
   if (auto err = source(x)) return std::nullopt;
   if (source.remaining() != 0) return std::nullopt;
-  each_double(x, restored);
+  return x;
+}
+
+template <class T>
+std::optional<T> decode(const std::string& bytes) {
+  auto x = read_as<T>(bytes, ticket_codec_version);
+  if constexpr (std::is_same_v<T, ticket_outcome>) {
+    if (!x)
+      if (auto old = read_as<v1_outcome>(bytes, 1)) x = std::move(old->o);
+  } else if constexpr (std::is_same_v<T, session_ticket>) {
+    if (!x) x = read_as<T>(bytes, 1);  // the same layout in both versions
+  }
+  if (x) each_double(*x, restored);
   return x;
 }
 
@@ -75,6 +121,12 @@ std::string encode_outcome(const ticket_outcome& o) {
 }
 std::optional<ticket_outcome> decode_outcome(const std::string& bytes) {
   return decode<ticket_outcome>(bytes);
+}
+std::string encode_backfill(const backfill_state& b) {
+  return encode(b);
+}
+std::optional<backfill_state> decode_backfill(const std::string& bytes) {
+  return decode<backfill_state>(bytes);
 }
 
 }  // namespace mm::actors

@@ -29,6 +29,7 @@ running_match& backfill_book::add(running_match m) {
   m.reserved.assign(teams_, 0);
   m.reserved_mmr.assign(teams_, 0);
   m.reservations.clear();
+  m.listed = m.players.players.size();
   for (std::size_t i = 0; i < m.players.players.size(); ++i) {
     ++m.in[m.team_of[i]];
     m.in_mmr[m.team_of[i]] += m.players.player_mmr[i];
@@ -65,12 +66,33 @@ void backfill_book::set_players(running_match& m, waiting_ticket players,
   for (const auto& [id, p] : joined) end_seats(id, {p}, false);
   m.players = std::move(players);
   m.team_of = std::move(team_of);
+  m.listed = m.players.players.size();
   m.in.assign(teams_, 0);
   m.in_mmr.assign(teams_, 0);
   for (std::size_t i = 0; i < m.players.players.size(); ++i) {
     ++m.in[m.team_of[i]];
     m.in_mmr[m.team_of[i]] += m.players.player_mmr[i];
   }
+}
+
+std::size_t backfill_book::rejoin(running_match& m, const std::vector<player_id>& players,
+                                  const std::vector<std::uint32_t>& team_of,
+                                  const std::vector<double>& mmr) {
+  std::size_t left_out = 0;
+  for (std::size_t i = 0; i < players.size(); ++i) {
+    const auto& in = m.players.players;
+    if (i >= team_of.size() || i >= mmr.size() || team_of[i] >= teams_ ||
+        open(m, team_of[i]) == 0 || std::find(in.begin(), in.end(), players[i]) != in.end()) {
+      ++left_out;
+      continue;
+    }
+    m.players.players.push_back(players[i]);
+    m.players.player_mmr.push_back(mmr[i]);
+    m.team_of.push_back(team_of[i]);
+    ++m.in[team_of[i]];
+    m.in_mmr[team_of[i]] += mmr[i];
+  }
+  return left_out;
 }
 
 std::vector<seat_reservation> backfill_book::stop(const std::string& match_id) {

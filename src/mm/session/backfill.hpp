@@ -79,6 +79,10 @@ struct running_match {
   // rules compare candidates with (their mean, their common label and set).
   waiting_ticket players;
   std::vector<std::uint32_t> team_of;  // per player of `players`
+  // The first `listed` of `players` are the game server's list (their
+  // values are what the rules read); those after it joined through seats
+  // it confirmed.
+  std::size_t listed = 0;
   // Per team: the seats of players in the match and their MMR summed; the
   // reserved seats and their MMR summed.
   std::vector<std::uint32_t> in, reserved;
@@ -111,6 +115,11 @@ class backfill_book {
   // Throws mm::error (invalid_argument, naming "teams[t]") when a team would
   // hold more than its size with the seats still reserved; nothing changes.
   void set_players(running_match& m, waiting_ticket players, std::vector<std::uint32_t> team_of);
+  // Players who joined `m` through seats confirmed in an earlier run, back
+  // into it (per player: its team and MMR), while their team has an open
+  // seat and they are not in the match yet; the number left out.
+  std::size_t rejoin(running_match& m, const std::vector<player_id>& players,
+                     const std::vector<std::uint32_t>& team_of, const std::vector<double>& mmr);
   // The match leaves the book; its reservations, which end with it.
   std::vector<seat_reservation> stop(const std::string& match_id);
 

@@ -156,12 +156,15 @@ class basic_session_queue {
   void confirm_reservation(reservation_id id, const std::vector<player_id>& players);
   void release_reservation(reservation_id id, const std::vector<player_id>& players);
   // A match handed over from an earlier run with its reservations (ids and
-  // times kept), checked as add_backfill() checks a new one. Returns the
-  // reservations whose seats are no longer open (the queue's teams shrank
-  // since, or their players are listed in the match), which are dropped.
+  // times kept) and the players who joined it through confirmed seats
+  // (`joined`: its players, team_of and mmr), checked as add_backfill()
+  // checks a new one. Returns the reservations whose seats are no longer
+  // open (the queue's teams shrank since, or their players are in the
+  // match), which are dropped; joined players without a seat are left out.
   std::vector<seat_reservation> restore_backfill(const backfill_request& request,
                                                  time_ms registered,
-                                                 std::vector<seat_reservation> reservations);
+                                                 std::vector<seat_reservation> reservations,
+                                                 const seat_reservation& joined = {});
   const backfill_book& backfills() const { return backfills_; }
   // Where reservation ids come from (a server's public ids); unset: 1, 2...
   void set_reservation_ids(std::function<reservation_id()> next) {

@@ -137,10 +137,11 @@ void basic_session_queue<Plugin>::release_reservation(reservation_id id,
 
 template <session_plugin Plugin>
 std::vector<seat_reservation> basic_session_queue<Plugin>::restore_backfill(
-    const backfill_request& request, time_ms registered,
-    std::vector<seat_reservation> reservations) {
+    const backfill_request& request, time_ms registered, std::vector<seat_reservation> reservations,
+    const seat_reservation& joined) {
   add_backfill(request, registered);
   running_match& m = *backfills_.find(request.match_id);
+  backfills_.rejoin(m, joined.players, joined.team_of, joined.mmr);
   std::vector<seat_reservation> dropped;
   for (seat_reservation& r : reservations) {
     // Kept when its seats are still open (a config that shrank the teams

@@ -44,6 +44,7 @@ class pg_store final : public player_store {
   void write_journal(const std::string& service, const journal_batch& b) override;
   journal_contents read_journal(const std::string& service, const journal_read& r) override;
   std::vector<journal_ticket> read_waiting_tickets(const std::string& service) override;
+  std::vector<journal_backfill> read_backfills(const std::string& service) override;
   void prune_journal(const std::string& service, const journal_prune& p) override;
   std::uint64_t reserve_id_generation() override;
   id_key_words ticket_id_key(const id_key_words& fresh) override;

@@ -52,9 +52,23 @@ void pg_store::write_journal(const std::string& service, const journal_batch& b)
     for (const auto& e : b.events)
       tx.exec_params0(
           "INSERT INTO session_ticket_events (service, seq, ticket_id, credential, queue, at, "
-          "event) SELECT $1, $2, ticket_id, credential, $3, $4, $5 FROM session_ticket_journal "
-          "WHERE ticket_id = $6",
-          service, signed_id(e.seq), e.queue, e.at_unix_ms, bytes(e.event), signed_id(e.ticket));
+          "event) SELECT $1, $2, ticket_id, coalesce(nullif($7, ''), credential), $3, $4, $5 "
+          "FROM session_ticket_journal WHERE ticket_id = $6",
+          service, signed_id(e.seq), e.queue, e.at_unix_ms, bytes(e.event), signed_id(e.ticket),
+          e.credential);
+    for (const auto& f : b.backfills) {
+      if (f.state.empty())
+        tx.exec_params0(
+            "DELETE FROM session_backfills WHERE service = $1 AND queue = $2 AND match_id = $3",
+            service, f.queue, f.match_id);
+      else
+        tx.exec_params0(
+            "INSERT INTO session_backfills (service, queue, match_id, credential, updated_at, "
+            "state) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (service, queue, match_id) DO "
+            "UPDATE SET credential = excluded.credential, updated_at = excluded.updated_at, "
+            "state = excluded.state",
+            service, f.queue, f.match_id, f.credential, f.updated_unix_ms, bytes(f.state));
+    }
     tx.commit();
   });
 }
@@ -74,9 +88,24 @@ std::vector<journal_ticket> pg_store::read_waiting_tickets(const std::string& se
   });
 }
 
+std::vector<journal_backfill> pg_store::read_backfills(const std::string& service) {
+  return guard(db_, "read the backfills", [&] {
+    std::vector<journal_backfill> out;
+    pqxx::nontransaction tx(db_.sql());
+    for (const auto& r :
+         tx.exec_params("SELECT queue, match_id, credential, updated_at, state FROM "
+                        "session_backfills WHERE service = $1 ORDER BY queue, match_id",
+                        service))
+      out.push_back({r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<std::string>(),
+                     r[3].as<std::int64_t>(), bytes_of(r[4])});
+    return out;
+  });
+}
+
 journal_contents pg_store::read_journal(const std::string& service, const journal_read& rd) {
   journal_contents out;
   out.waiting = read_waiting_tickets(service);
+  out.backfills = read_backfills(service);
   guard(db_, "read the ticket journal", [&] {
     pqxx::nontransaction tx(db_.sql());
     for (const auto& r : tx.exec_params(

@@ -71,6 +71,10 @@ std::vector<journal_ticket> sqlite_store::read_waiting_tickets(const std::string
   return mm::read_waiting_tickets(db_, service);
 }
 
+std::vector<journal_backfill> sqlite_store::read_backfills(const std::string& service) {
+  return mm::read_backfills(db_, service);
+}
+
 void sqlite_store::prune_journal(const std::string& service, const journal_prune& p) {
   mm::prune_journal(db_, service, p);
 }

@@ -76,6 +76,7 @@ class player_store {
   virtual void write_journal(const std::string& service, const journal_batch& b) = 0;
   virtual journal_contents read_journal(const std::string& service, const journal_read& r) = 0;
   virtual std::vector<journal_ticket> read_waiting_tickets(const std::string& service) = 0;
+  virtual std::vector<journal_backfill> read_backfills(const std::string& service) = 0;
   virtual void prune_journal(const std::string& service, const journal_prune& p) = 0;
   virtual std::uint64_t reserve_id_generation() = 0;
   virtual id_key_words ticket_id_key(const id_key_words& fresh) = 0;
@@ -124,6 +125,7 @@ class sqlite_store final : public player_store {
   void write_journal(const std::string& service, const journal_batch& b) override;
   journal_contents read_journal(const std::string& service, const journal_read& r) override;
   std::vector<journal_ticket> read_waiting_tickets(const std::string& service) override;
+  std::vector<journal_backfill> read_backfills(const std::string& service) override;
   void prune_journal(const std::string& service, const journal_prune& p) override;
   std::uint64_t reserve_id_generation() override;
   id_key_words ticket_id_key(const id_key_words& fresh) override;

@@ -61,14 +61,38 @@ void write_journal(database& db, const std::string& service, const journal_batch
       // (a lookup per row here cost the writer a tenth of its time).
       SQLite::Statement q(db.sql(),
                           "INSERT INTO session_ticket_events (service, seq, ticket_id, credential, "
-                          "queue, at, event) VALUES (?, ?, ?, '', ?, ?, ?)");
+                          "queue, at, event) VALUES (?, ?, ?, ?, ?, ?, ?)");
       for (const auto& e : b.events) {
         q.bind(1, service);
         q.bind(2, signed_id(e.seq));
         q.bind(3, signed_id(e.ticket));
-        q.bind(4, e.queue);
-        q.bind(5, e.at_unix_ms);
-        q.bind(6, e.event.data(), static_cast<int>(e.event.size()));
+        q.bind(4, e.credential);  // '' but for a game server's copy
+        q.bind(5, e.queue);
+        q.bind(6, e.at_unix_ms);
+        q.bind(7, e.event.data(), static_cast<int>(e.event.size()));
+        q.exec();
+        q.reset();
+      }
+    }
+    if (!b.backfills.empty()) {
+      SQLite::Statement put(db.sql(),
+                            "INSERT INTO session_backfills (service, queue, match_id, credential, "
+                            "updated_at, state) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (service, "
+                            "queue, match_id) DO UPDATE SET credential = excluded.credential, "
+                            "updated_at = excluded.updated_at, state = excluded.state");
+      SQLite::Statement drop(db.sql(),
+                             "DELETE FROM session_backfills WHERE service = ? AND queue = ? AND "
+                             "match_id = ?");
+      for (const auto& f : b.backfills) {
+        SQLite::Statement& q = f.state.empty() ? drop : put;
+        q.bind(1, service);
+        q.bind(2, f.queue);
+        q.bind(3, f.match_id);
+        if (!f.state.empty()) {
+          q.bind(4, f.credential);
+          q.bind(5, f.updated_unix_ms);
+          q.bind(6, f.state.data(), static_cast<int>(f.state.size()));
+        }
         q.exec();
         q.reset();
       }
@@ -90,9 +114,25 @@ std::vector<journal_ticket> read_waiting_tickets(database& db, const std::string
   });
 }
 
+std::vector<journal_backfill> read_backfills(database& db, const std::string& service) {
+  return db.guarded("read the backfills", [&] {
+    std::vector<journal_backfill> out;
+    SQLite::Statement q(db.sql(),
+                        "SELECT queue, match_id, credential, updated_at, state FROM "
+                        "session_backfills WHERE service = ? ORDER BY queue, match_id");
+    q.bind(1, service);
+    while (q.executeStep())
+      out.push_back({q.getColumn(0).getString(), q.getColumn(1).getString(),
+                     q.getColumn(2).getString(), q.getColumn(3).getInt64(),
+                     blob_of(q.getColumn(4))});
+    return out;
+  });
+}
+
 journal_contents read_journal(database& db, const std::string& service, const journal_read& r) {
   journal_contents out;
   out.waiting = read_waiting_tickets(db, service);
+  out.backfills = read_backfills(db, service);
   db.guarded("read the ticket journal", [&] {
     SQLite::Statement f(db.sql(),
                         "SELECT ticket_id, credential, state, finished_at, outcome FROM "
@@ -112,7 +152,8 @@ journal_contents read_journal(database& db, const std::string& service, const jo
     last.bind(1, service);
     if (last.executeStep()) out.last_seq = static_cast<std::uint64_t>(last.getColumn(0).getInt64());
     SQLite::Statement e(db.sql(),
-                        "SELECT e.seq, e.ticket_id, coalesce(j.credential, e.credential), "
+                        "SELECT e.seq, e.ticket_id, "
+                        "coalesce(nullif(e.credential, ''), j.credential, ''), "
                         "e.queue, e.at, e.event FROM session_ticket_events e LEFT JOIN "
                         "session_ticket_journal j ON j.ticket_id = e.ticket_id "
                         "WHERE e.service = ? AND e.seq > ? ORDER BY e.seq LIMIT ?");

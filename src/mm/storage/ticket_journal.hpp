@@ -46,21 +46,35 @@ struct journal_event {
   std::string event;  // opaque bytes
 };
 
+// A running match that backfills, with its reservations (schema/006): the
+// row of (queue, match_id) is replaced by `state`, or deleted when `state`
+// is empty.
+struct journal_backfill {
+  std::string queue, match_id, credential;
+  std::int64_t updated_unix_ms = 0;
+  std::string state;  // opaque bytes; empty: the match stopped backfilling
+};
+
 // One transaction: the created rows first, then the outcomes (of tickets
 // still waiting; an outcome for a ticket that left already is ignored), then
-// the events.
+// the events, then the backfills in their order.
+//
+// An event's credential is the ticket row's, unless the event gives one (an
+// event for the game server of the running match a ticket was placed into).
 struct journal_batch {
   std::vector<journal_ticket> created;
   std::vector<journal_outcome> finished;
   std::vector<journal_event> events;
+  std::vector<journal_backfill> backfills;
 };
 
 // What a start reads back.
 struct journal_contents {
-  std::vector<journal_ticket> waiting;    // by creation time
-  std::vector<journal_outcome> retained;  // finished since the given time, newest first, bounded
-  std::vector<journal_event> events;      // after the given sequence, oldest first, bounded
-  std::uint64_t last_seq = 0;             // the service's highest event sequence
+  std::vector<journal_ticket> waiting;      // by creation time
+  std::vector<journal_outcome> retained;    // finished since the given time, newest first, bounded
+  std::vector<journal_event> events;        // after the given sequence, oldest first, bounded
+  std::uint64_t last_seq = 0;               // the service's highest event sequence
+  std::vector<journal_backfill> backfills;  // every row of the service
 };
 
 // What to read at a start.
@@ -85,6 +99,7 @@ using id_key_words = std::array<std::uint64_t, 2>;
 void write_journal(database& db, const std::string& service, const journal_batch& b);
 journal_contents read_journal(database& db, const std::string& service, const journal_read& r);
 std::vector<journal_ticket> read_waiting_tickets(database& db, const std::string& service);
+std::vector<journal_backfill> read_backfills(database& db, const std::string& service);
 void prune_journal(database& db, const std::string& service, const journal_prune& p);
 std::uint64_t reserve_id_generation(database& db);
 // The deployment's key: `fresh` is stored when there is none yet, and the

@@ -1,0 +1,224 @@
+#include "mm/actors/session_service_backfills.hpp"
+
+#include <algorithm>
+#include <memory>
+
+#include "mm/actors/errors.hpp"
+#include "mm/engine/log.hpp"
+
+namespace mm::actors {
+
+namespace {
+
+using owner = session_service_state::backfill_owner;
+
+caf::error no_match(const std::string& match_id) {
+  return make_error(errc::not_found, "match_id: no running match '" + match_id.substr(0, 128) +
+                                         "' of this credential");
+}
+
+// The match's owner entry when `credential` may act on it ("" an admin's).
+owner* owned(session_service_pointer self, const std::string& match_id,
+             const std::string& credential) {
+  auto& st = self->state;
+  const auto it = st.backfills.find(match_id);
+  if (it == st.backfills.end() || it->second.pending) return nullptr;
+  if (!credential.empty() && it->second.credential != credential) return nullptr;
+  return &it->second;
+}
+
+// One change of `credential`'s, if its bucket holds one; an admin's always.
+bool take_token(session_service_pointer self, const std::string& credential) {
+  auto& st = self->state;
+  if (credential.empty()) return true;
+  const auto now = self->clock().now();
+  const double rate = st.config.backfill_requests_per_s, burst = st.config.backfill_burst;
+  auto [it, fresh] = st.backfill_rates.try_emplace(credential);
+  auto& b = it->second;
+  if (fresh) {
+    b.tokens = burst;
+  } else {
+    const double elapsed = std::chrono::duration<double>(now - b.at).count();
+    b.tokens = std::min(burst, b.tokens + std::max(0.0, elapsed) * rate);
+  }
+  b.at = now;
+  if (b.tokens < 1) return false;
+  b.tokens -= 1;
+  return true;
+}
+
+caf::error too_fast(session_service_pointer self) {
+  return make_error(
+      errc::limit_reached,
+      "backfill: more than " +
+          std::to_string(static_cast<long long>(self->state.config.backfill_requests_per_s)) +
+          " changes a second from this credential: slow down");
+}
+
+void forget_owner(session_service_pointer self, const std::string& match_id) {
+  auto& st = self->state;
+  const auto it = st.backfills.find(match_id);
+  if (it == st.backfills.end()) return;
+  auto held = st.backfills_held.find(it->second.credential);
+  if (held != st.backfills_held.end() && --held->second == 0) st.backfills_held.erase(held);
+  st.backfills.erase(it);
+}
+
+}  // namespace
+
+caf::result<backfill_state> route_backfill_create(session_service_pointer self,
+                                                  backfill_registration& r) {
+  auto& st = self->state;
+  if (st.saving) return make_error(errc::instance_down, "the server is stopping");
+  if (!take_token(self, r.credential)) return too_fast(self);
+  if (r.match_id.empty() || r.match_id.size() > 128)
+    return make_error(errc::invalid_argument, "match_id: must be 1 to 128 characters");
+  if (st.backfills.count(r.match_id))
+    return make_error(errc::conflict, "match_id: match '" + r.match_id +
+                                          "' backfills already: update it, or stop it first");
+  if (!r.credential.empty() &&
+      st.backfills_held[r.credential] >= st.config.max_backfills_per_credential)
+    return make_error(errc::limit_reached,
+                      "match_id: this credential holds its max_backfills_per_credential of " +
+                          std::to_string(st.config.max_backfills_per_credential) +
+                          " running matches");
+  bool made = false;
+  const auto slot = st.registry->find_or_make(r.queue, made);
+  if (!slot)
+    return make_error(errc::not_found, "queue: no queue '" + r.queue.substr(0, 64) +
+                                           "' (a queue split by an attribute: name its shard)");
+  if (made) start_slot(self, *slot, {}, {});
+  r.queue = st.registry->config(*slot).name;
+  st.backfills[r.match_id] = {static_cast<std::uint32_t>(*slot), r.credential, true};
+  ++st.backfills_held[r.credential];
+  auto rp = self->make_response_promise<backfill_state>();
+  const std::string id = r.match_id;
+  self->request(st.slots[*slot], caf::infinite, backfill_atom::value, create_atom::value,
+                std::move(r))
+      .then(
+          [self, rp, id](backfill_state& b) mutable {
+            if (auto it = self->state.backfills.find(id); it != self->state.backfills.end())
+              it->second.pending = false;
+            rp.deliver(std::move(b));
+          },
+          [self, rp, id](caf::error& e) mutable {
+            forget_owner(self, id);
+            rp.deliver(std::move(e));
+          });
+  return rp;
+}
+
+caf::result<backfill_state> route_backfill_update(session_service_pointer self,
+                                                  backfill_registration& r) {
+  auto& st = self->state;
+  if (!take_token(self, r.credential)) return too_fast(self);
+  const owner* o = owned(self, r.match_id, r.credential);
+  if (!o) return no_match(r.match_id);
+  r.queue = st.registry->config(o->slot).name;
+  return self->delegate(st.slots[o->slot], backfill_atom::value, update_atom::value, std::move(r));
+}
+
+caf::result<bool> route_backfill_stop(session_service_pointer self, const std::string& match_id,
+                                      const std::string& credential) {
+  auto& st = self->state;
+  if (!take_token(self, credential)) return too_fast(self);
+  const owner* o = owned(self, match_id, credential);
+  if (!o) return no_match(match_id);
+  auto rp = self->make_response_promise<bool>();
+  self->request(st.slots[o->slot], caf::infinite, backfill_atom::value, close_atom::value, match_id)
+      .then(
+          [self, rp, match_id](bool stopped) mutable {
+            forget_owner(self, match_id);
+            rp.deliver(stopped);
+          },
+          [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
+  return rp;
+}
+
+caf::result<backfill_state> route_backfill_seats(session_service_pointer self, seat_change& c,
+                                                 bool joined) {
+  auto& st = self->state;
+  if (!take_token(self, c.credential)) return too_fast(self);
+  const owner* o = owned(self, c.match_id, c.credential);
+  if (!o) return no_match(c.match_id);
+  const auto slot = st.slots[o->slot];
+  if (joined) return self->delegate(slot, backfill_atom::value, confirm_atom::value, std::move(c));
+  return self->delegate(slot, backfill_atom::value, release_atom::value, std::move(c));
+}
+
+caf::result<backfill_state> route_backfill_status(session_service_pointer self,
+                                                  const std::string& match_id,
+                                                  const std::string& credential) {
+  const owner* o = owned(self, match_id, credential);
+  if (!o) return no_match(match_id);
+  return self->delegate(self->state.slots[o->slot], backfill_atom::value, status_atom::value,
+                        match_id);
+}
+
+caf::result<std::vector<backfill_state>> route_backfill_list(session_service_pointer self,
+                                                             const std::string& queue,
+                                                             const std::string& credential) {
+  auto& st = self->state;
+  std::vector<std::size_t> slots;
+  if (queue.empty()) {
+    for (std::size_t i = 0; i < st.slots.size(); ++i) slots.push_back(i);
+  } else if (const auto at = st.registry->find(queue)) {
+    slots.push_back(*at);
+  } else {
+    return make_error(errc::not_found, "queue: no queue '" + queue.substr(0, 64) + "'");
+  }
+  auto rp = self->make_response_promise<std::vector<backfill_state>>();
+  if (slots.empty()) {
+    rp.deliver(std::vector<backfill_state>{});
+    return rp;
+  }
+  auto all = std::make_shared<std::vector<backfill_state>>();
+  auto left = std::make_shared<std::size_t>(slots.size());
+  auto done = [rp, all, left, credential]() mutable {
+    if (--*left > 0) return;
+    if (!credential.empty())
+      all->erase(std::remove_if(all->begin(), all->end(),
+                                [&](const backfill_state& b) {
+                                  return b.registration.credential != credential;
+                                }),
+                 all->end());
+    rp.deliver(std::move(*all));
+  };
+  for (const std::size_t i : slots)
+    self->request(st.slots[i], caf::infinite, backfill_atom::value, inspect_atom::value)
+        .then(
+            [all, done](std::vector<backfill_state>& some) mutable {
+              all->insert(all->end(), std::make_move_iterator(some.begin()),
+                          std::make_move_iterator(some.end()));
+              done();
+            },
+            [done](caf::error&) mutable { done(); });  // a queue restarting: left out
+  return rp;
+}
+
+std::vector<std::vector<backfill_state>> take_back_backfills(session_service_pointer self) {
+  auto& st = self->state;
+  std::vector<std::vector<backfill_state>> per_slot(st.registry->size());
+  for (auto& b : st.config.restored.backfills) {
+    auto& r = b.registration;
+    bool made = false;
+    const auto slot = st.registry->find_or_make(r.queue, made);
+    if (!slot || st.backfills.count(r.match_id)) {
+      log(log_level::warning, "session service: running match '" + r.match_id +
+                                  "' of the last run stops: its queue '" + r.queue +
+                                  "' is gone, or its id is held twice");
+      self->request(st.journal, caf::infinite, journal_atom::value, backfill_atom::value,
+                    std::move(b), true)
+          .then([](bool) {}, [](caf::error&) {});
+      continue;
+    }
+    if (per_slot.size() <= *slot) per_slot.resize(*slot + 1);
+    st.backfills[r.match_id] = {static_cast<std::uint32_t>(*slot), r.credential, false};
+    ++st.backfills_held[r.credential];
+    per_slot[*slot].push_back(std::move(b));
+  }
+  st.config.restored.backfills.clear();
+  return per_slot;
+}
+
+}  // namespace mm::actors
