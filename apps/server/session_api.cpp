@@ -1,5 +1,6 @@
 #include "session_api.hpp"
 
+#include "backfill_json.hpp"
 #include "mm/actors/errors.hpp"
 #include "mm/session/public_id.hpp"
 #include "session_json.hpp"
@@ -71,11 +72,89 @@ void no_such_ticket(const http_reply& reply, const std::string& text) {
   reply(std::move(res));
 }
 
+// Whose running matches a caller may read and change: an admin's, every
+// one's (""); another's, its own credential's.
+std::string acting_as(const http_context& ctx, const http_request& req) {
+  return caller_role(ctx.config, req) == role::admin ? std::string()
+                                                     : caller_credential(ctx.config, req);
+}
+
+// Backfill (docs/session.md, "Backfill"): a game server registers its
+// running match, changes it, confirms or releases the seats of its
+// placements, and stops it. The match belongs to the credential that
+// registered it (another's is a 404); an admin reads and changes every one.
+void add_backfill_routes(api_routes& api, http_context& ctx) {
+  session_bridge& bridge = ctx.sessions;
+  caf::actor_system& sys = bridge.system();
+  api.post_deferred("/api/backfills", role::test, [&](auto& req, const http_reply& reply) {
+    backfill_registration r = read_backfill_body(parse_body(req.body), false);
+    r.credential = caller_credential(ctx.config, req);
+    bridge.ask<backfill_state>(answer<backfill_state>(reply, sys, backfill_json, 201),
+                               backfill_atom::value, create_atom::value, r);
+  });
+  api.deferred("GET", "/api/backfills", role::view, [&](auto& req, const http_reply& reply) {
+    const std::string queue = req.has_param("queue") ? req.param("queue") : std::string();
+    bridge.ask<std::vector<backfill_state>>(
+        answer<std::vector<backfill_state>>(reply, sys,
+                                            [](const std::vector<backfill_state>& all) {
+                                              json list = json::array();
+                                              for (const auto& b : all)
+                                                list.push_back(backfill_json(b));
+                                              return json{{"backfills", list}};
+                                            }),
+        backfill_atom::value, inspect_atom::value, queue, acting_as(ctx, req));
+  });
+  api.deferred("GET", "/api/backfills/*", role::view, [&](auto& req, const http_reply& reply) {
+    bridge.ask<backfill_state>(answer<backfill_state>(reply, sys, backfill_json),
+                               backfill_atom::value, status_atom::value,
+                               std::string(req.matches[1]), acting_as(ctx, req));
+  });
+  api.deferred("PUT", "/api/backfills/*", role::test, [&](auto& req, const http_reply& reply) {
+    backfill_registration r = read_backfill_body(parse_body(req.body), true);
+    r.match_id = req.matches[1];
+    r.credential = acting_as(ctx, req);
+    bridge.ask<backfill_state>(answer<backfill_state>(reply, sys, backfill_json),
+                               backfill_atom::value, update_atom::value, r);
+  });
+  api.deferred("DELETE", "/api/backfills/*", role::test, [&](auto& req, const http_reply& reply) {
+    const std::string id = req.matches[1];
+    bridge.ask<bool>(answer<bool>(reply, sys,
+                                  [id](bool stopped) {
+                                    return json{{"match_id", id}, {"stopped", stopped}};
+                                  }),
+                     backfill_atom::value, close_atom::value, id, acting_as(ctx, req));
+  });
+  for (const bool joined : {true, false})
+    api.post_deferred(
+        std::string("/api/backfills/*/reservations/*/") + (joined ? "confirm" : "release"),
+        role::test, [&, joined](auto& req, const http_reply& reply) {
+          seat_change c;
+          c.match_id = req.matches[1];
+          const auto id = session::parse_public_id(std::string(req.matches[2]));
+          if (!id) {
+            http_response res;
+            send_error(res, 404, "reservation: no reservation '" + clipped(req.matches[2]) + "'");
+            return reply(std::move(res));
+          }
+          c.reservation = *id;
+          c.players = read_seat_players(parse_body(req.body.empty() ? "{}" : req.body));
+          c.credential = acting_as(ctx, req);
+          auto done = answer<backfill_state>(reply, sys, backfill_json);
+          if (joined)
+            bridge.ask<backfill_state>(std::move(done), backfill_atom::value, confirm_atom::value,
+                                       c);
+          else
+            bridge.ask<backfill_state>(std::move(done), backfill_atom::value, release_atom::value,
+                                       c);
+        });
+}
+
 }  // namespace
 
 void add_session_routes(api_routes& api, http_context& ctx) {
   session_bridge& bridge = ctx.sessions;
   caf::actor_system& sys = bridge.system();
+  add_backfill_routes(api, ctx);
 
   api.post_deferred("/api/tickets", role::test, [&](auto& req, const http_reply& reply) {
     ticket_body t = read_ticket_body(parse_body(req.body));

@@ -51,6 +51,8 @@ std::vector<std::string> read_texts(const json& v, const std::string& where, std
   return out;
 }
 
+}  // namespace
+
 session_player read_player(const json& v, const std::string& where) {
   only_fields(v, {"id", "mmr", "numbers", "strings", "sets", "rtt_ms", "location"}, where);
   session_player p;
@@ -73,8 +75,6 @@ session_player read_player(const json& v, const std::string& where) {
     read_location(v["location"], where + ".location", p.has_location, p.latitude, p.longitude);
   return p;
 }
-
-}  // namespace
 
 ticket_body read_ticket_body(const json& body) {
   only_fields(body, {"queue", "queues", "players", "give_up_after_ms", "replace_existing"},
@@ -134,7 +134,14 @@ json outcome_json(const ticket_outcome& o) {
                   {"mmr_spread", m.mmr_spread},
                   {"worst_rtt_ms", m.worst_rtt_ms < 0 ? json(nullptr) : json(m.worst_rtt_ms)},
                   {"bot_match", m.bot_match}};
+    if (!m.running_match.empty()) {
+      // Placed into a running match: the id is its seats' reservation.
+      j["match"]["running_match"] = m.running_match;
+      j["match"]["server"] = m.server;
+      j["match"]["reserved_for_ms"] = m.reserved_until_ms - m.formed_at_ms;
+    }
   }
+  if (o.to_game_server) j["to_game_server"] = true;
   return j;
 }
 

@@ -32,6 +32,8 @@ struct ticket_body {
   actors::session_ticket ticket;
 };
 ticket_body read_ticket_body(const json& body);
+// One player of a ticket or of a running match, as above; `where` names it.
+actors::session_player read_player(const json& v, const std::string& where);
 
 json outcome_json(const actors::ticket_outcome& o);
 json queue_report_json(const actors::session_queue_report& r);

@@ -57,8 +57,10 @@ struct backfill_state {
   // The players who joined through confirmed seats (players, team_of, mmr),
   // beyond the registration's: in the match until an update lists them.
   seat_hold joined;
-  // Views only: per team, the seats of players in it, reserved, and open.
+  // Views only: per team, the seats of players in it, reserved, and open;
+  // and the queue's clock when the view was made.
   std::vector<std::uint32_t> players_in, reserved, open;
+  std::int64_t now_ms = 0;
 };
 
 // Players of a reservation who joined (confirm) or will not (release); none
@@ -164,7 +166,7 @@ typename Inspector::result_type inspect(Inspector& f, seat_hold& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, backfill_state& x) {
   return f(caf::meta::type_name("backfill_state"), x.registration, x.registered_ms, x.reservations,
-           x.joined, x.players_in, x.reserved, x.open);
+           x.joined, x.players_in, x.reserved, x.open, x.now_ms);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, tick_outcomes& x) {

@@ -33,6 +33,7 @@ backfill_state state_of(session_queue_pointer self, const std::string& match_id)
   b.players_in = m.in;
   b.reserved = m.reserved;
   for (std::uint32_t t = 0; t < book.teams(); ++t) b.open.push_back(book.open(m, t));
+  b.now_ms = engine_now(self).count();
   return b;
 }
 
@@ -87,6 +88,13 @@ session_match placement_message(session_queue_pointer self, const session::backf
 caf::result<backfill_state> backfill_register(session_queue_pointer self, backfill_registration& r,
                                               bool update) {
   auto& st = self->state;
+  if (update) {  // what the update leaves out stays as it was
+    const auto old = st.registrations.find(r.match_id);
+    if (old != st.registrations.end()) {
+      if (r.datacenter.empty()) r.datacenter = old->second.datacenter;
+      if (r.server.empty()) r.server = old->second.server;
+    }
+  }
   try {
     const auto request = to_backfill_request(r);
     if (update)

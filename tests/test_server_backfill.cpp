@@ -1,0 +1,109 @@
+// Backfill through the real matchmakerd over HTTP: a game server registers
+// its running match, a waiting ticket is placed into it and long-polled to
+// "joined a running match", the game server sees the placement on its event
+// stream, confirms the seats, updates its players and stops; every refusal
+// names its field, and another credential's match does not exist for it.
+#include "server_fixture.hpp"
+#include "session_http.hpp"
+
+using namespace mm;
+using namespace mm::test;
+using namespace std::chrono_literals;
+using Catch::Matchers::Contains;
+
+namespace {
+
+json player_at_paris(std::uint64_t id, double mmr) {
+  return {{"id", id}, {"mmr", mmr}, {"rtt_ms", {{"paris", 20}, {"tokyo", 240}}}};
+}
+
+httplib::Result put(const live_server& s, const std::string& path, const json& body,
+                    const std::string& token) {
+  httplib::Client c("127.0.0.1", s.port());
+  return c.Put(path, {{"Authorization", "Bearer " + token}}, body.dump(), "application/json");
+}
+
+}  // namespace
+
+TEST_CASE("a game server backfills its running match over HTTP", "[server][session][backfill]") {
+  live_server s(session_patch(), 100);
+  const json match = {{"queue", "coop"},
+                      {"match_id", "m-1"},
+                      {"datacenter", "paris"},
+                      {"server", "10.0.0.1:7777"},
+                      {"teams", {{player_at_paris(100, 1500), player_at_paris(101, 1520)}}}};
+  const json made = s.post_json("/api/backfills", match, test_token, 201);
+  CHECK(made["match_id"] == "m-1");
+  CHECK(made["open_seats"] == 2);
+  CHECK(made["teams"][0]["players"] == json({100, 101}));
+
+  // Two tickets of another client: placed into the match at the next tick.
+  const auto a = create(s, solo("coop", 1, 1510), other_test_token);
+  const auto b = create(s, solo("coop", 2, 1490), other_test_token);
+  const json placed = s.get_json("/api/tickets/" + a + "?wait=10", other_test_token);
+  CHECK(placed["state"] == "matched");
+  CHECK(placed["match"]["running_match"] == "m-1");
+  CHECK(placed["match"]["server"] == "10.0.0.1:7777");
+  CHECK(placed["match"]["reserved_for_ms"] == 30000);
+  const std::string reservation = placed["match"]["id"];
+  CHECK(s.get_json("/api/tickets/" + b, other_test_token)["match"]["id"] == reservation);
+
+  // The game server's view: no seat open, one reservation of both players.
+  json now = s.get_json("/api/backfills/m-1", test_token);
+  CHECK(now["open_seats"] == 0);
+  REQUIRE(now["reservations"].size() == 1);
+  CHECK(now["reservations"][0]["id"] == reservation);
+  CHECK(now["reservations"][0]["players"].size() == 2);
+  CHECK(now["reservations"][0]["expires_in_ms"] > 20000);
+  // Its events: the placement, under its own credential.
+  const json events = s.get_json("/api/events?after=0&wait=5", test_token);
+  bool told = false;
+  for (const auto& e : events["events"])
+    told = told || (e.value("to_game_server", false) && e["match"]["running_match"] == "m-1");
+  CHECK(told);
+
+  // The players joined: the seats are the match's.
+  now = s.post_json("/api/backfills/m-1/reservations/" + reservation + "/confirm", json::object(),
+                    test_token);
+  CHECK(now["teams"][0]["players_in"] == 4);
+  CHECK(now["reservations"].empty());
+  CHECK(s.post_json("/api/backfills/m-1/reservations/" + reservation + "/release", json::object(),
+                    test_token, 404)["error"]
+            .get<std::string>()
+            .find("reservation") != std::string::npos);
+
+  // Two players left: the update lists who is in now.
+  auto r = put(s, "/api/backfills/m-1", {{"teams", {{player_at_paris(100, 1500)}}}}, test_token);
+  REQUIRE(r);
+  CHECK(r->status == 200);
+  CHECK(json::parse(r->body)["open_seats"] == 3);
+
+  // Refusals name their field; another client's match does not exist for it.
+  CHECK(s.get_json("/api/backfills/m-1", other_test_token, 404).contains("error"));
+  CHECK_THAT(s.post_json("/api/backfills", match, test_token, 409)["error"].get<std::string>(),
+             Contains("match_id: match 'm-1' backfills already"));
+  json bad = match;
+  bad["match_id"] = "m-2";
+  bad["teams"][0][0]["mmr"] = "high";
+  CHECK_THAT(s.post_json("/api/backfills", bad, test_token, 400)["error"].get<std::string>(),
+             Contains("teams[0][0].mmr"));
+  bad = match;
+  bad["match_id"] = "m-2";
+  bad["datacenter"] = "atlantis";
+  CHECK_THAT(s.post_json("/api/backfills", bad, test_token, 400)["error"].get<std::string>(),
+             Contains("datacenter: no datacenter 'atlantis'"));
+  bad = match;
+  bad["bogus"] = 1;
+  CHECK(s.post_json("/api/backfills", bad, test_token, 400).contains("error"));
+  CHECK(s.post_json("/api/backfills", match, view_token, 403).contains("error"));
+  CHECK(s.post_json("/api/backfills/m-1/reservations/zzz/confirm", json::object(), test_token, 404)
+            .contains("error"));
+
+  // An admin sees every match; the game server stops its own.
+  CHECK(s.get_json("/api/backfills", admin_token)["backfills"].size() == 1);
+  CHECK(s.get_json("/api/backfills?queue=coop", other_test_token)["backfills"].empty());
+  auto stopped = del(s, "/api/backfills/m-1", test_token);
+  REQUIRE(stopped);
+  CHECK(json::parse(stopped->body)["stopped"] == true);
+  CHECK(s.get_json("/api/backfills/m-1", test_token, 404).contains("error"));
+}
