@@ -172,6 +172,10 @@ session::queue_config read_queue(const std::string& at, const json& v) {
       q.backtrack_steps = as_uint<std::uint32_t>(f, x);
     } else if (k == "shard_by") {
       q.shard_by = as_text(f, x);
+    } else if (k == "reservation_timeout") {
+      q.reservation_timeout = as_duration(f, x);
+    } else if (k == "max_backfills") {
+      q.max_backfills = as_uint<std::uint32_t>(f, x);
     } else if (k == "latency") {
       if (!x.is_null()) q.latency = read_latency(f, x);
     } else if (k == "rules") {
@@ -182,7 +186,7 @@ session::queue_config read_queue(const std::string& at, const json& v) {
       bad(f,
           "unknown field (name, min_players, max_players, teams, team_size, max_party_size, "
           "split_parties, bots, tick, give_up_after, candidates, backtrack_steps, shard_by, "
-          "latency, rules)");
+          "reservation_timeout, max_backfills, latency, rules)");
     }
   }
   if (!named) bad(at + ".name", "every queue needs a name");
@@ -300,6 +304,8 @@ json queues_json(const std::vector<session::queue_config>& queues) {
               {"candidates", q.candidates},
               {"backtrack_steps", q.backtrack_steps},
               {"shard_by", q.shard_by},
+              {"reservation_timeout", seconds_text(q.reservation_timeout)},
+              {"max_backfills", q.max_backfills},
               {"rules", std::move(rules)}};
     if (q.latency)
       j["latency"] = {{"ideal_ms", q.latency->ideal_ms},

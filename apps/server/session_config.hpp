@@ -55,6 +55,10 @@ struct session_settings {
   std::uint32_t event_connections_per_credential = 64;  // WebSockets and waiting long-polls
   std::uint32_t event_subscriptions = 16;               // queue subscriptions per WebSocket
   std::uint32_t event_backlog = 4096;  // events owed to a WebSocket before it is cut off
+  // Backfill's bounds per token (session_service_backfills.hpp).
+  std::uint32_t max_backfills_per_credential = 10'000;
+  std::uint32_t backfill_requests_per_s = 100;
+  std::uint32_t backfill_burst = 200;
 };
 
 // [{"name", "latitude", "longitude", "region", "latency_map"?}]: a

@@ -60,6 +60,9 @@ void session_host::start(const write_fence& fence) {
   sessions.lobbies.max_lobbies_per_owner = s.max_lobbies_per_credential;
   sessions.lobbies.max_lobby_players = s.max_lobby_players;
   sessions.lobbies.max_party_size = s.max_lobby_party;
+  sessions.max_backfills_per_credential = s.max_backfills_per_credential;
+  sessions.backfill_requests_per_s = s.backfill_requests_per_s;
+  sessions.backfill_burst = s.backfill_burst;
   // Tickets are durable in the journal, on a connection of its own, fenced
   // by the lease on a node of a cluster.
   std::shared_ptr<player_store> journal_store = open_configured_store(config_);

@@ -73,6 +73,12 @@ std::vector<key_spec> with_session_keys(std::vector<key_spec> keys) {
       MM_SESSION_COUNT(event_backlog, 16,
                        "events owed to a WebSocket client before it is cut off as too slow "
                        "(close code 4008)"),
+      MM_SESSION_COUNT(max_backfills_per_credential, 1,
+                       "running matches one token may hold for backfill (429 past it)"),
+      MM_SESSION_COUNT(backfill_requests_per_s, 1,
+                       "backfill changes one token may make a second, on average (429 past it)"),
+      MM_SESSION_COUNT(backfill_burst, 1,
+                       "backfill changes one token may make at once after a quiet moment"),
 #undef MM_SESSION_COUNT
   };
   for (auto& k : sessions) keys.push_back(std::move(k));
