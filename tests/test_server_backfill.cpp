@@ -72,6 +72,22 @@ TEST_CASE("a game server backfills its running match over HTTP", "[server][sessi
             .get<std::string>()
             .find("reservation") != std::string::npos);
 
+  // The queue's counts, in its report and on /metrics.
+  json coop;
+  const json queues = s.get_json("/api/queues", view_token);  // named: the loop reads into it
+  for (const auto& q : queues["queues"])
+    if (q["queue"] == "coop") coop = q;
+  CHECK(coop["backfill"]["running_matches"] == 1);
+  CHECK(coop["backfill"]["tickets_placed"] == 2);
+  CHECK(coop["backfill"]["reservations"]["made"] == 1);
+  CHECK(coop["backfill"]["reservations"]["confirmed"] == 1);
+  const auto metrics = s.get("/metrics", view_token);
+  REQUIRE(metrics);
+  CHECK_THAT(metrics->body, Contains("mm_session_backfills{queue=\"coop\"} 1"));
+  CHECK_THAT(metrics->body, Contains("mm_session_backfilled_tickets_total{queue=\"coop\"} 2"));
+  CHECK_THAT(metrics->body,
+             Contains("mm_session_reservations_total{queue=\"coop\",event=\"confirmed\"} 1"));
+
   // Two players left: the update lists who is in now.
   auto r = put(s, "/api/backfills/m-1", {{"teams", {{player_at_paris(100, 1500)}}}}, test_token);
   REQUIRE(r);

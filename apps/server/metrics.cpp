@@ -364,6 +364,24 @@ std::string render_session_metrics(const std::vector<actors::session_queue_repor
   for (const auto& [l, r] : q) w.sample("mm_session_matches_total", l, r->matches);
   w.family("mm_session_bot_matches_total", "counter", "Bot matches formed.");
   for (const auto& [l, r] : q) w.sample("mm_session_bot_matches_total", l, r->bot_matches);
+  w.family("mm_session_backfills", "gauge", "Running matches registered for backfill.");
+  for (const auto& [l, r] : q) w.sample("mm_session_backfills", l, r->backfills);
+  w.family("mm_session_backfill_open_seats", "gauge", "Open seats of the running matches now.");
+  for (const auto& [l, r] : q) w.sample("mm_session_backfill_open_seats", l, r->open_seats);
+  w.family("mm_session_backfilled_tickets_total", "counter",
+           "Tickets placed into running matches (also counted as matched).");
+  for (const auto& [l, r] : q) w.sample("mm_session_backfilled_tickets_total", l, r->backfilled);
+  w.family("mm_session_reservations_total", "counter",
+           "Seat reservations in running matches, by what became of them.");
+  for (const auto& [l, r] : q) {
+    const std::pair<const char*, std::uint64_t> events[] = {
+        {"made", r->placements},
+        {"confirmed", r->reservations_confirmed},
+        {"released", r->reservations_released},
+        {"expired", r->reservations_expired}};
+    for (const auto& [event, n] : events)
+      w.sample("mm_session_reservations_total", l + ",event=\"" + event + "\"", n);
+  }
   w.family("mm_session_matched_players_total", "counter",
            "Players in the matches formed (÷ matches: the mean match size).");
   for (const auto& [l, r] : q) w.sample("mm_session_matched_players_total", l, r->players_matched);

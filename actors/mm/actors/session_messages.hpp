@@ -147,6 +147,11 @@ struct session_queue_report {
   // outcomes to the journal; and the last one's.
   value_histogram tick_ms;
   double last_tick_ms = 0;
+  // Backfill: the running matches held, their open seats now; tickets placed
+  // into them and the reservations made, confirmed, released and expired.
+  std::uint64_t backfills = 0, open_seats = 0;
+  std::uint64_t backfilled = 0, placements = 0;
+  std::uint64_t reservations_confirmed = 0, reservations_released = 0, reservations_expired = 0;
 };
 
 // A running lobby as its game server registers it.
@@ -253,7 +258,8 @@ typename Inspector::result_type inspect(Inspector& f, session_queue_report& x) {
   return f(caf::meta::type_name("session_queue_report"), x.queue, x.waiting, x.created, x.matched,
            x.cancelled, x.expired, x.failed, x.matches, x.bot_matches, x.players_matched,
            x.waiting_ideal, x.waiting_expand, x.waiting_warm_body, x.wait_seconds, x.mmr_spread,
-           x.worst_rtt_ms, x.tick_ms, x.last_tick_ms);
+           x.worst_rtt_ms, x.tick_ms, x.last_tick_ms, x.backfills, x.open_seats, x.backfilled,
+           x.placements, x.reservations_confirmed, x.reservations_released, x.reservations_expired);
 }
 
 template <class Inspector>

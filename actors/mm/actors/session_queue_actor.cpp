@@ -123,6 +123,14 @@ session_queue_report report_of(session_queue_pointer self) {
   r.worst_rtt_ms = s.worst_rtt_ms;
   r.tick_ms = s.tick_ms;
   r.last_tick_ms = s.last_tick_ms;
+  const auto& book = s.queue->backfills();
+  r.backfills = book.size();
+  for (const auto& [id, m] : book.matches()) r.open_seats += book.open(m);
+  r.backfilled = q.backfilled;
+  r.placements = q.placements;
+  r.reservations_confirmed = q.reservations_confirmed;
+  r.reservations_released = q.reservations_released;
+  r.reservations_expired = q.reservations_expired;
   const auto now = now_of(self);
   for (const auto& t : s.queue->tickets()) {
     const auto stage = s.config.queue.latency
