@@ -12,6 +12,7 @@
 
 #include "mm/actors/registration.hpp"
 #include "mm/actors/remote.hpp"
+#include "mm/actors/session_forwarders.hpp"
 #include "server_fixture.hpp"
 #include "session_http.hpp"
 
@@ -453,6 +454,30 @@ TEST_CASE("a game process over the actor port gets its party's match, cancel and
     t.players = {remote_player(7, 1500)};
     t.players[0].rtt_ms[0].value = bad;
     CHECK_THAT(refusal(t), Contains("players[0].rtt_ms"));
+  }
+  // Backfill over the same handle: a running match registered (under the
+  // port's credential, whatever the game sent), a ticket placed into it.
+  actors::backfill_registration running;
+  running.queue = "coop";
+  running.match_id = "port-m1";
+  running.datacenter = "paris";
+  running.server = "10.0.0.2:7777";
+  running.teams = {{remote_player(20, 1500), remote_player(21, 1500), remote_player(22, 1500)}};
+  running.credential = "someone-else";
+  std::string registered_as;
+  self->request(*service, 10s, actors::backfill_atom::value, actors::create_atom::value, running)
+      .receive([&](const actors::backfill_state& b) { registered_as = b.registration.credential; },
+               [&](caf::error& err) { FAIL_CHECK(sys.render(err)); });
+  CHECK(registered_as == actors::port_credential);
+  actors::session_ticket filler;
+  filler.players = {remote_player(23, 1500)};
+  const auto f = create("coop", filler);
+  REQUIRE(got->wait_for(6));
+  {
+    std::lock_guard lock(got->m);
+    CHECK(got->outcomes[5].ticket == f);
+    CHECK(got->outcomes[5].match.running_match == "port-m1");
+    CHECK(got->outcomes[5].match.server == "10.0.0.2:7777");
   }
   // Lobbies over the same handle.
   actors::lobby_query q;
