@@ -125,10 +125,6 @@ timed_tick one_tick(const queue_config& c, const latency_model& latency,
   return out;
 }
 
-double median3(double a, double b, double c) {
-  return std::max(std::min(a, b), std::min(std::max(a, b), c));
-}
-
 }  // namespace
 
 void backfill_phase(const queue_config& config, const latency_model& latency,

@@ -51,6 +51,7 @@
 
 using namespace mm::session;
 using mm::bench::emit;
+using mm::bench::median3;
 using mm::bench::now_s;
 using namespace std::chrono_literals;
 
@@ -136,10 +137,6 @@ double one_tick_ms(const std::vector<ticket_request>& tickets, bool index, bool 
   const double ms = (now_s() - start) * 1e3;
   if (out) *out = std::move(r);
   return ms;
-}
-
-double median3(double a, double b, double c) {
-  return std::max(std::min(a, b), std::min(std::max(a, b), c));
 }
 
 }  // namespace

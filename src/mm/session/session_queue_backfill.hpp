@@ -250,13 +250,7 @@ std::optional<std::vector<std::uint32_t>> basic_session_queue<Plugin>::seat_part
       sum[team_of[i]] += mmr[i];
       ++n[team_of[i]];
     }
-    double lo = detail::infinity, hi = -detail::infinity;
-    for (std::uint32_t t = 0; t < teams; ++t) {
-      if (n[t] == 0) continue;
-      lo = std::min(lo, sum[t] / n[t]);
-      hi = std::max(hi, sum[t] / n[t]);
-    }
-    if (hi > lo && hi - lo > threshold_after(r, waited)) return std::nullopt;
+    if (team_mean_gap(sum, n) > threshold_after(r, waited)) return std::nullopt;
   }
   return team_of;
 }

@@ -143,11 +143,15 @@ double team_mean_gap(const std::vector<double>& mmr, const std::vector<std::uint
     sum[team_of[i]] += mmr[i];
     ++n[team_of[i]];
   }
+  return team_mean_gap(sum, n);
+}
+
+double team_mean_gap(const std::vector<double>& sums, const std::vector<std::uint32_t>& counts) {
   double lo = std::numeric_limits<double>::infinity(), hi = -lo;
-  for (std::uint32_t t = 0; t < teams; ++t) {
-    if (n[t] == 0) continue;
-    lo = std::min(lo, sum[t] / n[t]);
-    hi = std::max(hi, sum[t] / n[t]);
+  for (std::size_t t = 0; t < sums.size(); ++t) {
+    if (counts[t] == 0) continue;
+    lo = std::min(lo, sums[t] / counts[t]);
+    hi = std::max(hi, sums[t] / counts[t]);
   }
   return hi >= lo ? hi - lo : 0;
 }

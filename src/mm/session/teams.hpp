@@ -45,4 +45,8 @@ std::vector<std::uint32_t> assign_players(const std::vector<double>& mmr, std::u
 double team_mean_gap(const std::vector<double>& mmr, const std::vector<std::uint32_t>& team_of,
                      std::uint32_t teams);
 
+// The same from each team's MMR sum and player count (an empty team has no
+// mean and is left out).
+double team_mean_gap(const std::vector<double>& sums, const std::vector<std::uint32_t>& counts);
+
 }  // namespace mm::session
