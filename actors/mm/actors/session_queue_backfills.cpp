@@ -57,8 +57,7 @@ void write_quietly(session_queue_pointer self, backfill_state b, bool stopped) {
 }
 
 // The placed players' match as their owners are told it.
-session_match placement_message(session_queue_pointer self, const session::backfill_placement& p,
-                                std::int64_t now_ms) {
+session_match placement_message(session_queue_pointer self, const session::backfill_placement& p) {
   const auto& st = self->state;
   const session::seat_reservation& r = p.reservation;
   session_match m;
@@ -75,8 +74,8 @@ session_match placement_message(session_queue_pointer self, const session::backf
   }
   m.tickets = r.tickets;
   m.mmr_spread = hi - lo;
-  m.worst_rtt_ms = -1;  // the players in the match measured theirs; not known here
-  m.formed_at_ms = now_ms;
+  m.worst_rtt_ms = -1;                   // the players in the match measured theirs; not known here
+  m.formed_at_ms = r.placed_at.count();  // the tick's time, as its expiry's
   m.running_match = r.match_id;
   m.server = p.server;
   m.reserved_until_ms = r.expires_at.count();
@@ -157,10 +156,9 @@ caf::result<backfill_state> backfill_one(session_queue_pointer self, const std::
 
 void backfill_tick(session_queue_pointer self, session::tick_result& r, tick_outcomes& out) {
   if (r.placed.empty() && r.reservations_expired.empty()) return;
-  const std::int64_t now = engine_now(self).count();
   std::set<std::string> changed;
   for (const auto& p : r.placed) {
-    out.matches.push_back(placement_message(self, p, now));
+    out.matches.push_back(placement_message(self, p));
     changed.insert(p.reservation.match_id);
   }
   for (const auto& e : r.reservations_expired) changed.insert(e.match_id);
