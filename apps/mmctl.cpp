@@ -5,7 +5,6 @@
 // URL and TOKEN default to $MMCTL_URL (else http://127.0.0.1:8080) and
 // $MMCTL_TOKEN. Answers print as JSON on stdout, errors on stderr. Exit codes:
 // 0 done, 1 the server refused or failed (or some CSV rows were bad), 2 usage.
-#include <httplib.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,14 +17,14 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "client/event_client.hpp"
 #include "mm/storage/csv_import.hpp"
+#include "mmctl_client.hpp"
 
 namespace {
 
-using json = nlohmann::json;
+using namespace mmctl;
 
-const char* usage =
+const char* const async_usage =
     "usage: mmctl [--url URL] [--token TOKEN] COMMAND [ARGS]\n"
     "\n"
     "  info [MATCHMAKER]                     every matchmaker, or one with its buckets\n"
@@ -44,110 +43,9 @@ const char* usage =
     "  import FILE.csv|- [--batch N]         upsert players into the player table (role admin);\n"
     "                                        columns id,mmr[,attr0..attr3[,is_bot]]\n"
     "  export [FILE.csv]                     the player table as CSV (stdout by default)\n"
-    "\n"
-    "Sessions:\n"
-    "  ticket create QUEUE --player ID:MMR [--player ID:MMR ...] [--rtt DC=MS ...]\n"
-    "         [--location LAT,LON] [--give-up-after MS]\n"
-    "                                        a ticket for the party (role test); --rtt and\n"
-    "                                        --location apply to every player\n"
-    "  ticket get ID [--wait SECONDS]        its state; --wait long-polls until it leaves\n"
-    "  ticket cancel ID                      cancel a waiting ticket (role test)\n"
-    "  ticket watch [ID] [--after SEQ] [--queues A,B] [--count N]\n"
-    "                                        the ticket events as they are written (a\n"
-    "                                        WebSocket), one JSON line each: the token's own\n"
-    "                                        tickets (an admin's: all); with ID, that ticket's\n"
-    "                                        until it leaves; --after resumes from a sequence\n"
-    "  queues [QUEUE]                        every queue's counts, or one queue's with its\n"
-    "                                        oldest waiting tickets\n"
-    "  lobby find --mode M [--mode M ...] [--party N] [--region R] [--rtt DC=MS ...]\n"
-    "         [--location LAT,LON] [--no-create yes]\n"
-    "                                        a running lobby for the party (role test)\n"
-    "  lobby list                            the running lobbies\n"
-    "\n"
+    "\n";
+const char* const usage_end =
     "URL defaults to $MMCTL_URL, else http://127.0.0.1:8080; TOKEN to $MMCTL_TOKEN.\n";
-
-struct usage_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-struct server_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-class api {
- public:
-  api(const std::string& url, std::string token) : client_(url), token_(std::move(token)) {
-    client_.set_connection_timeout(std::chrono::seconds(5));
-    client_.set_read_timeout(std::chrono::seconds(60));
-    client_.set_keep_alive(true);
-    client_.set_tcp_nodelay(true);
-  }
-
-  json get(const std::string& path) { return check(client_.Get(path, headers()), "GET " + path); }
-  json post(const std::string& path, const json& body) {
-    return check(client_.Post(path, headers(), body.dump(), "application/json"), "POST " + path);
-  }
-  json del(const std::string& path) {
-    return check(client_.Delete(path, headers()), "DELETE " + path);
-  }
-
- private:
-  httplib::Headers headers() const {
-    httplib::Headers h;
-    if (!token_.empty()) h.emplace("Authorization", "Bearer " + token_);
-    return h;
-  }
-  static json check(const httplib::Result& r, const std::string& what) {
-    if (!r)
-      throw server_error(what + ": " + httplib::to_string(r.error()) +
-                         " (is matchmakerd running?)");
-    json body = json::parse(r->body, nullptr, false);
-    if (r->status >= 400) {
-      const std::string msg =
-          body.is_object() && body.contains("error") ? body["error"].get<std::string>() : r->body;
-      throw server_error(what + ": HTTP " + std::to_string(r->status) + ": " + msg);
-    }
-    if (body.is_discarded()) throw server_error(what + ": the answer is not JSON");
-    return body;
-  }
-  httplib::Client client_;
-  std::string token_;
-};
-
-std::uint64_t number_arg(const std::string& flag, const std::string& v) {
-  if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos)
-    throw usage_error(flag + " expects a non-negative integer, got '" + v + "'");
-  return std::stoull(v);
-}
-
-// Flags after the command: --name value (repeatable ones collect).
-struct flags {
-  std::vector<std::string> positional;
-  std::vector<std::pair<std::string, std::string>> named;
-  std::string one(const std::string& name, const std::string& fallback = "") const {
-    for (const auto& [k, v] : named)
-      if (k == name) return v;
-    return fallback;
-  }
-  bool has(const std::string& name) const {
-    for (const auto& [k, v] : named)
-      if (k == name) return true;
-    return false;
-  }
-};
-
-flags parse_flags(const std::vector<std::string>& args, std::size_t from) {
-  flags f;
-  for (std::size_t i = from; i < args.size(); ++i) {
-    if (args[i].rfind("--", 0) == 0) {
-      if (i + 1 >= args.size()) throw usage_error(args[i] + " needs a value");
-      f.named.emplace_back(args[i].substr(2), args[i + 1]);
-      ++i;
-    } else {
-      f.positional.push_back(args[i]);
-    }
-  }
-  return f;
-}
 
 json query_body(const flags& f, bool test) {
   if (!f.has("attacker") || !f.has("mmr")) throw usage_error("--attacker and --mmr are needed");
@@ -178,10 +76,6 @@ json query_body(const flags& f, bool test) {
     }
   }
   return b;
-}
-
-void print(const json& j) {
-  std::cout << j.dump(2) << '\n';
 }
 
 // The test-query report in words, then the JSON for tools.
@@ -308,142 +202,6 @@ int export_csv(api& a, const flags& f) {
   return 0;
 }
 
-double number_of(const std::string& flag, const std::string& v) {
-  try {
-    std::size_t used = 0;
-    const double x = std::stod(v, &used);
-    if (used == v.size()) return x;
-  } catch (const std::exception&) {
-  }
-  throw usage_error(flag + " expects a number, got '" + v + "'");
-}
-
-// --rtt DC=MS ... as {"DC": MS}.
-json rtts_of(const flags& f) {
-  json out = json::object();
-  for (const auto& [k, v] : f.named) {
-    if (k != "rtt") continue;
-    const auto eq = v.find('=');
-    if (eq == std::string::npos) throw usage_error("--rtt expects DC=MS, got '" + v + "'");
-    out[v.substr(0, eq)] = number_of("--rtt", v.substr(eq + 1));
-  }
-  return out;
-}
-
-// --location LAT,LON as {"latitude", "longitude"}, or null.
-json location_of(const flags& f) {
-  if (!f.has("location")) return nullptr;
-  const std::string v = f.one("location");
-  const auto comma = v.find(',');
-  if (comma == std::string::npos) throw usage_error("--location expects LAT,LON");
-  return {{"latitude", number_of("--location", v.substr(0, comma))},
-          {"longitude", number_of("--location", v.substr(comma + 1))}};
-}
-
-json ticket_body(const flags& f) {
-  if (f.positional.size() != 2) throw usage_error("ticket create needs a QUEUE");
-  json players = json::array();
-  const json rtts = rtts_of(f);
-  const json location = location_of(f);
-  for (const auto& [k, v] : f.named) {
-    if (k != "player") continue;
-    const auto colon = v.find(':');
-    if (colon == std::string::npos) throw usage_error("--player expects ID:MMR, got '" + v + "'");
-    json p = {{"id", number_arg("--player", v.substr(0, colon))},
-              {"mmr", number_of("--player", v.substr(colon + 1))}};
-    if (!rtts.empty()) p["rtt_ms"] = rtts;
-    if (!location.is_null()) p["location"] = location;
-    players.push_back(std::move(p));
-  }
-  if (players.empty()) throw usage_error("ticket create needs at least one --player ID:MMR");
-  json b = {{"queue", f.positional[1]}, {"players", players}};
-  if (f.has("give-up-after"))
-    b["give_up_after_ms"] = number_arg("--give-up-after", f.one("give-up-after"));
-  return b;
-}
-
-json lobby_query(const flags& f) {
-  json modes = json::array();
-  for (const auto& [k, v] : f.named)
-    if (k == "mode") modes.push_back(v);
-  if (modes.empty()) throw usage_error("lobby find needs at least one --mode");
-  json b = {{"modes", modes}};
-  if (f.has("party")) b["party_size"] = number_arg("--party", f.one("party"));
-  if (f.has("region")) b["region"] = f.one("region");
-  if (const json r = rtts_of(f); !r.empty()) b["rtt_ms"] = r;
-  if (const json l = location_of(f); !l.is_null()) b["location"] = l;
-  if (f.has("no-create")) b["prevent_auto_create"] = f.one("no-create") != "no";
-  return b;
-}
-
-// Prints the events of the WebSocket, one JSON line each, until the ticket
-// `only` leaves (when given), `count` events were printed, or the server
-// closes the connection.
-int watch_events(const mm::client::event_connect& c, const std::string& only, std::uint64_t count) {
-  mm::client::event_client events(c);
-  std::uint64_t printed = 0;
-  for (;;) {
-    const auto text = events.next(std::chrono::seconds(1));
-    if (!text) {
-      if (const auto why = events.closed()) {
-        std::fprintf(stderr, "mmctl: the server closed the events (%u: %s)\n", why->first,
-                     why->second.c_str());
-        return why->first == 1000 ? 0 : 1;
-      }
-      continue;
-    }
-    const json m = json::parse(*text, nullptr, false);
-    if (m.is_discarded() || !m.is_object()) continue;
-    const std::string type = m.value("type", "");
-    if (type == "gap") std::fprintf(stderr, "mmctl: %s\n", m.dump().c_str());
-    if (type != "event") continue;
-    if (!only.empty() && m.value("ticket", "") != only) continue;
-    std::printf("%s\n", m.dump().c_str());
-    std::fflush(stdout);
-    if (++printed == count) return 0;
-    if (!only.empty() && m.value("state", "") != "waiting") return 0;
-  }
-}
-
-int session_command(api& a, const std::string& cmd, const flags& f,
-                    mm::client::event_connect events) {
-  const std::string sub = f.positional.empty() ? "" : f.positional[0];
-  const auto id_arg = [&] {
-    if (f.positional.size() != 2) throw usage_error(cmd + " " + sub + " needs an ID");
-    const std::string& id = f.positional[1];
-    const bool hex = id.size() == 16 && std::all_of(id.begin(), id.end(), [](unsigned char c) {
-                       return std::isxdigit(c) != 0;
-                     });
-    if (!hex) throw usage_error("ID: a ticket id is 16 hexadecimal digits, got '" + id + "'");
-    return id;
-  };
-  if (cmd == "queues") {
-    print(f.positional.empty() ? a.get("/api/queues") : a.get("/api/queues/" + f.positional[0]));
-  } else if (cmd == "ticket" && sub == "create") {
-    print(a.post("/api/tickets", ticket_body(f)));
-  } else if (cmd == "ticket" && sub == "get") {
-    const std::string id = id_arg();
-    print(a.get("/api/tickets/" + id +
-                (f.has("wait") ? "?wait=" + std::to_string(number_arg("--wait", f.one("wait")))
-                               : std::string())));
-  } else if (cmd == "ticket" && sub == "cancel") {
-    print(a.del("/api/tickets/" + id_arg()));
-  } else if (cmd == "ticket" && sub == "watch") {
-    const std::string only = f.positional.size() == 2 ? id_arg() : std::string();
-    if (f.has("after")) events.after = number_arg("--after", f.one("after"));
-    events.queues = f.one("queues");
-    return watch_events(events, only, f.has("count") ? number_arg("--count", f.one("count")) : 0);
-  } else if (cmd == "lobby" && sub == "find") {
-    print(a.post("/api/lobbies/find", lobby_query(f)));
-  } else if (cmd == "lobby" && sub == "list") {
-    print(a.get("/api/lobbies"));
-  } else {
-    throw usage_error(cmd + " takes " +
-                      (cmd == "ticket" ? "create, get, cancel or watch" : "find or list"));
-  }
-  return 0;
-}
-
 std::string matchmaker_path(const flags& f) {
   return f.positional.empty() ? "/api" : "/api/matchmakers/" + f.positional[0];
 }
@@ -456,7 +214,7 @@ int run(const std::vector<std::string>& args) {
   std::size_t i = 0;
   for (; i < args.size() && args[i].rfind("--", 0) == 0; i += 2) {
     if (args[i] == "--help") {
-      std::printf("%s", usage);
+      std::cout << async_usage << session_usage << usage_end;
       return 0;
     }
     if (i + 1 >= args.size()) throw usage_error(args[i] + " needs a value");
@@ -497,7 +255,7 @@ int run(const std::vector<std::string>& args) {
     return import_csv(a, f);
   else if (cmd == "export")
     return export_csv(a, f);
-  else if (cmd == "ticket" || cmd == "queues" || cmd == "lobby") {
+  else if (is_session_command(cmd)) {
     mm::client::event_connect c;
     mm::client::parse_base_url(url, c);
     c.token = token;
@@ -513,7 +271,7 @@ int main(int argc, char** argv) {
   try {
     return run(std::vector<std::string>(argv + 1, argv + argc));
   } catch (const usage_error& e) {
-    std::fprintf(stderr, "mmctl: %s\n\n%s", e.what(), usage);
+    std::cerr << "mmctl: " << e.what() << "\n\n" << async_usage << session_usage << usage_end;
     return 2;
   } catch (const server_error& e) {
     std::fprintf(stderr, "mmctl: %s\n", e.what());

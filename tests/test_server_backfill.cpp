@@ -123,3 +123,67 @@ TEST_CASE("a game server backfills its running match over HTTP", "[server][sessi
   CHECK(json::parse(stopped->body)["stopped"] == true);
   CHECK(s.get_json("/api/backfills/m-1", test_token, 404).contains("error"));
 }
+
+TEST_CASE("mmctl: backfill register, list, get, confirm, update and stop", "[server][mmctl]") {
+  live_server s(session_patch(), 100);
+  const auto mmctl = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), MMCTL_BINARY);
+    auto [status, out] = run_binary(args, {{"MMCTL_URL", s.url()}, {"MMCTL_TOKEN", test_token}});
+    INFO(out);
+    const auto brace = out.find('{');
+    return std::make_tuple(
+        status, out,
+        brace == std::string::npos ? json() : json::parse(out.substr(brace), nullptr, false));
+  };
+  // A match id with a space and a '?' reaches the server as one path segment.
+  const std::string id = "m 1?x";
+  auto [made, said, match] =
+      mmctl({"backfill", "register", "coop", id, "--team", "100:1500,101:1520", "--rtt", "paris=20",
+             "--rtt", "tokyo=240", "--datacenter", "paris", "--server", "10.0.0.1:7777",
+             "--priority", "-5"});
+  REQUIRE(made == 0);
+  CHECK_THAT(said, Contains("m 1?x (coop, paris): 2 open seats, 0 reservations"));
+  CHECK(match["priority"] == -5);
+  CHECK(match["teams"][0]["players"] == json({100, 101}));
+
+  const auto a = create(s, solo("coop", 1, 1510), other_test_token);
+  create(s, solo("coop", 2, 1490), other_test_token);
+  const json placed = s.get_json("/api/tickets/" + a + "?wait=10", other_test_token);
+  REQUIRE(placed["match"]["running_match"] == id);
+  const std::string reservation = placed["match"]["id"];
+
+  auto [listed, list_said, all] = mmctl({"backfill", "list", "--queue", "coop"});
+  CHECK(listed == 0);
+  CHECK_THAT(list_said, Contains("0 open seats, 1 reservations"));
+  REQUIRE(all["backfills"].size() == 1);
+  auto [confirmed, c_said, after] =
+      mmctl({"backfill", "confirm", id, reservation, "--players", "1"});
+  CHECK(confirmed == 0);
+  CHECK(after["teams"][0]["players_in"] == 3);
+  auto [released, r_said, rest] = mmctl({"backfill", "release", id, reservation});
+  CHECK(released == 0);
+  CHECK(rest["open_seats"] == 1);
+  CHECK(rest["reservations"].empty());
+  auto [updated, u_said, now] = mmctl({"backfill", "update", id, "--team", "100:1500"});
+  CHECK(updated == 0);
+  CHECK(now["open_seats"] == 3);
+  auto [got, g_said, one] = mmctl({"backfill", "get", id});
+  CHECK(got == 0);
+  CHECK(one["datacenter"] == "paris");
+  auto [stopped, s_said, answer] = mmctl({"backfill", "stop", id});
+  CHECK(stopped == 0);
+  CHECK(answer["stopped"] == true);
+
+  // Refusals: the server's (exit 1, its reason) and the usage (exit 2).
+  auto [gone, gone_said, nothing] = mmctl({"backfill", "get", id});
+  CHECK(gone == 1);
+  CHECK_THAT(gone_said, Contains("HTTP 404"));
+  auto [slash, slash_said, no] = mmctl({"backfill", "register", "coop", "a/b", "--team", "7:1500"});
+  CHECK(slash == 1);
+  CHECK_THAT(slash_said, Contains("match_id must not hold '/'"));
+  auto [bad, bad_said, usage] = mmctl({"backfill", "register", "coop", "m-2", "--team", "7"});
+  CHECK(bad == 2);
+  CHECK_THAT(bad_said, Contains("--team expects ID:MMR"));
+  auto [none, none_said, u2] = mmctl({"backfill", "register", "coop", "m-2"});
+  CHECK(none == 2);
+}

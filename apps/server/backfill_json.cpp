@@ -18,6 +18,11 @@ backfill_registration read_backfill_body(const json& body, bool update) {
     r.queue = read_text(required(body, "queue", "the running match"), "queue", 64);
     r.match_id =
         read_text(required(body, "match_id", "the running match"), "match_id", max_match_id_bytes);
+    // The id is a segment of the match's URL (/api/backfills/ID): a '/' or a
+    // control byte would make a match nobody can address.
+    for (const unsigned char c : r.match_id)
+      if (c == '/' || c < 0x20 || c == 0x7f)
+        throw bad_request("match_id must not hold '/' or control characters");
   }
   const json& teams = required(body, "teams", "the running match");
   if (!teams.is_array() || teams.empty() || teams.size() > max_backfill_teams)
