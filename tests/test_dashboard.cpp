@@ -99,8 +99,8 @@ TEST_CASE("the dashboard shows live data and its forms work in headless Chromium
 }
 
 TEST_CASE(
-    "the sessions page shows live queues, stages, time to match and lobbies in headless "
-    "Chromium",
+    "the sessions page shows live queues, stages, time to match, lobbies and backfill in "
+    "headless Chromium",
     "[server][browser][session]") {
   REQUIRE(std::filesystem::exists(chromium_path));
   REQUIRE(std::filesystem::exists(chromedriver_path));
@@ -162,6 +162,29 @@ TEST_CASE(
                  ".children[2].textContent;") == "4");
   // The chosen queue's waiting tickets, oldest first.
   CHECK(b.wait_for("document.getElementById('waiting-queue').textContent === 'coop'"));
+  // Backfill: a running match of two players at paris gets players from the
+  // demo's stream; the card counts them and an admin's token lists the match.
+  const json near_paris = {{"paris", 10}, {"tokyo", 240}};
+  s.post_json("/api/backfills",
+              {{"queue", "coop"},
+               {"match_id", "m-1"},
+               {"datacenter", "paris"},
+               {"teams",
+                {{{{"id", 900001}, {"mmr", 1500}, {"rtt_ms", near_paris}},
+                  {{"id", 900002}, {"mmr", 1500}, {"rtt_ms", near_paris}}}}}},
+              admin_token, 201);
+  REQUIRE(
+      b.wait_for("Number(document.querySelector('#queue-cards .card[data-queue=coop]')"
+                 ".dataset.backfilled) > 0"));
+  CHECK(b.script("return document.querySelectorAll('#backfill-rows tr').length;") == 0);
+  b.script("document.getElementById('token').value = '" + admin_token +
+           "'; document.getElementById('token').dispatchEvent(new Event('change'));");
+  REQUIRE(b.wait_for("document.querySelector('#backfill-rows tr[data-match=m-1]') !== null"));
+  CHECK(b.script("return document.querySelector('#backfill-rows tr[data-match=m-1]')"
+                 ".children[2].textContent;") == "paris");
+  CHECK_THAT(
+      b.script("return document.getElementById('backfill-count').textContent;").get<std::string>(),
+      Catch::Matchers::StartsWith("1 running"));
   b.screenshot(s.dir().file("sessions.png"));
   if (const char* keep = std::getenv("MM_SESSIONS_SCREENSHOT"))
     std::filesystem::copy_file(s.dir().file("sessions.png"), keep,

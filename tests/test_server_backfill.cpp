@@ -117,6 +117,11 @@ TEST_CASE("a game server backfills its running match over HTTP", "[server][sessi
 
   // An admin sees every match; the game server stops its own.
   CHECK(s.get_json("/api/backfills", admin_token)["backfills"].size() == 1);
+  const json page = s.get_json("/api/backfills?limit=0", admin_token);
+  CHECK(page["total"] == 1);
+  CHECK(page["backfills"].empty());
+  CHECK_THAT(s.get_json("/api/backfills?limit=1001", admin_token, 400)["error"].get<std::string>(),
+             Contains("limit"));
   CHECK(s.get_json("/api/backfills?queue=coop", other_test_token)["backfills"].empty());
   auto stopped = del(s, "/api/backfills/m-1", test_token);
   REQUIRE(stopped);

@@ -94,14 +94,18 @@ void add_backfill_routes(api_routes& api, http_context& ctx) {
   });
   api.deferred("GET", "/api/backfills", role::view, [&](auto& req, const http_reply& reply) {
     const std::string queue = req.has_param("queue") ? req.param("queue") : std::string();
+    const auto offset = param(req, "offset", 0, 1'000'000);
+    const auto limit = param(req, "limit", 100, 1000);
     bridge.ask<std::vector<backfill_state>>(
-        answer<std::vector<backfill_state>>(reply, sys,
-                                            [](const std::vector<backfill_state>& all) {
-                                              json list = json::array();
-                                              for (const auto& b : all)
-                                                list.push_back(backfill_json(b));
-                                              return json{{"backfills", list}};
-                                            }),
+        answer<std::vector<backfill_state>>(
+            reply, sys,
+            [offset, limit](const std::vector<backfill_state>& all) {
+              json list = json::array();
+              for (auto i = offset; i < all.size() && i < offset + limit; ++i)
+                list.push_back(backfill_json(all[i]));
+              return json{
+                  {"total", all.size()}, {"offset", offset}, {"limit", limit}, {"backfills", list}};
+            }),
         backfill_atom::value, inspect_atom::value, queue, acting_as(ctx, req));
   });
   api.deferred("GET", "/api/backfills/*", role::view, [&](auto& req, const http_reply& reply) {

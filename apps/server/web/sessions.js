@@ -1,7 +1,8 @@
 // The sessions page: a card per queue, time to match and worst RTT over the
 // last minutes (means of what matched between two polls), waiting tickets
-// by latency stage, lobbies by datacenter, and the chosen queue's oldest
-// waiting tickets. Polls every two seconds.
+// by latency stage, lobbies by datacenter, running matches with open seats
+// (backfill), and the chosen queue's oldest waiting tickets. Polls every two
+// seconds.
 "use strict";
 
 const POLL_MS = 2000;
@@ -37,6 +38,12 @@ function renderQueueCards(queues) {
     row("mean time to match", q.wait_seconds.mean === null ? "–" : fmt(q.wait_seconds.mean, 1) + " s");
     row("mean MMR spread", q.mmr_spread.mean === null ? "–" : fmt(q.mmr_spread.mean));
     row("mean worst RTT", q.worst_rtt_ms.mean === null ? "–" : fmt(q.worst_rtt_ms.mean) + " ms");
+    const bf = q.backfill, res = bf.reservations;
+    card.dataset.openSeats = bf.open_seats;
+    card.dataset.backfilled = bf.tickets_placed;
+    row("running matches (backfill)", fmt(bf.running_matches) + ", " + fmt(bf.open_seats) + " open seats");
+    row("tickets placed into running matches", fmt(bf.tickets_placed));
+    row("seats confirmed / released / expired", `${fmt(res.confirmed)} / ${fmt(res.released)} / ${fmt(res.expired)}`);
     card.append(dl);
     cards.append(card);
   }
@@ -98,6 +105,25 @@ function renderLobbies(l) {
   }));
 }
 
+// The running matches registered for backfill: the most open seats first,
+// then the longest registered (of the first 1000 the token may read;
+// "total" counts every one).
+function renderBackfills(page) {
+  const shown = page.backfills.slice()
+    .sort((a, b) => b.open_seats - a.open_seats || b.backfilling_for_ms - a.backfilling_for_ms)
+    .slice(0, 20);
+  const open = page.backfills.filter((b) => b.open_seats > 0).length;
+  $("backfill-count").textContent = fmt(page.total) + " running, " + fmt(open) + " with open seats";
+  $("backfill-rows").replaceChildren(...shown.map((b) => {
+    const tr = el("tr", { "data-match": b.match_id, "data-open": b.open_seats });
+    const reserved = b.teams.reduce((n, t) => n + t.reserved, 0);
+    for (const v of [b.match_id, b.queue, b.datacenter || "–", fmt(b.open_seats), fmt(reserved),
+                     fmt(b.backfilling_for_ms / 1000, 1) + " s"])
+      tr.append(el("td", {}, v));
+    return tr;
+  }));
+}
+
 async function renderWaiting(queue) {
   $("waiting-queue").textContent = queue;
   const view = await api("/api/queues/" + encodeURIComponent(queue) + "?limit=20");
@@ -112,7 +138,8 @@ async function renderWaiting(queue) {
 
 async function poll() {
   try {
-    const [{ queues }, lobbies] = await Promise.all([api("/api/queues"), api("/api/lobbies?limit=0")]);
+    const [{ queues }, lobbies, backfills] = await Promise.all(
+      [api("/api/queues"), api("/api/lobbies?limit=0"), api("/api/backfills?limit=1000")]);
     const before = new Map((sessions.previous || []).map((q) => [q.queue, q]));
     for (const q of queues) {
       const s = sessions.series.get(q.queue) || [];
@@ -136,6 +163,7 @@ async function poll() {
     $("rtt-value").textContent = last("rtt") === null ? "–" : fmt(last("rtt"));
     renderStages(queues);
     renderLobbies(lobbies);
+    renderBackfills(backfills);
     if (chosen) await renderWaiting(chosen);
     setStatus("updated " + new Date().toLocaleTimeString());
   } catch (e) {
