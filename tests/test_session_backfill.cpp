@@ -44,7 +44,7 @@ queue_config two_teams(std::uint32_t team_size, std::uint32_t party = 1) {
   return c;
 }
 
-std::string refusal(const std::function<void()>& f, mm::errc want) {
+std::string refused_with(const std::function<void()>& f, mm::errc want) {
   try {
     f();
   } catch (const mm::error& e) {
@@ -191,13 +191,13 @@ TEST_CASE("a reservation holds its seats until confirmed, released or expired",
   CHECK(m.reserved[0] == 0);
   CHECK(q.backfills().reservation(first) == nullptr);  // no player left in it
   CHECK(q.backfills().open(m) == 1);
-  CHECK(refusal([&] { q.confirm_reservation(first, {}); }, mm::errc::not_found) != "accepted");
+  CHECK(refused_with([&] { q.confirm_reservation(first, {}); }, mm::errc::not_found) != "accepted");
   // A new placement, left to expire.
   q.add(with_rtt(3, 1500, {10}), 2000ms);
   r = q.tick(2000ms);
   REQUIRE(r.placed.size() == 1);
   const reservation_id second = r.placed[0].reservation.id;
-  CHECK_THAT(refusal([&] { q.confirm_reservation(second, {99}); }, mm::errc::invalid_argument),
+  CHECK_THAT(refused_with([&] { q.confirm_reservation(second, {99}); }, mm::errc::invalid_argument),
              Contains("players[0]: player 99 holds no seat"));
   CHECK(q.tick(6999ms).reservations_expired.empty());
   r = q.tick(7000ms);
@@ -233,9 +233,9 @@ TEST_CASE("an update lists the players now: reserved ones listed have joined",
   const std::uint32_t t1 = res.team_of[1];
   std::vector<std::vector<ticket_player>> over(2);
   over[t1] = {player(200, 1500), player(201, 1500)};
-  CHECK_THAT(
-      refusal([&] { q.update_backfill(running("m1", over), 300ms); }, mm::errc::invalid_argument),
-      Contains("teams[" + std::to_string(t1) + "]: 3 players and reserved seats"));
+  CHECK_THAT(refused_with([&] { q.update_backfill(running("m1", over), 300ms); },
+                          mm::errc::invalid_argument),
+             Contains("teams[" + std::to_string(t1) + "]: 3 players and reserved seats"));
   CHECK(m.in[0] + m.in[1] == 2);
   CHECK(q.backfills().reservation(res.id) != nullptr);
 }
@@ -246,7 +246,7 @@ TEST_CASE("backfill requests the queue cannot take are refused, naming the field
   c.max_backfills = 1;
   session_queue q(c, equator(2), 1);
   const auto bad = [&](backfill_request r) {
-    return refusal([&] { q.add_backfill(r, 0ms); }, mm::errc::invalid_argument);
+    return refused_with([&] { q.add_backfill(r, 0ms); }, mm::errc::invalid_argument);
   };
   const std::vector<std::vector<ticket_player>> teams{{player(1, 1500)}, {player(2, 1500)}};
   CHECK_THAT(bad(running("", teams)), Contains("match_id:"));
@@ -260,11 +260,12 @@ TEST_CASE("backfill requests the queue cannot take are refused, naming the field
   CHECK_THAT(bad(running("m", {{player(1, 1500)}, {player(1, 1500)}})),
              Contains("teams[1][0].id: player 1 is in the party twice"));
   q.add_backfill(running("m", teams), 0ms);
-  CHECK_THAT(refusal([&] { q.add_backfill(running("m", teams), 0ms); }, mm::errc::conflict),
+  CHECK_THAT(refused_with([&] { q.add_backfill(running("m", teams), 0ms); }, mm::errc::conflict),
              Contains("match_id: match 'm' backfills already"));
-  CHECK_THAT(refusal([&] { q.add_backfill(running("n", teams), 0ms); }, mm::errc::limit_reached),
-             Contains("max_backfills of 1"));
-  CHECK(refusal([&] { q.update_backfill(running("n", teams), 0ms); }, mm::errc::not_found) !=
+  CHECK_THAT(
+      refused_with([&] { q.add_backfill(running("n", teams), 0ms); }, mm::errc::limit_reached),
+      Contains("max_backfills of 1"));
+  CHECK(refused_with([&] { q.update_backfill(running("n", teams), 0ms); }, mm::errc::not_found) !=
         "accepted");
   CHECK_FALSE(q.stop_backfill("n"));
   CHECK(q.stop_backfill("m")->empty());

@@ -34,6 +34,7 @@
 
 #include "mm/engine/random.hpp"
 #include "mm/session/backfill.hpp"
+#include "mm/session/explain.hpp"
 #include "mm/session/id_map.hpp"
 #include "mm/session/lane_index.hpp"
 #include "mm/session/latency.hpp"
@@ -171,6 +172,15 @@ class basic_session_queue {
     reservation_ids_ = std::move(next);
   }
 
+  // Why waiting ticket `id` still waits at `now` (explain.hpp): nothing
+  // when it is not waiting. Why running match `match_id` still has open
+  // seats: nothing when the queue does not hold it. Read only; the cost is
+  // one pass over the waiting tickets and options.limit candidates judged.
+  std::optional<explanation> explain(ticket_id id, time_ms now,
+                                     const explain_options& options = {}) const;
+  std::optional<explanation> explain_backfill(const std::string& match_id, time_ms now,
+                                              const explain_options& options = {}) const;
+
   // Whether the loop finds candidates through its index (the default) or by
   // scoring every waiting ticket against every seed: the same candidates,
   // for the tests and the benchmark's reference.
@@ -275,7 +285,13 @@ class basic_session_queue {
   void rank_around(const group& g, double v, time_ms now, std::size_t want,
                    std::vector<candidate>& best);
   // Whether waiting ticket `c` may join `g` now; its distance to the group.
-  bool admits(const group& g, std::size_t c, time_ms now, double* distance) const;
+  bool admits(const group& g, std::size_t c, time_ms now, double* distance) const {
+    return refused_by(g, c, now, distance) == admitted;
+  }
+  // The same with what refuses it: admitted, over_size, no_datacenter, or
+  // the index of the rule.
+  static constexpr std::int32_t admitted = -1, over_size = -2, no_datacenter = -3;
+  std::int32_t refused_by(const group& g, std::size_t c, time_ms now, double* distance) const;
   std::vector<party_seat> seats(const group& g) const;
   bool teams_fit(const group& g, std::size_t ticket) const;
   // The whole group's check: its size, its teams (the team of each player, in
@@ -313,6 +329,18 @@ class basic_session_queue {
                                                          time_ms now) const;
   // Whether a player of waiting ticket `c` is in `m` or holds a seat there.
   bool already_in(const running_match& m, std::size_t c) const;
+
+  // Explain's steps (session_queue_explain.hpp): the subject's rules and
+  // stage after its wait from `since`; the other waiting tickets nearest
+  // to value `v` of the first difference rule, at most `limit`, nearest
+  // first (`pool`: how many wait besides `skip`); one candidate's refusal
+  // counted into `e`; the verdict.
+  void explain_subject(explanation& e, time_ms since, time_ms now) const;
+  std::vector<std::size_t> nearest_to(double v, std::size_t skip, std::size_t limit,
+                                      std::uint64_t& pool) const;
+  void count_refusal(explanation& e, std::size_t c, refusal why, std::int32_t rule,
+                     const explain_options& options, time_ms now) const;
+  void explain_verdict(explanation& e, const std::vector<std::uint64_t>& players_at) const;
 
   // The team of each player of `members` (in order) from teams given by
   // player id, or nothing when they are not the queue's teams (their count,

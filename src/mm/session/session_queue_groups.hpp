@@ -46,14 +46,16 @@ void for_each_bit(const std::uint64_t* words, std::size_t n, F&& f) {
 
 }  // namespace detail
 
-// Whether ticket `c` may join `g` now, and its distance to the group: the
-// sum over the rules of weight x distance. A rule that no longer filters
-// (seconds_until_optional) still adds its distance.
+// Whether ticket `c` may join `g` now (admitted), or what refuses it: the
+// match's size, the first rule that filters and refuses it (its index), or
+// the datacenters. When admitted, its distance to the group: the sum over
+// the rules of weight x distance. A rule that no longer filters
+// (optional_after) still adds its distance.
 template <session_plugin Plugin>
-bool basic_session_queue<Plugin>::admits(const group& g, std::size_t c, time_ms now,
-                                         double* distance) const {
+std::int32_t basic_session_queue<Plugin>::refused_by(const group& g, std::size_t c, time_ms now,
+                                                     double* distance) const {
   const ticket_rows::head row = rows_[c];
-  if (g.players + row.party > config_.max_players) return false;
+  if (g.players + row.party > config_.max_players) return over_size;
   const std::size_t seed = g.seed;
   double total = 0;
   for (std::size_t k = 0; k < config_.rules.size(); ++k) {
@@ -99,7 +101,7 @@ bool basic_session_queue<Plugin>::admits(const group& g, std::size_t c, time_ms 
       case rule_kind::team_balance:
         continue;  // the datacenter check below; the whole group at the end
     }
-    if (!ok && filters) return false;
+    if (!ok && filters) return static_cast<std::int32_t>(k);
     total += r.weight * d;
   }
   // The datacenter: one within every member's threshold and the
@@ -110,7 +112,7 @@ bool basic_session_queue<Plugin>::admits(const group& g, std::size_t c, time_ms 
     bool any = false;
     for (std::size_t w = 0; w < g.dcs.size(); ++w)
       any = any || (g.dcs[w] & own[w] & g.finite[w] & finite[w]) != 0;
-    if (!any) return false;
+    if (!any) return no_datacenter;
   }
   if (latency_rule_) {
     // Its distance: the best RTT the group would play at. Within the ideal
@@ -129,7 +131,7 @@ bool basic_session_queue<Plugin>::admits(const group& g, std::size_t c, time_ms 
       if (r.kind == rule_kind::latency) total += r.weight * std::max(best, p.ideal_ms) / scale;
   }
   if (distance) *distance = total;
-  return true;
+  return admitted;
 }
 
 // The `want` nearest admitted tickets, nearest first (ties by the tickets'

@@ -12,6 +12,7 @@
 #include "mm/session/radix_sort.hpp"
 #include "mm/session/session_queue.hpp"
 #include "mm/session/session_queue_backfill.hpp"
+#include "mm/session/session_queue_explain.hpp"
 #include "mm/session/session_queue_groups.hpp"
 #include "mm/session/session_queue_records.hpp"
 #include "mm/session/teams.hpp"
