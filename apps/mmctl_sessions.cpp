@@ -18,6 +18,8 @@ const char* const session_usage =
     "                                        a ticket for the party (role test); --rtt and\n"
     "                                        --location apply to every player\n"
     "  ticket get ID [--wait SECONDS]        its state; --wait long-polls until it leaves\n"
+    "  ticket explain ID [--limit N]         why it still waits: its stage, its rules, and\n"
+    "                                        which rule refused each of the N nearest tickets\n"
     "  ticket cancel ID                      cancel a waiting ticket (role test)\n"
     "  ticket watch [ID] [--after SEQ] [--queues A,B] [--count N]\n"
     "                                        the ticket events as they are written (a\n"
@@ -40,6 +42,7 @@ const char* const session_usage =
     "  backfill list [--queue Q] | backfill get MATCH\n"
     "                                        running matches with their open seats and\n"
     "                                        reservations (the token's own; an admin's: all)\n"
+    "  backfill explain MATCH [--limit N]    why its open seats wait, as ticket explain\n"
     "  backfill stop MATCH                   the match ends: stop backfilling it (role test)\n"
     "  backfill confirm|release MATCH RESERVATION [--players ID,ID,...]\n"
     "                                        the reserved players joined, or will not come\n"
@@ -135,6 +138,56 @@ int watch_events(const mm::client::event_connect& c, const std::string& only, st
   }
 }
 
+std::string limit_query(const flags& f) {
+  return f.has("limit") ? "?limit=" + std::to_string(number_arg("--limit", f.one("limit"))) : "";
+}
+
+// A number as people write it: 50, 1512.5.
+std::string number_text(const json& v) {
+  std::ostringstream out;
+  out << v.get<double>();
+  return out.str();
+}
+
+// An explanation in words, on stderr (the JSON stays on stdout):
+//   coop: 3 players of other tickets could play with it at paris; ...
+//     stage ideal (50 ms) for 6 s more; rule skill: 100, grows in 6 s
+//     1520 (1 player, waited 2 s): datacenter
+void print_explanation(const json& e) {
+  std::cerr << e["queue"].get<std::string>() << ": " << e["summary"].get<std::string>() << '\n';
+  if (e["stage"].is_object()) {
+    const json& s = e["stage"];
+    std::cerr << "  stage " << s["name"].get<std::string>() << " ("
+              << (s["max_rtt_ms"].is_null() ? std::string("any RTT")
+                                            : number_text(s["max_rtt_ms"]) + " ms")
+              << ")";
+    if (!s["next_in_ms"].is_null())
+      std::cerr << " for " << s["next_in_ms"].get<std::int64_t>() / 1000 << " s more";
+    std::cerr << '\n';
+  }
+  for (const auto& r : e["rules"]) {
+    std::cerr << "  rule " << r["name"].get<std::string>();
+    if (!r["threshold"].is_null()) std::cerr << ": " << number_text(r["threshold"]);
+    if (!r["filters"].get<bool>()) std::cerr << " (optional now)";
+    if (!r["next_expansion_in_ms"].is_null())
+      std::cerr << ", grows in " << r["next_expansion_in_ms"].get<std::int64_t>() / 1000 << " s";
+    if (!r["optional_in_ms"].is_null())
+      std::cerr << ", optional in " << r["optional_in_ms"].get<std::int64_t>() / 1000 << " s";
+    std::cerr << '\n';
+  }
+  for (const auto& c : e["candidates"]["nearest"]) {
+    std::cerr << "  "
+              << (c["ticket"].is_null() ? std::string("(another's)")
+                                        : c["ticket"].get<std::string>())
+              << " MMR " << number_text(c["mmr"]) << ", " << c["players"]
+              << (c["players"] == 1 ? " player" : " players") << ", waited "
+              << c["waited_ms"].get<std::int64_t>() / 1000
+              << " s: " << c["refused_by"].get<std::string>();
+    if (!c["rule"].is_null()) std::cerr << " " << c["rule"].get<std::string>();
+    std::cerr << '\n';
+  }
+}
+
 int ticket_command(api& a, const std::string& cmd, const flags& f,
                    mm::client::event_connect events) {
   const std::string sub = f.positional.empty() ? "" : f.positional[0];
@@ -156,6 +209,10 @@ int ticket_command(api& a, const std::string& cmd, const flags& f,
     print(a.get("/api/tickets/" + id +
                 (f.has("wait") ? "?wait=" + std::to_string(number_arg("--wait", f.one("wait")))
                                : std::string())));
+  } else if (cmd == "ticket" && sub == "explain") {
+    const json e = a.get("/api/tickets/" + id_arg() + "/explain" + limit_query(f));
+    for (const auto& q : e["queues"]) print_explanation(q);
+    print(e);
   } else if (cmd == "ticket" && sub == "cancel") {
     print(a.del("/api/tickets/" + id_arg()));
   } else if (cmd == "ticket" && sub == "watch") {
@@ -169,7 +226,7 @@ int ticket_command(api& a, const std::string& cmd, const flags& f,
     print(a.get("/api/lobbies"));
   } else {
     throw usage_error(cmd + " takes " +
-                      (cmd == "ticket" ? "create, get, cancel or watch" : "find or list"));
+                      (cmd == "ticket" ? "create, get, explain, cancel or watch" : "find or list"));
   }
   return 0;
 }
@@ -250,6 +307,10 @@ int backfill_command(api& a, const flags& f) {
         a.get("/api/backfills" + (f.has("queue") ? "?queue=" + path_segment(f.one("queue")) : ""));
     for (const auto& m : all["backfills"]) summarise(m);
     print(all);
+  } else if (sub == "explain") {
+    const json e = a.get("/api/backfills/" + arg(1, "MATCH") + "/explain" + limit_query(f));
+    print_explanation(e);
+    print(e);
   } else if (sub == "stop") {
     print(a.del("/api/backfills/" + arg(1, "MATCH")));
   } else if (sub == "confirm" || sub == "release") {
@@ -266,7 +327,8 @@ int backfill_command(api& a, const flags& f) {
     summarise(m);
     print(m);
   } else {
-    throw usage_error("backfill takes register, update, get, list, stop, confirm or release");
+    throw usage_error(
+        "backfill takes register, update, get, list, explain, stop, confirm or release");
   }
   return 0;
 }

@@ -3,7 +3,7 @@
 // datacenters, on one thread, with a virtual clock.
 //
 //   mm_session_bench [tickets = 100000] [seconds of sustained load = 20]
-//                    [tick-only | backfill-only]
+//                    [tick-only | explain-only | backfill-only]
 //
 // With "tick-only", only session_tick_ms is measured (for a profiler; with
 // MM_PERF_CONTROL set, perf samples only the ticks: bench_util.hpp); with
@@ -17,6 +17,10 @@
 //   every seed (no candidates' index), timed on two smaller queues (4,000 and
 //   16,000 tickets) and scaled to `tickets` by the growth measured between
 //   them: session_vs_naive.
+// - session_explain_ms: why one ticket among `tickets` waits
+//   (session_queue::explain, 1,000 candidates judged), median over 101
+//   tickets; explain_vs_tick: that over session_tick_ms, measured just
+//   before. "explain-only" stops after them.
 // - session_first_tick_ms: the same tickets in the first tick of a fresh
 //   queue, which also pays for the first touch of the tick's working memory
 //   (page faults, expensive on a VM).
@@ -139,6 +143,24 @@ double one_tick_ms(const std::vector<ticket_request>& tickets, bool index, bool 
   return ms;
 }
 
+// The median time of one explanation (default limit: 1,000 candidates
+// judged) of a ticket among `tickets` waiting, over 101 tickets, in ms.
+double explain_ms(const std::vector<ticket_request>& tickets) {
+  session_queue q(coop_queue(), world(), 7);
+  std::vector<ticket_id> ids;
+  for (const auto& t : tickets) ids.push_back(q.add(t, 0ms).id);
+  std::vector<double> ms;
+  std::size_t judged = 0;
+  for (std::size_t i = 0; i < 101; ++i) {
+    const double start = now_s();
+    const auto e = q.explain(ids[i * ids.size() / 101], 4s);
+    ms.push_back((now_s() - start) * 1e3);
+    judged += e ? e->examined : 0;
+  }
+  std::nth_element(ms.begin(), ms.begin() + 50, ms.end());
+  return judged > 0 ? ms[50] : -1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -155,6 +177,12 @@ int main(int argc, char** argv) {
               one_tick_ms(tickets, true, true, nullptr));
   emit(bench_name, "session_tick_ms", tick_ms, "ms", extra);
   if (argc > 3 && std::string(argv[3]) == "tick-only") return 0;
+  // Explain: one waiting ticket's reasons, against the tick over the same
+  // tickets (measured just before).
+  const double explain = explain_ms(tickets);
+  emit(bench_name, "session_explain_ms", explain, "ms", extra);
+  emit(bench_name, "explain_vs_tick", explain / tick_ms, "ratio", extra);
+  if (argc > 3 && std::string(argv[3]) == "explain-only") return 0;
   // Backfill: running matches with open seats, a tenth as many as tickets.
   mm::bench::backfill_phase(coop_queue(), m, tickets, n / 10, extra);
   if (argc > 3 && std::string(argv[3]) == "backfill-only") return 0;

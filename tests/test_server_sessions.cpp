@@ -420,6 +420,17 @@ TEST_CASE("a game process over the actor port gets its party's match, cancel and
   actors::session_ticket lonely;
   lonely.players = {remote_player(5, 9000)};
   const auto c = create("coop", lonely);
+  // Why it waits, across the port (the explanation's bytes cross BASP).
+  std::vector<session::explanation> waits;
+  self->request(*service, 10s, actors::explain_atom::value, c, std::uint32_t{100},
+                std::string("any"))
+      .receive([&](std::vector<session::explanation>& e) { waits = std::move(e); },
+               [&](caf::error& err) { FAIL_CHECK(sys.render(err)); });
+  REQUIRE(waits.size() == 1);
+  CHECK(waits[0].queue == "coop");
+  CHECK(waits[0].players_needed == 3);
+  CHECK(waits[0].stage == session::latency_stage::ideal);
+  CHECK_THAT(waits[0].summary, Contains("a match needs 3 more players"));
   bool cancelled = false;
   self->request(*service, 10s, actors::cancel_atom::value, c)
       .receive([&](bool b) { cancelled = b; }, [&](caf::error&) {});

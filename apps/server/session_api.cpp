@@ -1,6 +1,7 @@
 #include "session_api.hpp"
 
 #include "backfill_json.hpp"
+#include "explain_json.hpp"
 #include "mm/actors/errors.hpp"
 #include "mm/session/public_id.hpp"
 #include "session_json.hpp"
@@ -79,6 +80,13 @@ std::string acting_as(const http_context& ctx, const http_request& req) {
                                                      : caller_credential(ctx.config, req);
 }
 
+// The candidates an explanation judges: ?limit=, 1 to 10000, 1000 by default.
+std::uint32_t explain_limit(const http_request& req) {
+  const auto limit = param(req, "limit", 1000, actors::max_explain_candidates);
+  if (limit == 0) throw bad_request("parameter 'limit' must be at least 1");
+  return static_cast<std::uint32_t>(limit);
+}
+
 // Backfill (docs/session.md, "Backfill"): a game server registers its
 // running match, changes it, confirms or releases the seats of its
 // placements, and stops it. The match belongs to the credential that
@@ -128,6 +136,19 @@ void add_backfill_routes(api_routes& api, http_context& ctx) {
                                   }),
                      backfill_atom::value, close_atom::value, id, acting_as(ctx, req));
   });
+  api.deferred(
+      "GET", "/api/backfills/*/explain", role::view, [&](auto& req, const http_reply& reply) {
+        const std::string id = req.matches[1];
+        bridge.ask<session::explanation>(
+            answer<session::explanation>(reply, sys,
+                                         [id](const session::explanation& e) {
+                                           json out = explanation_json(e);
+                                           out["match_id"] = id;
+                                           out["open_seats"] = e.players;
+                                           return out;
+                                         }),
+            backfill_atom::value, explain_atom::value, id, explain_limit(req), acting_as(ctx, req));
+      });
   for (const bool joined : {true, false})
     api.post_deferred(
         std::string("/api/backfills/*/reservations/*/") + (joined ? "confirm" : "release"),
@@ -188,6 +209,26 @@ void add_session_routes(api_routes& api, http_context& ctx) {
     bridge.status(*id, std::chrono::seconds(wait), credential,
                   answer<ticket_outcome>(reply, sys, outcome_json));
   });
+  // Why a waiting ticket waits, in each of its queues (docs/session.md, "Why
+  // is my ticket waiting?"): another's ticket is answered as one that does
+  // not exist, and other credentials' candidates come without their ids.
+  api.deferred("GET", "/api/tickets/*/explain", role::view,
+               [&](auto& req, const http_reply& reply) {
+                 const auto id = ticket_in_path(req);
+                 if (!id) return no_such_ticket(reply, req.matches[1]);
+                 const auto limit = explain_limit(req);
+                 bridge.ask<std::vector<session::explanation>>(
+                     answer<std::vector<session::explanation>>(
+                         reply, sys,
+                         [id = *id](const std::vector<session::explanation>& all) {
+                           json queues = json::array();
+                           for (const auto& e : all) queues.push_back(explanation_json(e));
+                           return json{{"ticket", session::format_public_id(id)},
+                                       {"state", "waiting"},
+                                       {"queues", queues}};
+                         }),
+                     explain_atom::value, *id, limit, acting_as(ctx, req));
+               });
   api.deferred("DELETE", "/api/tickets/*", role::test, [&](auto& req, const http_reply& reply) {
     const auto id = ticket_in_path(req);
     if (!id) return no_such_ticket(reply, req.matches[1]);

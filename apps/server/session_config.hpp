@@ -59,6 +59,9 @@ struct session_settings {
   std::uint32_t max_backfills_per_credential = 10'000;
   std::uint32_t backfill_requests_per_s = 100;
   std::uint32_t backfill_burst = 200;
+  // Explanations a second, all callers together (docs/session.md, "Why is
+  // my ticket waiting?").
+  std::uint32_t explains_per_s = 100;
 };
 
 // [{"name", "latitude", "longitude", "region", "latency_map"?}]: a

@@ -63,6 +63,7 @@ void session_host::start(const write_fence& fence) {
   sessions.max_backfills_per_credential = s.max_backfills_per_credential;
   sessions.backfill_requests_per_s = s.backfill_requests_per_s;
   sessions.backfill_burst = s.backfill_burst;
+  sessions.explains_per_s = s.explains_per_s;
   // Tickets are durable in the journal, on a connection of its own, fenced
   // by the lease on a node of a cluster.
   std::shared_ptr<player_store> journal_store = open_configured_store(config_);

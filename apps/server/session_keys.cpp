@@ -79,6 +79,9 @@ std::vector<key_spec> with_session_keys(std::vector<key_spec> keys) {
                        "backfill changes one token may make a second, on average (429 past it)"),
       MM_SESSION_COUNT(backfill_burst, 1,
                        "backfill changes one token may make at once after a quiet moment"),
+      MM_SESSION_COUNT(explains_per_s, 1,
+                       "ticket and running-match explanations a second, all callers together "
+                       "(429 past it)"),
 #undef MM_SESSION_COUNT
   };
   for (auto& k : sessions) keys.push_back(std::move(k));

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "mm/actors/backfill_messages.hpp"
+#include "mm/actors/explain_messages.hpp"
 #include "mm/actors/messages.hpp"
 #include "mm/actors/session_messages.hpp"
 
@@ -189,7 +190,12 @@ struct session_interfaces {
       // The matches of a queue ("": of every queue) whose credential is the
       // given one ("": every credential's, for an admin).
       caf::replies_to<backfill_atom, inspect_atom, std::string,
-                      std::string>::with<std::vector<backfill_state>>>;
+                      std::string>::with<std::vector<backfill_state>>,
+      // Why its open seats wait (match id, candidates judged at most,
+      // credential): the candidates of other credentials' tickets without
+      // their ids (docs/session.md, "Why is my ticket waiting?").
+      caf::replies_to<backfill_atom, explain_atom, std::string, std::uint32_t,
+                      std::string>::with<session::explanation>>;
 
   // The lobbies actor: the lobbies' messages and its idle-close timer.
   using lobbies_actor = lobbies::extend<caf::reacts_to<lobby_atom, session_tick_atom>>;
@@ -213,6 +219,13 @@ struct session_interfaces {
       // Waiting, or what became of it (within the outcome retention), with
       // its credential; errc::not_found for others.
       caf::replies_to<status_atom, std::uint64_t>::with<ticket_outcome>,
+      // Why a waiting ticket waits, in each of its queues (ticket id,
+      // candidates judged at most, credential: "" for an admin's, else
+      // another's ticket is errc::not_found and the candidates of other
+      // credentials' tickets come without their ids); errc::not_found when
+      // it is not waiting.
+      caf::replies_to<explain_atom, std::uint64_t, std::uint32_t,
+                      std::string>::with<std::vector<session::explanation>>,
       // Every queue's counts, by name.
       caf::replies_to<info_atom>::with<std::vector<session_queue_report>>,
       // A page (offset, limit) of the named queue's waiting tickets, oldest

@@ -21,6 +21,8 @@ void add_session_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<backfill_state>("mm.backfill_state");
   cfg.add_message_type<std::vector<backfill_state>>("mm.backfill_states");
   cfg.add_message_type<seat_change>("mm.seat_change");
+  cfg.add_message_type<session::explanation>("mm.explanation");
+  cfg.add_message_type<std::vector<session::explanation>>("mm.explanations");
 }
 
 template void add_message_types<generic_profile>(caf::actor_system_config&, const std::string&);

@@ -125,6 +125,19 @@ auto session_forwarders(Self self, Target target) {
         if (const auto* to = target())
           return self->delegate(*to, b, a, std::move(queue), std::string(port_credential));
         return nobody();
+      },
+      [=](backfill_atom b, explain_atom a, std::string& id, std::uint32_t limit,
+          std::string&) -> caf::result<session::explanation> {
+        if (const auto* to = target())
+          return self->delegate(*to, b, a, std::move(id), limit, std::string(port_credential));
+        return nobody();
+      },
+      // A ticket's explanation: the port's tickets, under its credential.
+      [=](explain_atom a, std::uint64_t id, std::uint32_t limit,
+          std::string&) -> caf::result<std::vector<session::explanation>> {
+        if (const auto* to = target())
+          return self->delegate(*to, a, id, limit, std::string(port_credential));
+        return nobody();
       });
 }
 

@@ -242,6 +242,21 @@ session_queue_actor_type::behavior_type session_queue_actor(session_queue_pointe
       },
       [self](backfill_atom, inspect_atom) { return backfill_list(self); },
       [self](backfill_atom, status_atom, const std::string& id) { return backfill_one(self, id); },
+      [self](explain_atom, std::uint64_t id,
+             std::uint32_t limit) -> caf::result<session::explanation> {
+        session::explain_options o;
+        o.limit = std::min(limit, max_explain_candidates);
+        if (auto e = self->state.queue->explain(id, now_of(self), o)) return std::move(*e);
+        return make_error(errc::not_found,
+                          "ticket: not waiting in queue '" + self->state.config.queue.name + "'");
+      },
+      [self](backfill_atom, explain_atom, const std::string& id,
+             std::uint32_t limit) -> caf::result<session::explanation> {
+        session::explain_options o;
+        o.limit = std::min(limit, max_explain_candidates);
+        if (auto e = self->state.queue->explain_backfill(id, now_of(self), o)) return std::move(*e);
+        return make_error(errc::not_found, "match_id: no running match '" + id + "'");
+      },
       [self](session_tick_atom) {
         run_tick(self);
         self->delayed_send(self, self->state.config.queue.tick, session_tick_atom::value);

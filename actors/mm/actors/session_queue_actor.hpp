@@ -72,7 +72,12 @@ using session_queue_handle = caf::typed_actor<
     caf::replies_to<backfill_atom, release_atom, seat_change>::with<backfill_state>,
     // Its running matches, their seats counted; one of them.
     caf::replies_to<backfill_atom, inspect_atom>::with<std::vector<backfill_state>>,
-    caf::replies_to<backfill_atom, status_atom, std::string>::with<backfill_state>>;
+    caf::replies_to<backfill_atom, status_atom, std::string>::with<backfill_state>,
+    // Why a waiting ticket waits, or a running match's open seats (the
+    // candidates judged at most): errc::not_found when it does not hold it.
+    caf::replies_to<explain_atom, std::uint64_t, std::uint32_t>::with<session::explanation>,
+    caf::replies_to<backfill_atom, explain_atom, std::string,
+                    std::uint32_t>::with<session::explanation>>;
 
 using session_queue_actor_type = session_queue_handle::extend<caf::reacts_to<session_tick_atom>>;
 

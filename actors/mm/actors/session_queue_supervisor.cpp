@@ -107,6 +107,12 @@ session_queue_supervisor_actor::behavior_type session_queue_supervisor(
       [self](backfill_atom b, status_atom a, std::string& id) {
         return to_queue<backfill_state>(self, b, a, std::move(id));
       },
+      [self](explain_atom a, std::uint64_t id, std::uint32_t limit) {
+        return to_queue<session::explanation>(self, a, id, limit);
+      },
+      [self](backfill_atom b, explain_atom a, std::string& id, std::uint32_t limit) {
+        return to_queue<session::explanation>(self, b, a, std::move(id), limit);
+      },
       [self](sup_restart_atom) {
         auto& s = self->state;
         if (s.queue || s.stopping) return;

@@ -4,6 +4,7 @@
 
 #include "mm/actors/errors.hpp"
 #include "mm/actors/session_service_backfills.hpp"
+#include "mm/actors/session_service_explain.hpp"
 #include "mm/engine/log.hpp"
 #include "mm/session/public_id.hpp"
 
@@ -543,6 +544,13 @@ session_service_actor::behavior_type session_service(session_service_pointer sel
       },
       [self](backfill_atom, release_atom, seat_change& c) {
         return route_backfill_seats(self, c, false);
+      },
+      [self](backfill_atom, explain_atom, const std::string& id, std::uint32_t limit,
+             const std::string& credential) {
+        return route_backfill_explain(self, id, limit, credential);
+      },
+      [self](explain_atom, std::uint64_t id, std::uint32_t limit, const std::string& credential) {
+        return route_ticket_explain(self, id, limit, credential);
       },
       [self](backfill_atom, status_atom, const std::string& id, const std::string& credential) {
         return route_backfill_status(self, id, credential);

@@ -57,6 +57,9 @@ struct session_service_config {
   std::size_t max_backfills_per_credential = 10'000;
   double backfill_requests_per_s = 100;
   double backfill_burst = 200;
+  // Explanations a second, all callers together (session_service_explain.hpp);
+  // as many at once after a quiet second.
+  double explains_per_s = 100;
 
   // Durability (session_journal.hpp).
   // The journal's own connection; none: tickets are not durable (benchmarks).
@@ -118,10 +121,23 @@ struct session_service_state {
   // Per credential: the backfill changes it may still make now (a token
   // bucket), and when it was last filled.
   struct request_bucket {
-    double tokens = 0;
+    double tokens = -1;  // -1: never used (full at its first use)
     caf::actor_clock::time_point at;
+    // One request, if the bucket (filled at `rate` a second up to `burst`
+    // since `at`) holds one.
+    bool take(caf::actor_clock::time_point now, double rate, double burst) {
+      const double elapsed = std::chrono::duration<double>(now - at).count();
+      tokens = tokens < 0 ? burst : std::min(burst, tokens + std::max(0.0, elapsed) * rate);
+      at = now;
+      if (tokens < 1) return false;
+      tokens -= 1;
+      return true;
+    }
   };
   std::unordered_map<std::string, request_bucket> backfill_rates;
+  // The explanations every caller may still ask for now (explains_per_s):
+  // each costs its queue a pass over its waiting tickets.
+  request_bucket explain_rate;
   static inline const char* name = "mm.session_service";
 };
 

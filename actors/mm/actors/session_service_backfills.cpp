@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "mm/actors/errors.hpp"
+#include "mm/actors/session_service_explain.hpp"
 #include "mm/engine/log.hpp"
 
 namespace mm::actors {
@@ -31,20 +32,8 @@ owner* owned(session_service_pointer self, const std::string& match_id,
 bool take_token(session_service_pointer self, const std::string& credential) {
   auto& st = self->state;
   if (credential.empty()) return true;
-  const auto now = self->clock().now();
-  const double rate = st.config.backfill_requests_per_s, burst = st.config.backfill_burst;
-  auto [it, fresh] = st.backfill_rates.try_emplace(credential);
-  auto& b = it->second;
-  if (fresh) {
-    b.tokens = burst;
-  } else {
-    const double elapsed = std::chrono::duration<double>(now - b.at).count();
-    b.tokens = std::min(burst, b.tokens + std::max(0.0, elapsed) * rate);
-  }
-  b.at = now;
-  if (b.tokens < 1) return false;
-  b.tokens -= 1;
-  return true;
+  return st.backfill_rates[credential].take(self->clock().now(), st.config.backfill_requests_per_s,
+                                            st.config.backfill_burst);
 }
 
 caf::error too_fast(session_service_pointer self) {
@@ -153,6 +142,25 @@ caf::result<backfill_state> route_backfill_status(session_service_pointer self,
   if (!o) return no_match(match_id);
   return self->delegate(self->state.slots[o->slot], backfill_atom::value, status_atom::value,
                         match_id);
+}
+
+caf::result<session::explanation> route_backfill_explain(session_service_pointer self,
+                                                         const std::string& match_id,
+                                                         std::uint32_t limit,
+                                                         const std::string& credential) {
+  if (!take_explain(self)) return explaining_too_fast(self);
+  const owner* o = owned(self, match_id, credential);
+  if (!o) return no_match(match_id);
+  auto rp = self->make_response_promise<session::explanation>();
+  self->request(self->state.slots[o->slot], caf::infinite, backfill_atom::value,
+                explain_atom::value, match_id, limit)
+      .then(
+          [self, rp, credential](session::explanation& e) mutable {
+            hide_candidates(self, e, credential);
+            rp.deliver(std::move(e));
+          },
+          [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
+  return rp;
 }
 
 caf::result<std::vector<backfill_state>> route_backfill_list(session_service_pointer self,

@@ -34,6 +34,11 @@ caf::result<backfill_state> route_backfill_seats(session_service_pointer self, s
 caf::result<backfill_state> route_backfill_status(session_service_pointer self,
                                                   const std::string& match_id,
                                                   const std::string& credential);
+// Why its open seats wait (session_service_explain.hpp).
+caf::result<session::explanation> route_backfill_explain(session_service_pointer self,
+                                                         const std::string& match_id,
+                                                         std::uint32_t limit,
+                                                         const std::string& credential);
 caf::result<std::vector<backfill_state>> route_backfill_list(session_service_pointer self,
                                                              const std::string& queue,
                                                              const std::string& credential);

@@ -64,6 +64,7 @@ struct candidate_explanation {
 };
 
 struct explanation {
+  std::string queue;           // the queue's name
   bool running_match = false;        // the subject: a running match, or a waiting ticket
   std::int64_t waited_ms = 0;        // a ticket's wait, or the time since a match registered
   std::int64_t gives_up_in_ms = -1;  // a ticket's give-up time

@@ -32,6 +32,7 @@ std::optional<explanation> basic_session_queue<Plugin>::explain(
   if (!at) return std::nullopt;
   const auto t = static_cast<std::size_t>(*at);
   explanation e;
+  e.queue = config_.name;
   const time_ms waited = now - rows_[t].created;
   explain_subject(e, rows_[t].created, now);
   e.gives_up_in_ms = std::max<std::int64_t>(0, (rows_.give_up_at(t) - now).count());
@@ -95,6 +96,7 @@ std::optional<explanation> basic_session_queue<Plugin>::explain_backfill(
   const running_match* m = backfills_.find(match_id);
   if (!m) return std::nullopt;
   explanation e;
+  e.queue = config_.name;
   e.running_match = true;
   explain_subject(e, m->registered, now);
   e.players = backfills_.open(*m);
