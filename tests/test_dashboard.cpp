@@ -110,6 +110,7 @@ TEST_CASE(
   live_server s(json{{"demo", {{"session_players_per_second", 40}}},
                      {"sessions",
                       {{"datacenters", dcs},
+                       {"wait_reasons_every", "1s"},
                        {"queues",
                         {{{"name", "coop"},
                           {"min_players", 4},
@@ -162,6 +163,14 @@ TEST_CASE(
                  ".children[2].textContent;") == "4");
   // The chosen queue's waiting tickets, oldest first.
   CHECK(b.wait_for("document.getElementById('waiting-queue').textContent === 'coop'"));
+  // Why tickets wait: the co-op queue's sampled reasons, as the API counts them.
+  REQUIRE(b.wait_for(
+      "document.querySelectorAll('#reason-rows tr[data-queue=coop] .reason').length > 0"));
+  const json reasons = s.get_json("/api/queues", view_token)["queues"][0]["wait_reasons"];
+  const json shown = b.script(
+      "return [...document.querySelectorAll('#reason-rows tr[data-queue=coop] .reason')]"
+      ".map(r => r.dataset.reason);");
+  for (const auto& r : shown) CHECK(reasons.contains(r.get<std::string>()));
   // Backfill: a running match of two players at paris gets players from the
   // demo's stream; the card counts them and an admin's token lists the match.
   const json near_paris = {{"paris", 10}, {"tokyo", 240}};

@@ -22,7 +22,9 @@ json near_tokyo(const char* queue, std::uint64_t id, double mmr) {
 
 TEST_CASE("a waiting ticket and a running match explain why they wait over HTTP and mmctl",
           "[server][session][explain]") {
-  live_server s(session_patch(), 100);
+  json patch = session_patch();
+  patch["sessions"]["wait_reasons_every"] = "100ms";
+  live_server s(patch, 100);
   const auto a = create(s, solo("coop", 1, 1500));
   const auto b = create(s, near_tokyo("coop", 2, 1500), other_test_token);
   const auto c = create(s, solo("coop", 3, 1500));
@@ -69,6 +71,23 @@ TEST_CASE("a waiting ticket and a running match explain why they wait over HTTP 
       s.get_json("/api/tickets/" + a + "/explain?limit=10001", test_token, 400).contains("error"));
   CHECK(s.get_json("/api/tickets/" + a + "/explain?limit=1",
                    test_token)["queues"][0]["candidates"]["judged"] == 1);
+
+  // The queue samples why its tickets wait: in its report and on /metrics.
+  json reasons;
+  for (int i = 0; i < 100 && reasons.empty(); ++i) {
+    const json queues = s.get_json("/api/queues", view_token);  // named: the loop reads it
+    for (const auto& x : queues["queues"])
+      if (x["queue"] == "coop") reasons = x["wait_reasons"];
+    if (reasons.empty()) std::this_thread::sleep_for(50ms);  // polls a live server's clock
+  }
+  REQUIRE_FALSE(reasons.empty());
+  for (const auto& [reason, n] : reasons.items()) {
+    CHECK((reason == "datacenter" || reason == "too_few_players"));
+    CHECK(n.get<std::uint64_t>() > 0);
+  }
+  const auto metrics = s.get("/metrics", view_token);
+  REQUIRE(metrics);
+  CHECK_THAT(metrics->body, Contains("mm_session_wait_reasons_total{queue=\"coop\",reason=\""));
 
   // mmctl: the verdict in words, then the JSON.
   auto [status, out] = run_binary({MMCTL_BINARY, "ticket", "explain", a},

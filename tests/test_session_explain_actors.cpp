@@ -121,3 +121,23 @@ TEST_CASE("explanations are bounded per second across callers", "[session][actor
   x.f.advance(1s);
   CHECK(explain(x, id, "").first);
 }
+
+TEST_CASE("each queue counts the main reasons of a few waiting tickets every interval",
+          "[session][actors][explain]") {
+  auto c = test::two_queues();
+  c.wait_reasons_every = 2s;
+  session_fixture x(c);
+  x.create("coop", party({1500}, 1));
+  x.create("coop", party({1900}, 2));           // 400 apart: the skill rule (200) keeps them apart
+  for (int i = 0; i < 5; ++i) x.f.advance(1s);  // ticks at 1..5 s: samples at 1, 3 and 5 s
+  const auto reports = x.f.ask<std::vector<session_queue_report>>(x.s, info_atom::value).first;
+  REQUIRE(reports);
+  for (const auto& r : *reports) {
+    if (r.queue == "duel") {
+      CHECK(r.wait_reasons.empty());  // nobody waits there: nothing drawn
+      continue;
+    }
+    REQUIRE(r.wait_reasons == std::vector<std::string>{"rule:skill"});
+    CHECK(r.wait_reason_counts == std::vector<std::uint64_t>{24});  // 3 draws of 8
+  }
+}

@@ -382,6 +382,14 @@ std::string render_session_metrics(const std::vector<actors::session_queue_repor
     for (const auto& [event, n] : events)
       w.sample("mm_session_reservations_total", l + ",event=\"" + event + "\"", n);
   }
+  w.family("mm_session_wait_reasons_total", "counter",
+           "Waiting tickets sampled (a few every sessions.wait_reasons_every), by the main "
+           "reason they wait: rule:NAME, datacenter, players, teams, too_few_players, "
+           "no_candidates, enough_players.");
+  for (const auto& [l, r] : q)
+    for (std::size_t i = 0; i < r->wait_reasons.size() && i < r->wait_reason_counts.size(); ++i)
+      w.sample("mm_session_wait_reasons_total",
+               l + ",reason=\"" + escaped(r->wait_reasons[i]) + "\"", r->wait_reason_counts[i]);
   w.family("mm_session_matched_players_total", "counter",
            "Players in the matches formed (÷ matches: the mean match size).");
   for (const auto& [l, r] : q) w.sample("mm_session_matched_players_total", l, r->players_matched);

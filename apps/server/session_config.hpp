@@ -62,6 +62,8 @@ struct session_settings {
   // Explanations a second, all callers together (docs/session.md, "Why is
   // my ticket waiting?").
   std::uint32_t explains_per_s = 100;
+  // How often each queue samples why its tickets wait (0: never).
+  std::chrono::milliseconds wait_reasons_every{5000};
 };
 
 // [{"name", "latitude", "longitude", "region", "latency_map"?}]: a

@@ -64,6 +64,7 @@ void session_host::start(const write_fence& fence) {
   sessions.backfill_requests_per_s = s.backfill_requests_per_s;
   sessions.backfill_burst = s.backfill_burst;
   sessions.explains_per_s = s.explains_per_s;
+  sessions.wait_reasons_every = s.wait_reasons_every;
   // Tickets are durable in the journal, on a connection of its own, fenced
   // by the lease on a node of a cluster.
   std::shared_ptr<player_store> journal_store = open_configured_store(config_);

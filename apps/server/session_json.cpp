@@ -158,6 +158,18 @@ json histogram_json(const value_histogram& h) {
 
 }  // namespace
 
+namespace {
+
+// {"rule:skill": 12, "datacenter": 3, ...}: sampled tickets by main reason.
+json wait_reasons_json(const session_queue_report& r) {
+  json out = json::object();
+  for (std::size_t i = 0; i < r.wait_reasons.size() && i < r.wait_reason_counts.size(); ++i)
+    out[r.wait_reasons[i]] = r.wait_reason_counts[i];
+  return out;
+}
+
+}  // namespace
+
 json queue_report_json(const session_queue_report& r) {
   return {{"queue", r.queue},
           {"waiting", r.waiting},
@@ -181,6 +193,7 @@ json queue_report_json(const session_queue_report& r) {
               {"confirmed", r.reservations_confirmed},
               {"released", r.reservations_released},
               {"expired", r.reservations_expired}}}}},
+          {"wait_reasons", wait_reasons_json(r)},
           {"players_matched", r.players_matched},
           {"wait_seconds", histogram_json(r.wait_seconds)},
           {"mmr_spread", histogram_json(r.mmr_spread)},

@@ -47,6 +47,13 @@ std::vector<key_spec> with_session_keys(std::vector<key_spec> keys) {
          c.sessions.outcome_retention = as_duration("sessions.outcome_retention", v);
        },
        [](const server_config& c) -> json { return seconds_text(c.sessions.outcome_retention); }},
+      {"sessions.wait_reasons_every", K::duration, seconds_text(d.sessions.wait_reasons_every),
+       "how often each queue explains a few waiting tickets drawn at random and counts their "
+       "main reasons (wait_reasons in GET /api/queues, mm_session_wait_reasons_total); 0: never",
+       [](server_config& c, const json& v) {
+         c.sessions.wait_reasons_every = as_duration("sessions.wait_reasons_every", v);
+       },
+       [](const server_config& c) -> json { return seconds_text(c.sessions.wait_reasons_every); }},
       {"sessions.max_outcomes", K::integer, std::to_string(d.sessions.max_outcomes),
        "finished tickets' outcomes (and events) kept at most",
        [](server_config& c, const json& v) {

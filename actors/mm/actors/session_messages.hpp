@@ -152,6 +152,11 @@ struct session_queue_report {
   std::uint64_t backfills = 0, open_seats = 0;
   std::uint64_t backfilled = 0, placements = 0;
   std::uint64_t reservations_confirmed = 0, reservations_released = 0, reservations_expired = 0;
+  // Why its tickets wait: waiting tickets sampled (a few every
+  // wait_reasons_every), counted by their main reason
+  // (session::wait_reason), the names and counts in the same order.
+  std::vector<std::string> wait_reasons;
+  std::vector<std::uint64_t> wait_reason_counts;
 };
 
 // A running lobby as its game server registers it.
@@ -259,7 +264,8 @@ typename Inspector::result_type inspect(Inspector& f, session_queue_report& x) {
            x.cancelled, x.expired, x.failed, x.matches, x.bot_matches, x.players_matched,
            x.waiting_ideal, x.waiting_expand, x.waiting_warm_body, x.wait_seconds, x.mmr_spread,
            x.worst_rtt_ms, x.tick_ms, x.last_tick_ms, x.backfills, x.open_seats, x.backfilled,
-           x.placements, x.reservations_confirmed, x.reservations_released, x.reservations_expired);
+           x.placements, x.reservations_confirmed, x.reservations_released, x.reservations_expired,
+           x.wait_reasons, x.wait_reason_counts);
 }
 
 template <class Inspector>

@@ -93,6 +93,11 @@ struct session_queue_actor_config {
   std::vector<durable_ticket> restored;            // waiting tickets to take back
   std::vector<backfill_state> restored_backfills;  // running matches to take back
   caf::actor parent;  // the queue stops when it is gone (monitored, not linked)
+  // Why its tickets wait: every `wait_reasons_every` (0: never), after a
+  // tick, `wait_reasons_sample` waiting tickets drawn at random are
+  // explained (200 candidates each) and counted by their main reason.
+  std::chrono::milliseconds wait_reasons_every{5000};
+  std::uint32_t wait_reasons_sample = 8;
 };
 
 struct session_queue_state {
@@ -110,6 +115,11 @@ struct session_queue_state {
   value_histogram worst_rtt_ms{{10, 25, 50, 75, 100, 150, 250}};
   value_histogram tick_ms{{1, 2, 5, 10, 25, 50, 100, 250, 500, 1000}};
   double last_tick_ms = 0;
+  // Sampled waiting tickets by their main reason (a label per rule and per
+  // refusal: bounded by the queue's config), and when the last sample was.
+  std::map<std::string, std::uint64_t> wait_reasons;
+  std::optional<session::time_ms> last_wait_sample;
+  std::uint64_t sample_state = 0;  // the draw's generator
   static inline const char* name = "mm.session_queue";
 };
 

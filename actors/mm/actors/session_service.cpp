@@ -39,6 +39,7 @@ void start_slot(session_service_pointer self, std::size_t slot,
   c.queue.ids = st.config.ids;
   c.queue.restored = std::move(restored);
   c.queue.restored_backfills = std::move(backfills);
+  c.queue.wait_reasons_every = st.config.wait_reasons_every;
   c.backoff = st.config.backoff;
   st.book->name_queue(static_cast<std::uint32_t>(slot), c.queue.queue.name);
   if (st.slots.size() <= slot) st.slots.resize(slot + 1);

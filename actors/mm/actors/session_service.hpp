@@ -60,6 +60,9 @@ struct session_service_config {
   // Explanations a second, all callers together (session_service_explain.hpp);
   // as many at once after a quiet second.
   double explains_per_s = 100;
+  // How often each queue samples why its tickets wait (0: never;
+  // session_queue_actor_config::wait_reasons_every).
+  std::chrono::milliseconds wait_reasons_every{5000};
 
   // Durability (session_journal.hpp).
   // The journal's own connection; none: tickets are not durable (benchmarks).

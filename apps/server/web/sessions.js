@@ -9,7 +9,7 @@ const POLL_MS = 2000;
 const HISTORY = 90;  // three minutes of polls
 const STAGES = [["ideal", "var(--ok)"], ["expand", "var(--warn)"], ["warm_body", "var(--bad)"]];
 
-const sessions = { previous: null, series: new Map() };  // queue -> [{ttm, rtt}]
+const sessions = { previous: null, series: new Map(), reasons: [] };  // queue -> [{ttm, rtt}]; reasons: per poll
 onTokenChange(() => start());
 
 // The mean of what a histogram gained since the previous poll, or null.
@@ -124,6 +124,34 @@ function renderBackfills(page) {
   }));
 }
 
+// The main reasons sampled since the oldest poll kept (three minutes),
+// per queue, most frequent first; before a second poll, all of them.
+function renderReasons(queues) {
+  sessions.reasons.push(new Map(queues.map((q) => [q.queue, q.wait_reasons || {}])));
+  while (sessions.reasons.length > HISTORY) sessions.reasons.shift();
+  const oldest = sessions.reasons.length > 1 ? sessions.reasons[0] : new Map();
+  $("reason-rows").replaceChildren(...queues.map((q) => {
+    const before = oldest.get(q.queue) || {};
+    const counts = Object.entries(q.wait_reasons || {})
+      .map(([reason, n]) => [reason, n - (before[reason] || 0)])
+      .filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]);
+    const total = counts.reduce((s, [, n]) => s + n, 0);
+    const tr = el("tr", { "data-queue": q.queue });
+    tr.append(el("td", {}, q.queue));
+    const cell = el("td");
+    if (!total) cell.append("–");
+    for (const [reason, n] of counts.slice(0, 4)) {
+      const share = (100 * n) / total;
+      const item = el("span", { class: "reason", "data-reason": reason, "data-count": n });
+      item.append(el("span", { class: "swatch", style: `width:${Math.max(4, share)}px;background:var(--accent)` }),
+                  ` ${reason.replace("rule:", "rule ").replaceAll("_", " ")} ${fmt(share)} % `);
+      cell.append(item);
+    }
+    tr.append(cell);
+    return tr;
+  }));
+}
+
 async function renderWaiting(queue) {
   $("waiting-queue").textContent = queue;
   const view = await api("/api/queues/" + encodeURIComponent(queue) + "?limit=20");
@@ -164,6 +192,7 @@ async function poll() {
     renderStages(queues);
     renderLobbies(lobbies);
     renderBackfills(backfills);
+    renderReasons(queues);
     if (chosen) await renderWaiting(chosen);
     setStatus("updated " + new Date().toLocaleTimeString());
   } catch (e) {

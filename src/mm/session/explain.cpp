@@ -1,5 +1,7 @@
 #include "mm/session/explain.hpp"
 
+#include <string>
+
 namespace mm::session {
 
 const char* to_string(refusal r) {
@@ -18,6 +20,21 @@ const char* to_string(refusal r) {
       return "already_in";
   }
   return "unknown";
+}
+
+std::string wait_reason(const explanation& e) {
+  std::string top = to_string(e.verdict);
+  std::uint64_t most = 0;
+  const auto consider = [&](std::uint64_t n, const std::string& label) {
+    if (n > most) most = n, top = label;
+  };
+  for (std::size_t k = 0; k < e.refused_by_rule.size() && k < e.rules.size(); ++k)
+    consider(e.refused_by_rule[k], "rule:" + e.rules[k].name);
+  consider(e.refused_players, "players");
+  consider(e.refused_teams, "teams");
+  consider(e.refused_datacenter, "datacenter");
+  consider(e.refused_already_in, "already_in");
+  return top;
 }
 
 const char* to_string(wait_verdict v) {

@@ -64,7 +64,7 @@ struct candidate_explanation {
 };
 
 struct explanation {
-  std::string queue;           // the queue's name
+  std::string queue;                 // the queue's name
   bool running_match = false;        // the subject: a running match, or a waiting ticket
   std::int64_t waited_ms = 0;        // a ticket's wait, or the time since a match registered
   std::int64_t gives_up_in_ms = -1;  // a ticket's give-up time
@@ -102,6 +102,13 @@ struct explanation {
   wait_verdict verdict = wait_verdict::no_candidates;
   std::string summary;  // the verdict in a sentence
 };
+
+// The main reason of an explanation, as a short label for counts and
+// metrics: "rule:NAME" (a rule), "datacenter", "players", "teams",
+// "already_in" (the refusal that kept out the most candidates), or, when
+// none kept any out, "too_few_players", "no_candidates" or
+// "enough_players" (the verdict).
+std::string wait_reason(const explanation& e);
 
 struct explain_options {
   std::size_t limit = 1000;     // candidates judged at most
