@@ -3,7 +3,12 @@
 // the same without a store), and through HTTP, against the engine alone in the
 // same run.
 //
-// usage: mm_session_service_bench [SECONDS=3]
+// usage: mm_session_service_bench [SECONDS=3] [recording]
+//
+// With "recording", only the cost of recording the ticket stream:
+// recording_vs_plain, the 1-queue durable actor path with a recording of
+// its queue (sessions.record) over the same without, medians of three
+// alternated runs.
 //
 // A duel queue (two solos a match, no rule: every waiting pair matches) with
 // a 10 ms tick, so the loop's own time is small and what is measured is the
@@ -44,6 +49,7 @@
 #include <caf/all.hpp>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <future>
 #include <mutex>
@@ -58,6 +64,7 @@
 #include "mm/actors/session_service.hpp"
 #include "mm/engine/generic_profile.hpp"
 #include "mm/session/public_id.hpp"
+#include "ticket_recording.hpp"
 
 using namespace mm;
 using namespace mm::actors;
@@ -174,8 +181,10 @@ void remove_database(const std::string& file) {
 
 // A service over `queues` (named duel0, duel1, ...): durable in a SQLite
 // journal, or without a store.
-session_service_config service_config(std::vector<session::queue_config> queues, bool durable) {
+session_service_config service_config(std::vector<session::queue_config> queues, bool durable,
+                                      std::shared_ptr<ticket_recorder> recorder = nullptr) {
   session_service_config c;
+  c.recorder = std::move(recorder);
   c.queues = std::move(queues);
   c.latency = session::latency_model({{"paris", {48.9, 2.4}, "eu"}});  // the lobbies need one
   if (durable) {
@@ -191,7 +200,8 @@ session_service_config service_config(std::vector<session::queue_config> queues,
 }
 
 actor_run through_actors(std::size_t queues, double seconds, std::size_t in_flight,
-                         std::size_t per_tick, bool durable) {
+                         std::size_t per_tick, bool durable,
+                         std::shared_ptr<ticket_recorder> recorder = nullptr) {
   caf::actor_system_config cfg;
   cfg.set("logger.verbosity", caf::atom("quiet"));
   add_message_types<generic_profile>(cfg, "generic");
@@ -203,7 +213,7 @@ actor_run through_actors(std::size_t queues, double seconds, std::size_t in_flig
     configs.push_back(duel_queue("duel" + std::to_string(i)));
     names.push_back(configs.back().name);
   }
-  auto service = sys.spawn(session_service, service_config(configs, durable));
+  auto service = sys.spawn(session_service, service_config(configs, durable, std::move(recorder)));
   const auto start = sys.clock().now();  // the service's epoch, within a millisecond
   auto d = sys.spawn(driver, caf::actor_cast<session_interfaces::service>(service), names, start,
                      in_flight, per_tick);
@@ -466,8 +476,43 @@ http_run through_http(double seconds, int clients, int wide_clients) {
 
 }  // namespace
 
+// The cost of recording the ticket stream (sessions.record): the 1-queue
+// durable actor path without and with a recording of its queue, alternated
+// three times; the medians and their ratio.
+void recording_cost(double seconds) {
+  const std::string dir = "/tmp/mm_session_service_bench_recording";
+  std::vector<double> plain, recorded;
+  std::uint64_t events = 0, dropped = 0;
+  for (int round = 0; round < 3; ++round) {
+    plain.push_back(through_actors(1, seconds, 4000, 0, true).tickets_per_s);
+    std::filesystem::remove_all(dir);
+    server::recording_settings s;
+    s.queues = {"duel0"};
+    s.dir = dir;
+    auto r = std::make_shared<server::ticket_recording>(s, nlohmann::json::object());
+    recorded.push_back(through_actors(1, seconds, 4000, 0, true, r).tickets_per_s);
+    r->flush();
+    events += r->events();
+    dropped += r->dropped();
+  }
+  std::filesystem::remove_all(dir);
+  const double p = bench::median3(plain[0], plain[1], plain[2]);
+  const double w = bench::median3(recorded[0], recorded[1], recorded[2]);
+  bench::emit(bench_name, "session_tickets_per_s", p, "tickets/s",
+              "\"path\": \"actors\", \"queues\": 1, \"durable\": true, \"recording\": false");
+  bench::emit(bench_name, "session_tickets_per_s", w, "tickets/s",
+              "\"path\": \"actors\", \"queues\": 1, \"durable\": true, \"recording\": true, "
+              "\"events\": " +
+                  std::to_string(events) + ", \"dropped\": " + std::to_string(dropped));
+  bench::emit(bench_name, "recording_vs_plain", w / p, "ratio");
+}
+
 int main(int argc, char** argv) {
   const double seconds = argc > 1 ? std::atof(argv[1]) : 3.0;
+  if (argc > 2 && std::string(argv[2]) == "recording") {
+    recording_cost(seconds);
+    return 0;
+  }
   const double engine = engine_tickets_per_s(seconds);
   bench::emit(bench_name, "engine_tickets_per_s", engine, "tickets/s");
   const actor_run memory = through_actors(1, seconds, 4000, 0, false);

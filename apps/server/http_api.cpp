@@ -283,6 +283,7 @@ http_handlers api_handlers(http_context& ctx) {
         queues ? *queues : std::vector<actors::session_queue_report>{},
         lobbies ? std::optional<actors::lobbies_report>(*lobbies) : std::nullopt);
     if (ctx.events) text += render_event_metrics(*ctx.events);
+    if (ctx.recording) text += render_recording_metrics(*ctx.recording);
     if (const cluster_node* node = ctx.cluster.load())
       text += render_cluster_metrics(node->metrics());
     res.set_content(text, "text/plain; version=0.0.4");

@@ -40,6 +40,8 @@ struct http_context {
   http_counters counters;
   // The ticket events (GET /api/events); none: the route answers 503.
   actors::ticket_event_feed* events = nullptr;
+  // The ticket stream's recording (sessions.record), or null: its counts on /metrics.
+  const ticket_recording* recording = nullptr;
   // This node's part of a cluster (GET /api/cluster, redirects); none: one
   // server alone.
   std::atomic<const cluster_node*> cluster{nullptr};

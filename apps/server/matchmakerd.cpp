@@ -102,6 +102,10 @@ int run(const server::server_config& c) {
   say("matchmakerd: database " + db->where() + " holds " + std::to_string(db->count_players()) +
       " players");
 
+  // Before the actor system: a recording directory that cannot be written
+  // stops the start here.
+  auto recording = server::open_recording(c);
+
   caf::actor_system_config cfg;
   actors::use_network(cfg, c.actor_tls);
   actors::set_worker_idle(cfg, c.worker_idle);
@@ -144,7 +148,8 @@ int run(const server::server_config& c) {
   // here on a server alone, and by the lease on a node of a cluster.
   auto events = std::make_shared<actors::ticket_event_feed>(
       actors::ticket_event_feed::limits{c.sessions.max_outcomes, c.sessions.outcome_retention});
-  server::session_host sessions(sys, c, c.cluster_total > 0 ? "cluster" : "matchmakerd", events);
+  server::session_host sessions(sys, c, c.cluster_total > 0 ? "cluster" : "matchmakerd", events,
+                                recording);
   if (c.cluster_total == 0) sessions.start({});
   const auto session_service = sessions.handle();
   {
@@ -236,6 +241,7 @@ int run(const server::server_config& c) {
                                         sessions.target());
   server::http_context ctx{c, bridge, queries, session_bridge, *db, {}, *read_db, {}, {}};
   ctx.events = events.get();
+  ctx.recording = sessions.recording();
   // Every connection is a file descriptor: take what the system allows.
   const std::uint64_t files = server::raise_open_file_limit();
   if (files != 0 && files < c.http.max_connections + 256)

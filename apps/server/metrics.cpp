@@ -305,6 +305,20 @@ std::string render_event_metrics(const actors::ticket_event_feed& feed) {
   return w.str();
 }
 
+std::string render_recording_metrics(const ticket_recording& r) {
+  writer w;
+  w.family("mm_session_recorded_events_total", "counter",
+           "Ticket events written to the recording (sessions.record).");
+  w.sample("mm_session_recorded_events_total", "", r.events());
+  w.family("mm_session_recording_dropped_total", "counter",
+           "Ticket events the recording's writer could not keep up with (a gap line says so).");
+  w.sample("mm_session_recording_dropped_total", "", r.dropped());
+  w.family("mm_session_recording_bytes_total", "counter",
+           "Bytes written to the recording's files, headers included.");
+  w.sample("mm_session_recording_bytes_total", "", r.bytes());
+  return w.str();
+}
+
 std::string render_cluster_metrics(const cluster_node::counts& c) {
   writer w;
   w.family(

@@ -48,6 +48,8 @@ std::string render_session_metrics(const std::vector<actors::session_queue_repor
 
 // The ticket events' feed: events held, followers, the last sequence number.
 std::string render_event_metrics(const actors::ticket_event_feed& feed);
+// The recording's counts (sessions.record).
+std::string render_recording_metrics(const ticket_recording& r);
 
 // A node of a cluster: its leases, takeovers and heartbeat.
 std::string render_cluster_metrics(const cluster_node::counts& c);

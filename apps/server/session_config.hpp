@@ -13,6 +13,7 @@
 
 #include "mm/session/latency.hpp"
 #include "mm/session/queue_config.hpp"
+#include "ticket_recording.hpp"
 
 namespace mm::server {
 
@@ -64,6 +65,8 @@ struct session_settings {
   std::uint32_t explains_per_s = 100;
   // How often each queue samples why its tickets wait (0: never).
   std::chrono::milliseconds wait_reasons_every{5000};
+  // The recording of chosen queues' ticket streams (ticket_recording.hpp).
+  recording_settings record;
 };
 
 // [{"name", "latitude", "longitude", "region", "latency_map"?}]: a

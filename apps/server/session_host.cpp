@@ -25,12 +25,29 @@ void say(const std::string& line) {
 
 }  // namespace
 
+std::shared_ptr<ticket_recording> open_recording(const server_config& c) {
+  if (c.sessions.record.queues.empty()) return nullptr;
+  // What a replay needs to run the same queues: their config and the
+  // datacenters' (docs/session.md, "Recording and replay").
+  json header = {{"queues", queues_json(c.sessions.queues)},
+                 {"queue_template", c.sessions.queue_template},
+                 {"recorded", c.sessions.record.queues},
+                 {"datacenters", datacenters_json(c.sessions)},
+                 {"detour_factor", c.sessions.detour_factor}};
+  auto r = std::make_shared<ticket_recording>(c.sessions.record, std::move(header));
+  say("matchmakerd: recording the tickets of " + std::to_string(c.sessions.record.queues.size()) +
+      " queue(s) into " + c.sessions.record.dir);
+  return r;
+}
+
 session_host::session_host(caf::actor_system& sys, const server_config& c, std::string service_name,
-                           std::shared_ptr<actors::ticket_event_feed> events)
+                           std::shared_ptr<actors::ticket_event_feed> events,
+                           std::shared_ptr<ticket_recording> recording)
     : sys_(sys),
       config_(c),
       name_(std::move(service_name)),
       events_(std::move(events)),
+      recording_(std::move(recording)),
       target_(std::make_shared<actors::session_target>()) {
   handle_ = caf::actor_cast<actors::session_interfaces::service>(actors::make_session_switch(
       sys, target_, sys.message_types<actors::session_interfaces::service>()));
@@ -65,6 +82,7 @@ void session_host::start(const write_fence& fence) {
   sessions.backfill_burst = s.backfill_burst;
   sessions.explains_per_s = s.explains_per_s;
   sessions.wait_reasons_every = s.wait_reasons_every;
+  sessions.recorder = recording_;
   // Tickets are durable in the journal, on a connection of its own, fenced
   // by the lease on a node of a cluster.
   std::shared_ptr<player_store> journal_store = open_configured_store(config_);

@@ -29,12 +29,20 @@
 
 namespace mm::server {
 
+// The recording of sessions.record's queues (ticket_recording.hpp), or null
+// when none is configured. Throws mm::error (invalid_config) naming
+// sessions.record.dir when it cannot be written: called before the actor
+// system starts, so that a bad directory stops the start.
+std::shared_ptr<ticket_recording> open_recording(const server_config& c);
+
 class session_host {
  public:
   // The journal and lobbies are kept under `service_name` (one per server
   // alone, one per cluster). `events` is the server's feed of ticket events.
+  // `recording`: where the ticket stream is recorded (open_recording), or null.
   session_host(caf::actor_system& sys, const server_config& c, std::string service_name,
-               std::shared_ptr<actors::ticket_event_feed> events);
+               std::shared_ptr<actors::ticket_event_feed> events,
+               std::shared_ptr<ticket_recording> recording = nullptr);
   ~session_host();
 
   // The handle games and the HTTP API hold: passes to the running service.
@@ -53,12 +61,15 @@ class session_host {
   bool running() const { return static_cast<bool>(service_); }
   // The running service, for a thread that reads its books (ticket polls).
   std::shared_ptr<const actors::session_target> target() const { return target_; }
+  // The ticket stream's recording (sessions.record), or null.
+  const ticket_recording* recording() const { return recording_.get(); }
 
  private:
   caf::actor_system& sys_;
   const server_config& config_;
   std::string name_;
   std::shared_ptr<actors::ticket_event_feed> events_;
+  std::shared_ptr<ticket_recording> recording_;  // none without sessions.record.queues
   std::shared_ptr<actors::session_target> target_;
   actors::session_interfaces::service handle_;
   std::shared_ptr<session::id_source> ids_;

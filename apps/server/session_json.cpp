@@ -118,6 +118,38 @@ ticket_body read_ticket_body(const json& body) {
   return out;
 }
 
+json ticket_body_json(const std::vector<std::string>& queues, const session_ticket& t) {
+  json players = json::array();
+  for (const auto& p : t.players) {
+    json j = {{"id", p.id}, {"mmr", p.mmr}};
+    if (!p.numbers.empty()) {
+      j["numbers"] = json::object();
+      for (const auto& n : p.numbers) j["numbers"][n.name] = n.value;
+    }
+    if (!p.strings.empty()) {
+      j["strings"] = json::object();
+      for (const auto& n : p.strings) j["strings"][n.name] = n.value;
+    }
+    if (!p.sets.empty()) {
+      j["sets"] = json::object();
+      for (const auto& n : p.sets) j["sets"][n.name] = n.items;
+    }
+    if (!p.rtt_ms.empty()) {
+      j["rtt_ms"] = json::object();
+      for (const auto& n : p.rtt_ms) j["rtt_ms"][n.name] = n.value;
+    }
+    if (p.has_location) j["location"] = {{"latitude", p.latitude}, {"longitude", p.longitude}};
+    players.push_back(std::move(j));
+  }
+  json body = {{"players", players}};
+  if (queues.size() == 1)
+    body["queue"] = queues[0];
+  else
+    body["queues"] = queues;
+  if (t.give_up_after_ms > 0) body["give_up_after_ms"] = t.give_up_after_ms;
+  return body;
+}
+
 json outcome_json(const ticket_outcome& o) {
   json j = {{"ticket", session::format_public_id(o.ticket)},
             {"queue", o.queue},

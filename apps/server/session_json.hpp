@@ -35,6 +35,10 @@ ticket_body read_ticket_body(const json& body);
 // One player of a ticket or of a running match, as above; `where` names it.
 actors::session_player read_player(const json& v, const std::string& where);
 
+// The writing side of read_ticket_body: the ticket as a body that reads back
+// to it ("queue" for one queue, "queues" for several).
+json ticket_body_json(const std::vector<std::string>& queues, const actors::session_ticket& t);
+
 json outcome_json(const actors::ticket_outcome& o);
 json queue_report_json(const actors::session_queue_report& r);
 json waiting_view_json(const actors::waiting_ticket_view& v);

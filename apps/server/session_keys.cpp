@@ -54,6 +54,40 @@ std::vector<key_spec> with_session_keys(std::vector<key_spec> keys) {
          c.sessions.wait_reasons_every = as_duration("sessions.wait_reasons_every", v);
        },
        [](const server_config& c) -> json { return seconds_text(c.sessions.wait_reasons_every); }},
+      {"sessions.record.queues", K::list, "[] (no recording)",
+       "session queues whose ticket streams are recorded to rotating files for mmsim replay "
+       "(docs/session.md, \"Recording and replay\")",
+       [](server_config& c, const json& v) {
+         if (!v.is_array() || v.size() > 64)
+           bad("sessions.record.queues", "a list of at most 64 queue names");
+         c.sessions.record.queues.clear();
+         for (const auto& q : v) {
+           if (!q.is_string() || !session::valid_queue_name(q.get<std::string>()))
+             bad("sessions.record.queues", q.dump() + " is not a queue name");
+           c.sessions.record.queues.push_back(q.get<std::string>());
+         }
+       },
+       [](const server_config& c) -> json { return c.sessions.record.queues; }},
+      {"sessions.record.dir", K::text, d.sessions.record.dir,
+       "the recording's directory (made when missing; relative to the working directory)",
+       [](server_config& c, const json& v) {
+         c.sessions.record.dir = as_text("sessions.record.dir", v);
+       },
+       [](const server_config& c) -> json { return c.sessions.record.dir; }},
+      {"sessions.record.max_file_bytes", K::integer,
+       std::to_string(d.sessions.record.max_file_bytes),
+       "a recording file is closed and the next one started at this size",
+       [](server_config& c, const json& v) {
+         c.sessions.record.max_file_bytes =
+             as_uint<std::uint64_t>("sessions.record.max_file_bytes", v, 4096);
+       },
+       [](const server_config& c) -> json { return c.sessions.record.max_file_bytes; }},
+      {"sessions.record.max_files", K::integer, std::to_string(d.sessions.record.max_files),
+       "recording files kept: the oldest beyond these are deleted",
+       [](server_config& c, const json& v) {
+         c.sessions.record.max_files = as_uint<std::uint32_t>("sessions.record.max_files", v, 1);
+       },
+       [](const server_config& c) -> json { return c.sessions.record.max_files; }},
       {"sessions.max_outcomes", K::integer, std::to_string(d.sessions.max_outcomes),
        "finished tickets' outcomes (and events) kept at most",
        [](server_config& c, const json& v) {

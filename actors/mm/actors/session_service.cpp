@@ -179,6 +179,8 @@ void submit(session_service_pointer self, durable_ticket d,
   self->request(st.slots[first], caf::infinite, create_atom::value, queued_ticket{d, true})
       .then(
           [self, id, more, d, rp](std::uint64_t) mutable {
+            if (const auto& r = self->state.config.recorder)
+              r->created(d, self->state.config.unix_epoch_ms + d.created_ms);
             if (more) {
               join_others(self, d, rp);
               return;
@@ -279,6 +281,7 @@ void committed(session_service_pointer self, std::vector<ticket_outcome>& events
   for (auto& ev : events) {
     // A game server's copy of a placement is for the events' channel only.
     if (ev.state == session::ticket_state::waiting || ev.to_game_server) continue;
+    if (st.config.recorder) st.config.recorder->left(ev, now);
     if (auto e = st.book->remove(ev.ticket)) {
       ev.credential = st.book->credential(e->credential);
       for (const std::uint32_t slot : e->slots)

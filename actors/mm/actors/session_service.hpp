@@ -38,6 +38,7 @@
 #include "mm/actors/session_queue_supervisor.hpp"
 #include "mm/actors/ticket_book.hpp"
 #include "mm/actors/ticket_event_feed.hpp"
+#include "mm/actors/ticket_recorder.hpp"
 
 namespace mm::actors {
 
@@ -63,6 +64,8 @@ struct session_service_config {
   // How often each queue samples why its tickets wait (0: never;
   // session_queue_actor_config::wait_reasons_every).
   std::chrono::milliseconds wait_reasons_every{5000};
+  // The ticket stream's recording, if any (ticket_recorder.hpp).
+  std::shared_ptr<ticket_recorder> recorder;
 
   // Durability (session_journal.hpp).
   // The journal's own connection; none: tickets are not durable (benchmarks).

@@ -1,0 +1,107 @@
+// matchmakerd's recording of the ticket stream of chosen session queues
+// (docs/session.md, "Recording and replay"): JSON lines in rotating files,
+// bounded in size, written by a thread of their own.
+//
+// - Each file starts with a header line: the format, its version, the
+//   recorded queues' configuration and the datacenters (what a replay
+//   needs to run the same queues). Then one line per event, in the order the
+//   session service saw them: a ticket created (its body as
+//   POST /api/tickets takes it, with its id and time), and what became of
+//   it (its outcome as GET /api/tickets/ID answers it).
+// - A file is closed at max_file_bytes and a new one started; beyond
+//   max_files the oldest recording files of the directory are deleted. The
+//   recording never holds more than max_files x max_file_bytes on disk.
+// - The service's thread only copies the event into a queue: formatting
+//   and writing happen on the writer thread. When the writer falls behind
+//   by max_pending events, new ones are dropped and counted, and a "gap"
+//   line says how many before the next one written.
+// - Lines are flushed to the file at least every 200 ms: a crash loses at
+//   most what came in since (the tickets themselves are durable elsewhere).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+#include "json_codec.hpp"
+#include "mm/actors/ticket_recorder.hpp"
+
+namespace mm::server {
+
+inline constexpr int recording_format_version = 1;
+inline constexpr const char* recording_format = "matchmaker-ticket-recording";
+
+struct recording_settings {
+  std::vector<std::string> queues;  // empty: no recording
+  std::string dir = "recordings";
+  std::uint64_t max_file_bytes = 64ull << 20;
+  std::uint32_t max_files = 8;
+  std::size_t max_pending = 100'000;  // events waiting for the writer
+};
+
+class ticket_recording final : public actors::ticket_recorder {
+ public:
+  // `header` is merged into every file's header line (the queues' config,
+  // the datacenters). Throws mm::error (invalid_config) naming
+  // sessions.record.dir when the directory cannot be made or written.
+  ticket_recording(recording_settings settings, json header);
+  ~ticket_recording() override;  // writes what is pending, then stops
+
+  void created(const actors::durable_ticket& ticket, std::int64_t unix_ms) override;
+  void left(const actors::ticket_outcome& outcome, std::int64_t unix_ms) override;
+
+  // Writes what is pending now and returns once it is in the file.
+  void flush();
+
+  std::uint64_t events() const { return events_; }    // lines of events written
+  std::uint64_t dropped() const { return dropped_; }  // events the writer could not keep up with
+  std::uint64_t bytes() const { return bytes_; }      // bytes written, headers included
+  std::uint64_t files() const { return files_; }      // files started
+
+ private:
+  struct pending {
+    bool created = false;
+    actors::durable_ticket ticket;
+    actors::ticket_outcome outcome;
+    std::int64_t unix_ms = 0;
+  };
+  void push(pending p);
+  void run();
+  void write_line(const std::string& line);
+  void start_file();
+  void prune();
+
+  const recording_settings settings_;
+  const json header_;
+  std::set<std::string> queues_;
+  // The tickets recorded that wait still (the service's thread only): their
+  // outcome is recorded whatever queue it comes from.
+  std::unordered_set<std::uint64_t> open_;
+
+  std::mutex m_;
+  std::condition_variable wake_, written_;
+  std::vector<pending> queue_;
+  std::uint64_t lost_since_written_ = 0;  // dropped since the last line written
+  std::uint64_t pushed_ = 0, done_ = 0;   // events queued and handled (for flush)
+  std::uint64_t flush_to_ = 0;            // a flush() waits until done_ reaches it
+  static constexpr std::size_t wake_batch = 1024;
+  bool stopping_ = false;
+
+  // The writer thread's.
+  std::vector<char> buffer_ = std::vector<char>(1 << 20);
+  std::ofstream out_;
+  std::uint64_t file_bytes_ = 0, sequence_ = 0;
+  std::int64_t started_unix_ms_ = 0;
+  std::atomic<std::uint64_t> events_{0}, dropped_{0}, bytes_{0}, files_{0};
+  std::thread writer_;
+};
+
+}  // namespace mm::server
