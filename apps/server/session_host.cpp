@@ -28,7 +28,7 @@ void say(const std::string& line) {
 std::shared_ptr<ticket_recording> open_recording(const server_config& c) {
   if (c.sessions.record.queues.empty()) return nullptr;
   // What a replay needs to run the same queues: their config and the
-  // datacenters' (docs/session.md, "Recording and replay").
+  // datacenters' (docs/session.md, "Recording").
   json header = {{"queues", queues_json(c.sessions.queues)},
                  {"queue_template", c.sessions.queue_template},
                  {"recorded", c.sessions.record.queues},

@@ -56,7 +56,7 @@ std::vector<key_spec> with_session_keys(std::vector<key_spec> keys) {
        [](const server_config& c) -> json { return seconds_text(c.sessions.wait_reasons_every); }},
       {"sessions.record.queues", K::list, "[] (no recording)",
        "session queues whose ticket streams are recorded to rotating files for mmsim replay "
-       "(docs/session.md, \"Recording and replay\")",
+       "(docs/session.md, \"Recording\")",
        [](server_config& c, const json& v) {
          if (!v.is_array() || v.size() > 64)
            bad("sessions.record.queues", "a list of at most 64 queue names");

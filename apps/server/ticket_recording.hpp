@@ -1,5 +1,5 @@
 // matchmakerd's recording of the ticket stream of chosen session queues
-// (docs/session.md, "Recording and replay"): JSON lines in rotating files,
+// (docs/session.md, "Recording"): JSON lines in rotating files,
 // bounded in size, written by a thread of their own.
 //
 // - Each file starts with a header line: the format, its version, the

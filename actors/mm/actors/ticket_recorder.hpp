@@ -1,5 +1,5 @@
 // Where the session service reports the ticket stream, for a recording of a
-// game's own traffic (docs/session.md, "Recording and replay"): each ticket
+// game's own traffic (docs/session.md, "Recording"): each ticket
 // once it is durable, and its outcome once that is written. Called on the
 // service's thread, in that order for a ticket; an implementation must not
 // block it (matchmakerd's hands the events to a writer thread).
