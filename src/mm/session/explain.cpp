@@ -22,19 +22,25 @@ const char* to_string(refusal r) {
   return "unknown";
 }
 
-std::string wait_reason(const explanation& e) {
-  std::string top = to_string(e.verdict);
-  std::uint64_t most = 0;
-  const auto consider = [&](std::uint64_t n, const std::string& label) {
-    if (n > most) most = n, top = label;
+top_refusal most_refused(const explanation& e) {
+  top_refusal top;
+  const auto consider = [&](std::uint64_t n, refusal why, std::int32_t rule) {
+    if (n > top.count) top = {why, rule, n};
   };
   for (std::size_t k = 0; k < e.refused_by_rule.size() && k < e.rules.size(); ++k)
-    consider(e.refused_by_rule[k], "rule:" + e.rules[k].name);
-  consider(e.refused_players, "players");
-  consider(e.refused_teams, "teams");
-  consider(e.refused_datacenter, "datacenter");
-  consider(e.refused_already_in, "already_in");
+    consider(e.refused_by_rule[k], refusal::rule, static_cast<std::int32_t>(k));
+  consider(e.refused_players, refusal::players, -1);
+  consider(e.refused_teams, refusal::teams, -1);
+  consider(e.refused_datacenter, refusal::datacenter, -1);
+  consider(e.refused_already_in, refusal::already_in, -1);
   return top;
+}
+
+std::string wait_reason(const explanation& e) {
+  const top_refusal top = most_refused(e);
+  if (top.count == 0) return to_string(e.verdict);
+  if (top.why == refusal::rule) return "rule:" + e.rules[static_cast<std::size_t>(top.rule)].name;
+  return to_string(top.why);
 }
 
 const char* to_string(wait_verdict v) {

@@ -103,6 +103,16 @@ struct explanation {
   std::string summary;  // the verdict in a sentence
 };
 
+// The refusal that kept out the most of an explanation's candidates (the
+// first in the order rules, players, teams, datacenter, already_in on a
+// tie): `count` 0 when none kept any out.
+struct top_refusal {
+  refusal why = refusal::none;
+  std::int32_t rule = -1;  // the rule's index (why == rule)
+  std::uint64_t count = 0;
+};
+top_refusal most_refused(const explanation& e);
+
 // The main reason of an explanation, as a short label for counts and
 // metrics: "rule:NAME" (a rule), "datacenter", "players", "teams",
 // "already_in" (the refusal that kept out the most candidates), or, when

@@ -233,21 +233,31 @@ void basic_session_queue<Plugin>::explain_verdict(
     e.best_datacenter_players = e.compatible_players;
   }
   // The refusal that kept out the most candidates, in words.
-  std::string top;
-  std::uint64_t most = 0;
-  const auto consider = [&](std::uint64_t n, const std::string& what) {
-    if (n > most) most = n, top = what;
-  };
-  for (std::size_t k = 0; k < e.refused_by_rule.size(); ++k)
-    consider(e.refused_by_rule[k], "rule '" + config_.rules[k].name + "'");
-  consider(e.refused_players, "the match's size");
-  consider(e.refused_teams, "the teams' sizes");
-  consider(e.refused_datacenter, "no datacenter within both latency stages");
-  consider(e.refused_already_in, "a player already in the match");
-  const std::string refused = most == 0
-                                  ? std::string()
-                                  : "; of the " + plural(e.examined, "ticket", "tickets") +
-                                        " judged, " + top + " kept out " + std::to_string(most);
+  const top_refusal top = most_refused(e);
+  std::string words;
+  switch (top.why) {
+    case refusal::rule:
+      words = "rule '" + e.rules[static_cast<std::size_t>(top.rule)].name + "'";
+      break;
+    case refusal::players:
+      words = "the match's size";
+      break;
+    case refusal::teams:
+      words = "the teams' sizes";
+      break;
+    case refusal::datacenter:
+      words = "no datacenter within both latency stages";
+      break;
+    case refusal::already_in:
+      words = "a player already in the match";
+      break;
+    case refusal::none:
+      break;
+  }
+  const std::string refused =
+      top.count == 0 ? std::string()
+                     : "; of the " + plural(e.examined, "ticket", "tickets") + " judged, " + words +
+                           " kept out " + std::to_string(top.count);
   const std::string at = e.best_datacenter.empty() ? "" : " at " + e.best_datacenter;
   const std::string queue = "queue '" + config_.name + "'";
   const bool match = e.running_match;
