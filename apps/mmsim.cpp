@@ -22,6 +22,7 @@
 #include "mm/engine/error.hpp"
 #include "mm/sim/report_files.hpp"
 #include "mmsim_print.hpp"
+#include "mmsim_replay.hpp"
 #include "server_config.hpp"
 #include "session_config.hpp"
 
@@ -38,6 +39,7 @@ matches) and the async engine with its player table in SQLite and its scan.
 Writes CSV files, SVG charts and index.html into the output directory.
 
 usage: mmsim [both|session|async] [options]      (default: both)
+       mmsim replay RECORDING [options]          (mmsim replay --help)
 
 common:
   --out DIR                 report directory (default: mmsim-report)
@@ -410,6 +412,7 @@ struct temp_dir {
 }  // namespace
 
 int main(int argc, char** argv) try {
+  if (argc > 1 && std::string(argv[1]) == "replay") return sim::run_replay(argc - 1, argv + 1);
   const settings s = parse(argc, argv);
   const population pop = load_population(s);
   const sim::diurnal_curve curve =

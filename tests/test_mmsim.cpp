@@ -212,3 +212,24 @@ TEST_CASE("the report page shows its charts and figures in headless Chromium",
   b.screenshot(dir.file("report.png"));
   CHECK(std::filesystem::file_size(dir.file("report.png")) > 10'000);
 }
+
+TEST_CASE("mmsim replay explains itself and refuses a broken recording with exit code 2",
+          "[sim][mmsim][replay]") {
+  const auto [help_status, help] = mmsim({"replay", "--help"});
+  CHECK(help_status == 0);
+  CHECK_THAT(help, Contains("RECORDING"));
+  CHECK_THAT(help, Contains("--config"));
+  CHECK_THAT(mmsim({"replay"}).second, Contains("which recording?"));
+  CHECK_THAT(mmsim({"replay", "a", "b"}).second, Contains("one recording at a time"));
+  CHECK_THAT(mmsim({"replay", "a", "--seed", "x"}).second, Contains("--seed: 'x'"));
+  mm::test::temp_dir dir;
+  std::ofstream(dir.file("recording-1-000001.jsonl"))
+      << R"({"format":"matchmaker-ticket-recording","version":1,"queues":[)";
+  const auto [status, out] = mmsim({"replay", dir.file("recording-1-000001.jsonl")});
+  CHECK(status == 2);
+  CHECK_THAT(out, Contains("recording-1-000001.jsonl:1: the file ends inside this line"));
+  std::ofstream(dir.file("v9.jsonl")) << R"({"format":"matchmaker-ticket-recording","version":9})"
+                                      << "\n";
+  CHECK_THAT(mmsim({"replay", dir.file("v9.jsonl")}).second, Contains("version 9"));
+  CHECK_THAT(mmsim({"replay", dir.file("missing")}).second, Contains("neither a file nor"));
+}

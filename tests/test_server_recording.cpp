@@ -2,11 +2,16 @@
 // matchmakerd: every ticket of a recorded queue once at its creation (a
 // body POST /api/tickets takes) and once when it leaves, in that order,
 // nothing of the other queues; files that start with the header a replay
-// needs, rotate at their size and never outnumber max_files.
+// needs, rotate at their size and never outnumber max_files; and mmsim
+// replay of a recorded run giving the same matches under the same
+// configuration.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 
+#include "mm/engine/random.hpp"
 #include "server_fixture.hpp"
 #include "session_http.hpp"
 
@@ -71,18 +76,26 @@ TEST_CASE("a recorded queue's tickets are written once created and once gone, in
   const auto files = recording_files(dir);
   REQUIRE(files.size() == 1);
   const auto lines = lines_of(files[0]);
-  REQUIRE(lines.size() == 19);  // the header, 9 tickets created and gone
   const json& header = lines[0];
   CHECK(header["format"] == "matchmaker-ticket-recording");
-  CHECK(header["version"] == 1);
+  CHECK(header["version"] == 2);
   CHECK(header["recorded"] == json({"coop"}));
   CHECK(header["datacenters"].size() == 2);
   bool has_coop = false;
   for (const auto& q : header["queues"]) has_coop = has_coop || q["name"] == "coop";
   CHECK(has_coop);
   std::int64_t last_t = 0;
+  std::size_t ticks = 0, starts = 0;
   for (std::size_t i = 1; i < lines.size(); ++i) {
     const json& l = lines[i];
+    // The recorded queue's start and ticks come from its own actor, in
+    // their own order; only coop's.
+    if (l["event"] == "tick" || l["event"] == "queue" || l["event"] == "late") {
+      CHECK(l["queue"] == "coop");
+      ticks += l["event"] == "tick";
+      starts += l["event"] == "queue";
+      continue;
+    }
     CHECK(l["t"].get<std::int64_t>() >= last_t);
     last_t = l["t"].get<std::int64_t>();
     if (l["event"] == "created") {
@@ -100,6 +113,8 @@ TEST_CASE("a recorded queue's tickets are written once created and once gone, in
   }
   CHECK(created.size() == 9);
   CHECK(left.size() == 9);
+  CHECK(starts == 1);
+  CHECK(ticks >= 1);  // every 100 ms while the server ran
 }
 
 TEST_CASE("recording files rotate at their size and the oldest go",
@@ -122,8 +137,12 @@ TEST_CASE("recording files rotate at their size and the oldest go",
     REQUIRE_FALSE(lines.empty());
     CHECK(lines[0]["format"] == "matchmaker-ticket-recording");
   }
-  // The last file ends with the last ticket gone; the files are numbered in order.
-  CHECK(lines_of(files.back()).back()["event"] == "left");
+  // The newest lines are kept (the last file holds tickets gone), the
+  // oldest pruned; the files are numbered in order.
+  const auto newest = lines_of(files.back());
+  const bool last_left =
+      std::any_of(newest.begin(), newest.end(), [](const json& l) { return l["event"] == "left"; });
+  CHECK(last_left);
   CHECK(lines_of(files.front())[0]["file"].get<int>() <
         lines_of(files.back())[0]["file"].get<int>());
 }
@@ -141,4 +160,106 @@ TEST_CASE("a recording directory that cannot be made stops the start, naming the
   const auto [status, out] = run_binary({MATCHMAKERD_BINARY, "--config", rec.file("c.json")});
   CHECK(status != 0);
   CHECK_THAT(out, Contains("sessions.record.dir"));
+}
+
+namespace {
+
+// A 1v1 queue with a tight skill rule that never widens: players far from
+// the others expire, which a wider rule would match.
+json ranked_patch(double max_difference) {
+  json p = session_patch();
+  p["sessions"]["queues"].push_back(
+      {{"name", "ranked"},
+       {"min_players", 2},
+       {"max_players", 2},
+       {"tick", "100ms"},
+       {"give_up_after", "3s"},
+       {"rules", {{{"name", "skill"}, {"max_difference", max_difference}}}}});
+  return p;
+}
+
+// A column of mmsim replay's replay_queues.csv, for queue `queue`.
+double csv_value(const std::string& file, const std::string& queue, const std::string& column) {
+  std::ifstream in(file);
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> names;
+  std::stringstream head(line);
+  for (std::string c; std::getline(head, c, ',');) names.push_back(c);
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    std::stringstream row(line);
+    for (std::string c; std::getline(row, c, ',');) cells.push_back(c);
+    if (cells.empty() || cells[0] != queue) continue;
+    for (std::size_t i = 0; i < names.size() && i < cells.size(); ++i)
+      if (names[i] == column) return std::stod(cells[i]);
+  }
+  FAIL("no " + column + " for " + queue + " in " + file);
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("a recorded server run replays into the same matches, and a wider rule changes them",
+          "[server][session][recording][replay]") {
+  temp_dir rec;
+  const std::string dir = rec.file("recordings");
+  json patch = ranked_patch(60);
+  patch["sessions"]["record"] = {{"queues", {"ranked"}}, {"dir", dir}};
+  std::size_t cancelled = 0;
+  {
+    live_server s(patch, 100);
+    mm::rng r(11);
+    std::vector<std::string> ids;
+    // Bursts of players, MMR skewed around 1500; now and then one cancels.
+    for (std::uint64_t i = 0; i < 90; ++i) {
+      const double mmr = std::clamp(1500 + 250 * r.normal() * (i % 5 == 0 ? 2 : 1), 0.0, 4000.0);
+      ids.push_back(create(s, solo("ranked", 1000 + i, mmr)));
+      if (i % 11 == 5) {
+        const auto gone = del(s, "/api/tickets/" + ids.back(), test_token);
+        REQUIRE(gone);
+        cancelled += json::parse(gone->body)["cancelled"] == true;  // else matched already
+      }
+      // Spreads the arrivals over ticks (load shaping, not synchronisation).
+      if (i % 15 == 14) std::this_thread::sleep_for(120ms);
+    }
+    for (const auto& id : ids)
+      REQUIRE(s.get_json("/api/tickets/" + id + "?wait=10", test_token)["state"] != "waiting");
+    REQUIRE(s.stop() == 0);
+  }
+  // Under the recorded configuration (from the header): the same matches.
+  const auto [status, out] = run_binary({MMSIM_BINARY, "replay", dir, "--out", rec.file("same")});
+  INFO(out);
+  REQUIRE(status == 0);
+  const auto at = out.find("same matches: ");
+  REQUIRE(at != std::string::npos);
+  std::istringstream same(out.substr(at + 14));
+  std::uint64_t kept = 0, of = 0;
+  std::string word;
+  same >> kept >> word >> of;
+  CHECK(of > 40);
+  CHECK(kept == of);
+  const std::string same_csv = rec.file("same/replay_queues.csv");
+  for (const char* figure :
+       {"matched", "expired", "cancelled", "time_to_match_p95_s", "mmr_spread_mean"})
+    CHECK(csv_value(same_csv, "ranked", std::string("recorded_") + figure) ==
+          csv_value(same_csv, "ranked", std::string("replayed_") + figure));
+  CHECK(csv_value(same_csv, "ranked", "recorded_cancelled") >= static_cast<double>(cancelled));
+  CHECK(csv_value(same_csv, "ranked", "recorded_expired") > 0);
+
+  // Under a wider rule: the expired find opponents, farther in MMR.
+  json wide = ranked_patch(400);
+  std::ofstream(rec.file("wide.json")) << wide.dump();
+  const auto [wide_status, wide_out] = run_binary(
+      {MMSIM_BINARY, "replay", dir, "--config", rec.file("wide.json"), "--out", rec.file("wide")});
+  INFO(wide_out);
+  REQUIRE(wide_status == 0);
+  const std::string wide_csv = rec.file("wide/replay_queues.csv");
+  CHECK(csv_value(wide_csv, "ranked", "replayed_matched") >
+        csv_value(wide_csv, "ranked", "recorded_matched"));
+  CHECK(csv_value(wide_csv, "ranked", "replayed_expired") <
+        csv_value(wide_csv, "ranked", "recorded_expired"));
+  CHECK(csv_value(wide_csv, "ranked", "replayed_mmr_spread_mean") >
+        csv_value(wide_csv, "ranked", "recorded_mmr_spread_mean"));
+  CHECK(fs::exists(rec.file("wide/index.html")));
 }

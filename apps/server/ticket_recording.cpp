@@ -61,7 +61,7 @@ void ticket_recording::created(const actors::durable_ticket& ticket, std::int64_
   if (!wanted) return;
   open_.insert(ticket.id);
   pending p;
-  p.created = true;
+  p.what = pending::kind::created;
   p.ticket = ticket;
   p.unix_ms = unix_ms;
   push(std::move(p));
@@ -71,6 +71,40 @@ void ticket_recording::left(const actors::ticket_outcome& outcome, std::int64_t 
   if (open_.erase(outcome.ticket) == 0) return;
   pending p;
   p.outcome = outcome;
+  p.unix_ms = unix_ms;
+  push(std::move(p));
+}
+
+// "coop", or a shard of it ("coop.eu"). queues_ is not changed after the
+// constructor: safe from any queue actor's thread.
+bool ticket_recording::records(const std::string& name) const {
+  return queues_.count(name) > 0 || queues_.count(name.substr(0, name.find('.'))) > 0;
+}
+
+void ticket_recording::queue_started(const std::string& name, std::uint64_t seed,
+                                     std::int64_t unix_ms) {
+  pending p;
+  p.what = pending::kind::queue;
+  p.queue = name;
+  p.seed = seed;
+  p.unix_ms = unix_ms;
+  push(std::move(p));
+}
+
+void ticket_recording::joined_late(const std::string& name, std::uint64_t id,
+                                   std::int64_t tick_unix_ms) {
+  pending p;
+  p.what = pending::kind::late;
+  p.queue = name;
+  p.ticket.id = id;
+  p.unix_ms = tick_unix_ms;
+  push(std::move(p));
+}
+
+void ticket_recording::ticked(const std::string& name, std::int64_t unix_ms) {
+  pending p;
+  p.what = pending::kind::tick;
+  p.queue = name;
   p.unix_ms = unix_ms;
   push(std::move(p));
 }
@@ -122,16 +156,35 @@ void ticket_recording::run() {
       write_line(json{{"t", unix_now_ms()}, {"event", "gap"}, {"dropped", lost}}.dump());
     for (auto& p : batch) {
       json line;
-      if (p.created) {
-        line = {{"t", p.unix_ms},
-                {"event", "created"},
-                {"ticket", session::format_public_id(p.ticket.id)},
-                {"body", ticket_body_json(p.ticket.queues, p.ticket.ticket)}};
-      } else {
-        line = {{"t", p.unix_ms}, {"event", "left"}, {"outcome", outcome_json(p.outcome)}};
+      switch (p.what) {
+        case pending::kind::created:
+          line = {{"t", p.unix_ms},
+                  {"event", "created"},
+                  {"ticket", session::format_public_id(p.ticket.id)},
+                  {"body", ticket_body_json(p.ticket.queues, p.ticket.ticket)}};
+          break;
+        case pending::kind::left:
+          line = {{"t", p.unix_ms}, {"event", "left"}, {"outcome", outcome_json(p.outcome)}};
+          break;
+        case pending::kind::queue:
+          // The seed as text: a JSON number need not hold 64 bits.
+          line = {{"t", p.unix_ms},
+                  {"event", "queue"},
+                  {"queue", p.queue},
+                  {"seed", std::to_string(p.seed)}};
+          break;
+        case pending::kind::tick:
+          line = {{"t", p.unix_ms}, {"event", "tick"}, {"queue", p.queue}};
+          break;
+        case pending::kind::late:
+          line = {{"t", p.unix_ms},
+                  {"event", "late"},
+                  {"queue", p.queue},
+                  {"ticket", session::format_public_id(p.ticket.id)}};
+          break;
       }
       write_line(line.dump());
-      ++events_;
+      if (p.what == pending::kind::created || p.what == pending::kind::left) ++events_;
     }
     out_.flush();
     {

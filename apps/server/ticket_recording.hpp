@@ -4,10 +4,11 @@
 //
 // - Each file starts with a header line: the format, its version, the
 //   recorded queues' configuration and the datacenters (what a replay
-//   needs to run the same queues). Then one line per event, in the order the
-//   session service saw them: a ticket created (its body as
-//   POST /api/tickets takes it, with its id and time), and what became of
-//   it (its outcome as GET /api/tickets/ID answers it).
+//   needs to run the same queues). Then one line per event: a ticket
+//   created (its body as POST /api/tickets takes it, with its id and time),
+//   what became of it (its outcome as GET /api/tickets/ID answers it), in
+//   the order the session service saw them; and each recorded queue's
+//   start (its seed) and ticks, as its actor ran them.
 // - A file is closed at max_file_bytes and a new one started; beyond
 //   max_files the oldest recording files of the directory are deleted. The
 //   recording never holds more than max_files x max_file_bytes on disk.
@@ -36,7 +37,9 @@
 
 namespace mm::server {
 
-inline constexpr int recording_format_version = 1;
+// Version 2 added the queues' starts and ticks; a reader takes 1 and 2.
+inline constexpr int recording_format_version = 2;
+inline constexpr int oldest_readable_recording_version = 1;
 inline constexpr const char* recording_format = "matchmaker-ticket-recording";
 
 struct recording_settings {
@@ -57,20 +60,26 @@ class ticket_recording final : public actors::ticket_recorder {
 
   void created(const actors::durable_ticket& ticket, std::int64_t unix_ms) override;
   void left(const actors::ticket_outcome& outcome, std::int64_t unix_ms) override;
+  bool records(const std::string& name) const override;
+  void queue_started(const std::string& name, std::uint64_t seed, std::int64_t unix_ms) override;
+  void ticked(const std::string& name, std::int64_t unix_ms) override;
+  void joined_late(const std::string& name, std::uint64_t id, std::int64_t tick_unix_ms) override;
 
   // Writes what is pending now and returns once it is in the file.
   void flush();
 
-  std::uint64_t events() const { return events_; }    // lines of events written
+  std::uint64_t events() const { return events_; }    // tickets' lines written (created, left)
   std::uint64_t dropped() const { return dropped_; }  // events the writer could not keep up with
   std::uint64_t bytes() const { return bytes_; }      // bytes written, headers included
   std::uint64_t files() const { return files_; }      // files started
 
  private:
   struct pending {
-    bool created = false;
-    actors::durable_ticket ticket;
-    actors::ticket_outcome outcome;
+    enum class kind : std::uint8_t { created, left, queue, tick, late } what = kind::left;
+    actors::durable_ticket ticket;   // created; late: its id
+    actors::ticket_outcome outcome;  // left
+    std::string queue;               // queue, tick, late
+    std::uint64_t seed = 0;          // queue
     std::int64_t unix_ms = 0;
   };
   void push(pending p);

@@ -74,7 +74,9 @@ void run_tick(session_queue_pointer self) {
   auto& st = self->state;
   // Wall time, not the actor clock's: what the tick costs the worker.
   const auto start = std::chrono::steady_clock::now();
-  session::tick_result r = st.queue->tick(now_of(self));
+  const session::time_ms now = now_of(self);
+  session::tick_result r = st.queue->tick(now);
+  st.last_tick_at = now;
   // Each match once: the journal makes the outcome of each of its tickets.
   tick_outcomes out;
   out.queue = st.config.queue.name;
@@ -91,6 +93,8 @@ void run_tick(session_queue_pointer self) {
   st.last_tick_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   st.tick_ms.add(st.last_tick_ms);
+  if (st.config.recorder)
+    st.config.recorder->ticked(st.config.queue.name, st.config.unix_epoch_ms + now.count());
   sample_wait_reasons(self, now_of(self));  // after the tick's timing: not part of it
 }
 
@@ -213,6 +217,9 @@ session_queue_actor_type::behavior_type session_queue_actor(session_queue_pointe
     st.queue->set_reservation_ids([ids = st.config.ids] { return ids->next(); });
   take_back(self);
   take_back_backfills(self);
+  if (st.config.recorder)
+    st.config.recorder->queue_started(st.config.queue.name, st.config.seed,
+                                      st.config.unix_epoch_ms + now_of(self).count());
   if (st.config.parent) {
     self->monitor(st.config.parent);
     self->set_down_handler([self](caf::down_msg& down) {
@@ -229,6 +236,12 @@ session_queue_actor_type::behavior_type session_queue_actor(session_queue_pointe
         } catch (const mm::error& e) {
           return make_error(e.code(), e.what());
         }
+        // Created before a tick that ran without it: a replay must add it
+        // after that tick, not at its creation.
+        if (s.config.recorder && s.last_tick_at &&
+            session::time_ms(q.ticket.created_ms) <= *s.last_tick_at)
+          s.config.recorder->joined_late(s.config.queue.name, q.ticket.id,
+                                         s.config.unix_epoch_ms + s.last_tick_at->count());
         if (!q.journal) return q.ticket.id;
         return self->delegate(s.config.journal, journal_atom::value, create_atom::value,
                               std::move(q.ticket));

@@ -26,6 +26,7 @@
 #include "mm/actors/backfill_messages.hpp"
 #include "mm/actors/interface.hpp"
 #include "mm/actors/session_journal.hpp"
+#include "mm/actors/ticket_recorder.hpp"
 #include "mm/session/public_id.hpp"
 #include "mm/session/session_queue.hpp"
 #include "mm/session/ticket_claims.hpp"
@@ -98,6 +99,10 @@ struct session_queue_actor_config {
   // explained (200 candidates each) and counted by their main reason.
   std::chrono::milliseconds wait_reasons_every{5000};
   std::uint32_t wait_reasons_sample = 8;
+  // A recorded queue's recorder (ticket_recorder.hpp), told of its start
+  // and its ticks in unix ms (engine time + unix_epoch_ms); null: none.
+  std::shared_ptr<ticket_recorder> recorder;
+  std::int64_t unix_epoch_ms = 0;
 };
 
 struct session_queue_state {
@@ -115,6 +120,9 @@ struct session_queue_state {
   value_histogram worst_rtt_ms{{10, 25, 50, 75, 100, 150, 250}};
   value_histogram tick_ms{{1, 2, 5, 10, 25, 50, 100, 250, 500, 1000}};
   double last_tick_ms = 0;
+  // The engine time of the last tick (for the recording: a ticket created
+  // at or before it but added after it joined late).
+  std::optional<session::time_ms> last_tick_at;
   // Sampled waiting tickets by their main reason (a label per rule and per
   // refusal: bounded by the queue's config), and when the last sample was.
   std::map<std::string, std::uint64_t> wait_reasons;

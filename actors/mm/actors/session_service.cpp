@@ -40,6 +40,10 @@ void start_slot(session_service_pointer self, std::size_t slot,
   c.queue.restored = std::move(restored);
   c.queue.restored_backfills = std::move(backfills);
   c.queue.wait_reasons_every = st.config.wait_reasons_every;
+  if (st.config.recorder && st.config.recorder->records(c.queue.queue.name)) {
+    c.queue.recorder = st.config.recorder;
+    c.queue.unix_epoch_ms = st.config.unix_epoch_ms;
+  }
   c.backoff = st.config.backoff;
   st.book->name_queue(static_cast<std::uint32_t>(slot), c.queue.queue.name);
   if (st.slots.size() <= slot) st.slots.resize(slot + 1);
@@ -281,7 +285,11 @@ void committed(session_service_pointer self, std::vector<ticket_outcome>& events
   for (auto& ev : events) {
     // A game server's copy of a placement is for the events' channel only.
     if (ev.state == session::ticket_state::waiting || ev.to_game_server) continue;
-    if (st.config.recorder) st.config.recorder->left(ev, now);
+    // A match at the tick that formed it (a replay's tick), not when written.
+    if (st.config.recorder)
+      st.config.recorder->left(ev, ev.state == session::ticket_state::matched
+                                       ? st.config.unix_epoch_ms + ev.match.formed_at_ms
+                                       : now);
     if (auto e = st.book->remove(ev.ticket)) {
       ev.credential = st.book->credential(e->credential);
       for (const std::uint32_t slot : e->slots)

@@ -50,13 +50,6 @@ std::string async_row(const async_hour& h, const std::string& hour, const std::s
          std::to_string(h.churned) + "," + std::to_string(h.table_rows) + "\n";
 }
 
-void write_file(const std::filesystem::path& p, const std::string& text) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) throw error(errc::invalid_argument, "cannot write " + p.string());
-}
-
 // Each hour's value of one figure, as a chart series.
 template <class Hour, class F>
 chart_series by_hour(const std::vector<Hour>& hours, std::string name, F&& f, bool dashed = false) {
@@ -259,7 +252,7 @@ std::string percent(double v) {
 std::string figures_html(const std::vector<figure>& figs, const std::filesystem::path& dir) {
   std::string out;
   for (const figure& f : figs) {
-    write_file(dir / f.file, f.svg);
+    write_report_file(dir / f.file, f.svg);
     out += "<figure>" + f.svg + "<figcaption>" + xml_escape(f.caption) + " (<a href=\"" + f.file +
            "\">" + f.file + "</a>)</figcaption></figure>\n";
   }
@@ -275,7 +268,7 @@ std::string csv_link(const std::string& file) {
 std::string backfill_html(const session_day_report& r,
                           const std::optional<session_day_report>& without,
                           const std::filesystem::path& dir) {
-  write_file(dir / "session_backfill.csv", backfill_csv(r, without ? &*without : nullptr));
+  write_report_file(dir / "session_backfill.csv", backfill_csv(r, without ? &*without : nullptr));
   std::string out =
       "<h3>Parties leaving, and backfill</h3>\n<p>Seats opened by parties that left a running "
       "match before its end, and filled again by the queue's backfill (" +
@@ -397,6 +390,27 @@ std::string async_fairness_csv(const async_day_report& r) {
   return out;
 }
 
+void write_report_file(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) throw error(errc::invalid_argument, "cannot write " + p.string());
+}
+
+std::string report_page(const std::string& title, const std::string& intro,
+                        const std::string& body) {
+  return "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" +
+         xml_escape(title) +
+         "</title>\n"
+         "<style>body{font-family:sans-serif;max-width:1400px;margin:1em auto;padding:0 "
+         "1em;color:#1a202c}"
+         "table{border-collapse:collapse;margin:.5em 0}th,td{border:1px solid #cbd5e0;padding:3px "
+         "8px;text-align:left}th{background:#f7fafc}figure{display:inline-block;margin:.5em}"
+         "figcaption{max-width:640px;font-size:90%;color:#4a5568}</style></head><body>\n<h1>" +
+         xml_escape(title) + "</h1>\n<p>" + xml_escape(intro) + "</p>\n" + body +
+         "</body></html>\n";
+}
+
 std::filesystem::path write_report(const sim_outputs& o, const std::filesystem::path& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -406,7 +420,7 @@ std::filesystem::path write_report(const sim_outputs& o, const std::filesystem::
   if (o.session) {
     const session_day_report& r = *o.session;
     const session_hour& t = r.totals;
-    write_file(dir / "session_hours.csv", session_hours_csv(r));
+    write_report_file(dir / "session_hours.csv", session_hours_csv(r));
     body += "<h2>Session day</h2>\n" + table(o.session_settings);
     body +=
         "<h3>Over the run</h3>\n" +
@@ -433,7 +447,7 @@ std::filesystem::path write_report(const sim_outputs& o, const std::filesystem::
     body += figures_html(session_figures(r), dir);
     if (t.seats_opened > 0) body += backfill_html(r, o.without_backfill, dir);
     if (!o.sensitivity.empty()) {
-      write_file(dir / "session_sensitivity.csv", sensitivity_csv(o.sensitivity));
+      write_report_file(dir / "session_sensitivity.csv", sensitivity_csv(o.sensitivity));
       body +=
           "<h3>Sensitivity</h3>\n<p>The same joins, one setting changed at a time (" +
           csv_link("session_sensitivity.csv") +
@@ -455,9 +469,9 @@ std::filesystem::path write_report(const sim_outputs& o, const std::filesystem::
   if (o.async) {
     const async_day_report& r = *o.async;
     const async_hour& t = r.totals;
-    write_file(dir / "async_hours.csv", async_hours_csv(r));
-    write_file(dir / "async_fill.csv", async_fill_csv(r));
-    write_file(dir / "async_fairness.csv", async_fairness_csv(r));
+    write_report_file(dir / "async_hours.csv", async_hours_csv(r));
+    write_report_file(dir / "async_fill.csv", async_fill_csv(r));
+    write_report_file(dir / "async_fairness.csv", async_fairness_csv(r));
     body += "<h2>Async day</h2>\n" + table(o.async_settings);
     body +=
         "<h3>Over the run</h3>\n" +
@@ -499,21 +513,13 @@ std::filesystem::path write_report(const sim_outputs& o, const std::filesystem::
               "</td><td>" + percent(f->never_offered) + "</td></tr>\n";
     body += "</table>\n" + figures_html(async_figures(r), dir);
   }
-  const std::string page =
-      "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>mmsim "
-      "report</title>\n"
-      "<style>body{font-family:sans-serif;max-width:1400px;margin:1em auto;padding:0 "
-      "1em;color:#1a202c}"
-      "table{border-collapse:collapse;margin:.5em 0}th,td{border:1px solid #cbd5e0;padding:3px 8px;"
-      "text-align:left}th{background:#f7fafc}figure{display:inline-block;margin:.5em}"
-      "figcaption{max-width:640px;font-size:90%;color:#4a5568}</style></head><body>\n"
-      "<h1>mmsim report</h1>\n<p>What players would live through on a simulated day, run through "
-      "the "
-      "matchmaker's own engines on a virtual clock. Hours are UTC since the start of the "
-      "run.</p>\n" +
-      body + "</body></html>\n";
+  const std::string page = report_page(
+      "mmsim report",
+      "What players would live through on a simulated day, run through the matchmaker's own "
+      "engines on a virtual clock. Hours are UTC since the start of the run.",
+      body);
   const auto index = dir / "index.html";
-  write_file(index, page);
+  write_report_file(index, page);
   return index;
 }
 

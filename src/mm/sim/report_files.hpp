@@ -43,6 +43,14 @@ std::string async_hours_csv(const async_day_report& r);
 std::string async_fill_csv(const async_day_report& r);
 std::string async_fairness_csv(const async_day_report& r);
 
+// Writes `text` to `p`; throws mm::error (invalid_argument) naming a file
+// that cannot be written.
+void write_report_file(const std::filesystem::path& p, const std::string& text);
+// The report's HTML page: `title`, a paragraph of `intro` (plain text),
+// then `body` (HTML).
+std::string report_page(const std::string& title, const std::string& intro,
+                        const std::string& body);
+
 // Writes the report into `dir` (created if missing) and returns the page's
 // path. Throws mm::error (invalid_argument) naming a file that cannot be
 // written.

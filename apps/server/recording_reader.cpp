@@ -1,0 +1,364 @@
+#include "recording_reader.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <unordered_map>
+
+#include "mm/actors/session_queue_registry.hpp"
+#include "mm/engine/error.hpp"
+#include "mm/session/public_id.hpp"
+#include "session_json.hpp"
+
+namespace mm::server {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+[[noreturn]] void refuse(const std::string& what) {
+  throw error(errc::invalid_argument, what);
+}
+
+std::vector<fs::path> files_of(const fs::path& p, const recording_limits& limits) {
+  std::error_code ec;
+  if (fs::is_regular_file(p, ec)) return {p};
+  if (!fs::is_directory(p, ec))
+    refuse("recording: '" + p.string() + "' is neither a file nor a directory");
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(p, ec)) {
+    const std::string name = e.path().filename().string();
+    if (!e.is_regular_file() || name.rfind("recording-", 0) != 0 ||
+        e.path().extension() != ".jsonl")
+      continue;
+    files.push_back(e.path());
+    if (files.size() > limits.max_files)
+      refuse("recording: more than " + std::to_string(limits.max_files) + " files in " +
+             p.string());
+  }
+  if (ec) refuse("recording: cannot list " + p.string() + ": " + ec.message());
+  if (files.empty()) refuse("recording: no recording-*.jsonl file in " + p.string());
+  std::sort(files.begin(), files.end());  // the names sort by age
+  return files;
+}
+
+// One file's lines, each at most `max` bytes (the header's own bound for
+// the first), checked for a cut-off end.
+class line_reader {
+ public:
+  line_reader(const fs::path& file, const recording_limits& limits)
+      : file_(file), in_(file, std::ios::binary), limits_(limits) {
+    if (!in_) refuse("recording: cannot open " + file.string());
+  }
+
+  // The next line, or false at the end of the file.
+  bool next(std::string& line) {
+    const std::size_t max = number_ == 0 ? limits_.max_header_bytes : limits_.max_line_bytes;
+    line.clear();
+    ++number_;
+    for (;;) {
+      const int c = in_.get();
+      if (c == std::char_traits<char>::eof()) {
+        if (in_.bad()) refuse(where() + ": cannot be read");
+        if (line.empty()) return false;
+        refuse(where() +
+               ": the file ends inside this line (the recording was cut short; remove "
+               "the partial line to replay what comes before it)");
+      }
+      if (c == '\n') return true;
+      if (line.size() == max)
+        refuse(where() + ": a line longer than " + std::to_string(max) + " bytes");
+      line.push_back(static_cast<char>(c));
+    }
+  }
+
+  std::string where() const { return file_.string() + ":" + std::to_string(number_); }
+
+ private:
+  fs::path file_;
+  std::ifstream in_;
+  const recording_limits& limits_;
+  std::size_t number_ = 0;
+};
+
+json parse_line(const std::string& line, const line_reader& at) {
+  try {
+    json v = parse_body(line);
+    if (!v.is_object()) refuse(at.where() + ": a line must be a JSON object");
+    return v;
+  } catch (const bad_request& e) {
+    refuse(at.where() + ": " + e.what());
+  }
+}
+
+std::int64_t read_time(const json& line, const line_reader& at) {
+  const auto it = line.find("t");
+  // Unix ms from 2001 to 2286: a time outside is not one a server wrote.
+  if (it == line.end() || !it->is_number_integer() || it->get<std::int64_t>() < 1'000'000'000'000 ||
+      it->get<std::int64_t>() > 9'999'999'999'999)
+    refuse(at.where() + ": t must be a unix time in ms");
+  return it->get<std::int64_t>();
+}
+
+// The parts of a header that must be the same in every file: what the
+// queues were.
+json configuration_of(const json& header) {
+  json c = header;
+  for (const char* k : {"file", "started_unix_ms"}) c.erase(k);
+  return c;
+}
+
+void read_header(const json& h, const line_reader& at, recording& r) {
+  const auto format = h.find("format");
+  if (format == h.end() || *format != recording_format)
+    refuse(at.where() + ": not a ticket recording (format must be \"" + recording_format + "\")");
+  const auto version = h.find("version");
+  if (version == h.end() || !version->is_number_integer() ||
+      version->get<std::int64_t>() < oldest_readable_recording_version ||
+      version->get<std::int64_t>() > recording_format_version)
+    refuse(at.where() + ": recording format version " +
+           (version == h.end() ? std::string("missing") : version->dump().substr(0, 32)) +
+           ": this mmsim reads versions " + std::to_string(oldest_readable_recording_version) +
+           " to " + std::to_string(recording_format_version));
+  if (r.header.is_null()) {
+    r.header = h;
+    try {
+      read_datacenters("datacenters", h.at("datacenters"), r.settings);
+      r.settings.queues = read_queues("queues", h.at("queues"));
+      r.settings.queue_template = h.value("queue_template", std::string());
+      r.settings.detour_factor = h.at("detour_factor").get<double>();
+      r.recorded_queues = h.at("recorded").get<std::vector<std::string>>();
+      check(r.settings);
+    } catch (const json::exception& e) {
+      refuse(at.where() + ": header: " + e.what());
+    } catch (const std::exception& e) {
+      refuse(at.where() + ": header: " + e.what());
+    }
+  } else if (configuration_of(h) != configuration_of(r.header)) {
+    refuse(at.where() + ": recorded with other queues or datacenters than " +
+           r.files.front().string() + ": replay the two apart");
+  }
+}
+
+sim::ticket_end read_outcome(const json& o, const std::string& where) {
+  sim::ticket_end e;
+  try {
+    const std::string state = o.at("state").get<std::string>();
+    e.queue = o.at("queue").get<std::string>();
+    if (state == "matched") {
+      e.state = session::ticket_state::matched;
+      const json& m = o.at("match");
+      for (const auto& t : m.at("tickets")) e.match.push_back(t.get<std::string>());
+      std::sort(e.match.begin(), e.match.end());
+      e.mmr_spread = m.at("mmr_spread").get<double>();
+      const json& rtt = m.at("worst_rtt_ms");
+      e.worst_rtt_ms = rtt.is_null() ? -1 : rtt.get<double>();
+      e.bot = m.at("bot_match").get<bool>();
+      e.placed = m.contains("running_match");
+    } else if (state == "cancelled") {
+      e.state = session::ticket_state::cancelled;
+    } else if (state == "expired") {
+      e.state = session::ticket_state::expired;
+    } else if (state == "failed") {
+      e.state = session::ticket_state::failed;
+    } else {
+      refuse(where + ": outcome.state '" + state.substr(0, 32) + "' is not an outcome");
+    }
+  } catch (const json::exception& x) {
+    refuse(where + ": outcome: " + x.what());
+  }
+  return e;
+}
+
+}  // namespace
+
+recording read_recording(const fs::path& file_or_dir, const recording_limits& limits) {
+  recording r;
+  r.files = files_of(file_or_dir, limits);
+  std::uint64_t bytes = 0;
+  for (const auto& f : r.files) {
+    std::error_code ec;
+    bytes += fs::file_size(f, ec);
+    if (ec) refuse("recording: cannot read the size of " + f.string());
+  }
+  if (bytes > limits.max_bytes)
+    refuse("recording: " + std::to_string(bytes) + " bytes, more than the " +
+           std::to_string(limits.max_bytes) + " a replay reads");
+  std::unordered_map<std::string, std::size_t> by_id;
+  std::string line;
+  bool any_event = false;
+  std::uint64_t ticks = 0;
+  for (const auto& f : r.files) {
+    line_reader in(f, limits);
+    if (!in.next(line)) refuse(f.string() + ": empty, no header");
+    read_header(parse_line(line, in), in, r);
+    while (in.next(line)) {
+      const json v = parse_line(line, in);
+      const std::int64_t t = read_time(v, in);
+      const std::string event = v.value("event", std::string());
+      ++r.events;
+      if (!any_event) r.first_unix_ms = t;
+      any_event = true;
+      r.first_unix_ms = std::min(r.first_unix_ms, t);
+      r.last_unix_ms = std::max(r.last_unix_ms, t);
+      if (event == "gap") {
+        const auto n = v.find("dropped");
+        if (n == v.end() || !n->is_number_unsigned())
+          refuse(in.where() + ": dropped must be a count");
+        r.dropped += n->get<std::uint64_t>();
+      } else if (event == "created") {
+        const auto id = v.find("ticket");
+        if (id == v.end() || !id->is_string() ||
+            !session::parse_public_id(id->get_ref<const std::string&>()))
+          refuse(in.where() + ": ticket must be a ticket id");
+        if (!v.contains("body")) refuse(in.where() + ": body is missing");
+        recorded_ticket rt;
+        rt.id = id->get<std::string>();
+        rt.created_unix_ms = t;
+        try {
+          ticket_body b = read_ticket_body(v["body"]);
+          rt.queues.push_back(b.queue);
+          for (const auto& q : b.ticket.also_queues) rt.queues.push_back(q);
+          rt.ticket = std::move(b.ticket);
+        } catch (const bad_request& e) {
+          refuse(in.where() + ": body." + e.what());
+        }
+        if (by_id.count(rt.id)) refuse(in.where() + ": ticket " + rt.id + " created twice");
+        if (r.tickets.size() == limits.max_tickets)
+          refuse(in.where() + ": more than " + std::to_string(limits.max_tickets) +
+                 " tickets, the most a replay holds");
+        by_id[rt.id] = r.tickets.size();
+        r.tickets.push_back(std::move(rt));
+      } else if (event == "left") {
+        const auto o = v.find("outcome");
+        if (o == v.end() || !o->is_object()) refuse(in.where() + ": outcome must be an object");
+        const auto id = o->find("ticket");
+        const auto it =
+            id != o->end() && id->is_string() ? by_id.find(id->get<std::string>()) : by_id.end();
+        sim::ticket_end e = read_outcome(*o, in.where());
+        if (it == by_id.end()) {
+          ++r.orphans;  // created in a file pruned since, or before the recording started
+          continue;
+        }
+        e.at_ms = t;
+        r.tickets[it->second].outcome = std::move(e);
+      } else if (event == "tick" || event == "queue" || event == "late") {
+        const auto q = v.find("queue");
+        if (q == v.end() || !q->is_string() || q->get_ref<const std::string&>().size() > 200)
+          refuse(in.where() + ": queue must be a queue's name");
+        const std::string& name = q->get_ref<const std::string&>();
+        if (event == "late") {
+          const auto id = v.find("ticket");
+          if (id == v.end() || !id->is_string() ||
+              !session::parse_public_id(id->get_ref<const std::string&>()))
+            refuse(in.where() + ": ticket must be a ticket id");
+          if (++ticks == limits.max_ticks + 1)
+            refuse(in.where() + ": more than " + std::to_string(limits.max_ticks) +
+                   " ticks, the most a replay holds");
+          r.late[id->get<std::string>()].emplace_back(name, t);
+          continue;
+        }
+        if (event == "tick") {
+          if (++ticks == limits.max_ticks + 1)
+            refuse(in.where() + ": more than " + std::to_string(limits.max_ticks) +
+                   " ticks, the most a replay holds");
+          r.ticks[name].push_back(t);
+          continue;
+        }
+        const auto seed = v.find("seed");
+        std::uint64_t value = 0;
+        if (seed == v.end() || !seed->is_string() || seed->get_ref<const std::string&>().empty() ||
+            seed->get_ref<const std::string&>().size() > 20 ||
+            seed->get_ref<const std::string&>().find_first_not_of("0123456789") !=
+                std::string::npos)
+          refuse(in.where() + ": seed must be a decimal number as text");
+        try {
+          value = std::stoull(seed->get<std::string>());
+        } catch (const std::exception&) {
+          refuse(in.where() + ": seed must fit 64 bits");
+        }
+        r.seeds.emplace(name, value);  // the first start's
+      } else {
+        refuse(in.where() + ": event must be created, left, gap, queue, tick or late");
+      }
+    }
+  }
+  std::stable_sort(r.tickets.begin(), r.tickets.end(),
+                   [](const recorded_ticket& a, const recorded_ticket& b) {
+                     return a.created_unix_ms < b.created_unix_ms;
+                   });
+  for (auto& [name, times] : r.ticks) std::sort(times.begin(), times.end());
+  return r;
+}
+
+std::int64_t replay_epoch_unix_ms(const recording& r) {
+  return r.first_unix_ms - r.first_unix_ms % 3'600'000;
+}
+
+sim::session_replay_config replay_config_of(const recording& r, const session_settings& settings,
+                                            std::uint64_t seed) {
+  sim::session_replay_config c;
+  c.latency = latency_model_of(settings);
+  c.recorded_queues = r.settings.queues;
+  c.seed = seed;
+  const std::int64_t epoch = replay_epoch_unix_ms(r);
+  c.end_ms = r.last_unix_ms - epoch;
+  std::optional<session::queue_config> default_queue;
+  for (const auto& q : settings.queues)
+    if (!settings.queue_template.empty() && q.name == settings.queue_template) default_queue = q;
+  actors::session_queue_registry registry(settings.queues, default_queue, settings.max_queues);
+  c.tickets.reserve(r.tickets.size());
+  for (const auto& t : r.tickets) {
+    sim::replay_ticket rt;
+    rt.id = t.id;
+    rt.created_ms = t.created_unix_ms - epoch;
+    rt.request = actors::to_request(t.ticket);
+    rt.recorded = t.outcome;
+    if (rt.recorded.state != session::ticket_state::waiting) rt.recorded.at_ms -= epoch;
+    for (std::size_t i = 0; i < t.queues.size() && rt.refused.empty(); ++i) {
+      bool made = false;
+      const auto slot = registry.place(
+          t.queues[i], t.ticket, i == 0 ? "queue" : "queues[" + std::to_string(i) + "]", made);
+      if (slot)
+        rt.queues.push_back(registry.config(*slot).name);
+      else
+        rt.refused = slot.error().context().match_elements<std::string>()
+                         ? slot.error().context().get_as<std::string>(0)
+                         : "the queue cannot be placed";
+    }
+    if (!rt.refused.empty()) rt.queues = {t.queues.front()};
+    c.tickets.push_back(std::move(rt));
+  }
+  std::set<std::string> used;
+  for (const auto& t : c.tickets)
+    if (t.refused.empty()) used.insert(t.queues.begin(), t.queues.end());
+  for (std::size_t s = 0; s < registry.size(); ++s) {
+    const session::queue_config& q = registry.config(s);
+    if (!used.count(q.name)) continue;  // no ticket of the recording waits in it
+    c.queues.push_back(q);
+    // The recorded moments of the match loop, when the loop's period is
+    // the recorded one (else the replayed queue ticks on its own grid).
+    const auto ticks = r.ticks.find(q.name);
+    const std::string base = q.name.substr(0, q.name.find('.'));
+    const auto recorded = std::find_if(
+        r.settings.queues.begin(), r.settings.queues.end(),
+        [&](const session::queue_config& x) { return x.name == q.name || x.name == base; });
+    if (ticks == r.ticks.end() || recorded == r.settings.queues.end() || recorded->tick != q.tick)
+      continue;
+    auto& times = c.ticks[q.name];
+    for (const std::int64_t t : ticks->second) times.push_back(t - epoch);
+    if (const auto s0 = r.seeds.find(q.name); s0 != r.seeds.end()) c.seeds[q.name] = s0->second;
+  }
+  // A ticket that reached a queue replayed at its recorded ticks after one
+  // of them joins after it (a multi-queue ticket: after the last such tick).
+  for (auto& t : c.tickets) {
+    const auto late = r.late.find(t.id);
+    if (late == r.late.end()) continue;
+    for (const auto& [queue, at] : late->second)
+      if (c.ticks.count(queue) && at - epoch >= t.created_ms)
+        t.late_after_ms = std::max(t.late_after_ms, at - epoch);
+  }
+  return c;
+}
+
+}  // namespace mm::server
