@@ -233,3 +233,13 @@ TEST_CASE("mmsim replay explains itself and refuses a broken recording with exit
   CHECK_THAT(mmsim({"replay", dir.file("v9.jsonl")}).second, Contains("version 9"));
   CHECK_THAT(mmsim({"replay", dir.file("missing")}).second, Contains("neither a file nor"));
 }
+
+TEST_CASE("mmsim replay of an async recording needs the player table", "[sim][mmsim][replay]") {
+  mm::test::temp_dir dir;
+  std::ofstream(dir.file("queries-1-000001.jsonl"))
+      << R"({"format":"matchmaker-query-recording","version":1})"
+      << "\n";
+  const auto [status, out] = mmsim({"replay", dir.file("")});
+  CHECK(status == 2);
+  CHECK_THAT(out, Contains("--players FILE.db"));
+}

@@ -263,3 +263,80 @@ TEST_CASE("a recorded server run replays into the same matches, and a wider rule
         csv_value(wide_csv, "ranked", "recorded_mmr_spread_mean"));
   CHECK(fs::exists(rec.file("wide/index.html")));
 }
+
+TEST_CASE(
+    "a recorded async run replays over its table within the stated tolerance, and a "
+    "smaller cache changes it",
+    "[server][recording][replay]") {
+  temp_dir rec;
+  const std::string dir = rec.file("queries");
+  json patch = {
+      {"database", {{"path", rec.file("players.db")}}},
+      {"record_queries", {{"enabled", true}, {"dir", dir}}},
+      {"matchmaker", {{"database_scan_first_delay", "200ms"}, {"database_scan_tick", "1s"}}}};
+  {
+    live_server s(patch, 4000);
+    mm::rng r(5);
+    // Queries of players around the table's MMRs, a few with exclusions.
+    for (int i = 0; i < 400; ++i) {
+      json q = {{"attacker_id", 1 + r.below(4000)},
+                {"mmr", std::clamp(1500 + 300 * r.normal(), 0.0, 4000.0)},
+                {"retries", r.below(3)}};
+      if (i % 10 == 0) q["excluded_ids"] = {1 + r.below(4000), 1 + r.below(4000)};
+      const json a = s.post_json("/api/query", q, test_token, 200);
+      REQUIRE(a.contains("result"));
+      // Spreads the queries over the scans (load shaping, not synchronisation).
+      if (i % 100 == 99) std::this_thread::sleep_for(300ms);
+    }
+    REQUIRE(s.stop() == 0);
+  }
+  const auto files = recording_files(dir);
+  REQUIRE_FALSE(files.empty());
+  const auto header = lines_of(files.front()).front();
+  CHECK(header["format"] == "matchmaker-query-recording");
+  CHECK(header["instances"] == 2);
+
+  const auto [status, out] = run_binary({MMSIM_BINARY, "replay", dir, "--players",
+                                         rec.file("players.db"), "--out", rec.file("same")});
+  INFO(out);
+  REQUIRE(status == 0);
+  const std::string same_csv = rec.file("same/replay_async_hours.csv");
+  const auto whole = [](const std::string& file, const std::string& column) {
+    // The run's totals: the sum over the hours.
+    double sum = 0;
+    std::ifstream in(file);
+    std::string line;
+    std::getline(in, line);
+    std::vector<std::string> names;
+    std::stringstream head(line);
+    for (std::string c; std::getline(head, c, ',');) names.push_back(c);
+    while (std::getline(in, line)) {
+      std::stringstream row(line);
+      std::size_t k = 0;
+      for (std::string c; std::getline(row, c, ','); ++k)
+        if (k < names.size() && names[k] == column) sum += std::stod(c);
+    }
+    return sum;
+  };
+  const double calls = whole(same_csv, "recorded_queries");
+  CHECK(calls >= 400);  // a query passed on is one call per instance it reached
+  CHECK(whole(same_csv, "replayed_queries") == calls);
+  // The stated tolerance (docs/simulation.md): Success within 3 points.
+  const double recorded_success = whole(same_csv, "recorded_success") / calls;
+  const double replayed_success = whole(same_csv, "replayed_success") / calls;
+  CHECK(std::abs(recorded_success - replayed_success) <= 0.03);
+
+  // A cache of 200 players per instance: fewer opponents near each attacker.
+  std::ofstream(rec.file("small.json")) << json{
+      {"matchmaker",
+       {{"player_cache_size", 200},
+        {"database_cache_size", 200},
+        {"bucket_initial_size", 20}}}}.dump();
+  const auto [small_status, small_out] =
+      run_binary({MMSIM_BINARY, "replay", dir, "--players", rec.file("players.db"), "--config",
+                  rec.file("small.json"), "--out", rec.file("small")});
+  INFO(small_out);
+  REQUIRE(small_status == 0);
+  const std::string small_csv = rec.file("small/replay_async_hours.csv");
+  CHECK(whole(small_csv, "replayed_mmr_gap_mean") > whole(small_csv, "recorded_mmr_gap_mean"));
+}

@@ -284,6 +284,7 @@ http_handlers api_handlers(http_context& ctx) {
         lobbies ? std::optional<actors::lobbies_report>(*lobbies) : std::nullopt);
     if (ctx.events) text += render_event_metrics(*ctx.events);
     if (ctx.recording) text += render_recording_metrics(*ctx.recording);
+    if (ctx.queries_recording) text += render_query_recording_metrics(*ctx.queries_recording);
     if (const cluster_node* node = ctx.cluster.load())
       text += render_cluster_metrics(node->metrics());
     res.set_content(text, "text/plain; version=0.0.4");

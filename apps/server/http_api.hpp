@@ -42,6 +42,7 @@ struct http_context {
   actors::ticket_event_feed* events = nullptr;
   // The ticket stream's recording (sessions.record), or null: its counts on /metrics.
   const ticket_recording* recording = nullptr;
+  const query_recording* queries_recording = nullptr;  // record_queries
   // This node's part of a cluster (GET /api/cluster, redirects); none: one
   // server alone.
   std::atomic<const cluster_node*> cluster{nullptr};

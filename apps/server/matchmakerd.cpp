@@ -105,6 +105,7 @@ int run(const server::server_config& c) {
   // Before the actor system: a recording directory that cannot be written
   // stops the start here.
   auto recording = server::open_recording(c);
+  auto query_recording = server::open_query_recording(c);
 
   caf::actor_system_config cfg;
   actors::use_network(cfg, c.actor_tls);
@@ -119,6 +120,10 @@ int run(const server::server_config& c) {
   base.profile = profile(c.profile);
   base.database.path = server::store_location(c);
   base.database.open = server::open_store_at;
+  if (query_recording)
+    base.observe = [query_recording](std::uint32_t shard) {
+      return query_recording->observer(shard);
+    };
   // In a cluster every shard has a dormant supervisor here, run while this
   // node holds its lease (cluster_node.hpp).
   std::shared_ptr<cluster::serving_deadline> deadline;
@@ -242,6 +247,7 @@ int run(const server::server_config& c) {
   server::http_context ctx{c, bridge, queries, session_bridge, *db, {}, *read_db, {}, {}};
   ctx.events = events.get();
   ctx.recording = sessions.recording();
+  ctx.queries_recording = query_recording.get();
   // Every connection is a file descriptor: take what the system allows.
   const std::uint64_t files = server::raise_open_file_limit();
   if (files != 0 && files < c.http.max_connections + 256)

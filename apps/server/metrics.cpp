@@ -305,6 +305,22 @@ std::string render_event_metrics(const actors::ticket_event_feed& feed) {
   return w.str();
 }
 
+std::string render_query_recording_metrics(const query_recording& r) {
+  writer w;
+  w.family("mm_recorded_queries_events_total", "counter",
+           "Async engine calls (queries, updates, enrolments, removals) written to the "
+           "recording (record_queries).");
+  w.sample("mm_recorded_queries_events_total", "", r.events());
+  w.family(
+      "mm_recorded_queries_dropped_total", "counter",
+      "Async engine calls the recording's writer could not keep up with (a gap line says so).");
+  w.sample("mm_recorded_queries_dropped_total", "", r.dropped());
+  w.family("mm_recorded_queries_bytes_total", "counter",
+           "Bytes written to the async recording's files, headers included.");
+  w.sample("mm_recorded_queries_bytes_total", "", r.bytes());
+  return w.str();
+}
+
 std::string render_recording_metrics(const ticket_recording& r) {
   writer w;
   w.family("mm_session_recorded_events_total", "counter",

@@ -50,6 +50,7 @@ std::string render_session_metrics(const std::vector<actors::session_queue_repor
 std::string render_event_metrics(const actors::ticket_event_feed& feed);
 // The recording's counts (sessions.record).
 std::string render_recording_metrics(const ticket_recording& r);
+std::string render_query_recording_metrics(const query_recording& r);
 
 // A node of a cluster: its leases, takeovers and heartbeat.
 std::string render_cluster_metrics(const cluster_node::counts& c);

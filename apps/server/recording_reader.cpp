@@ -8,6 +8,7 @@
 #include "mm/actors/session_queue_registry.hpp"
 #include "mm/engine/error.hpp"
 #include "mm/session/public_id.hpp"
+#include "recording_lines.hpp"
 #include "session_json.hpp"
 
 namespace mm::server {
@@ -17,87 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 
 [[noreturn]] void refuse(const std::string& what) {
-  throw error(errc::invalid_argument, what);
-}
-
-std::vector<fs::path> files_of(const fs::path& p, const recording_limits& limits) {
-  std::error_code ec;
-  if (fs::is_regular_file(p, ec)) return {p};
-  if (!fs::is_directory(p, ec))
-    refuse("recording: '" + p.string() + "' is neither a file nor a directory");
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(p, ec)) {
-    const std::string name = e.path().filename().string();
-    if (!e.is_regular_file() || name.rfind("recording-", 0) != 0 ||
-        e.path().extension() != ".jsonl")
-      continue;
-    files.push_back(e.path());
-    if (files.size() > limits.max_files)
-      refuse("recording: more than " + std::to_string(limits.max_files) + " files in " +
-             p.string());
-  }
-  if (ec) refuse("recording: cannot list " + p.string() + ": " + ec.message());
-  if (files.empty()) refuse("recording: no recording-*.jsonl file in " + p.string());
-  std::sort(files.begin(), files.end());  // the names sort by age
-  return files;
-}
-
-// One file's lines, each at most `max` bytes (the header's own bound for
-// the first), checked for a cut-off end.
-class line_reader {
- public:
-  line_reader(const fs::path& file, const recording_limits& limits)
-      : file_(file), in_(file, std::ios::binary), limits_(limits) {
-    if (!in_) refuse("recording: cannot open " + file.string());
-  }
-
-  // The next line, or false at the end of the file.
-  bool next(std::string& line) {
-    const std::size_t max = number_ == 0 ? limits_.max_header_bytes : limits_.max_line_bytes;
-    line.clear();
-    ++number_;
-    for (;;) {
-      const int c = in_.get();
-      if (c == std::char_traits<char>::eof()) {
-        if (in_.bad()) refuse(where() + ": cannot be read");
-        if (line.empty()) return false;
-        refuse(where() +
-               ": the file ends inside this line (the recording was cut short; remove "
-               "the partial line to replay what comes before it)");
-      }
-      if (c == '\n') return true;
-      if (line.size() == max)
-        refuse(where() + ": a line longer than " + std::to_string(max) + " bytes");
-      line.push_back(static_cast<char>(c));
-    }
-  }
-
-  std::string where() const { return file_.string() + ":" + std::to_string(number_); }
-
- private:
-  fs::path file_;
-  std::ifstream in_;
-  const recording_limits& limits_;
-  std::size_t number_ = 0;
-};
-
-json parse_line(const std::string& line, const line_reader& at) {
-  try {
-    json v = parse_body(line);
-    if (!v.is_object()) refuse(at.where() + ": a line must be a JSON object");
-    return v;
-  } catch (const bad_request& e) {
-    refuse(at.where() + ": " + e.what());
-  }
-}
-
-std::int64_t read_time(const json& line, const line_reader& at) {
-  const auto it = line.find("t");
-  // Unix ms from 2001 to 2286: a time outside is not one a server wrote.
-  if (it == line.end() || !it->is_number_integer() || it->get<std::int64_t>() < 1'000'000'000'000 ||
-      it->get<std::int64_t>() > 9'999'999'999'999)
-    refuse(at.where() + ": t must be a unix time in ms");
-  return it->get<std::int64_t>();
+  refuse_recording(what);
 }
 
 // The parts of a header that must be the same in every file: what the
@@ -174,16 +95,7 @@ sim::ticket_end read_outcome(const json& o, const std::string& where) {
 
 recording read_recording(const fs::path& file_or_dir, const recording_limits& limits) {
   recording r;
-  r.files = files_of(file_or_dir, limits);
-  std::uint64_t bytes = 0;
-  for (const auto& f : r.files) {
-    std::error_code ec;
-    bytes += fs::file_size(f, ec);
-    if (ec) refuse("recording: cannot read the size of " + f.string());
-  }
-  if (bytes > limits.max_bytes)
-    refuse("recording: " + std::to_string(bytes) + " bytes, more than the " +
-           std::to_string(limits.max_bytes) + " a replay reads");
+  r.files = recording_files_at(file_or_dir, "recording", limits);
   std::unordered_map<std::string, std::size_t> by_id;
   std::string line;
   bool any_event = false;
@@ -191,10 +103,10 @@ recording read_recording(const fs::path& file_or_dir, const recording_limits& li
   for (const auto& f : r.files) {
     line_reader in(f, limits);
     if (!in.next(line)) refuse(f.string() + ": empty, no header");
-    read_header(parse_line(line, in), in, r);
+    read_header(parse_recording_line(line, in), in, r);
     while (in.next(line)) {
-      const json v = parse_line(line, in);
-      const std::int64_t t = read_time(v, in);
+      const json v = parse_recording_line(line, in);
+      const std::int64_t t = read_recording_time(v, in);
       const std::string event = v.value("event", std::string());
       ++r.events;
       if (!any_event) r.first_unix_ms = t;

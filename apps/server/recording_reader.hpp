@@ -20,18 +20,10 @@
 #include <vector>
 
 #include "mm/sim/session_replay.hpp"
+#include "recording_lines.hpp"
 #include "session_config.hpp"
 
 namespace mm::server {
-
-struct recording_limits {
-  std::size_t max_line_bytes = 1 << 20;    // an event (a ticket's body is smaller)
-  std::size_t max_header_bytes = 8 << 20;  // a header holds the queues' config
-  std::uint64_t max_bytes = 8ull << 30;    // every file together
-  std::size_t max_files = 10'000;
-  std::uint64_t max_tickets = 10'000'000;
-  std::uint64_t max_ticks = 50'000'000;  // queues' tick lines, all together
-};
 
 struct recorded_ticket {
   std::string id;  // public id

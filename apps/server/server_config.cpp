@@ -21,7 +21,7 @@ namespace {
 const std::vector<key_spec>& keys() {
   using K = kind;
   static const server_config d;
-  static const std::vector<key_spec> all = with_session_keys({
+  static const std::vector<key_spec> all = with_recording_keys(with_session_keys({
       {"database.path", K::text, d.database_path,
        "SQLite file (created and migrated if needed); the default is the demo database",
        [](server_config& c, const json& v) { c.database_path = as_text("database.path", v); },
@@ -334,7 +334,7 @@ const std::vector<key_spec>& keys() {
 #undef MM_BOOL_OPTION
 #undef MM_DURATION_OPTION
 #undef MM_THRESHOLD_OPTION
-  });
+  }));
   return all;
 }
 

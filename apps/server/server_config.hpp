@@ -15,6 +15,7 @@
 #include "mm/engine/generic_profile.hpp"
 #include "mm/engine/options.hpp"
 #include "mm/engine/synthetic_players.hpp"
+#include "query_recording.hpp"
 #include "session_config.hpp"
 
 namespace mm::server {
@@ -43,6 +44,8 @@ struct server_config {
   // the demo database, none otherwise. It makes the sessions page move.
   std::int64_t demo_session_players_per_second = -1;
   std::uint32_t instances = 2;
+  // The recording of the async traffic (query_recording.hpp); off by default.
+  query_recording_settings record_queries;
   // A node of a cluster (nodes sharing one PostgreSQL database): the set
   // has cluster_total instances, shared by the nodes through leases
   // (cluster_node.hpp); cluster_owned pins some to this node.

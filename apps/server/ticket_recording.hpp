@@ -1,6 +1,6 @@
 // matchmakerd's recording of the ticket stream of chosen session queues
 // (docs/session.md, "Recording"): JSON lines in rotating files,
-// bounded in size, written by a thread of their own.
+// bounded in size, written by a thread of their own (recording_files.hpp).
 //
 // - Each file starts with a header line: the format, its version, the
 //   recorded queues' configuration and the datacenters (what a replay
@@ -21,19 +21,15 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
-#include <filesystem>
-#include <fstream>
-#include <mutex>
 #include <set>
 #include <string>
-#include <thread>
 #include <unordered_set>
 #include <vector>
 
 #include "json_codec.hpp"
 #include "mm/actors/ticket_recorder.hpp"
+#include "recording_files.hpp"
 
 namespace mm::server {
 
@@ -56,7 +52,6 @@ class ticket_recording final : public actors::ticket_recorder {
   // the datacenters). Throws mm::error (invalid_config) naming
   // sessions.record.dir when the directory cannot be made or written.
   ticket_recording(recording_settings settings, json header);
-  ~ticket_recording() override;  // writes what is pending, then stops
 
   void created(const actors::durable_ticket& ticket, std::int64_t unix_ms) override;
   void left(const actors::ticket_outcome& outcome, std::int64_t unix_ms) override;
@@ -66,12 +61,14 @@ class ticket_recording final : public actors::ticket_recorder {
   void joined_late(const std::string& name, std::uint64_t id, std::int64_t tick_unix_ms) override;
 
   // Writes what is pending now and returns once it is in the file.
-  void flush();
+  void flush() { files_.flush(); }
 
-  std::uint64_t events() const { return events_; }    // tickets' lines written (created, left)
-  std::uint64_t dropped() const { return dropped_; }  // events the writer could not keep up with
-  std::uint64_t bytes() const { return bytes_; }      // bytes written, headers included
-  std::uint64_t files() const { return files_; }      // files started
+  std::uint64_t events() const { return events_; }  // tickets' lines written (created, left)
+  std::uint64_t dropped() const {
+    return files_.dropped();
+  }  // events the writer could not keep up with
+  std::uint64_t bytes() const { return files_.bytes(); }  // bytes written, headers included
+  std::uint64_t files() const { return files_.files(); }  // files started
 
  private:
   struct pending {
@@ -82,35 +79,14 @@ class ticket_recording final : public actors::ticket_recorder {
     std::uint64_t seed = 0;          // queue
     std::int64_t unix_ms = 0;
   };
-  void push(pending p);
-  void run();
-  void write_line(const std::string& line);
-  void start_file();
-  void prune();
+  json format(const pending& p);
 
-  const recording_settings settings_;
-  const json header_;
-  std::set<std::string> queues_;
+  std::set<std::string> queues_;  // not changed after the constructor
   // The tickets recorded that wait still (the service's thread only): their
   // outcome is recorded whatever queue it comes from.
   std::unordered_set<std::uint64_t> open_;
-
-  std::mutex m_;
-  std::condition_variable wake_, written_;
-  std::vector<pending> queue_;
-  std::uint64_t lost_since_written_ = 0;  // dropped since the last line written
-  std::uint64_t pushed_ = 0, done_ = 0;   // events queued and handled (for flush)
-  std::uint64_t flush_to_ = 0;            // a flush() waits until done_ reaches it
-  static constexpr std::size_t wake_batch = 1024;
-  bool stopping_ = false;
-
-  // The writer thread's.
-  std::vector<char> buffer_ = std::vector<char>(1 << 20);
-  std::ofstream out_;
-  std::uint64_t file_bytes_ = 0, sequence_ = 0;
-  std::int64_t started_unix_ms_ = 0;
-  std::atomic<std::uint64_t> events_{0}, dropped_{0}, bytes_{0}, files_{0};
-  std::thread writer_;
+  std::atomic<std::uint64_t> events_{0};
+  recording_files<pending> files_;  // last: its writer thread stops first
 };
 
 }  // namespace mm::server

@@ -45,6 +45,10 @@ struct instance_config {
   // How long the database lets a fenced write's transaction sit idle
   // (write_fence::idle_limit).
   std::chrono::milliseconds lease_idle_limit{1000};
+  // Set to record the traffic (matchmakerd's record_queries): the observer
+  // of each engine the instance starts, by its shard index
+  // (engine_observer.hpp).
+  std::function<std::shared_ptr<engine_observer<Profile>>(std::uint32_t shard)> observe;
 };
 
 template <class Profile>
@@ -282,8 +286,9 @@ typename interfaces<Profile>::instance::behavior_type instance_actor(
   st.clock_at_start = self->clock().now();
   st.slot = config.slots ? config.slots->slots.at(config.database.shard_index)
                          : std::make_shared<engine_slot<Profile>>();
-  st.generation = st.slot->install(std::make_unique<engine<Profile>>(config.opts, config.profile),
-                                   config.lease_gate);
+  auto fresh = std::make_unique<engine<Profile>>(config.opts, config.profile);
+  if (config.observe) fresh->set_observer(config.observe(config.database.shard_index));
+  st.generation = st.slot->install(std::move(fresh), config.lease_gate);
   st.config = std::move(config);
   const options& o = st.config.opts;
   st.worker =

@@ -14,6 +14,7 @@
 
 #include "mm/engine/bucket_pool.hpp"
 #include "mm/engine/candidate_search.hpp"
+#include "mm/engine/engine_observer.hpp"
 #include "mm/engine/exclusion_set.hpp"
 #include "mm/engine/game_profile.hpp"
 #include "mm/engine/introspection.hpp"
@@ -68,6 +69,18 @@ class engine {
   // ---- Queries (docs/design.md, Queries) -----------------------------------
 
   response_type find_match(const request_type& req) {
+    response_type res = answer(req);
+    if (observer_) observer_->answered(req, res);
+    return res;
+  }
+
+  // Sees every query answered and every change asked of the cache from now
+  // on (engine_observer.hpp); null: none. Not thread-safe: set it before the
+  // engine is shared.
+  void set_observer(std::shared_ptr<engine_observer<Profile>> o) { observer_ = std::move(o); }
+
+ private:
+  response_type answer(const request_type& req) {
     response_type res;
     if (const std::string_view why = request_error(req); !why.empty()) return invalid(res, why);
     const query_type& q = req.query;
@@ -110,6 +123,7 @@ class engine {
     return res;
   }
 
+ public:
   // The "why no match" tool: the request tried with retries from its own
   // num_retries up to max_retries until one succeeds, through the same
   // candidate search as find_match, changing nothing: no removal after the
@@ -128,6 +142,7 @@ class engine {
   // player_ignore_update_insert. The models are sizing samples as well, so an
   // engine fed by updates alone is sized too.
   update_result update(player_id id, std::span<const model_type> models) {
+    if (observer_) observer_->updated(id, models);
     return counted(apply_models(id, models, /*force_insert=*/false, /*sample=*/true));
   }
   update_result update(player_id id, const std::optional<model_type>& m) {
@@ -140,6 +155,7 @@ class engine {
   // player base.
   update_result enroll(std::span<const model_type> models) {
     if (models.empty()) return counted({update_outcome::rejected, 0, "no model to enroll"});
+    if (observer_) observer_->enrolled(models);
     return counted(apply_models(Profile::id_of(models[0]), models, /*force_insert=*/true,
                                 /*sample=*/false));
   }
@@ -158,7 +174,10 @@ class engine {
   }
 
   // Explicit removal: every entry of the player leaves the cache.
-  update_result remove(player_id id) { return counted(cache_.remove_all(id)); }
+  update_result remove(player_id id) {
+    if (observer_) observer_->removed(id);
+    return counted(cache_.remove_all(id));
+  }
 
   // A stored player row (from the scan): through the model factory, into the
   // sizing samples and the cache. A malformed row is counted, never fatal.
@@ -580,6 +599,7 @@ class engine {
 
   // Scratch storage reused across calls so the hot paths do not allocate.
   exclusion_set excluded_;
+  std::shared_ptr<engine_observer<Profile>> observer_;
   std::vector<std::pair<std::uint64_t, std::uint32_t>> order_scratch_;
   std::vector<model_type> row_models_;
   std::vector<std::string> row_reports_;

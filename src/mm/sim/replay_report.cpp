@@ -170,19 +170,50 @@ std::string replay_rows_csv(const std::vector<replay_row>& rows, std::int64_t ep
   return out;
 }
 
-std::filesystem::path write_replay_report(
-    const session_replay_report& r, std::int64_t epoch_unix_ms,
-    const std::vector<std::pair<std::string, std::string>>& settings,
-    const std::filesystem::path& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec)
-    throw error(errc::invalid_argument, "cannot create " + dir.string() + ": " + ec.message());
-  write_report_file(dir / "replay_hours.csv", replay_rows_csv(r.hours, epoch_unix_ms));
-  write_report_file(dir / "replay_queues.csv", replay_rows_csv(r.queues, epoch_unix_ms));
-  std::string body = "<h2>Sessions replayed</h2>\n<table>\n";
-  for (const auto& [k, v] : settings)
-    body += "<tr><th>" + xml_escape(k) + "</th><td>" + xml_escape(v) + "</td></tr>\n";
+std::string async_replay_csv(const std::vector<async_replay_row>& rows,
+                             std::int64_t epoch_unix_ms) {
+  std::string out = "hour,utc";
+  for (const char* side : {"recorded_", "replayed_"})
+    for (const char* c : {"queries", "success", "none_found", "fake_opponent", "invalid",
+                          "success_share", "mmr_gap_mean", "mmr_gap_p95"})
+      out += std::string(",") + side + c;
+  out += "\n";
+  for (const auto& r : rows) {
+    out += (r.hour < 0 ? "" : std::to_string(r.hour)) + "," +
+           (r.hour < 0 ? "" : utc(epoch_unix_ms + r.hour * 3'600'000));
+    for (const auto* f : {&r.recorded, &r.replayed})
+      out += "," + std::to_string(f->queries) + "," + std::to_string(f->success) + "," +
+             std::to_string(f->none_found) + "," + std::to_string(f->fake) + "," +
+             std::to_string(f->invalid) + "," + num(share(f->success, f->queries), 4) + "," +
+             num(f->mmr_gap.mean, 1) + "," + num(f->mmr_gap.p95, 1);
+    out += "\n";
+  }
+  return out;
+}
+
+namespace {
+
+std::string settings_html(const std::vector<std::pair<std::string, std::string>>& rows) {
+  std::string out;
+  for (const auto& [k, v] : rows)
+    out += "<tr><th>" + xml_escape(k) + "</th><td>" + xml_escape(v) + "</td></tr>\n";
+  return out;
+}
+
+std::string figure_html(const chart& c, const std::string& file, const std::filesystem::path& dir) {
+  const std::string svg = render_svg(c);
+  write_report_file(dir / file, svg);
+  return "<figure>" + svg + "<figcaption>" + xml_escape(c.title) + " (<a href=\"" + file + "\">" +
+         file + "</a>)</figcaption></figure>\n";
+}
+
+std::string sessions_html(const replay_part<session_replay_report>& part,
+                          const std::filesystem::path& dir) {
+  const session_replay_report& r = *part.report;
+  const std::int64_t epoch = part.epoch_unix_ms;
+  write_report_file(dir / "replay_hours.csv", replay_rows_csv(r.hours, epoch));
+  write_report_file(dir / "replay_queues.csv", replay_rows_csv(r.queues, epoch));
+  std::string body = "<h2>Sessions replayed</h2>\n<table>\n" + settings_html(part.settings);
   body += "<tr><th>same matches</th><td>" + std::to_string(r.same_match) + " of the " +
           std::to_string(r.recorded_matched) +
           " tickets the recording matched into new matches were matched with the same tickets "
@@ -196,35 +227,81 @@ std::filesystem::path write_replay_report(
   body +=
       "<h3>Per queue</h3>\n<p>By the queue a ticket was created for (<a "
       "href=\"replay_queues.csv\">replay_queues.csv</a>).</p>\n" +
-      rows_html(r.queues, epoch_unix_ms, false);
-  const chart charts[] = {
-      hourly(r, "Time to match, p50 (s)", "seconds",
-             [](const replay_figures& f) { return f.time_to_match_s.p50; }),
-      hourly(r, "Time to match, p95 (s)", "seconds",
-             [](const replay_figures& f) { return f.time_to_match_s.p95; }),
-      hourly(r, "Tickets matched (share)", "share of the hour's tickets",
-             [](const replay_figures& f) { return share(f.matched, f.tickets); }),
-      hourly(r, "MMR spread of the match, mean", "MMR",
-             [](const replay_figures& f) { return f.mmr_spread.mean; })};
-  const char* const files[] = {"replay_wait_p50.svg", "replay_wait_p95.svg", "replay_matched.svg",
-                               "replay_spread.svg"};
+      rows_html(r.queues, epoch, false);
   body +=
       "<h3>Hour by hour</h3>\n<p>Tickets counted in the hour they were created (<a "
       "href=\"replay_hours.csv\">replay_hours.csv</a>).</p>\n";
-  for (std::size_t i = 0; i < std::size(charts); ++i) {
-    const std::string svg = render_svg(charts[i]);
-    write_report_file(dir / files[i], svg);
-    body += "<figure>" + svg + "<figcaption>" + xml_escape(charts[i].title) + " (<a href=\"" +
-            files[i] + "\">" + files[i] + "</a>)</figcaption></figure>\n";
+  body += figure_html(hourly(r, "Time to match, p50 (s)", "seconds",
+                             [](const replay_figures& f) { return f.time_to_match_s.p50; }),
+                      "replay_wait_p50.svg", dir);
+  body += figure_html(hourly(r, "Time to match, p95 (s)", "seconds",
+                             [](const replay_figures& f) { return f.time_to_match_s.p95; }),
+                      "replay_wait_p95.svg", dir);
+  body += figure_html(hourly(r, "Tickets matched (share)", "share of the hour's tickets",
+                             [](const replay_figures& f) { return share(f.matched, f.tickets); }),
+                      "replay_matched.svg", dir);
+  body += figure_html(hourly(r, "MMR spread of the match, mean", "MMR",
+                             [](const replay_figures& f) { return f.mmr_spread.mean; }),
+                      "replay_spread.svg", dir);
+  return body + rows_html(r.hours, epoch, true);
+}
+
+std::string async_html(const replay_part<async_replay_report>& part,
+                       const std::filesystem::path& dir) {
+  const async_replay_report& r = *part.report;
+  write_report_file(dir / "replay_async_hours.csv", async_replay_csv(r.hours, part.epoch_unix_ms));
+  std::string body = "<h2>Async queries replayed</h2>\n<table>\n" + settings_html(part.settings);
+  body += "<tr><th>same opponent</th><td>" + std::to_string(r.same_opponent) +
+          " queries answered Success with the same opponent as recorded</td></tr>\n";
+  body += "<tr><th>cache updates replayed</th><td>" + std::to_string(r.updates) +
+          "</td></tr>\n<tr><th>scans</th><td>" + std::to_string(r.scans) + " (" +
+          std::to_string(r.rows_scanned) + " rows read)</td></tr>\n<tr><th>replayed in</th><td>" +
+          num(r.wall_seconds, 2) + " s of wall time</td></tr>\n</table>\n";
+  const auto line = [](const async_replay_figures& f) {
+    return std::to_string(f.queries) + " queries: Success " +
+           num(100 * share(f.success, f.queries), 1) + "%, NoneFound " +
+           num(100 * share(f.none_found, f.queries), 1) + "%, FakeOpponent " +
+           num(100 * share(f.fake, f.queries), 1) + "%; MMR gap on Success mean " +
+           num(f.mmr_gap.mean, 1) + ", p95 " + num(f.mmr_gap.p95, 1);
+  };
+  body += "<h3>Over the run</h3>\n<table><tr><th>recorded</th><td>" +
+          xml_escape(line(r.totals.recorded)) + "</td></tr>\n<tr><th>replayed</th><td>" +
+          xml_escape(line(r.totals.replayed)) +
+          "</td></tr>\n</table>\n<p>Hour by hour: <a "
+          "href=\"replay_async_hours.csv\">replay_async_hours.csv</a>.</p>\n";
+  chart c;
+  c.title = "Async queries answered Success (share)";
+  c.x_label = "hour since the start of the recording (UTC)";
+  c.y_label = "share of the hour's queries";
+  chart_series rec{"recorded", {}, "#2b6cb0", false}, rep{"replayed", {}, "#c05621", true};
+  for (const auto& h : r.hours) {
+    c.x.push_back(static_cast<double>(h.hour));
+    rec.y.push_back(share(h.recorded.success, h.recorded.queries));
+    rep.y.push_back(share(h.replayed.success, h.replayed.queries));
   }
-  body += rows_html(r.hours, epoch_unix_ms, true);
+  c.series = {rec, rep};
+  return body + figure_html(c, "replay_async_success.svg", dir);
+}
+
+}  // namespace
+
+std::filesystem::path write_replay_report(const replay_part<session_replay_report>& sessions,
+                                          const replay_part<async_replay_report>& async,
+                                          const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec)
+    throw error(errc::invalid_argument, "cannot create " + dir.string() + ": " + ec.message());
+  std::string body;
+  if (sessions.report) body += sessions_html(sessions, dir);
+  if (async.report) body += async_html(async, dir);
   const auto index = dir / "index.html";
-  write_report_file(
-      index, report_page("mmsim replay",
-                         "A recorded ticket stream run again through the session engine on a "
-                         "virtual clock: what was recorded, and what the replayed configuration "
-                         "did with the same tickets.",
-                         body));
+  write_report_file(index,
+                    report_page("mmsim replay",
+                                "A recording of matchmakerd's traffic run again through the "
+                                "engines on a virtual clock: what was recorded, and what the "
+                                "replayed configuration did with the same traffic.",
+                                body));
   return index;
 }
 
