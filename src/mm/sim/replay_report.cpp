@@ -231,18 +231,22 @@ std::string sessions_html(const replay_part<session_replay_report>& part,
   body +=
       "<h3>Hour by hour</h3>\n<p>Tickets counted in the hour they were created (<a "
       "href=\"replay_hours.csv\">replay_hours.csv</a>).</p>\n";
-  body += figure_html(hourly(r, "Time to match, p50 (s)", "seconds",
-                             [](const replay_figures& f) { return f.time_to_match_s.p50; }),
-                      "replay_wait_p50.svg", dir);
-  body += figure_html(hourly(r, "Time to match, p95 (s)", "seconds",
-                             [](const replay_figures& f) { return f.time_to_match_s.p95; }),
-                      "replay_wait_p95.svg", dir);
-  body += figure_html(hourly(r, "Tickets matched (share)", "share of the hour's tickets",
-                             [](const replay_figures& f) { return share(f.matched, f.tickets); }),
-                      "replay_matched.svg", dir);
-  body += figure_html(hourly(r, "MMR spread of the match, mean", "MMR",
-                             [](const replay_figures& f) { return f.mmr_spread.mean; }),
-                      "replay_spread.svg", dir);
+  if (r.hours.size() < 2) {
+    body += "<p>One hour recorded: the charts need two.</p>\n";
+  } else {
+    body += figure_html(hourly(r, "Time to match, p50 (s)", "seconds",
+                               [](const replay_figures& f) { return f.time_to_match_s.p50; }),
+                        "replay_wait_p50.svg", dir);
+    body += figure_html(hourly(r, "Time to match, p95 (s)", "seconds",
+                               [](const replay_figures& f) { return f.time_to_match_s.p95; }),
+                        "replay_wait_p95.svg", dir);
+    body += figure_html(hourly(r, "Tickets matched (share)", "share of the hour's tickets",
+                               [](const replay_figures& f) { return share(f.matched, f.tickets); }),
+                        "replay_matched.svg", dir);
+    body += figure_html(hourly(r, "MMR spread of the match, mean", "MMR",
+                               [](const replay_figures& f) { return f.mmr_spread.mean; }),
+                        "replay_spread.svg", dir);
+  }
   return body + rows_html(r.hours, epoch, true);
 }
 
@@ -280,6 +284,7 @@ std::string async_html(const replay_part<async_replay_report>& part,
     rep.y.push_back(share(h.replayed.success, h.replayed.queries));
   }
   c.series = {rec, rep};
+  if (r.hours.size() < 2) return body + "<p>One hour recorded: the chart needs two.</p>\n";
   return body + figure_html(c, "replay_async_success.svg", dir);
 }
 
