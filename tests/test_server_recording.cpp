@@ -160,6 +160,13 @@ TEST_CASE("a recording directory that cannot be made stops the start, naming the
   const auto [status, out] = run_binary({MATCHMAKERD_BINARY, "--config", rec.file("c.json")});
   CHECK(status != 0);
   CHECK_THAT(out, Contains("sessions.record.dir"));
+  // The async recording's the same way.
+  c.erase("sessions");
+  c["record_queries"] = {{"enabled", true}, {"dir", rec.file("plain") + "/sub"}};
+  std::ofstream(rec.file("q.json")) << c.dump();
+  const auto [q_status, q_out] = run_binary({MATCHMAKERD_BINARY, "--config", rec.file("q.json")});
+  CHECK(q_status != 0);
+  CHECK_THAT(q_out, Contains("record_queries.dir"));
 }
 
 namespace {
