@@ -49,8 +49,9 @@ int main(int argc, char** argv) {
   s.dir = dir.file("rec");
   s.max_file_bytes = 256ull << 20;
   s.max_files = 2;
-  mm::server::query_recording recording(s, mm::server::json::object());
-  const auto observer = recording.observer(0);
+  const auto recording =
+      std::make_shared<mm::server::query_recording>(s, mm::server::json::object());
+  const auto observer = mm::server::observer_of(recording, 0);
 
   const auto run = [&](bool recorded) {
     e.set_observer(recorded ? observer : nullptr);
@@ -59,7 +60,7 @@ int main(int argc, char** argv) {
     for (std::size_t i = 0; i < per_round; ++i)
       ok += e.find_match(reqs[i % reqs.size()]).type == mm::match_type::success;
     const double qps = static_cast<double>(per_round) / (now_s() - t);
-    if (recorded) recording.flush();  // the writer's backlog is not carried into the next round
+    if (recorded) recording->flush();  // the writer's backlog is not carried into the next round
     return ok > 0 ? qps : 0.0;
   };
   std::vector<double> ratios;
@@ -75,7 +76,7 @@ int main(int argc, char** argv) {
   const std::string params = "\"players\": " + std::to_string(players) +
                              ", \"rounds\": " + std::to_string(rounds) +
                              ", \"queries_per_round\": " + std::to_string(per_round) +
-                             ", \"dropped\": " + std::to_string(recording.dropped());
+                             ", \"dropped\": " + std::to_string(recording->dropped());
   emit("query_recording", "plain_queries_per_s", plain_sum / rounds, "1/s", params);
   emit("query_recording", "recorded_queries_per_s", recorded_sum / rounds, "1/s", params);
   emit("query_recording", "recorded_vs_plain", ratios[ratios.size() / 2], "ratio",

@@ -74,8 +74,8 @@ TEST_CASE("what an engine's observer saw reads back call for call", "[recording]
   s.enabled = true;
   s.dir = dir.file("rec");
   {
-    query_recording r(s, recorded_header());
-    auto seen = r.observer(1);
+    const auto r = std::make_shared<query_recording>(s, recorded_header());
+    auto seen = observer_of(r, 1);
     match_response<generic_model> answer;
     answer.type = match_type::success;
     answer.best_candidate_id = 42;
@@ -84,8 +84,8 @@ TEST_CASE("what an engine's observer saw reads back call for call", "[recording]
     seen->updated(8, models);
     seen->enrolled(models);
     seen->removed(8);
-    r.flush();
-    CHECK(r.events() == 4);
+    r->flush();
+    CHECK(r->events() == 4);
   }
   const query_recording_data d = read_query_recording(s.dir);
   REQUIRE(d.calls.size() == 4);

@@ -122,7 +122,7 @@ int run(const server::server_config& c) {
   base.database.open = server::open_store_at;
   if (query_recording)
     base.observe = [query_recording](std::uint32_t shard) {
-      return query_recording->observer(shard);
+      return server::observer_of(query_recording, shard);
     };
   // In a cluster every shard has a dormant supervisor here, run while this
   // node holds its lease (cluster_node.hpp).

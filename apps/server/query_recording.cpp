@@ -35,30 +35,31 @@ const char* type_name(match_type t) {
 // Each engine's calls, stamped with the wall clock and its instance.
 class instance_observer final : public engine_observer<generic_profile> {
  public:
-  instance_observer(query_recording& to, std::uint32_t instance) : to_(to), instance_(instance) {}
+  instance_observer(std::shared_ptr<query_recording> to, std::uint32_t instance)
+      : to_(std::move(to)), instance_(instance) {}
 
   void answered(const request_type& request, const response_type& response) override {
     query_recording::call c = start(query_recording::call::kind::query);
     c.request = request;
     c.response = response;
-    to_.push(std::move(c));
+    to_->push(std::move(c));
   }
   void updated(player_id id, std::span<const model_type> models) override {
     query_recording::call c = start(query_recording::call::kind::update);
     c.id = id;
     c.models.assign(models.begin(), models.end());
-    to_.push(std::move(c));
+    to_->push(std::move(c));
   }
   void enrolled(std::span<const model_type> models) override {
     query_recording::call c = start(query_recording::call::kind::enroll);
     c.id = models.empty() ? invalid_player : models.front().id();
     c.models.assign(models.begin(), models.end());
-    to_.push(std::move(c));
+    to_->push(std::move(c));
   }
   void removed(player_id id) override {
     query_recording::call c = start(query_recording::call::kind::remove);
     c.id = id;
-    to_.push(std::move(c));
+    to_->push(std::move(c));
   }
 
  private:
@@ -69,7 +70,7 @@ class instance_observer final : public engine_observer<generic_profile> {
     c.unix_ms = recording_unix_now_ms();
     return c;
   }
-  query_recording& to_;
+  const std::shared_ptr<query_recording> to_;
   const std::uint32_t instance_;
 };
 
@@ -95,9 +96,9 @@ json with_format(json header) {
 query_recording::query_recording(const query_recording_settings& settings, json header)
     : files_(files_of(settings), with_format(std::move(header)), call_json) {}
 
-std::shared_ptr<engine_observer<generic_profile>> query_recording::observer(
-    std::uint32_t instance) {
-  return std::make_shared<instance_observer>(*this, instance);
+std::shared_ptr<engine_observer<generic_profile>> observer_of(std::shared_ptr<query_recording> r,
+                                                              std::uint32_t instance) {
+  return std::make_shared<instance_observer>(std::move(r), instance);
 }
 
 std::shared_ptr<query_recording> open_query_recording(const server_config& c) {

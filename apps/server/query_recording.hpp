@@ -45,9 +45,6 @@ class query_recording {
   // directory cannot be made or written.
   query_recording(const query_recording_settings& settings, json header);
 
-  // The observer of instance `instance`'s engine.
-  std::shared_ptr<engine_observer<generic_profile>> observer(std::uint32_t instance);
-
   void flush() { files_.flush(); }
   std::uint64_t events() const { return files_.lines(); }
   std::uint64_t dropped() const { return files_.dropped(); }
@@ -67,6 +64,11 @@ class query_recording {
  private:
   recording_files<call> files_;
 };
+
+// The observer of instance `instance`'s engine: it holds the recording, so
+// that an engine outliving every other holder still writes somewhere.
+std::shared_ptr<engine_observer<generic_profile>> observer_of(std::shared_ptr<query_recording> r,
+                                                              std::uint32_t instance);
 
 struct server_config;
 // The recording of record_queries, or null when it is off; its header holds
