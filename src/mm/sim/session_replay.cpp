@@ -25,10 +25,11 @@ using session::time_ms;
 constexpr std::int64_t hour_ms = 3'600'000;
 constexpr std::int64_t never = std::numeric_limits<std::int64_t>::max();
 
-// The replay: every queue of the config, ticked on its own grid (multiples
-// of its tick since 0), the tickets joining and the players cancelling at
-// their recorded times. At the same moment, joins and cancels come before
-// ticks, and queues tick in name order.
+// The replay: every queue of the config, ticked at its recorded moments
+// (else on its own grid, multiples of its tick since 0), the tickets
+// joining and the players cancelling at their recorded times. At the same
+// moment: the joins, the cancels, the ticks (queues in name order), then
+// the late joins.
 class replay {
  public:
   explicit replay(const session_replay_config& c) : c_(c), ends_(c.tickets.size()) {
