@@ -122,6 +122,8 @@ TEST_CASE(
   CHECK_THAT(refusal({}, h), Contains(":1: async recording format version 7"));
   h["format"] = "matchmaker-ticket-recording";
   CHECK_THAT(refusal({}, h), Contains(":1: not an async recording"));
+  h["format"] = 12;
+  CHECK_THAT(refusal({}, h), Contains(":1: not an async recording"));
   h = recorded_header();
   h["format"] = query_recording_format;
   h["version"] = query_recording_format_version;
@@ -137,6 +139,8 @@ TEST_CASE(
   CHECK_THAT(refusal({with(query_line, R"("result":"success")", R"("result":"maybe")")}),
              Contains(":2: result must be"));
   CHECK_THAT(refusal({with(query_line, R"("event":"query")", R"("event":"dance")")}),
+             Contains(":2: event must be query"));
+  CHECK_THAT(refusal({with(query_line, R"("event":"query")", R"("event":[1])")}),
              Contains(":2: event must be query"));
   CHECK_THAT(refusal({with(query_line, R"("retries":1)", R"("retries":1,"max_retries":3)")}),
              Contains("max_retries"));

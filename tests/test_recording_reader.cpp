@@ -194,6 +194,7 @@ TEST_CASE("a recording's events are checked field by field", "[recording][replay
   CHECK_THAT(one({{"event", "gap"}, {"dropped", 1}}), Contains(":2: t must be a unix time in ms"));
   CHECK_THAT(one({{"t", "soon"}, {"event", "gap"}}), Contains("t must be"));
   CHECK_THAT(one({{"t", t0}, {"event", "dance"}}), Contains(":2: event must be created, left"));
+  CHECK_THAT(one({{"t", t0}, {"event", 7}}), Contains(":2: event must be created, left"));
   CHECK_THAT(one({{"t", t0}, {"event", "gap"}, {"dropped", -1}}), Contains("dropped must be"));
   json c = created(t0, "0000000000000001", 1, 1500);
   c["ticket"] = "../../etc";

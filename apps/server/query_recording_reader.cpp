@@ -58,7 +58,7 @@ sim::recorded_call call_of(const json& v, std::int64_t t, const generic_profile_
       instance->get<std::uint64_t>() > 1023)
     refuse(at.where() + ": instance must be 0 to 1023");
   c.instance = instance->get<std::uint32_t>();
-  const std::string event = v.value("event", std::string());
+  const std::string event = text_field(v, "event");
   try {
     if (event == "query") {
       c.what = sim::recorded_call::kind::query;
@@ -129,7 +129,7 @@ query_recording_data read_query_recording(const fs::path& file_or_dir,
     line_reader in(f, limits);
     if (!in.next(line)) refuse(f.string() + ": empty, no header");
     const json h = parse_recording_line(line, in);
-    if (h.value("format", std::string()) != query_recording_format)
+    if (text_field(h, "format") != query_recording_format)
       refuse(in.where() + ": not an async recording (format must be \"" + query_recording_format +
              "\")");
     const auto version = h.find("version");
@@ -152,7 +152,7 @@ query_recording_data read_query_recording(const fs::path& file_or_dir,
       any = true;
       r.first_unix_ms = std::min(r.first_unix_ms, t);
       r.last_unix_ms = std::max(r.last_unix_ms, t);
-      if (v.value("event", std::string()) == "gap") {
+      if (text_field(v, "event") == "gap") {
         const auto n = v.find("dropped");
         if (n == v.end() || !n->is_number_unsigned())
           refuse(in.where() + ": dropped must be a count");
@@ -171,9 +171,21 @@ query_recording_data read_query_recording(const fs::path& file_or_dir,
   return r;
 }
 
+namespace {
+
+// When the recorded engines started: the first file's start, or the first
+// call when the header does not say (or says later).
+std::int64_t engines_started(const query_recording_data& r) {
+  const auto it = r.header.find("started_unix_ms");
+  return it != r.header.end() && it->is_number_integer()
+             ? std::min(r.first_unix_ms, it->get<std::int64_t>())
+             : r.first_unix_ms;
+}
+
+}  // namespace
+
 std::int64_t async_replay_epoch_unix_ms(const query_recording_data& r) {
-  const std::int64_t started =
-      std::min(r.first_unix_ms, r.header.value("started_unix_ms", r.first_unix_ms));
+  const std::int64_t started = engines_started(r);
   return started - started % 3'600'000;
 }
 
@@ -183,8 +195,7 @@ sim::async_replay_config async_replay_config_of(const query_recording_data& r,
   sim::async_replay_config c;
   // Time 0: the UTC hour the engines started in (the first file's start).
   const std::int64_t epoch = async_replay_epoch_unix_ms(r);
-  c.start_ms =
-      std::min(r.first_unix_ms, r.header.value("started_unix_ms", r.first_unix_ms)) - epoch;
+  c.start_ms = engines_started(r) - epoch;
   c.calls = r.calls;
   for (auto& x : c.calls) x.at_ms -= epoch;
   c.end_ms = r.last_unix_ms - epoch;

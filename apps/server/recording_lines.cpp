@@ -110,6 +110,11 @@ json parse_recording_line(const std::string& line, const line_reader& at) {
   }
 }
 
+std::string text_field(const json& line, const char* key) {
+  const auto it = line.find(key);
+  return it != line.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 std::int64_t read_recording_time(const json& line, const line_reader& at) {
   const auto it = line.find("t");
   if (it == line.end() || !it->is_number_integer() || it->get<std::int64_t>() < 1'000'000'000'000 ||

@@ -57,6 +57,9 @@ class line_reader {
 
 // The line as a JSON object (nesting bounded as a request body's).
 json parse_recording_line(const std::string& line, const line_reader& at);
+// Field `key` of a line if it is a string, else empty (a line's "event",
+// a header's "format": the caller refuses what it does not know).
+std::string text_field(const json& line, const char* key);
 // Its "t": a unix time in ms from 2001 to 2286.
 std::int64_t read_recording_time(const json& line, const line_reader& at);
 

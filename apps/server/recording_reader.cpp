@@ -107,7 +107,7 @@ recording read_recording(const fs::path& file_or_dir, const recording_limits& li
     while (in.next(line)) {
       const json v = parse_recording_line(line, in);
       const std::int64_t t = read_recording_time(v, in);
-      const std::string event = v.value("event", std::string());
+      const std::string event = text_field(v, "event");
       ++r.events;
       if (!any_event) r.first_unix_ms = t;
       any_event = true;
