@@ -239,6 +239,10 @@ TEST_CASE("a recording too large or too deep is refused before it is held", "[re
   tiny_total.max_bytes = 100;
   CHECK_THAT(refusal(file_text({}), tiny_total),
              Contains("bytes, more than the 100 a replay reads"));
+  // Events 40 days apart: a virtual clock would walk every tick between.
+  lines = {json{{"t", t0}, {"event", "gap"}, {"dropped", 1}},
+           json{{"t", t0 + 40ll * 86'400'000}, {"event", "gap"}, {"dropped", 1}}};
+  CHECK_THAT(refusal(file_text(lines)), Contains("spans 40 days"));
   // Nesting deeper than the server's JSON bound.
   CHECK_THAT(refusal(header().dump() + "\n" + std::string(200, '[') + std::string(200, ']') + "\n"),
              Contains(":2:"));

@@ -168,18 +168,21 @@ query_recording_data read_query_recording(const fs::path& file_or_dir,
   std::stable_sort(
       r.calls.begin(), r.calls.end(),
       [](const sim::recorded_call& a, const sim::recorded_call& b) { return a.at_ms < b.at_ms; });
+  check_recording_span(r.first_unix_ms, r.last_unix_ms, limits, file_or_dir.string());
   return r;
 }
 
 namespace {
 
 // When the recorded engines started: the first file's start, or the first
-// call when the header does not say (or says later).
+// call when the header does not say, says later, or says more than a day
+// before it.
 std::int64_t engines_started(const query_recording_data& r) {
   const auto it = r.header.find("started_unix_ms");
-  return it != r.header.end() && it->is_number_integer()
-             ? std::min(r.first_unix_ms, it->get<std::int64_t>())
-             : r.first_unix_ms;
+  if (it == r.header.end() || !it->is_number_integer()) return r.first_unix_ms;
+  const std::int64_t started = it->get<std::int64_t>();
+  return started <= r.first_unix_ms && r.first_unix_ms - started <= 86'400'000 ? started
+                                                                               : r.first_unix_ms;
 }
 
 }  // namespace

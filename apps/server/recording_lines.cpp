@@ -110,6 +110,15 @@ json parse_recording_line(const std::string& line, const line_reader& at) {
   }
 }
 
+void check_recording_span(std::int64_t first_unix_ms, std::int64_t last_unix_ms,
+                          const recording_limits& limits, const std::string& what) {
+  if (last_unix_ms - first_unix_ms > limits.max_span_ms)
+    refuse_recording("recording: " + what + " spans " +
+                     std::to_string((last_unix_ms - first_unix_ms) / 86'400'000) +
+                     " days from its first event to its last; a replay covers at most " +
+                     std::to_string(limits.max_span_ms / 86'400'000));
+}
+
 std::string text_field(const json& line, const char* key) {
   const auto it = line.find(key);
   return it != line.end() && it->is_string() ? it->get<std::string>() : std::string();

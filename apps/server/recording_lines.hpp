@@ -22,6 +22,9 @@ struct recording_limits {
   std::uint64_t max_tickets = 10'000'000;
   std::uint64_t max_ticks = 50'000'000;  // queues' tick lines, all together
   std::uint64_t max_calls = 50'000'000;  // an async recording's calls
+  // From the first event to the last: a replay's virtual clock walks every
+  // tick and scan of it.
+  std::int64_t max_span_ms = 31ll * 86'400'000;
 };
 
 [[noreturn]] void refuse_recording(const std::string& what);
@@ -57,6 +60,10 @@ class line_reader {
 
 // The line as a JSON object (nesting bounded as a request body's).
 json parse_recording_line(const std::string& line, const line_reader& at);
+// Refuses a recording whose events span more than limits.max_span_ms.
+void check_recording_span(std::int64_t first_unix_ms, std::int64_t last_unix_ms,
+                          const recording_limits& limits, const std::string& what);
+
 // Field `key` of a line if it is a string, else empty (a line's "event",
 // a header's "format": the caller refuses what it does not know).
 std::string text_field(const json& line, const char* key);

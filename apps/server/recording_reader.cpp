@@ -200,6 +200,7 @@ recording read_recording(const fs::path& file_or_dir, const recording_limits& li
                      return a.created_unix_ms < b.created_unix_ms;
                    });
   for (auto& [name, times] : r.ticks) std::sort(times.begin(), times.end());
+  check_recording_span(r.first_unix_ms, r.last_unix_ms, limits, file_or_dir.string());
   return r;
 }
 
