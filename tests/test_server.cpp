@@ -534,6 +534,18 @@ TEST_CASE("/metrics exposes requests, gaps, updates, scans, buckets, cache and s
   CHECK(ratio <= 1);
   CHECK(metric(m, "mm_snapshot_bytes{matchmaker=\"mm-1\"}") > 0);
   CHECK(metric(m, "mm_snapshots_total{matchmaker=\"mm-1\"}") >= 1);
+  CHECK(metric(m, "mm_snapshot_failures_total{matchmaker=\"mm-1\"}") == 0);
+  // The moments of the last scan and snapshot, in Unix seconds (the alerts'
+  // "scan stalled" and "snapshot failing" read time() minus them).
+  const double now_s =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  for (const char* moment :
+       {"mm_scan_last_timestamp_seconds", "mm_snapshot_last_timestamp_seconds"}) {
+    INFO(moment);
+    const double at = metric(m, std::string(moment) + "{matchmaker=\"mm-1\"}");
+    CHECK(at > now_s - 120);
+    CHECK(at <= now_s + 1);
+  }
   // One scrape is one consistent reading per matchmaker (the scan keeps
   // changing the cache between two requests): the totals match the buckets.
   double capacity = 0, players = 0, buckets = 0;

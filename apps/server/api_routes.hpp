@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "access.hpp"
+#include "api_contract.hpp"
 #include "http_api.hpp"
 #include "json_codec.hpp"
 
@@ -194,6 +195,7 @@ class path_pattern {
 // read for a caller who may send it; `handle` then runs the route.
 struct api_route {
   std::string method;
+  std::string pattern_text;  // as registered: "/api/tickets/*"
   path_pattern pattern;
   std::optional<role> needed;
   handler run;
@@ -226,7 +228,8 @@ class api_routes {
   }
   // Answered later through the reply (waiting on actors), holding no thread.
   void deferred(const char* method, const std::string& pattern, role needed, deferred_handler h) {
-    routes_.push_back({method, path_pattern(pattern), needed, nullptr, std::move(h), resource_});
+    routes_.push_back(
+        {method, pattern, path_pattern(pattern), needed, nullptr, std::move(h), resource_});
   }
   // The routes added from now on are answered by the holder of `resource`'s
   // lease; "" for any node.
@@ -235,7 +238,14 @@ class api_routes {
     deferred("POST", pattern, needed, std::move(h));
   }
   void file(const std::string& path, handler h) {
-    routes_.push_back({"GET", path_pattern(path), std::nullopt, std::move(h), nullptr, {}});
+    routes_.push_back({"GET", path, path_pattern(path), std::nullopt, std::move(h), nullptr, {}});
+  }
+
+  // Every route's method, pattern and role, for the contract check.
+  std::vector<served_route> table() const {
+    std::vector<served_route> out;
+    for (const auto& r : routes_) out.push_back({r.method, r.pattern_text, r.needed});
+    return out;
   }
 
   std::optional<http_response> admit(http_request& req) const {
@@ -288,7 +298,8 @@ class api_routes {
 
  private:
   void add(const char* method, const std::string& pattern, role needed, handler h) {
-    routes_.push_back({method, path_pattern(pattern), needed, std::move(h), nullptr, resource_});
+    routes_.push_back(
+        {method, pattern, path_pattern(pattern), needed, std::move(h), nullptr, resource_});
   }
 
   http_context& ctx_;

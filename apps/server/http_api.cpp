@@ -270,6 +270,10 @@ http_handlers api_handlers(http_context& ctx) {
       res.set_content(f.body, f.content_type);
     });
 
+  // The contract needs no token: it is the same for every server.
+  api.file("/api/openapi.json", [](const http_request&, http_response& res) {
+    res.set_content(std::string(openapi_document()), "application/json");
+  });
   api.get("/metrics", role::view, [&ctx](auto&, auto& res) {
     auto client = ctx.bridge.stats();
     std::string text =
@@ -491,6 +495,14 @@ http_handlers api_handlers(http_context& ctx) {
   add_session_routes(api, ctx);
   add_event_routes(api, ctx);
   api.served_by("");
+
+  // A route without its operation in docs/openapi.json (or the reverse) is a
+  // defect of the build: the server refuses to start, naming each.
+  if (const auto gaps = contract_gaps(routes->table(), openapi_document()); !gaps.empty()) {
+    std::string all;
+    for (const auto& g : gaps) all += "\n  " + g;
+    throw std::logic_error("the routes and the API document differ:" + all);
+  }
 
   http_handlers h;
   h.admit = [routes](http_request& req) { return routes->admit(req); };

@@ -254,7 +254,22 @@ int run(const server::server_config& c) {
     log(log_level::warning, "http.max_connections is " + std::to_string(c.http.max_connections) +
                                 " but this process may open only " + std::to_string(files) +
                                 " files (ulimit -n): connections past that are refused");
-  server::http_server http(c.http, server::api_handlers(ctx));
+  // What a start that fails from here on undoes, before it returns 1.
+  const auto abandon_start = [&] {
+    if (load) self->send_exit(load, caf::exit_reason::user_shutdown);
+    save_sessions();  // the tickets taken back at the start are not lost
+    if (session_load) self->send_exit(session_load, caf::exit_reason::user_shutdown);
+    stop_actors();
+  };
+  server::http_handlers handlers;
+  try {
+    handlers = server::api_handlers(ctx);
+  } catch (const std::logic_error& e) {
+    std::fprintf(stderr, "matchmakerd: %s\n", e.what());
+    abandon_start();
+    return 1;
+  }
+  server::http_server http(c.http, std::move(handlers));
   ctx.counters.connections = &http.stats();
   ctx.counters.queries_answered_inline = [&queries] { return queries.answered_inline(); };
   ctx.counters.bridge_batches = [&queries] { return queries.batch_answers(); };
@@ -267,10 +282,7 @@ int run(const server::server_config& c) {
     http_port = http.listen(c.http_host, c.http_port);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "matchmakerd: %s (in use, or not an address here)\n", e.what());
-    if (load) self->send_exit(load, caf::exit_reason::user_shutdown);
-    save_sessions();  // the tickets taken back at the start are not lost
-    if (session_load) self->send_exit(session_load, caf::exit_reason::user_shutdown);
-    stop_actors();
+    abandon_start();
     return 1;
   }
   say("matchmakerd: http listening on http://" + c.http_host + ":" + std::to_string(http_port) +
@@ -289,10 +301,7 @@ int run(const server::server_config& c) {
     } catch (const std::exception& e) {
       std::fprintf(stderr, "matchmakerd: cannot join the cluster: %s\n", e.what());
       http.stop();
-      if (load) self->send_exit(load, caf::exit_reason::user_shutdown);
-      save_sessions();
-      if (session_load) self->send_exit(session_load, caf::exit_reason::user_shutdown);
-      stop_actors();
+      abandon_start();
       return 1;
     }
     ctx.cluster = node.get();

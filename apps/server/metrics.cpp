@@ -1,7 +1,9 @@
 #include "metrics.hpp"
 
+#include <charconv>
 #include <cmath>
 #include <sstream>
+#include <type_traits>
 
 namespace mm::server {
 
@@ -30,11 +32,32 @@ class writer {
   void sample(const std::string& name, const std::string& labels, T value) {
     out_ << name;
     if (!labels.empty()) out_ << '{' << labels << '}';
-    out_ << ' ' << value << '\n';
+    out_ << ' ';
+    if constexpr (std::is_floating_point_v<T>)
+      put_float(static_cast<double>(value));
+    else
+      out_ << value;
+    out_ << '\n';
   }
   std::string str() const { return out_.str(); }
 
  private:
+  // The shortest text that reads back as the same double: a stream's default
+  // six digits turned a Unix time into 1.79581e+09 (off by up to an hour) and
+  // froze a large counter's rate.
+  void put_float(double v) {
+    if (std::isnan(v)) {
+      out_ << "NaN";
+      return;
+    }
+    if (std::isinf(v)) {
+      out_ << (v > 0 ? "+Inf" : "-Inf");
+      return;
+    }
+    char text[32];
+    const auto written = std::to_chars(text, text + sizeof text, v);
+    out_.write(text, written.ptr - text);
+  }
   std::ostringstream out_;
 };
 
@@ -134,6 +157,12 @@ std::string render_metrics(const std::vector<matchmaker_figures>& all,
        [](const instance_info& i) { return i.engine.stats.scans; });
   each("mm_scan_duration_seconds", "gauge", "Duration of the last database scan.",
        [](const instance_info& i) { return i.instance.last_scan_seconds; });
+  each("mm_scan_last_timestamp_seconds", "gauge",
+       "When the last scan was applied (Unix seconds; 0: none yet since the matchmaker "
+       "started). time() minus it is the scan's lag.",
+       [](const instance_info& i) {
+         return static_cast<double>(i.instance.last_scan_unix_ms) / 1000.0;
+       });
   each("mm_scan_duration_seconds_total", "counter", "Time spent in database scans.",
        [](const instance_info& i) { return i.instance.scan_seconds_total; });
   each("mm_scan_found_ratio", "gauge",
@@ -187,6 +216,14 @@ std::string render_metrics(const std::vector<matchmaker_figures>& all,
        [](const instance_info& i) { return i.instance.state_bytes; });
   each("mm_snapshots_total", "counter", "Snapshots written.",
        [](const instance_info& i) { return i.instance.snapshots_written; });
+  each("mm_snapshot_failures_total", "counter",
+       "Snapshots that could not be written (the database refused or did not answer).",
+       [](const instance_info& i) { return i.instance.snapshot_failures; });
+  each("mm_snapshot_last_timestamp_seconds", "gauge",
+       "When the last snapshot was written (Unix seconds; 0: none yet).",
+       [](const instance_info& i) {
+         return static_cast<double>(i.instance.last_snapshot_unix_ms) / 1000.0;
+       });
   each("mm_instance_restarts_total", "counter",
        "Restarts of the matchmaker after a crash (by its supervisor, from its snapshot).",
        [](const instance_info& i) { return i.supervisor.restarts; });

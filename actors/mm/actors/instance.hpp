@@ -134,6 +134,7 @@ void write_snapshot(instance_pointer<Profile> self, std::function<void()> done =
             if (done) done();
           },
           [=](caf::error& e) {
+            ++self->state.counters.snapshot_failures;
             log(log_level::error, "matchmaker '" + self->state.config.id +
                                       "': snapshot not written: " + self->system().render(e));
             if (done) done();
@@ -183,6 +184,7 @@ void start_scan(instance_pointer<Profile> self) {
             s.scan_in_flight = false;
             auto& c = s.counters;
             c.last_scan_seconds = res.seconds;
+            c.last_scan_unix_ms = now_unix_ms<Profile>(self);
             c.last_scan_requested = requested;
             c.last_scan_found = static_cast<std::uint32_t>(res.rows.size() + res.unreadable);
             c.scan_seconds_total += res.seconds;

@@ -110,13 +110,15 @@ struct instance_counters {
   // The scans applied: rows asked for and rows found (a table smaller than the
   // fetch count, or a shard with few players, finds fewer), and their time.
   double last_scan_seconds = 0;
+  std::int64_t last_scan_unix_ms = 0;  // when the last scan was applied; 0: none yet
   std::uint32_t last_scan_requested = 0, last_scan_found = 0;
   double scan_seconds_total = 0;
   std::uint64_t scan_rows_requested_total = 0, scan_rows_found_total = 0;
   // Snapshots written: encoding here plus the worker's transaction.
   double last_snapshot_seconds = 0;
   std::uint64_t snapshots_written = 0;
-  routed_answers routed;  // routed queries this instance gave the final answer to
+  std::uint64_t snapshot_failures = 0;  // snapshots encoded but not written (the database refused)
+  routed_answers routed;                // routed queries this instance gave the final answer to
 };
 
 // A supervisor's counters: restarts of its instance after a crash, updates
@@ -222,9 +224,10 @@ typename Inspector::result_type inspect(Inspector& f, engine_info& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, instance_counters& x) {
   return f(caf::meta::type_name("instance_counters"), x.state_bytes, x.last_snapshot_unix_ms,
-           x.scan_errors, x.scan_reports, x.last_scan_seconds, x.last_scan_requested,
-           x.last_scan_found, x.scan_seconds_total, x.scan_rows_requested_total,
-           x.scan_rows_found_total, x.last_snapshot_seconds, x.snapshots_written, x.routed);
+           x.scan_errors, x.scan_reports, x.last_scan_seconds, x.last_scan_unix_ms,
+           x.last_scan_requested, x.last_scan_found, x.scan_seconds_total,
+           x.scan_rows_requested_total, x.scan_rows_found_total, x.last_snapshot_seconds,
+           x.snapshots_written, x.snapshot_failures, x.routed);
 }
 
 template <class Inspector>

@@ -1,0 +1,246 @@
+// A typed client of matchmakerd's HTTP API. The request and answer types are
+// generated from the server's OpenAPI document (docs/openapi.json, `npm run
+// generate` writes src/openapi.ts); this file adds one method per route, the
+// errors as MatchmakerError with the server's status and message, and the
+// ticket events as a resumable WebSocket stream (events.ts).
+import type { components } from './openapi.js';
+import { EventStream, type WatchOptions } from './events.js';
+
+export type Schemas = components['schemas'];
+export type Query = Schemas['Query'];
+export type QueryResult = Schemas['QueryResult'];
+export type QueryBatchResult = Schemas['QueryBatchResult'];
+export type TestQuery = Schemas['TestQuery'];
+export type TestQueryReport = Schemas['TestQueryReport'];
+export type Config = Schemas['Config'];
+export type MatchmakerInfo = Schemas['MatchmakerInfo'];
+export type PlayerRow = Schemas['PlayerRow'];
+export type StoredPlayer = Schemas['StoredPlayer'];
+export type CachedPlayer = Schemas['CachedPlayer'];
+export type WriteReport = Schemas['WriteReport'];
+export type TicketRequest = Schemas['TicketRequest'];
+export type TicketPlayer = Schemas['TicketPlayer'];
+export type TicketState = Schemas['TicketState'];
+export type TicketEvent = Schemas['TicketEvent'];
+export type EventPage = Schemas['EventPage'];
+export type Match = Schemas['Match'];
+export type TicketExplanation = Schemas['TicketExplanation'];
+export type Explanation = Schemas['Explanation'];
+export type QueueReport = Schemas['QueueReport'];
+export type WaitingTicket = Schemas['WaitingTicket'];
+export type Lobby = Schemas['Lobby'];
+export type LobbyRequest = Schemas['LobbyRequest'];
+export type LobbyFind = Schemas['LobbyFind'];
+export type LobbyPlacement = Schemas['LobbyPlacement'];
+export type LobbiesReport = Schemas['LobbiesReport'];
+export type Backfill = Schemas['Backfill'];
+export type BackfillRequest = Schemas['BackfillRequest'];
+export type BackfillUpdate = Schemas['BackfillUpdate'];
+export type BackfillPage = Schemas['BackfillPage'];
+export type ClusterReport = Schemas['ClusterReport'];
+export { EventStream, type WatchOptions, type StreamItem } from './events.js';
+
+// A 4xx or 5xx answer: `status` is the HTTP status, `message` the server's
+// `error` (it names the field at fault).
+export class MatchmakerError extends Error {
+  constructor(readonly status: number, message: string, readonly body: unknown) {
+    super(`${status}: ${message}`);
+    this.name = 'MatchmakerError';
+  }
+}
+
+export interface ClientOptions {
+  // The server's address: "http://127.0.0.1:8080".
+  baseUrl: string;
+  // A token of the server's `tokens` (sent as `Authorization: Bearer`).
+  token?: string;
+  // Per request; a long-poll's own wait is added to it. Default 30 s.
+  timeoutMs?: number;
+}
+
+type Params = Record<string, string | number | boolean | undefined>;
+
+export class MatchmakerClient {
+  readonly baseUrl: string;
+  readonly token: string | undefined;
+  private readonly timeoutMs: number;
+
+  constructor(options: ClientOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.token = options.token;
+    this.timeoutMs = options.timeoutMs ?? 30_000;
+  }
+
+  // One request. A cluster node that does not serve the route answers 307 to
+  // the one that does; fetch follows it with the same method and body.
+  private async call<T>(method: string, path: string, options: { params?: Params; body?: unknown; extraMs?: number } = {}): Promise<T> {
+    const url = new URL(this.baseUrl + path);
+    for (const [k, v] of Object.entries(options.params ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+    const headers: Record<string, string> = {};
+    if (this.token) headers.Authorization = `Bearer ${this.token}`;
+    if (options.body !== undefined) headers['Content-Type'] = 'application/json';
+    const res = await fetch(url, {
+      method,
+      headers,
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      signal: AbortSignal.timeout(this.timeoutMs + (options.extraMs ?? 0)),
+    });
+    const text = await res.text();
+    const type = res.headers.get('content-type') ?? '';
+    const body: unknown = type.startsWith('application/json') && text ? JSON.parse(text) : text;
+    if (!res.ok) {
+      const message = typeof body === 'object' && body !== null && 'error' in body ? String((body as { error: unknown }).error) : text;
+      throw new MatchmakerError(res.status, message, body);
+    }
+    return body as T;
+  }
+
+  private static segment(s: string | number): string {
+    return encodeURIComponent(String(s));
+  }
+
+  // ---- async matchmaking ----------------------------------------------------
+  // A real matchmaking request (role test): it may take the winner out of the cache.
+  query(query: Query): Promise<QueryResult> {
+    return this.call('POST', '/api/query', { body: query });
+  }
+  // Up to 4,096 queries in one request; each result is what it alone would get.
+  queryBatch(queries: Query[]): Promise<QueryBatchResult> {
+    return this.call('POST', '/api/query', { body: { queries } });
+  }
+  // "Why no match": retries on every matchmaker, changing nothing.
+  testQuery(query: TestQuery): Promise<TestQueryReport> {
+    return this.call('POST', '/api/test-query', { body: query });
+  }
+  config(): Promise<Config> {
+    return this.call('GET', '/api/config');
+  }
+  matchmakers(): Promise<{ matchmakers: (MatchmakerInfo | Schemas['MatchmakerUnanswered'])[] }> {
+    return this.call('GET', '/api/matchmakers');
+  }
+  matchmaker(name: string): Promise<MatchmakerInfo> {
+    return this.call('GET', `/api/matchmakers/${MatchmakerClient.segment(name)}`);
+  }
+  bucket(matchmaker: string, bucket: number, page: { offset?: number; limit?: number } = {}): Promise<{ players: CachedPlayer[] }> {
+    return this.call('GET', `/api/matchmakers/${MatchmakerClient.segment(matchmaker)}/buckets/${bucket}`, { params: page });
+  }
+  top(limit?: number): Promise<{ players: CachedPlayer[] }> {
+    return this.call('GET', '/api/top', { params: { limit } });
+  }
+  player(id: number): Promise<{ id: number; stored: StoredPlayer | null; matchmakers: unknown[] }> {
+    return this.call('GET', `/api/players/${id}`);
+  }
+  players(page: { after?: number; limit?: number } = {}): Promise<{ players: StoredPlayer[]; next_after: number | null }> {
+    return this.call('GET', '/api/players', { params: page });
+  }
+  // Upserts rows in one transaction (role admin); malformed rows come back in `rejected`.
+  writePlayers(players: PlayerRow[]): Promise<WriteReport> {
+    return this.call('POST', '/api/players', { body: { players } });
+  }
+  rebalance(matchmaker?: string): Promise<unknown> {
+    return this.call('POST', matchmaker ? `/api/matchmakers/${MatchmakerClient.segment(matchmaker)}/rebalance` : '/api/rebalance');
+  }
+  reset(matchmaker?: string): Promise<unknown> {
+    return this.call('POST', matchmaker ? `/api/matchmakers/${MatchmakerClient.segment(matchmaker)}/reset` : '/api/reset');
+  }
+  cacheAdd(id: number): Promise<Schemas['CacheChange']> {
+    return this.call('POST', '/api/cache/add', { body: { id } });
+  }
+  cacheRemove(id: number): Promise<Schemas['CacheChange']> {
+    return this.call('POST', '/api/cache/remove', { body: { id } });
+  }
+
+  // ---- session tickets --------------------------------------------------------
+  // Resolves once the ticket is durable (201).
+  createTicket(ticket: TicketRequest): Promise<TicketState> {
+    return this.call('POST', '/api/tickets', { body: ticket });
+  }
+  // With `waitSeconds` (at most 60) the answer comes when the ticket leaves its queue.
+  getTicket(id: string, options: { waitSeconds?: number } = {}): Promise<TicketState> {
+    return this.call('GET', `/api/tickets/${MatchmakerClient.segment(id)}`, {
+      params: { wait: options.waitSeconds },
+      extraMs: (options.waitSeconds ?? 0) * 1000,
+    });
+  }
+  cancelTicket(id: string): Promise<Schemas['Cancelled']> {
+    return this.call('DELETE', `/api/tickets/${MatchmakerClient.segment(id)}`);
+  }
+  explainTicket(id: string, options: { limit?: number } = {}): Promise<TicketExplanation> {
+    return this.call('GET', `/api/tickets/${MatchmakerClient.segment(id)}/explain`, { params: options });
+  }
+  queues(): Promise<{ queues: QueueReport[] }> {
+    return this.call('GET', '/api/queues');
+  }
+  queue(name: string, page: { offset?: number; limit?: number } = {}): Promise<{ queue: QueueReport; waiting_tickets: WaitingTicket[] }> {
+    return this.call('GET', `/api/queues/${MatchmakerClient.segment(name)}`, { params: page });
+  }
+  // The ticket events after `after` as one long-poll (see watchEvents for a stream).
+  events(options: { after?: number; limit?: number; waitSeconds?: number; queues?: string[] } = {}): Promise<EventPage> {
+    return this.call('GET', '/api/events', {
+      params: { after: options.after, limit: options.limit, wait: options.waitSeconds, queues: options.queues?.join(',') },
+      extraMs: (options.waitSeconds ?? 0) * 1000,
+    });
+  }
+  // Every ticket event of this token's tickets (an admin's: all) as it is
+  // written, on a WebSocket that resumes where it stopped (events.ts).
+  watchEvents(options: WatchOptions = {}): EventStream {
+    return new EventStream(this.baseUrl, this.token, options);
+  }
+
+  // ---- lobbies ------------------------------------------------------------------
+  lobbies(options: { limit?: number } = {}): Promise<LobbiesReport> {
+    return this.call('GET', '/api/lobbies', { params: options });
+  }
+  registerLobby(lobby: LobbyRequest): Promise<Lobby> {
+    return this.call('POST', '/api/lobbies', { body: lobby });
+  }
+  updateLobby(id: string, players: number): Promise<{ id: string; players: number }> {
+    return this.call('PUT', `/api/lobbies/${MatchmakerClient.segment(id)}`, { body: { players } });
+  }
+  closeLobby(id: string): Promise<{ id: string; closed: boolean }> {
+    return this.call('DELETE', `/api/lobbies/${MatchmakerClient.segment(id)}`);
+  }
+  findLobby(search: LobbyFind): Promise<LobbyPlacement> {
+    return this.call('POST', '/api/lobbies/find', { body: search });
+  }
+
+  // ---- backfill -------------------------------------------------------------------
+  registerBackfill(match: BackfillRequest): Promise<Backfill> {
+    return this.call('POST', '/api/backfills', { body: match });
+  }
+  backfills(options: { queue?: string; offset?: number; limit?: number } = {}): Promise<BackfillPage> {
+    return this.call('GET', '/api/backfills', { params: options });
+  }
+  backfill(matchId: string): Promise<Backfill> {
+    return this.call('GET', `/api/backfills/${MatchmakerClient.segment(matchId)}`);
+  }
+  updateBackfill(matchId: string, update: BackfillUpdate): Promise<Backfill> {
+    return this.call('PUT', `/api/backfills/${MatchmakerClient.segment(matchId)}`, { body: update });
+  }
+  stopBackfill(matchId: string): Promise<{ match_id: string; stopped: boolean }> {
+    return this.call('DELETE', `/api/backfills/${MatchmakerClient.segment(matchId)}`);
+  }
+  explainBackfill(matchId: string, options: { limit?: number } = {}): Promise<Explanation> {
+    return this.call('GET', `/api/backfills/${MatchmakerClient.segment(matchId)}/explain`, { params: options });
+  }
+  // Those players (all of the reservation's without a list) joined the match.
+  confirmReservation(matchId: string, reservation: string, players?: number[]): Promise<Backfill> {
+    return this.call('POST', `/api/backfills/${MatchmakerClient.segment(matchId)}/reservations/${MatchmakerClient.segment(reservation)}/confirm`, {
+      body: players ? { players } : {},
+    });
+  }
+  // Those players will not come: their seats open again.
+  releaseReservation(matchId: string, reservation: string, players?: number[]): Promise<Backfill> {
+    return this.call('POST', `/api/backfills/${MatchmakerClient.segment(matchId)}/reservations/${MatchmakerClient.segment(reservation)}/release`, {
+      body: players ? { players } : {},
+    });
+  }
+
+  // ---- operations -----------------------------------------------------------------
+  metrics(): Promise<string> {
+    return this.call('GET', '/metrics');
+  }
+  cluster(): Promise<ClusterReport> {
+    return this.call('GET', '/api/cluster');
+  }
+}
