@@ -119,6 +119,18 @@ export class Contract {
     return body;
   }
 
+  // A request body the server accepted must fit the operation's request
+  // schema: the document must not refuse what the server takes.
+  checkAccepted(method, path, body) {
+    const m = method.toLowerCase();
+    const template = this.template(m, path.split('?')[0]);
+    const schema = template && this.doc.paths[template][m].requestBody?.content['application/json']?.schema;
+    if (!schema) return;
+    const validate = this.validator(`${method} ${template} request`, schema);
+    if (!validate(body))
+      this.fail(`${method} ${path}: the server accepted a body its schema refuses: ${this.ajv.errorsText(validate.errors)}\n  ${JSON.stringify(body).slice(0, 300)}`);
+  }
+
   // Every operation must have been seen answering a success and an error.
   uncovered() {
     const missing = [];
