@@ -142,10 +142,9 @@ class child_process {
   static constexpr int stop_timed_out = -2;
   int stop(std::chrono::milliseconds limit = std::chrono::seconds(90)) {
     if (!alive()) return exit_status_;  // never kill(-1, ...): that is every process
-    const pid_t pid = pid_;
-    kill(pid, SIGTERM);
+    kill(pid_, SIGTERM);
     const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (alive()) {
+    while (!exited()) {
       if (std::chrono::steady_clock::now() >= deadline) {
         std::fprintf(stderr, "child_process: pid %d did not stop within %lld ms of SIGTERM\n",
                      static_cast<int>(pid_), static_cast<long long>(limit.count()));
@@ -154,8 +153,7 @@ class child_process {
       }
       drain(std::chrono::milliseconds(20));
     }
-    kill(-pid, SIGKILL);  // whatever it left behind
-    return exit_status_;
+    return wait();  // it has exited: its group killed, then reaped
   }
 
   // SIGKILL (no chance to clean up), then the exit status.
@@ -173,6 +171,15 @@ class child_process {
   }
 
   bool running() { return alive(); }
+
+  // Whether the child has exited, leaving it unreaped (WNOWAIT).
+  bool exited() {
+    if (pid_ <= 0) return true;
+    siginfo_t info{};
+    if (waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0)
+      return true;
+    return info.si_pid == pid_;
+  }
   // The output pipe was closed: read_line() has nothing more to give.
   bool output_ended() const { return eof_; }
 
@@ -210,12 +217,23 @@ class child_process {
     constexpr std::size_t keep = std::size_t{1} << 20;
     if (buffer_.size() > keep) buffer_.erase(0, buffer_.size() - keep);
   }
+  // Waits for the exit, kills what the child left in its group, then reaps
+  // it. The group is killed while the child is a zombie: its pid, the
+  // group's id, is not given to another process until it is reaped. Killed
+  // after the reap, the id could be a new process's of a test running beside
+  // once the pid numbers wrapped (pid_max is 32768 here and threads take pids
+  // too: a wrap every few minutes under the suite), and that process would
+  // die at its start.
   int wait() {
     if (pid_ > 0) {
+      siginfo_t info{};
+      while (waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOWAIT) != 0 &&
+             errno == EINTR) {
+      }
+      kill(-pid_, SIGKILL);  // whatever it left behind
       int status = 0;
       waitpid(pid_, &status, 0);
       exit_status_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-      kill(-pid_, SIGKILL);  // whatever it left behind
       pid_ = -1;
     }
     return exit_status_;
