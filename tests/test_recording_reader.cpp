@@ -77,6 +77,7 @@ const std::vector<json> good_lines = {
     created(t0 + 900, "0000000000000003", 3, 1200),
     left(t0 + 1500, "0000000000000001", "matched"),
     json{{"t", t0 + 1500}, {"event", "tick"}, {"queue", "coop"}},
+    json{{"t", t0 + 1990}, {"event", "cancel"}, {"queue", "coop"}, {"ticket", "0000000000000003"}},
     left(t0 + 2000, "0000000000000003", "cancelled"),
     left(t0 + 2100, "00000000000000ff", "expired"),  // created before the recording
     json{{"t", t0 + 2200}, {"event", "gap"}, {"dropped", 7}},
@@ -98,7 +99,7 @@ std::string refusal(const std::string& text, const recording_limits& limits = {}
 
 }  // namespace
 
-TEST_CASE("a recording reads back: tickets, outcomes, ticks, seeds, late joins",
+TEST_CASE("a recording reads back: tickets, outcomes, ticks, seeds, late joins, cancel moments",
           "[recording][replay]") {
   test::temp_dir dir;
   write(dir, "recording-1-000001.jsonl", file_text(good_lines));
@@ -129,6 +130,8 @@ TEST_CASE("a recording reads back: tickets, outcomes, ticks, seeds, late joins",
   CHECK(c.tickets[0].created_ms == t0 + 10 - epoch);
   CHECK(c.tickets[1].late_after_ms == t0 + 500 - epoch);
   CHECK(c.tickets[2].recorded.at_ms == t0 + 2000 - epoch);
+  CHECK(c.tickets[2].cancelled_ms == t0 + 1990 - epoch);  // the queue's own moment
+  CHECK(c.tickets[0].cancelled_ms == -1);
   CHECK(c.ticks.at("coop") == std::vector<std::int64_t>{t0 + 500 - epoch, t0 + 1500 - epoch});
   CHECK(c.end_ms == t0 + 2200 - epoch);
   // A tick other than the recorded one: the replayed queue runs on its own
@@ -138,6 +141,7 @@ TEST_CASE("a recording reads back: tickets, outcomes, ticks, seeds, late joins",
   const auto d = replay_config_of(r, other, 1);
   CHECK(d.ticks.empty());
   CHECK(d.tickets[1].late_after_ms == -1);
+  CHECK(d.tickets[2].cancelled_ms == -1);
   // A queue the candidate lacks: the ticket is refused, naming why.
   other.queues.front().name = "ranked";
   const auto e = replay_config_of(r, other, 1);
@@ -150,9 +154,13 @@ TEST_CASE("a directory's files are read oldest first, and must share their confi
   write(dir, "recording-1-000002.jsonl", file_text({created(t0 + 50, "0000000000000005", 5, 1)}));
   write(dir, "recording-1-000001.jsonl", file_text({created(t0, "0000000000000004", 4, 1)}));
   write(dir, "notes.txt", "not a recording");
+  json older = header();
+  older["version"] = 2;  // recorded before an upgrade: read with the rest
+  write(dir, "recording-0-000001.jsonl",
+        file_text({created(t0 - 50, "0000000000000003", 3, 1)}, older));
   const recording r = read_recording(dir.file("rec"));
-  REQUIRE(r.files.size() == 2);
-  CHECK(r.tickets.front().id == "0000000000000004");
+  REQUIRE(r.files.size() == 3);
+  CHECK(r.tickets.front().id == "0000000000000003");
 
   json h = header();
   h["detour_factor"] = 3.0;
@@ -171,12 +179,12 @@ TEST_CASE("a recording cut short, of another format or version, is refused namin
   // Cut anywhere inside the last line: never read as if whole.
   for (std::size_t cut = 1; cut < good_lines.back().dump().size(); cut += 7)
     CHECK_THAT(refusal(text.substr(0, text.size() - 1 - cut)),
-               Contains(":12: the file ends inside this line"));
+               Contains(":13: the file ends inside this line"));
   CHECK_THAT(refusal(""), Contains("empty, no header"));
   json h = header();
   h["version"] = 99;
   CHECK_THAT(refusal(file_text({}, h)),
-             Contains(":1: recording format version 99: this mmsim reads versions 1 to 2"));
+             Contains(":1: recording format version 99: this mmsim reads versions 1 to 3"));
   h.erase("version");
   CHECK_THAT(refusal(file_text({}, h)), Contains("version missing"));
   h = header();
@@ -216,6 +224,8 @@ TEST_CASE("a recording's events are checked field by field", "[recording][replay
       one({{"t", t0}, {"event", "queue"}, {"queue", "coop"}, {"seed", "99999999999999999999"}}),
       Contains("seed must fit 64 bits"));
   CHECK_THAT(one({{"t", t0}, {"event", "tick"}}), Contains("queue must be a queue's name"));
+  CHECK_THAT(one({{"t", t0}, {"event", "cancel"}, {"queue", "coop"}, {"ticket", 3}}),
+             Contains(":2: ticket must be a ticket id"));
 }
 
 TEST_CASE("a recording too large or too deep is refused before it is held", "[recording][replay]") {

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "mm/engine/random.hpp"
@@ -78,7 +79,7 @@ TEST_CASE("a recorded queue's tickets are written once created and once gone, in
   const auto lines = lines_of(files[0]);
   const json& header = lines[0];
   CHECK(header["format"] == "matchmaker-ticket-recording");
-  CHECK(header["version"] == 2);
+  CHECK(header["version"] == 3);
   CHECK(header["recorded"] == json({"coop"}));
   CHECK(header["datacenters"].size() == 2);
   bool has_coop = false;
@@ -86,14 +87,17 @@ TEST_CASE("a recorded queue's tickets are written once created and once gone, in
   CHECK(has_coop);
   std::int64_t last_t = 0;
   std::size_t ticks = 0, starts = 0;
+  std::set<std::string> let_go, cancelled;  // by the queue; as written
   for (std::size_t i = 1; i < lines.size(); ++i) {
     const json& l = lines[i];
-    // The recorded queue's start and ticks come from its own actor, in
-    // their own order; only coop's.
-    if (l["event"] == "tick" || l["event"] == "queue" || l["event"] == "late") {
+    // The recorded queue's start, ticks, late joins and cancels come from
+    // its own actor, in their own order; only coop's.
+    if (l["event"] == "tick" || l["event"] == "queue" || l["event"] == "late" ||
+        l["event"] == "cancel") {
       CHECK(l["queue"] == "coop");
       ticks += l["event"] == "tick";
       starts += l["event"] == "queue";
+      if (l["event"] == "cancel") let_go.insert(l["ticket"].get<std::string>());
       continue;
     }
     CHECK(l["t"].get<std::int64_t>() >= last_t);
@@ -109,8 +113,11 @@ TEST_CASE("a recorded queue's tickets are written once created and once gone, in
       CHECK(created.count(id) == 1);  // after its creation
       CHECK(++left[id] == 1);
       CHECK((l["outcome"]["state"] == "matched" || l["outcome"]["state"] == "cancelled"));
+      if (l["outcome"]["state"] == "cancelled") cancelled.insert(id);
     }
   }
+  CHECK(cancelled.size() == 1);
+  CHECK(let_go == cancelled);  // the queue's own moment of the owner's cancel
   CHECK(created.size() == 9);
   CHECK(left.size() == 9);
   CHECK(starts == 1);
@@ -253,11 +260,10 @@ TEST_CASE("a recorded server run replays into the same matches, and a wider rule
   std::string word;
   same >> kept >> word >> of;
   CHECK(of > 40);
-  // An owner's cancel is recorded when its journal write comes back, a few
-  // ms after the queue let the ticket go: a tick between the two (rare, more
-  // so on a loaded machine) is the likely way a ticket's match can differ
-  // (docs/simulation.md); the count once fell short here under load.
-  CHECK(kept + 4 >= of);
+  // Every ticket in the same match: the owners' cancels replayed at the
+  // queue's own moments (not when their outcomes were written, a few ms
+  // later, sometimes after a tick).
+  CHECK(kept == of);
   const std::string same_csv = rec.file("same/replay_queues.csv");
   for (const char* figure : {"matched", "expired", "cancelled"})
     CHECK(std::abs(csv_value(same_csv, "ranked", std::string("recorded_") + figure) -

@@ -46,7 +46,7 @@ std::vector<ticket_end> engine_by_hand(const session_replay_config& c) {
       events.emplace_back(t.late_after_ms, 3, i);
     else
       events.emplace_back(t.created_ms, 0, i);
-    if (t.recorded.state == ticket_state::cancelled) events.emplace_back(t.recorded.at_ms, 1, i);
+    if (t.recorded.state == ticket_state::cancelled) events.emplace_back(owner_cancel_ms(t), 1, i);
   }
   std::sort(events.begin(), events.end());
   std::vector<std::int64_t> ticks;
@@ -75,9 +75,9 @@ std::vector<ticket_end> engine_by_hand(const session_replay_config& c) {
         continue;
       }
       if (t.recorded.state == ticket_state::cancelled &&
-          std::pair(t.recorded.at_ms, 1) < std::pair(at, kind)) {
+          std::pair(owner_cancel_ms(t), 1) < std::pair(at, kind)) {
         ends[i].state = ticket_state::cancelled;  // before it reached the queue
-        ends[i].at_ms = t.recorded.at_ms;
+        ends[i].at_ms = owner_cancel_ms(t);
         continue;
       }
       for (const auto& p : t.request.players)
@@ -209,9 +209,9 @@ TEST_CASE("the owners' cancels and the players' newer tickets are replayed as th
   CHECK(cancels_replayed > replaced);
 }
 
-TEST_CASE("a queue's recorded ticks, seed and late joins are replayed as they were",
+TEST_CASE("a queue's recorded ticks, seed, late joins and cancel moments are replayed as they were",
           "[sim][replay]") {
-  std::uint64_t late = 0;
+  std::uint64_t late = 0, written_after_a_tick = 0;
   for (std::uint64_t seed = 1; seed <= 20; ++seed) {
     CAPTURE(seed);
     session_replay_config c = recorded_day(seed, 400, server::demo_queue());
@@ -232,9 +232,27 @@ TEST_CASE("a queue's recorded ticks, seed and late joins are replayed as they we
     for (auto& t : c.tickets) {
       const auto after = std::lower_bound(ticks.begin(), ticks.end(), t.created_ms);
       if (after != ticks.end() && r.unit() < 0.1) t.late_after_ms = *after, ++late;
+      // The queue's own moment of an owner's cancel; half of them exactly
+      // at a tick's moment, or just after it.
+      if (t.recorded.state == ticket_state::cancelled && r.unit() < 0.5) {
+        const auto tick = std::lower_bound(ticks.begin(), ticks.end(), t.recorded.at_ms);
+        t.cancelled_ms = t.recorded.at_ms;
+        if (tick != ticks.end() && r.unit() < 0.5) t.cancelled_ms = *tick + r.below(2);
+      }
     }
     const auto by_hand = engine_by_hand(c);
-    for (std::size_t i = 0; i < c.tickets.size(); ++i) c.tickets[i].recorded = by_hand[i];
+    for (std::size_t i = 0; i < c.tickets.size(); ++i) {
+      auto& t = c.tickets[i];
+      t.recorded = by_hand[i];
+      // The outcome written later than the queue let it go, sometimes
+      // after the next tick: the replay must not keep it for that tick.
+      if (t.recorded.state == ticket_state::cancelled && t.cancelled_ms >= 0) {
+        const std::int64_t written = t.recorded.at_ms + 1 + r.below(1500);
+        const auto tick = std::upper_bound(ticks.begin(), ticks.end(), t.recorded.at_ms);
+        written_after_a_tick += tick != ticks.end() && *tick <= written;
+        t.recorded.at_ms = written;
+      }
+    }
     const session_replay_report rep = replay_sessions(c);
     for (std::size_t i = 0; i < c.tickets.size(); ++i) {
       CAPTURE(i);
@@ -245,6 +263,7 @@ TEST_CASE("a queue's recorded ticks, seed and late joins are replayed as they we
     CHECK(rep.same_match == rep.recorded_matched);
   }
   CHECK(late > 300);
+  CHECK(written_after_a_tick > 50);
 }
 
 TEST_CASE("the replay's figures are the tickets counted by hand, hour by hour and per queue",

@@ -19,6 +19,8 @@ std::string shard_resource(std::uint32_t i) {
   return "mm-" + std::to_string(i);
 }
 
+#ifdef MM_HAVE_POSTGRES
+
 namespace {
 
 std::string host_name() {
@@ -40,8 +42,6 @@ std::optional<std::uint32_t> shard_of(const std::string& resource, std::uint32_t
 }
 
 }  // namespace
-
-#ifdef MM_HAVE_POSTGRES
 
 struct cluster_node::impl {
   caf::actor_system& sys;

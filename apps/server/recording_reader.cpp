@@ -25,7 +25,8 @@ namespace fs = std::filesystem;
 // queues were.
 json configuration_of(const json& header) {
   json c = header;
-  for (const char* k : {"file", "started_unix_ms"}) c.erase(k);
+  // A directory may span an upgrade: each line says what it is.
+  for (const char* k : {"file", "started_unix_ms", "version"}) c.erase(k);
   return c;
 }
 
@@ -154,12 +155,12 @@ recording read_recording(const fs::path& file_or_dir, const recording_limits& li
         }
         e.at_ms = t;
         r.tickets[it->second].outcome = std::move(e);
-      } else if (event == "tick" || event == "queue" || event == "late") {
+      } else if (event == "tick" || event == "queue" || event == "late" || event == "cancel") {
         const auto q = v.find("queue");
         if (q == v.end() || !q->is_string() || q->get_ref<const std::string&>().size() > 200)
           refuse(in.where() + ": queue must be a queue's name");
         const std::string& name = q->get_ref<const std::string&>();
-        if (event == "late") {
+        if (event == "late" || event == "cancel") {
           const auto id = v.find("ticket");
           if (id == v.end() || !id->is_string() ||
               !session::parse_public_id(id->get_ref<const std::string&>()))
@@ -167,7 +168,7 @@ recording read_recording(const fs::path& file_or_dir, const recording_limits& li
           if (++ticks == limits.max_ticks + 1)
             refuse(in.where() + ": more than " + std::to_string(limits.max_ticks) +
                    " ticks, the most a replay holds");
-          r.late[id->get<std::string>()].emplace_back(name, t);
+          (event == "late" ? r.late : r.cancels)[id->get<std::string>()].emplace_back(name, t);
           continue;
         }
         if (event == "tick") {
@@ -191,7 +192,7 @@ recording read_recording(const fs::path& file_or_dir, const recording_limits& li
         }
         r.seeds.emplace(name, value);  // the first start's
       } else {
-        refuse(in.where() + ": event must be created, left, gap, queue, tick or late");
+        refuse(in.where() + ": event must be created, left, gap, queue, tick, late or cancel");
       }
     }
   }
@@ -270,6 +271,16 @@ sim::session_replay_config replay_config_of(const recording& r, const session_se
     for (const auto& [queue, at] : late->second)
       if (c.ticks.count(queue) && at - epoch >= t.created_ms)
         t.late_after_ms = std::max(t.late_after_ms, at - epoch);
+  }
+  // A ticket its owner cancelled leaves at its queue's own moment of the
+  // cancel, when that queue is replayed at its recorded ticks (a
+  // multi-queue ticket: at the earliest of its queues' moments).
+  for (auto& t : c.tickets) {
+    const auto cancel = r.cancels.find(t.id);
+    if (cancel == r.cancels.end() || t.recorded.state != session::ticket_state::cancelled) continue;
+    for (const auto& [queue, at] : cancel->second)
+      if (c.ticks.count(queue) && at - epoch >= t.created_ms && at - epoch <= t.recorded.at_ms)
+        t.cancelled_ms = t.cancelled_ms < 0 ? at - epoch : std::min(t.cancelled_ms, at - epoch);
   }
   return c;
 }

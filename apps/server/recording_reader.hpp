@@ -50,6 +50,9 @@ struct recording {
   // Tickets that reached a queue after a tick that ran without them: by
   // ticket id, (queue, that tick's unix ms).
   std::map<std::string, std::vector<std::pair<std::string, std::int64_t>>> late;
+  // Version 3: tickets a queue let go on their owner's cancel, by ticket id,
+  // (queue, that moment's unix ms).
+  std::map<std::string, std::vector<std::pair<std::string, std::int64_t>>> cancels;
 };
 
 recording read_recording(const std::filesystem::path& file_or_dir,

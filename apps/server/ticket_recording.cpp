@@ -77,11 +77,20 @@ void ticket_recording::queue_started(const std::string& name, std::uint64_t seed
 
 void ticket_recording::joined_late(const std::string& name, std::uint64_t id,
                                    std::int64_t tick_unix_ms) {
+  push_queue_event(pending::kind::late, name, id, tick_unix_ms);
+}
+
+void ticket_recording::cancelled(const std::string& name, std::uint64_t id, std::int64_t unix_ms) {
+  push_queue_event(pending::kind::cancel, name, id, unix_ms);
+}
+
+void ticket_recording::push_queue_event(pending::kind what, const std::string& name,
+                                        std::uint64_t id, std::int64_t unix_ms) {
   pending p;
-  p.what = pending::kind::late;
+  p.what = what;
   p.queue = name;
   p.ticket.id = id;
-  p.unix_ms = tick_unix_ms;
+  p.unix_ms = unix_ms;
   files_.push(std::move(p));
 }
 
@@ -114,10 +123,11 @@ json ticket_recording::format(const pending& p) {
     case pending::kind::tick:
       return {{"t", p.unix_ms}, {"event", "tick"}, {"queue", p.queue}};
     case pending::kind::late:
+    case pending::kind::cancel:
       break;
   }
   return {{"t", p.unix_ms},
-          {"event", "late"},
+          {"event", p.what == pending::kind::late ? "late" : "cancel"},
           {"queue", p.queue},
           {"ticket", session::format_public_id(p.ticket.id)}};
 }

@@ -33,8 +33,9 @@
 
 namespace mm::server {
 
-// Version 2 added the queues' starts and ticks; a reader takes 1 and 2.
-inline constexpr int recording_format_version = 2;
+// Version 2 added the queues' starts and ticks, version 3 the queues' own
+// moments of cancels; a reader takes 1 to 3.
+inline constexpr int recording_format_version = 3;
 inline constexpr int oldest_readable_recording_version = 1;
 inline constexpr const char* recording_format = "matchmaker-ticket-recording";
 
@@ -59,6 +60,7 @@ class ticket_recording final : public actors::ticket_recorder {
   void queue_started(const std::string& name, std::uint64_t seed, std::int64_t unix_ms) override;
   void ticked(const std::string& name, std::int64_t unix_ms) override;
   void joined_late(const std::string& name, std::uint64_t id, std::int64_t tick_unix_ms) override;
+  void cancelled(const std::string& name, std::uint64_t id, std::int64_t unix_ms) override;
 
   // Writes what is pending now and returns once it is in the file.
   void flush() { files_.flush(); }
@@ -72,14 +74,17 @@ class ticket_recording final : public actors::ticket_recorder {
 
  private:
   struct pending {
-    enum class kind : std::uint8_t { created, left, queue, tick, late } what = kind::left;
-    actors::durable_ticket ticket;   // created; late: its id
+    enum class kind : std::uint8_t { created, left, queue, tick, late, cancel } what = kind::left;
+    actors::durable_ticket ticket;   // created; late, cancel: its id
     actors::ticket_outcome outcome;  // left
-    std::string queue;               // queue, tick, late
+    std::string queue;               // queue, tick, late, cancel
     std::uint64_t seed = 0;          // queue
     std::int64_t unix_ms = 0;
   };
   json format(const pending& p);
+  // A queue's line about one ticket (late, cancel), from its actor's thread.
+  void push_queue_event(pending::kind what, const std::string& name, std::uint64_t id,
+                        std::int64_t unix_ms);
 
   std::set<std::string> queues_;  // not changed after the constructor
   // The tickets recorded that wait still (the service's thread only): their

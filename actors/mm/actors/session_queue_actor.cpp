@@ -258,6 +258,15 @@ session_queue_actor_type::behavior_type session_queue_actor(session_queue_pointe
           }
         }
         s.queue->cancel(id);
+        if (s.config.recorder) {
+          // After a tick of the same millisecond: recorded 1 ms later, so
+          // that the replay lets it go after that tick and before the next
+          // (ticks are whole ms apart, at least 1).
+          session::time_ms at = now_of(self);
+          if (s.last_tick_at && at <= *s.last_tick_at) at = *s.last_tick_at + session::time_ms(1);
+          s.config.recorder->cancelled(s.config.queue.name, id,
+                                       s.config.unix_epoch_ms + at.count());
+        }
         return self->delegate(
             s.config.journal, journal_atom::value, cancel_atom::value,
             outcome_in(s.config.queue.name, id, session::ticket_state::cancelled));

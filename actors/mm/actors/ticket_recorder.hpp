@@ -36,6 +36,11 @@ class ticket_recorder {
   // though it was created at or before it.
   virtual void joined_late(const std::string& name, std::uint64_t id,
                            std::int64_t tick_unix_ms) = 0;
+  // Queue `name` let ticket `id` go at `unix_ms` on its owner's cancel (or
+  // a player's newer ticket): the queue's own moment, a few ms before the
+  // outcome is written and left() reports it. A moment equal to a tick's
+  // means before that tick ran.
+  virtual void cancelled(const std::string& name, std::uint64_t id, std::int64_t unix_ms) = 0;
 };
 
 }  // namespace mm::actors

@@ -57,7 +57,10 @@ class replay {
       if (i > 0 && t.created_ms < c.tickets[i - 1].created_ms)
         throw error(errc::invalid_argument, "replay: tickets are not sorted by creation time");
       if (t.recorded.state == ticket_state::cancelled)
-        cancels_.push_back({std::max(t.recorded.at_ms, t.created_ms), i});
+        cancels_.push_back({std::max(owner_cancel_ms(t), t.created_ms), i});
+      if (t.cancelled_ms >= 0 && t.cancelled_ms < t.created_ms)
+        throw error(errc::invalid_argument,
+                    "replay: ticket " + t.id + " is cancelled before its creation");
       if (t.late_after_ms >= 0 && t.late_after_ms < t.created_ms)
         throw error(errc::invalid_argument,
                     "replay: ticket " + t.id + " joins late before its creation");
@@ -123,9 +126,10 @@ class replay {
     }
     // Its owner's cancel came first (a cancel at the same moment comes after
     // the joins, before the late joins).
+    const std::int64_t cancel_at = owner_cancel_ms(t);
     if (t.recorded.state == ticket_state::cancelled &&
-        (t.recorded.at_ms < now || (late && t.recorded.at_ms == now))) {
-      end(i, ticket_state::cancelled, std::max(t.recorded.at_ms, t.created_ms), "");
+        (cancel_at < now || (late && cancel_at == now))) {
+      end(i, ticket_state::cancelled, std::max(cancel_at, t.created_ms), "");
       return;
     }
     // A player's newer ticket: the one still waiting in the replay goes, as

@@ -56,6 +56,10 @@ struct replay_ticket {
   // creation) before the ticket reached it; the replay adds it just after
   // that tick, as created at created_ms. -1: it joins at its creation.
   std::int64_t late_after_ms = -1;
+  // >= 0 (recorded cancelled only): the recorded queue let the ticket go at
+  // this moment on its owner's cancel, before its outcome was written at
+  // recorded.at_ms; the replay cancels it then. -1: at recorded.at_ms.
+  std::int64_t cancelled_ms = -1;
   // The queues it waits in, as the replayed configuration routes it (a
   // sharded queue's shard), the first being the one it was created for.
   std::vector<std::string> queues;
@@ -65,6 +69,11 @@ struct replay_ticket {
   // the field); it is counted, not replayed.
   std::string refused;
 };
+
+// When the replay lets a ticket its owner cancelled go (if it still waits).
+inline std::int64_t owner_cancel_ms(const replay_ticket& t) {
+  return t.cancelled_ms >= 0 ? t.cancelled_ms : t.recorded.at_ms;
+}
 
 struct session_replay_config {
   // The replayed configuration of every queue a ticket names, and the
