@@ -40,6 +40,27 @@ inline std::uint16_t port_of(const std::string& line) {
   return static_cast<std::uint16_t>(std::stoi(line.substr(line.rfind(':') + 1)));
 }
 
+// Between fork and exec only async-signal-safe calls: write(2), no
+// formatting library. "child_process: cannot run PATH (errno N)".
+inline void say_exec_failed(const char* path, int error) {
+  const auto put = [](const char* text) {
+    std::size_t n = 0;
+    while (text[n] != '\0') ++n;
+    [[maybe_unused]] const auto written = ::write(STDOUT_FILENO, text, n);
+  };
+  char digits[12] = {};
+  int at = 10;
+  do {
+    digits[at--] = static_cast<char>('0' + error % 10);
+    error /= 10;
+  } while (error > 0 && at >= 0);
+  put("child_process: cannot run ");
+  put(path);
+  put(" (errno ");
+  put(digits + at + 1);
+  put(")\n");
+}
+
 class child_process {
  public:
   explicit child_process(const std::vector<std::string>& argv, bool with_stderr = false) {
@@ -58,6 +79,7 @@ class child_process {
       for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
       args.push_back(nullptr);
       execv(args[0], args.data());
+      say_exec_failed(args[0], errno);  // in the output: a test names why, not just "no port"
       _exit(127);
     }
     setpgid(pid_, pid_);
