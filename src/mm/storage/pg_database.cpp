@@ -8,12 +8,16 @@
 #if defined(__SANITIZE_ADDRESS__)
 // LeakSanitizer's built-in suppressions for the programs that use PostgreSQL.
 // libpqxx 6.4 (Debian 12) leaks the PGresult of a statement whose connection
-// breaks under it: it throws while reading the client encoding, before a
-// pqxx::result owns the result libpq made (216 bytes per broken statement;
-// seen when a test cuts a node's link to the database). Only that libpqxx
-// frame is suppressed.
+// breaks under it, before a pqxx::result owns what libpq made (216 bytes and
+// its 2 KiB block per broken statement; seen about once in 15 ASan runs of
+// the test that cuts a node's link to the database). The leak's stack often
+// ends inside libpqxx, built without frame pointers, before any function
+// name: a libpqxx function's name did not match it. So the pattern is libpq
+// itself: memory libpq allocated that nobody freed. This code never calls
+// libpq directly, and what it allocates itself (a leaked pqxx::connection,
+// say) is allocated outside libpq and still reported.
 extern "C" const char* __lsan_default_suppressions() {
-  return "leak:pqxx::connection_base::exec\n";
+  return "leak:libpq.so\n";
 }
 #endif
 
