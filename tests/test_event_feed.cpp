@@ -138,6 +138,22 @@ TEST_CASE("the event feed drops events past its retention and wakes only their f
   CHECK(woken_all == 4);
 }
 
+TEST_CASE("a feed started after retention deleted every event goes on from the journal's counter",
+          "[events]") {
+  ticket_event_feed feed({100, std::chrono::milliseconds(1000)});
+  feed.continue_from(6);
+  CHECK(feed.last_seq() == 6);
+  CHECK(feed.read_after(3, {}, 10).missed);  // 4 to 6 are gone
+  CHECK_FALSE(feed.read_after(6, {}, 10).missed);
+  feed.append({event(7, "a", "duel")});
+  const auto page = feed.read_after(6, {}, 10);
+  CHECK_FALSE(page.missed);
+  REQUIRE(page.events.size() == 1);
+  CHECK(page.events[0]->seq == 7);
+  feed.continue_from(2);  // never back
+  CHECK(feed.last_seq() == 7);
+}
+
 TEST_CASE("a WebSocket follower is cut off past its backlog and bounds its subscriptions",
           "[events]") {
   ticket_event_feed feed({10'000, std::chrono::hours(1)});

@@ -324,3 +324,33 @@ TEST_CASE("session state on PostgreSQL as on SQLite: replaced per service, taken
     CHECK(other.tickets[0].id == 7);
   }
 }
+
+TEST_CASE("the event sequence survives a prune of every event, on both stores",
+          "[postgres][store][events]") {
+  if (!have_postgres()) return;
+  both_stores s;
+  mm::journal_batch first;
+  first.created.push_back({11, "duel", "alice", 1000, "t"});
+  for (std::uint64_t seq = 1; seq <= 6; ++seq)
+    first.events.push_back({seq, 11, "", "duel", 1000 + static_cast<std::int64_t>(seq), "e"});
+  for (mm::player_store* store :
+       {static_cast<mm::player_store*>(&s.sqlite), static_cast<mm::player_store*>(&s.pg)}) {
+    store->write_journal("node-a", first);
+    store->write_journal("node-b", {});  // another service's counter stays apart
+    mm::journal_read everything;
+    everything.max_events = 100;
+    everything.max_retained = 100;
+    CHECK(store->read_journal("node-a", everything).last_seq == 6);
+    // Retention deletes every event: the counter is not derived from them.
+    store->prune_journal("node-a", {1'000'000'000, 0, 0});
+    const auto after = store->read_journal("node-a", everything);
+    CHECK(after.events.empty());
+    CHECK(after.last_seq == 6);
+    CHECK(store->read_journal("node-b", everything).last_seq == 0);
+    // An older batch never moves the counter back.
+    mm::journal_batch stale;
+    stale.events.push_back({3, 11, "", "duel", 2000, "e"});
+    store->write_journal("node-a", stale);
+    CHECK(store->read_journal("node-a", everything).last_seq == 6);
+  }
+}

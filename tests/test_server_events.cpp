@@ -3,6 +3,8 @@
 // sequence number with each missed event exactly once, across a restart too;
 // the long-poll does the same; auth, Origin and the bounds refuse before the
 // handshake; mmctl ticket watch follows a ticket to its match.
+#include <SQLiteCpp/Database.h>
+
 #include <future>
 
 #include "client/event_client.hpp"
@@ -147,6 +149,39 @@ TEST_CASE("the events survive a restart and the long-poll resumes from a sequenc
   // Bad parameters are named.
   const json bad = s.get_json("/api/events?after=x", test_token, 400);
   CHECK(bad["error"].get<std::string>().find("after") != std::string::npos);
+}
+
+TEST_CASE("the event sequence goes on after a prune deleted every event and a restart",
+          "[server][session][events]") {
+  json patch = session_patch();
+  patch["sessions"]["outcome_retention"] = "1s";
+  live_server s(patch, 100);
+  for (int i = 0; i < 3; ++i) {  // events 1 to 6: waiting, cancelled
+    const auto id = create(s, solo("duel", 40 + i, 1000 + 1000 * i));
+    REQUIRE(del(s, "/api/tickets/" + id, test_token)->status == 200);
+  }
+  const json before = s.get_json("/api/events?after=0", test_token);
+  const std::uint64_t last = before["last_seq"];
+  CHECK(last >= 6);
+  // The journal's prune (every 10 s) deletes the events past the retention.
+  const auto deadline = std::chrono::steady_clock::now() + 40s;
+  for (;;) {
+    SQLite::Database db(s.dir().file("mm.db"), SQLite::OPEN_READONLY);
+    if (db.execAndGet("SELECT count(*) FROM session_ticket_events").getInt() == 0) break;
+    REQUIRE(std::chrono::steady_clock::now() < deadline);
+    std::this_thread::sleep_for(200ms);  // polls another process's file: no reply to await
+  }
+  REQUIRE(s.stop() == 0);
+  s.restart(json::object());
+  const json again = s.get_json("/api/events?after=0", test_token);
+  CHECK(again["last_seq"].get<std::uint64_t>() == last);
+  // A follower resuming after the last event it saw gets the next one.
+  const auto next = create(s, solo("duel", 50, 5000));
+  const json resumed = s.get_json("/api/events?after=" + std::to_string(last), test_token);
+  REQUIRE(resumed["events"].size() == 1);
+  CHECK(resumed["events"][0]["ticket"] == next);
+  CHECK(resumed["events"][0]["seq"].get<std::uint64_t>() == last + 1);
+  CHECK(resumed["missed"] == false);
 }
 
 TEST_CASE("event WebSockets: no token 401, another site's page 403, per-token cap 429",

@@ -114,6 +114,7 @@ void session_host::start(const write_fence& fence) {
   // The events written before stay readable from their sequence numbers
   // (the feed takes only those newer than what it holds).
   events_->append(sessions.restored.events);
+  events_->continue_from(sessions.restored.last_seq);
   events_->set_live(true);
   sessions.restored.events.clear();
   sessions.events = events_;

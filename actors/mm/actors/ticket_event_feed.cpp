@@ -120,6 +120,11 @@ bool ticket_event_feed::closing() const {
   return closing_;
 }
 
+void ticket_event_feed::continue_from(std::uint64_t last_seq) {
+  std::lock_guard lock(mutex_);
+  last_seq_ = std::max(last_seq_, last_seq);
+}
+
 std::uint64_t ticket_event_feed::last_seq() const {
   std::lock_guard lock(mutex_);
   return last_seq_;

@@ -84,6 +84,9 @@ class ticket_event_feed {
   bool live() const;
 
   std::uint64_t last_seq() const;
+  // The journal's counter at a start: the sequence goes on from there even
+  // when retention deleted every event before it (those are then missed).
+  void continue_from(std::uint64_t last_seq);
   std::size_t size() const;
   std::size_t followers() const;
 

@@ -56,6 +56,11 @@ void pg_store::write_journal(const std::string& service, const journal_batch& b)
           "FROM session_ticket_journal WHERE ticket_id = $6",
           service, signed_id(e.seq), e.queue, e.at_unix_ms, bytes(e.event), signed_id(e.ticket),
           e.credential);
+    if (!b.events.empty())  // outlives the events retention deletes (ticket_journal.cpp)
+      tx.exec_params0(
+          "INSERT INTO session_counters (name, value) VALUES ($1, $2) ON CONFLICT (name) DO "
+          "UPDATE SET value = greatest(session_counters.value, excluded.value)",
+          event_counter_name(service), signed_id(highest_seq(b)));
     for (const auto& f : b.backfills) {
       if (f.state.empty())
         tx.exec_params0(
@@ -117,9 +122,10 @@ journal_contents pg_store::read_journal(const std::string& service, const journa
                               r[1].as<std::string>(), static_cast<std::uint8_t>(r[2].as<int>()),
                               r[3].as<std::int64_t>(), bytes_of(r[4])});
     out.last_seq = static_cast<std::uint64_t>(
-        tx.exec_params1("SELECT coalesce(max(seq), 0) FROM session_ticket_events "
-                        "WHERE service = $1",
-                        service)[0]
+        tx.exec_params1("SELECT greatest(coalesce((SELECT value FROM session_counters WHERE "
+                        "name = $2), 0), coalesce((SELECT max(seq) FROM "
+                        "session_ticket_events WHERE service = $1), 0))",
+                        service, event_counter_name(service))[0]
             .as<std::int64_t>());
     for (const auto& r : tx.exec_params(
              "SELECT seq, ticket_id, credential, queue, at, event FROM session_ticket_events "

@@ -73,6 +73,15 @@ void write_journal(database& db, const std::string& service, const journal_batch
         q.exec();
         q.reset();
       }
+      // The counter outlives the events that retention deletes, so a start
+      // after a prune continues it instead of reusing numbers.
+      SQLite::Statement counter(db.sql(),
+                                "INSERT INTO session_counters (name, value) VALUES (?, ?) "
+                                "ON CONFLICT (name) DO UPDATE SET value = "
+                                "max(value, excluded.value)");
+      counter.bind(1, event_counter_name(service));
+      counter.bind(2, signed_id(highest_seq(b)));
+      counter.exec();
     }
     if (!b.backfills.empty()) {
       SQLite::Statement put(db.sql(),
@@ -146,10 +155,13 @@ journal_contents read_journal(database& db, const std::string& service, const jo
                               f.getColumn(1).getString(),
                               static_cast<std::uint8_t>(f.getColumn(2).getInt()),
                               f.getColumn(3).getInt64(), blob_of(f.getColumn(4))});
+    // The counter, or the newest event for a journal written before it.
     SQLite::Statement last(db.sql(),
-                           "SELECT coalesce(max(seq), 0) FROM session_ticket_events "
-                           "WHERE service = ?");
-    last.bind(1, service);
+                           "SELECT max(coalesce((SELECT value FROM session_counters WHERE "
+                           "name = ?), 0), coalesce((SELECT max(seq) FROM "
+                           "session_ticket_events WHERE service = ?), 0))");
+    last.bind(1, event_counter_name(service));
+    last.bind(2, service);
     if (last.executeStep()) out.last_seq = static_cast<std::uint64_t>(last.getColumn(0).getInt64());
     SQLite::Statement e(db.sql(),
                         "SELECT e.seq, e.ticket_id, "
@@ -219,6 +231,10 @@ id_key_words ticket_id_key(database& db, const id_key_words& fresh) {
     if (!get.executeStep()) throw store_error("the ticket id key was not stored");
     return key_from_text(get.getColumn(0).getString());
   });
+}
+
+std::string event_counter_name(const std::string& service) {
+  return "event_seq:" + service;
 }
 
 std::string key_text(const id_key_words& k) {

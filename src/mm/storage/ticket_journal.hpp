@@ -68,12 +68,23 @@ struct journal_batch {
   std::vector<journal_backfill> backfills;
 };
 
+// The batch's highest event sequence (0 without events).
+inline std::uint64_t highest_seq(const journal_batch& b) {
+  std::uint64_t top = 0;
+  for (const auto& e : b.events) top = e.seq > top ? e.seq : top;
+  return top;
+}
+
+// The session_counters row that keeps a service's highest event sequence
+// ever written: events are pruned, the counter never goes back.
+std::string event_counter_name(const std::string& service);
+
 // What a start reads back.
 struct journal_contents {
   std::vector<journal_ticket> waiting;      // by creation time
   std::vector<journal_outcome> retained;    // finished since the given time, newest first, bounded
   std::vector<journal_event> events;        // after the given sequence, oldest first, bounded
-  std::uint64_t last_seq = 0;               // the service's highest event sequence
+  std::uint64_t last_seq = 0;               // the service's highest event sequence ever written
   std::vector<journal_backfill> backfills;  // every row of the service
 };
 
