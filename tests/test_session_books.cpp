@@ -231,3 +231,58 @@ TEST_CASE("the books read from other threads while the service writes them: whol
   CHECK(torn.load() == 0);
   CHECK(answered.load() > 0);
 }
+
+TEST_CASE("the books admit a ticket by ownership: never another owner's ticket replaced or named",
+          "[session][books]") {
+  rng r(52);
+  for (int run = 0; run < 200; ++run) {
+    ticket_book book(std::chrono::minutes(1), 100);
+    const std::vector<std::string> owners = {"token:alice", "token:bob", "actor:gs-eu"};
+    std::map<player_id, std::pair<std::uint64_t, std::string>> waits;  // the oracle
+    for (std::uint64_t id = 1; id <= 10; ++id) {
+      ticket_book::entry e;
+      const std::string owner = owners[r.below(owners.size())];
+      for (int k = 0; k < 1 + static_cast<int>(r.below(3)); ++k) {
+        const player_id p = 1 + r.below(40);
+        if (waits.count(p) || std::count(e.players.begin(), e.players.end(), p)) continue;
+        e.players.push_back(p);
+        waits[p] = {id, owner};
+      }
+      e.credential = book.intern(owner);
+      e.pending = r.below(5) == 0;
+      book.add(id, std::move(e));
+    }
+    std::vector<player_id> party;
+    for (int k = 0; k < 1 + static_cast<int>(r.below(4)); ++k) party.push_back(1 + r.below(40));
+    const std::string caller = owners[r.below(owners.size())];
+    const bool replace = r.below(2) == 0;
+    const auto got = book.admit(party, caller, replace);
+    // The oracle: the first player that waits decides a refusal.
+    std::string expected;
+    std::set<std::uint64_t> replaced;
+    for (std::size_t i = 0; i < party.size() && expected.empty(); ++i) {
+      const auto w = waits.find(party[i]);
+      if (w == waits.end()) continue;
+      const auto [ticket, owner] = w->second;
+      const std::string who =
+          "players[" + std::to_string(i) + "].id: player " + std::to_string(party[i]);
+      if (owner != caller)
+        expected = who + " already waits in a ticket of another owner";
+      else if (!replace)
+        expected = who + " already waits in ticket " + session::format_public_id(ticket);
+      else if (book.find(ticket)->pending)
+        expected =
+            who + "'s ticket " + session::format_public_id(ticket) + " is still being created";
+      else
+        replaced.insert(ticket);
+    }
+    CHECK(got.refusal == expected);
+    if (expected.empty())
+      CHECK(std::set<std::uint64_t>(got.replaced.begin(), got.replaced.end()) == replaced);
+    for (const auto& [p, w] : waits)  // another owner's id is never in the answer
+      if (w.second != caller) {
+        CHECK(got.refusal.find(session::format_public_id(w.first)) == std::string::npos);
+        CHECK(std::count(got.replaced.begin(), got.replaced.end(), w.first) == 0);
+      }
+  }
+}

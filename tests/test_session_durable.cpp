@@ -89,9 +89,9 @@ TEST_CASE("a multi-queue ticket is matched once and leaves every queue", "[sessi
   CHECK(after->at(0).waiting + after->at(1).waiting == 1);
   // A queue it cannot wait in refuses the whole ticket.
   CHECK_THAT(x.refused("coop", with_queues(party({1000}, 20), {"ranked"})),
-             Contains("also_queues[0]: no queue 'ranked'"));
+             Contains("queues[1]: no queue 'ranked'"));
   CHECK_THAT(x.refused("coop", with_queues(party({1000}, 21), {"coop"})),
-             Contains("also_queues[0]: the ticket is for 'coop' already"));
+             Contains("queues[1]: the ticket is for 'coop' already"));
 }
 
 TEST_CASE("random multi-queue traffic: no ticket in two matches, every outcome told once",
@@ -283,6 +283,48 @@ TEST_CASE("a ticket belongs to the credential that created it", "[session][actor
   REQUIRE(alice);
   CHECK(*alice);
   CHECK(x.status(id)->credential == "alice");  // the outcome keeps it
+}
+
+TEST_CASE("replace_existing replaces only the caller's own ticket, and only once it is taken",
+          "[session][actors]") {
+  session_fixture x;
+  session_ticket a = party({1000}, 1);
+  a.credential = "alice";
+  const auto old = x.create("coop", a);
+  // Another owner: neither replaced nor named, with or without replace_existing.
+  for (const bool replace : {false, true}) {
+    session_ticket m = party({1000}, 1);
+    m.credential = "mallory";
+    m.replace_existing = replace;
+    const std::string why = x.refused("coop", m);
+    CHECK_THAT(why, Contains("players[0].id: player 1 already waits in a ticket of another owner"));
+    CHECK_THAT(why, !Contains(session::format_public_id(old)));
+    CHECK(x.state(old) == ticket_state::waiting);
+  }
+  // The owner without replace_existing is told its own ticket.
+  CHECK_THAT(x.refused("coop", a), Contains(session::format_public_id(old)));
+  // A replacement a queue refuses (no RTT nor location for coop's latency
+  // policy) cancels nothing, in its first queue or in another.
+  for (const bool multi : {false, true}) {
+    session_ticket bad = multi ? with_queues(party({1000}, 1), {"duel"}) : party({1000}, 1);
+    bad.credential = "alice";
+    bad.replace_existing = true;
+    bad.players[0].rtt_ms.clear();
+    CHECK_THAT(x.refused("coop", bad), Contains("needs rtt_ms or a location"));
+    CHECK(x.state(old) == ticket_state::waiting);
+    if (multi) {  // the refusal came from coop, its first queue; now from duel, its second
+      session_ticket pair = with_queues(party({1000, 1010}, 1), {"duel"});
+      pair.credential = "alice";
+      pair.replace_existing = true;
+      CHECK_THAT(x.refused("coop", pair), Contains("max_party_size of 1"));
+      CHECK(x.state(old) == ticket_state::waiting);
+    }
+  }
+  // A replacement that is taken cancels the old ticket.
+  a.replace_existing = true;
+  const auto fresh = x.create("coop", a);
+  CHECK(x.state(old) == ticket_state::cancelled);
+  CHECK(x.state(fresh) == ticket_state::waiting);
 }
 
 TEST_CASE("the journal's bytes carry infinities and refuse what they cannot read",

@@ -35,13 +35,26 @@ TEST_CASE("a ticket the queue cannot take is refused, naming the field", "[sessi
   good.players[0].strings = {{"mode", "raid"}};
   CHECK(q.add(good, 0ms).id == 1);
 
+  // check() refuses what add() refuses (but a player waiting already), and
+  // changes nothing.
   const auto refused = [&](ticket_request r) -> std::string {
+    std::string checked = "accepted";
+    const std::size_t waiting = q.waiting();
+    try {
+      q.check(r, 0ms);
+    } catch (const mm::error& e) {
+      checked = e.what();
+    }
+    CHECK(q.waiting() == waiting);
     try {
       q.add(r, 0ms);
     } catch (const mm::error& e) {
       CHECK(e.code() == mm::errc::invalid_argument);
+      if (std::string(e.what()).find("already waits") == std::string::npos)
+        CHECK(checked == e.what());
       return e.what();
     }
+    CHECK(checked == "accepted");
     return "accepted";
   };
   auto r = good;

@@ -82,6 +82,7 @@ ticket_body read_ticket_body(const json& body) {
   ticket_body out;
   if (body.contains("queues")) {
     if (body.contains("queue")) throw bad_request("queues: give either queue or queues, not both");
+    out.ticket.queues_listed = true;
     const json& q = body["queues"];
     if (!q.is_array() || q.empty() || q.size() > max_ticket_queues)
       throw bad_request("queues must be a list of 1 to " + std::to_string(max_ticket_queues) +
@@ -246,7 +247,7 @@ json waiting_view_json(const waiting_ticket_view& v) {
 lobby_registration read_lobby_body(const json& body) {
   only_fields(body, {"id", "mode", "datacenter", "max_players", "players"}, "the lobby");
   lobby_registration l;
-  l.id = read_text(required(body, "id", "the lobby"), "id", 128);
+  l.id = read_url_id(required(body, "id", "the lobby"), "id", 128);
   l.mode = read_text(required(body, "mode", "the lobby"), "mode", 128);
   l.datacenter = read_text(required(body, "datacenter", "the lobby"), "datacenter", 128);
   l.max_players = read_u32(required(body, "max_players", "the lobby"), "max_players");

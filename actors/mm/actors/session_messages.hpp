@@ -51,6 +51,11 @@ struct session_ticket {
   // it. Set by the server's front ends (HTTP: the caller's token; the actor
   // port: "actor-port"), whatever the sender put there.
   std::string credential;
+  // How a refusal names the queues: "queue" for a ticket of one queue, else
+  // "queues[i]" over the list queue, also_queues... (HTTP's `queues` form
+  // sets it for a list of one too). Not on the wire: a door sets it for the
+  // service of its own process.
+  bool queues_listed = false;
 };
 
 // A formed match as the players' owners are told it.

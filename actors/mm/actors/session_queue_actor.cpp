@@ -246,6 +246,15 @@ session_queue_actor_type::behavior_type session_queue_actor(session_queue_pointe
         return self->delegate(s.config.journal, journal_atom::value, create_atom::value,
                               std::move(q.ticket));
       },
+      [self](check_atom, const queued_ticket& q) -> caf::result<bool> {
+        try {
+          self->state.queue->check(to_queue_request(q.ticket),
+                                   session::time_ms(q.ticket.created_ms));
+        } catch (const mm::error& e) {
+          return make_error(e.code(), e.what());
+        }
+        return true;
+      },
       [self](cancel_atom, std::uint64_t id) -> caf::result<bool> {
         auto& s = self->state;
         const auto* t = s.queue->find(id);

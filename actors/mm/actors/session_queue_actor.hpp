@@ -34,6 +34,7 @@
 namespace mm::actors {
 
 using withdraw_atom = caf::atom_constant<caf::atom("withdraw")>;
+using check_atom = caf::atom_constant<caf::atom("check")>;
 
 // A ticket as the service hands it to one of its queues.
 struct queued_ticket {
@@ -53,6 +54,9 @@ typename Inspector::result_type inspect(Inspector& f, queued_ticket& x) {
 using session_queue_handle = caf::typed_actor<
     // A ticket with its id: the id once durable, or an error naming the field.
     caf::replies_to<create_atom, queued_ticket>::with<std::uint64_t>,
+    // Whether create would take the ticket, but for its players waiting
+    // already (true), or the error naming the field; nothing changes.
+    caf::replies_to<check_atom, queued_ticket>::with<bool>,
     // Cancel a waiting ticket: true once durable; false when it is not waiting here.
     caf::replies_to<cancel_atom, std::uint64_t>::with<bool>,
     // A multi-queue ticket left through another queue: drop it without a word.

@@ -74,6 +74,9 @@ session_queue_supervisor_actor::behavior_type session_queue_supervisor(
       [self](create_atom, queued_ticket& q) {
         return to_queue<std::uint64_t>(self, create_atom::value, std::move(q));
       },
+      [self](check_atom, queued_ticket& q) {
+        return to_queue<bool>(self, check_atom::value, std::move(q));
+      },
       [self](cancel_atom, std::uint64_t id) {
         return to_queue<bool>(self, cancel_atom::value, id);
       },

@@ -198,10 +198,10 @@ void submit(session_service_pointer self, durable_ticket d,
           });
 }
 
-// With replace_existing: the players' older tickets are cancelled first; one
+// The players' older tickets (the caller's own) are cancelled first; one
 // that could not be (it is being matched, or its queue is down) fails the new one.
-void replace_then_submit(session_service_pointer self, std::vector<std::uint64_t> olds,
-                         durable_ticket d, caf::typed_response_promise<std::uint64_t> rp) {
+void cancel_then_submit(session_service_pointer self, std::vector<std::uint64_t> olds,
+                        durable_ticket d, caf::typed_response_promise<std::uint64_t> rp) {
   auto left = std::make_shared<std::size_t>(olds.size());
   for (const std::uint64_t old : olds)
     cancel_everywhere(self, old, [self, old, olds, d, rp, left](caf::expected<bool>) mutable {
@@ -210,6 +210,7 @@ void replace_then_submit(session_service_pointer self, std::vector<std::uint64_t
       for (const std::uint64_t o : olds)
         if (st.book->find(o) != nullptr) {
           forget(self, d.id);
+          st.book->give_back(olds);
           rp.deliver(make_error(errc::conflict, "replace_existing: ticket " + format_public_id(o) +
                                                     " could not be cancelled: it is being "
                                                     "matched, or its queue is restarting"));
@@ -220,19 +221,46 @@ void replace_then_submit(session_service_pointer self, std::vector<std::uint64_t
     });
 }
 
+// With replace_existing: every queue of the new ticket checks it first, so
+// a request that a queue refuses (a bad field) has cancelled nothing; then
+// the older tickets go, then the new one is written.
+void replace_then_submit(session_service_pointer self, std::vector<std::uint64_t> olds,
+                         durable_ticket d, caf::typed_response_promise<std::uint64_t> rp) {
+  const std::vector<std::uint32_t> slots = self->state.book->find(d.id)->slots;
+  auto left = std::make_shared<std::size_t>(slots.size());
+  auto failure = std::make_shared<caf::error>();
+  auto checked = [self, olds, d, rp, left, failure](caf::error err) mutable {
+    if (err && !*failure) *failure = std::move(err);
+    if (--*left > 0) return;
+    if (*failure) {
+      forget(self, d.id);
+      self->state.book->give_back(olds);
+      rp.deliver(*failure);
+      return;
+    }
+    cancel_then_submit(self, std::move(olds), std::move(d), rp);
+  };
+  for (const std::uint32_t slot : slots)
+    self->request(self->state.slots[slot], caf::infinite, check_atom::value,
+                  queued_ticket{d, false})
+        .then([checked](bool) mutable { checked(caf::error{}); },
+              [checked](caf::error& e) mutable { checked(std::move(e)); });
+}
+
 caf::result<std::uint64_t> create(session_service_pointer self, const std::string& name,
                                   session_ticket& t, const session_interfaces::owner& owner) {
   auto& st = self->state;
   if (st.saving) return make_error(errc::instance_down, "the server is stopping");
   if (t.also_queues.size() + 1 > st.config.max_queues_per_ticket)
-    return make_error(errc::invalid_argument,
-                      "also_queues: at most " +
-                          std::to_string(st.config.max_queues_per_ticket - 1) + " more queues");
+    return make_error(
+        errc::invalid_argument,
+        "queues: at most " + std::to_string(st.config.max_queues_per_ticket) + " queues a ticket");
   ticket_book::entry e;
   std::vector<std::string> names;
+  const bool listed = t.queues_listed || !t.also_queues.empty();
   for (std::size_t i = 0; i <= t.also_queues.size(); ++i) {
     const std::string& q = i == 0 ? name : t.also_queues[i - 1];
-    const std::string field = i == 0 ? "queue" : "also_queues[" + std::to_string(i - 1) + "]";
+    const std::string field = listed ? "queues[" + std::to_string(i) + "]" : "queue";
     bool made = false;
     auto at = st.registry->place(q, t, field, made);
     if (!at) return std::move(at.error());
@@ -244,22 +272,10 @@ caf::result<std::uint64_t> create(session_service_pointer self, const std::strin
     e.slots.push_back(slot);
     names.push_back(st.registry->config(slot).name);
   }
-  std::vector<std::uint64_t> olds;
-  for (std::size_t i = 0; i < t.players.size(); ++i) {
-    const player_id p = t.players[i].id;
-    e.players.push_back(p);
-    const std::uint64_t existing = st.book->ticket_of(p);
-    if (existing == 0) continue;
-    const std::string field = "players[" + std::to_string(i) + "].id";
-    if (!t.replace_existing)
-      return make_error(errc::conflict, field + ": player " + std::to_string(p) +
-                                            " already waits in ticket " +
-                                            format_public_id(existing));
-    if (st.book->find(existing)->pending)
-      return make_error(errc::conflict, field + ": player " + std::to_string(p) + "'s ticket " +
-                                            format_public_id(existing) + " is still being created");
-    if (std::find(olds.begin(), olds.end(), existing) == olds.end()) olds.push_back(existing);
-  }
+  for (const auto& p : t.players) e.players.push_back(p.id);
+  auto admitted = st.book->admit(e.players, t.credential, t.replace_existing);
+  if (!admitted.refusal.empty()) return make_error(errc::conflict, admitted.refusal);
+  std::vector<std::uint64_t> olds = std::move(admitted.replaced);
   durable_ticket d;
   d.id = st.config.ids->next();
   d.queues = std::move(names);

@@ -24,6 +24,7 @@
 //   same from the same book.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <mutex>
@@ -33,6 +34,7 @@
 #include <vector>
 
 #include "mm/actors/interface.hpp"
+#include "mm/session/public_id.hpp"
 
 namespace mm::actors {
 
@@ -76,6 +78,48 @@ class ticket_book {
         player_ticket_.erase(pt);
     return e;
   }
+  // Whether the players may wait in a new ticket of `credential`, and which
+  // of their waiting tickets it replaces (`replace`: the request's
+  // replace_existing). The one rule of ownership for every door: another
+  // credential's ticket is never replaced, nor its id named; the caller's
+  // own is named without `replace`, and not replaced while being created.
+  struct admission {
+    std::vector<std::uint64_t> replaced;
+    std::string refusal;  // empty: admitted; else the reason, its field first (a conflict)
+  };
+  admission admit(const std::vector<player_id>& players, const std::string& credential,
+                  bool replace) const {
+    admission out;
+    for (std::size_t i = 0; i < players.size(); ++i) {
+      const std::uint64_t existing = ticket_of(players[i]);
+      if (existing == 0) continue;
+      const entry& e = waiting_.at(existing);
+      const std::string who =
+          "players[" + std::to_string(i) + "].id: player " + std::to_string(players[i]);
+      if (credentials_.at(e.credential) != credential)
+        out.refusal = who + " already waits in a ticket of another owner";
+      else if (!replace)
+        out.refusal = who + " already waits in ticket " + session::format_public_id(existing);
+      else if (e.pending)
+        out.refusal =
+            who + "'s ticket " + session::format_public_id(existing) + " is still being created";
+      if (!out.refusal.empty()) return out;
+      if (std::find(out.replaced.begin(), out.replaced.end(), existing) == out.replaced.end())
+        out.replaced.push_back(existing);
+    }
+    return out;
+  }
+
+  // A replacement that failed gives its players back to the tickets it was
+  // to replace (those still waiting): add() had pointed them at the new one,
+  // and remove() of the new one left them pointing nowhere.
+  void give_back(const std::vector<std::uint64_t>& replaced) {
+    std::lock_guard lock(mutex_);
+    for (const std::uint64_t id : replaced)
+      if (const auto it = waiting_.find(id); it != waiting_.end())
+        for (const player_id p : it->second.players) player_ticket_.emplace(p, id);
+  }
+
   const std::unordered_map<std::uint64_t, entry>& waiting() const { return waiting_; }
   std::size_t waiting_count() const { return waiting_.size(); }
 

@@ -107,6 +107,11 @@ class basic_session_queue {
   // unique across its queues). Throws mm::error naming "id" when the id is 0
   // or waits already.
   add_result add(const ticket_request& request, time_ms now, ticket_id id);
+  // Whether add() would take the ticket, but for its players waiting here
+  // already: the same refusals (mm::error naming the field), nothing changed.
+  // A server checks a replacing ticket before it cancels the ones it
+  // replaces, so a refused request has no side effect.
+  void check(const ticket_request& request, time_ms now);
 
   // A ticket handed over from an earlier run of this queue (restarted after
   // a crash): its own id and creation time, checked as add() checks a new
@@ -238,6 +243,8 @@ class basic_session_queue {
   // The buffers of `t`, which leaves, to the spare ones.
   void keep_buffers(waiting_ticket& t);
   // add() and restore(): `id` 0 takes the next one.
+  // A request compiled and judged by the plug-in, or refused; the queue unchanged.
+  waiting_ticket admit(const ticket_request& request, time_ms now);
   add_result add_as(const ticket_request& request, time_ms now, ticket_id id);
   std::uint32_t intern(const std::string& s);
   void remove_at(std::size_t i);

@@ -200,20 +200,8 @@ add_result basic_session_queue<Plugin>::restore(const ticket_request& request, t
 }
 
 template <session_plugin Plugin>
-add_result basic_session_queue<Plugin>::add_as(const ticket_request& request, time_ms now,
-                                               ticket_id id) {
+waiting_ticket basic_session_queue<Plugin>::admit(const ticket_request& request, time_ms now) {
   waiting_ticket t = compile(request, now);
-  add_result out;
-  for (std::size_t i = 0; i < t.players.size(); ++i) {
-    const ticket_id existing = ticket_of(t.players[i]);
-    if (existing == 0) continue;
-    if (!request.replace_existing)
-      refuse(detail::player_field(i, ".id"), "player " + std::to_string(t.players[i]) +
-                                                 " already waits in ticket " +
-                                                 std::to_string(existing));
-    if (std::find(out.replaced.begin(), out.replaced.end(), existing) == out.replaced.end())
-      out.replaced.push_back(existing);
-  }
   const ticket_verdict verdict = plugin_.initialize(request, t, config_);
   if (verdict.what == ticket_verdict::action::reject) refuse(verdict.field, verdict.reason);
   if (verdict.what == ticket_verdict::action::fast_track) {
@@ -229,8 +217,31 @@ add_result basic_session_queue<Plugin>::add_as(const ticket_request& request, ti
       t.team_of = std::move(*team_of);
     }
     t.fast_track = true;
-    ++stats_.fast_tracked;
   }
+  return t;
+}
+
+template <session_plugin Plugin>
+void basic_session_queue<Plugin>::check(const ticket_request& request, time_ms now) {
+  admit(request, now);
+}
+
+template <session_plugin Plugin>
+add_result basic_session_queue<Plugin>::add_as(const ticket_request& request, time_ms now,
+                                               ticket_id id) {
+  waiting_ticket t = admit(request, now);
+  add_result out;
+  for (std::size_t i = 0; i < t.players.size(); ++i) {
+    const ticket_id existing = ticket_of(t.players[i]);
+    if (existing == 0) continue;
+    if (!request.replace_existing)
+      refuse(detail::player_field(i, ".id"), "player " + std::to_string(t.players[i]) +
+                                                 " already waits in ticket " +
+                                                 std::to_string(existing));
+    if (std::find(out.replaced.begin(), out.replaced.end(), existing) == out.replaced.end())
+      out.replaced.push_back(existing);
+  }
+  if (t.fast_track) ++stats_.fast_tracked;
   for (ticket_id old : out.replaced) cancel(old);
   t.id = id != 0 ? id : next_ticket_;
   if (id == 0 || id < std::numeric_limits<ticket_id>::max())
