@@ -44,6 +44,7 @@ session_journal_actor::behavior_type null_journal(session_journal_actor::pointer
         return std::vector<backfill_state>{};
       },
       [](journal_atom, sync_atom) { return true; },
+      [](journal_atom, sync_atom, std::string&) { return true; },
       [](journal_atom, journal_listener&) {},
       [](journal_atom, flush_atom) {},
       [](journal_atom, prune_atom) {},

@@ -237,3 +237,29 @@ TEST_CASE("a game server's matches are its own, and bounded in number and rate",
   bad.teams[0][0].mmr = 1000;
   CHECK(b.add(bad).first);
 }
+
+TEST_CASE("a running match is shown with a reservation only once the journal wrote it",
+          "[session][actors][backfill]") {
+  session_fixture x;
+  backfills b{x};
+  b.added(running("m1", {1000, 1020}, 100));
+  x.create("coop", party({1010}, 1));
+  // The tick places the ticket; its record waits in the journal's mailbox.
+  x.f.sched().clock().advance_time(1s);
+  x.f.run_except("mm.session_journal");
+  auto shown = std::make_shared<std::optional<backfill_state>>();
+  x.f.sys().spawn([shown, s = x.s](caf::event_based_actor* self) {
+    self->request(s, std::chrono::seconds(3600), backfill_atom::value, status_atom::value,
+                  std::string("m1"), std::string("gs"))
+        .then([shown](backfill_state& st) { *shown = std::move(st); });
+  });
+  x.f.run_except("mm.session_journal");
+  CHECK_FALSE(*shown);  // not before the write: a crash now would take it back
+  x.f.run();
+  REQUIRE(*shown);
+  REQUIRE((*shown)->reservations.size() == 1);
+  // What was shown is what the store holds.
+  const auto rows = x.store->read_backfills("matchmakerd");
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].match_id == "m1");
+}

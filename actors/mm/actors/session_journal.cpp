@@ -141,6 +141,7 @@ void flush(session_journal_pointer self) {
     // The events hold each record's queue: a new ticket's first, an outcome's.
     for (const auto& record : events) queues.push_back(record.queue);
     for (const auto& b : backfills) queues.push_back(b.state.registration.queue);
+    st.lost_queues.insert(queues.begin(), queues.end());
     if (st.listener) self->send(st.listener, journal_atom::value, lost_atom::value, queues);
     const auto err = make_error(e.code(), e.what());
     for (auto& c : creates) c.promise.deliver(err);
@@ -333,6 +334,7 @@ session_journal_actor::behavior_type session_journal(session_journal_pointer sel
       [self](journal_atom, reload_atom,
              const std::string& queue) -> caf::result<std::vector<durable_ticket>> {
         flush(self);
+        self->state.lost_queues.erase(queue);  // the queue starts again from its rows
         const auto& c = self->state.config;
         if (!c.store) return std::vector<durable_ticket>{};
         try {
@@ -350,6 +352,14 @@ session_journal_actor::behavior_type session_journal(session_journal_pointer sel
         } catch (const mm::error& e) {
           return make_error(e.code(), e.what());
         }
+      },
+      [self](journal_atom, sync_atom, const std::string& queue) -> caf::result<bool> {
+        flush(self);
+        if (self->state.lost_queues.count(queue) != 0)
+          return make_error(errc::instance_down, "session queue '" + queue +
+                                                     "': its last records were not written; it "
+                                                     "starts again from the store");
+        return true;
       },
       [self](journal_atom, sync_atom) -> caf::result<bool> {
         const auto failures = self->state.failures;

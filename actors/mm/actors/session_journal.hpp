@@ -25,6 +25,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,11 @@ using session_journal_actor = caf::typed_actor<
     caf::replies_to<journal_atom, reload_atom, std::string>::with<std::vector<durable_ticket>>,
     // Everything sent before is written: true (or the store's error).
     caf::replies_to<journal_atom, sync_atom>::with<bool>,
+    // The same for one queue: an error also when a write of that queue's
+    // records failed and the queue has not read its rows back since (it is
+    // starting again from the store). A view answered after it shows only
+    // what is written.
+    caf::replies_to<journal_atom, sync_atom, std::string>::with<bool>,
     // Who hears of what was written (the session service, once it runs).
     caf::reacts_to<journal_atom, journal_listener>,
     // Its own timers.
@@ -127,6 +133,8 @@ struct session_journal_state {
   bool flush_sent = false;
   std::uint64_t last_seq = 0;
   std::uint64_t batches = 0, records = 0, failures = 0;
+  // Queues whose records a failed write lost, until they read their rows back.
+  std::set<std::string> lost_queues;
   static inline const char* name = "mm.session_journal";
 };
 

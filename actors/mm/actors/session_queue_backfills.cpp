@@ -37,6 +37,19 @@ backfill_state state_of(session_queue_pointer self, const std::string& match_id)
   return b;
 }
 
+// Answers `reply` once the journal has written everything this queue sent
+// it before: a view then shows no reservation (formed by a tick, its write
+// still pending) that a crash could yet take back.
+template <class T>
+caf::result<T> once_written(session_queue_pointer self, T reply) {
+  auto rp = self->make_response_promise<T>();
+  self->request(self->state.config.journal, caf::infinite, journal_atom::value, sync_atom::value,
+                self->state.config.queue.name)
+      .then([rp, reply](bool) mutable { rp.deliver(std::move(reply)); },
+            [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
+  return rp;
+}
+
 // Writes `b` (or deletes its row: `stopped`), then answers `reply`.
 template <class T>
 caf::result<T> durable(session_queue_pointer self, backfill_state b, bool stopped, T reply) {
@@ -138,20 +151,20 @@ caf::result<backfill_state> backfill_seats(session_queue_pointer self, const sea
   return durable<backfill_state>(self, b, false, b);
 }
 
-std::vector<backfill_state> backfill_list(session_queue_pointer self) {
+caf::result<std::vector<backfill_state>> backfill_list(session_queue_pointer self) {
   std::vector<backfill_state> out;
   for (const auto& [id, r] : self->state.registrations) out.push_back(state_of(self, id));
   std::sort(out.begin(), out.end(), [](const backfill_state& a, const backfill_state& b) {
     return a.registered_ms != b.registered_ms ? a.registered_ms < b.registered_ms
                                               : a.registration.match_id < b.registration.match_id;
   });
-  return out;
+  return once_written(self, std::move(out));
 }
 
 caf::result<backfill_state> backfill_one(session_queue_pointer self, const std::string& match_id) {
   if (self->state.registrations.count(match_id) == 0)
     return make_error(errc::not_found, "match_id: no running match '" + match_id + "'");
-  return state_of(self, match_id);
+  return once_written(self, state_of(self, match_id));
 }
 
 void backfill_tick(session_queue_pointer self, session::tick_result& r, tick_outcomes& out) {

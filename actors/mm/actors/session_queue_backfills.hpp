@@ -26,7 +26,9 @@ caf::result<bool> backfill_stop(session_queue_pointer self, const std::string& m
 // Confirms (`joined`) or releases seats of a reservation of the match.
 caf::result<backfill_state> backfill_seats(session_queue_pointer self, const seat_change& c,
                                            bool joined);
-std::vector<backfill_state> backfill_list(session_queue_pointer self);
+// The running matches, and one of them, as written: answered once the
+// journal holds every change the queue sent it before the read.
+caf::result<std::vector<backfill_state>> backfill_list(session_queue_pointer self);
 caf::result<backfill_state> backfill_one(session_queue_pointer self, const std::string& match_id);
 
 // The tick's placements as matches for the journal (running_match set),
