@@ -153,6 +153,39 @@ void query_client(const std::vector<std::uint16_t>& ports, const std::atomic<boo
   }
 }
 
+// Session requests to the survivors, redirects not followed: each answer
+// with when it was sent, for what the nodes said during the takeover.
+struct redirect_probe {
+  struct answer {
+    std::chrono::steady_clock::time_point sent;
+    int status = 0;
+    std::string location, retry_after;
+  };
+  std::mutex m;
+  std::vector<answer> answers;
+};
+
+void probe_client(const std::vector<std::uint16_t>& ports, const std::atomic<bool>& stop,
+                  redirect_probe& p) {
+  for (std::uint64_t n = 0; !stop; ++n) {
+    httplib::Client c("127.0.0.1", ports[n % ports.size()]);
+    c.set_read_timeout(5s);
+    redirect_probe::answer a;
+    a.sent = std::chrono::steady_clock::now();
+    auto res = c.Get("/api/queues", {{"Authorization", "Bearer " + view_token}});
+    if (res) {
+      a.status = res->status;
+      a.location = res->get_header_value("Location");
+      a.retry_after = res->get_header_value("Retry-After");
+    }
+    {
+      std::lock_guard lock(p.m);
+      p.answers.push_back(a);
+    }
+    std::this_thread::sleep_for(2ms);
+  }
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -192,11 +225,14 @@ TEST_CASE(
   for (int who = 0; who < 3; ++who)
     load.emplace_back([&, who] { ticket_client(to, who, 0, stop, l); });
   load.emplace_back([&] { query_client(survivors, stop, q); });
+  redirect_probe probe;
+  load.emplace_back([&] { probe_client(survivors, stop, probe); });
+  const std::string victim_url = nodes.at(victim)->url();
   std::this_thread::sleep_for(1500ms);
 
   q.phase = 1;
-  nodes.at(victim)->kill_hard();
   const auto killed = std::chrono::steady_clock::now();
+  nodes.at(victim)->kill_hard();
   nodes.erase(victim);
   REQUIRE(poll(20s, [&] { return each_served_once(nodes); }));
   const double takeover_s =
@@ -206,6 +242,33 @@ TEST_CASE(
   stop = true;
   for (auto& t : load) t.join();
 
+  // No client is sent to the dead node once the survivors could know it is
+  // dead: from their next round on (rounds every 0.15 of takeover_after;
+  // two rounds allowed here), only 503 with Retry-After until one serves.
+  const auto knowable = killed + 2 * (std::chrono::milliseconds(takeover_after) * 15 / 100);
+  std::size_t to_dead_before = 0, to_dead_after = 0, unavailable = 0, without_retry_after = 0;
+  std::string late;  // the first late redirect: when, and where to
+  for (const auto& answer : probe.answers) {
+    if (answer.sent < killed) continue;
+    if (answer.status == 307 && answer.location.rfind(victim_url, 0) == 0) {
+      ++(answer.sent < knowable ? to_dead_before : to_dead_after);
+      if (answer.sent >= knowable && late.empty())
+        late = std::to_string(
+                   std::chrono::duration_cast<std::chrono::milliseconds>(answer.sent - killed)
+                       .count()) +
+               " ms after the kill, to " + answer.location;
+    }
+    if (answer.status == 503) {
+      ++unavailable;
+      if (answer.retry_after != "1") ++without_retry_after;
+    }
+  }
+  INFO("the first late redirect to the dead node: " << late);
+  CHECK(to_dead_after == 0);
+  CHECK(without_retry_after == 0);
+  WARN("after the kill: " << to_dead_before << " redirects to the dead node in its first two "
+                          << "rounds, " << to_dead_after << " after; " << unavailable
+                          << " answers 503");
   // Served again within the takeover time (its heartbeat lease is 0.6 of
   // it; a loaded test machine gets one more).
   CHECK(takeover_s < std::chrono::duration<double>(takeover_after).count() + 1.0);

@@ -22,9 +22,14 @@ namespace mm::server {
 
 class http_error : public std::runtime_error {
  public:
-  http_error(int code, const std::string& what) : std::runtime_error(what), status(code) {}
+  http_error(int code, const std::string& what, int retry_after_s = 0)
+      : std::runtime_error(what), status(code), retry_after(retry_after_s) {}
   int status;
+  int retry_after;  // seconds, sent as Retry-After when > 0
 };
+
+// What nobody serves now (a takeover under way): 503 with Retry-After.
+inline constexpr int takeover_retry_after_s = 1;
 
 // A request for what another node of the cluster serves: answered 307 with
 // `location`, the same path and query on that node (a client repeats the
@@ -112,6 +117,22 @@ inline std::optional<http_response> refusal(http_context& ctx, const http_reques
   return std::nullopt;
 }
 
+// Bodies are JSON. A POST or PUT whose Content-Type says otherwise (a
+// browser form's, text/plain) is refused from its head, 415; one without a
+// Content-Type is read as JSON.
+inline std::optional<http_response> not_json(const http_request& req) {
+  if ((req.method != "POST" && req.method != "PUT") || !req.has_header("Content-Type"))
+    return std::nullopt;
+  const std::string said = req.header("Content-Type");
+  std::string type = said.substr(0, said.find(';'));
+  while (!type.empty() && (type.back() == ' ' || type.back() == '\t')) type.pop_back();
+  std::transform(type.begin(), type.end(), type.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (type == "application/json") return std::nullopt;
+  return error_response(
+      415, "Content-Type: the body must be application/json, not '" + clipped(said) + "'");
+}
+
 // Runs a route's handler and turns its exceptions into JSON errors.
 inline http_response guarded(const handler& h, const http_request& req) {
   http_response res;
@@ -121,6 +142,7 @@ inline http_response guarded(const handler& h, const http_request& req) {
     send_error(res, 400, e.what());
   } catch (const http_error& e) {
     send_error(res, e.status, e.what());
+    if (e.retry_after > 0) res.set_header("Retry-After", std::to_string(e.retry_after));
   } catch (const http_redirect& e) {
     send_error(res, 307, e.what());
     res.set_header("Location", e.location);
@@ -262,6 +284,7 @@ class api_routes {
       // here, on the network thread.
       if (!r.needed) return guarded(r.run, req);
       if (auto no = refusal(ctx_, req, *r.needed)) return no;
+      if (auto no = not_json(req)) return no;
       if (!r.resource.empty())
         if (auto elsewhere = served_elsewhere(ctx_, req, r.resource)) return elsewhere;
       req.route = static_cast<int>(i);

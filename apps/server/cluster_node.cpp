@@ -166,6 +166,7 @@ json cluster_node::report() const {
                                : n.alive ? "expired"
                                          : "dead"},
                      {"lease_expires_in_ms", n.expires_in_ms},
+                     {"connected", n.connected},
                      {"started_unix_ms", n.started_unix_ms},
                      {"owns", owns}});
   }
@@ -227,7 +228,8 @@ std::optional<std::string> cluster_node::owner_url(const std::string& resource) 
   for (const auto& l : r.view.leases) {
     if (l.resource != resource || l.owner.empty() || l.owner == r.node_id) continue;
     for (const auto& n : r.view.nodes)
-      if (n.id == l.owner && n.live && !n.info.http_url.empty()) return n.info.http_url;
+      if (n.id == l.owner && cluster::seen_renewing(r, n) && !n.info.http_url.empty())
+        return n.info.http_url;
   }
   return std::nullopt;
 }
@@ -238,7 +240,8 @@ std::optional<std::string> cluster_node::heir_url(const std::string& resource) c
   const auto planned = r.plan.find(resource);
   if (planned == r.plan.end() || planned->second == r.node_id) return std::nullopt;
   for (const auto& n : r.view.nodes)
-    if (n.id == planned->second && n.live && !n.info.http_url.empty()) return n.info.http_url;
+    if (n.id == planned->second && cluster::seen_renewing(r, n) && !n.info.http_url.empty())
+      return n.info.http_url;
   return std::nullopt;
 }
 

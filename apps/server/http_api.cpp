@@ -21,14 +21,6 @@ namespace mm::server {
 
 namespace {
 
-// Why a cache change failed: 409 for a player whose shard another node of
-// the cluster runs (ask that node), else 503.
-http_error cache_change_failed(http_context& ctx, const caf::error& e) {
-  if (error_code_of(e) == errc::not_owned_here)
-    return http_error(409, ctx.bridge.render(e) + ": ask the node that runs its shard");
-  return http_error(503, "the matchmaker did not answer: " + ctx.bridge.render(e));
-}
-
 // A matchmaker by index ("0") or name ("mm-0").
 std::size_t matchmaker_index(const http_context& ctx, const std::string& key) {
   const auto& names = ctx.bridge.names();
@@ -143,9 +135,11 @@ std::optional<http_response> served_elsewhere(const http_context& ctx, const htt
     res.set_header("Location", *url + path_and_query(req));
     return res;
   }
-  return error_response(503, "'" + resource +
-                                 "' is not served by any node now (it is being taken over): "
-                                 "retry in a moment");
+  http_response res = error_response(503, "'" + resource +
+                                              "' is not served by any node now (it is being "
+                                              "taken over): retry in a moment");
+  res.set_header("Retry-After", std::to_string(takeover_retry_after_s));
+  return res;
 }
 
 namespace {
@@ -159,9 +153,11 @@ namespace {
     if (const auto url = node->owner_url(resource))
       throw http_redirect(*url + path_and_query(req),
                           "'" + resource + "' is served by another node of the cluster: " + *url);
-  throw http_error(503, "'" + resource +
-                            "' is not served by any node now (it is being taken over): retry "
-                            "in a moment");
+  throw http_error(503,
+                   "'" + resource +
+                       "' is not served by any node now (it is being taken over): retry in a "
+                       "moment",
+                   takeover_retry_after_s);
 }
 
 // Matchmaker `key` when this node serves it; else a redirect to its owner.
@@ -175,6 +171,17 @@ std::size_t served_matchmaker(http_context& ctx, const http_request& req, const 
 void serve_player_here(http_context& ctx, const http_request& req, player_id id) {
   const std::size_t i = static_cast<std::size_t>(id % ctx.bridge.size());
   if (!served_here(ctx, i)) redirect_to_owner(ctx, req, ctx.bridge.names()[i]);
+}
+
+// Why a cache change failed. A shard this node held when the request came
+// but does not run at this moment (handed over, or taken back and not yet
+// started): the owner's, as for any request of another node's (307, or 503
+// with Retry-After while nobody serves it). Anything else: 503.
+[[noreturn]] void cache_change_failed(http_context& ctx, const http_request& req, player_id id,
+                                      const caf::error& e) {
+  if (error_code_of(e) == errc::not_owned_here)
+    redirect_to_owner(ctx, req, ctx.bridge.names()[id % ctx.bridge.size()]);
+  throw http_error(503, "the matchmaker did not answer: " + ctx.bridge.render(e));
 }
 
 template <class T>
@@ -448,14 +455,14 @@ http_handlers api_handlers(http_context& ctx) {
         throw http_error(404, "player " + std::to_string(id) + " is not in the player table");
     }
     auto changed = ctx.bridge.enroll(id);
-    if (!changed) throw cache_change_failed(ctx, changed.error());
+    if (!changed) cache_change_failed(ctx, req, id, changed.error());
     send_json(res, {{"id", id}, {"changed", *changed}});
   });
   api.post("/api/cache/remove", role::admin, [&ctx](auto& req, auto& res) {
     const player_id id = read_id_body(parse_body(req.body));
     serve_player_here(ctx, req, id);
     auto changed = ctx.bridge.remove(id);
-    if (!changed) throw cache_change_failed(ctx, changed.error());
+    if (!changed) cache_change_failed(ctx, req, id, changed.error());
     send_json(res, {{"id", id}, {"changed", *changed}});
   });
   api.post("/api/players", role::admin, [&ctx, &profile](auto& req, auto& res) {

@@ -80,6 +80,7 @@ void lease_agent::lose_everything(const std::string& why) {
     cluster_view now = table_->view();
     std::lock_guard<std::mutex> lock(mutex_);
     last_view_ = std::move(now);
+    last_view_at_ = steady::now();
   } catch (const std::exception&) {
     table_.reset();  // the old view stays; the next round reads it again
   }
@@ -134,6 +135,7 @@ void lease_agent::balance(const cluster_view& view) {
     // event followers): the view and the plan made from it, together.
     std::lock_guard<std::mutex> lock(mutex_);
     last_view_ = view;
+    last_view_at_ = steady::now();
     plan_ = plan;
   }
   std::map<std::string, const cluster_lease_row*> lease_of;
@@ -256,11 +258,21 @@ void lease_agent::leave() {
   }
 }
 
+bool seen_renewing(const agent_report& r, const cluster_node_row& n) {
+  const std::int64_t bound = r.renew_every_ms + r.renew_every_ms / 4;
+  const std::int64_t renewed_ago = r.lease_ms - n.expires_in_ms;  // at the view's read
+  return n.live && n.connected && renewed_ago <= bound && r.view_age_ms <= bound;
+}
+
 agent_report lease_agent::report() const {
   std::lock_guard<std::mutex> lock(mutex_);
   agent_report r;
   r.node_id = node_id_;
   r.view = last_view_;
+  r.view_age_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - last_view_at_).count();
+  r.renew_every_ms = config_.check_every().count();
+  r.lease_ms = config_.lease().count();
   for (const auto& [resource, epoch] : owned_) r.owned.push_back({resource, epoch});
   r.plan = plan_;
   r.counters = counters_;

@@ -77,12 +77,23 @@ struct owned_resource {
 struct agent_report {
   std::string node_id;
   cluster_view view;
+  std::int64_t view_age_ms = 0;     // since the view was read (this process's clock)
+  std::int64_t renew_every_ms = 0;  // check_every: how often a live node renews
+  std::int64_t lease_ms = 0;        // a renewal's length
   std::vector<owned_resource> owned;
   std::map<std::string, std::string> plan;
   agent_counters counters;
   bool serving = false;
   std::int64_t serving_for_ms = 0;  // until the deadline, from now
 };
+
+// Whether the view shows `n` connected (its advisory lock held) and renewed
+// within the renewal interval, in a view itself no older than that (a
+// quarter more for a round's own time). A killed node fails it at the next
+// view read; one that stopped renewing (paused, cut off) within two
+// intervals of its last renewal, well before its row expires. Nobody is
+// sent to such a node (HTTP answers 503 until a live owner serves).
+bool seen_renewing(const agent_report& r, const cluster_node_row& n);
 
 class lease_agent {
  public:
@@ -126,6 +137,7 @@ class lease_agent {
   std::map<std::string, std::chrono::steady_clock::time_point> free_since_;
   std::chrono::steady_clock::time_point last_renewal_sent_{};
   cluster_view last_view_;
+  std::chrono::steady_clock::time_point last_view_at_{};
   agent_counters counters_;
 };
 

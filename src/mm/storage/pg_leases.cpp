@@ -74,6 +74,15 @@ pg_lease_table::pg_lease_table(const std::string& url, std::chrono::milliseconds
 
 pg_lease_table::~pg_lease_table() = default;
 
+namespace {
+
+// The advisory lock of a node's incarnation ("name#17"): a class of the
+// project's own and the incarnation number (unique: a sequence).
+constexpr std::int64_t node_lock_class = 0x6d6d6e64;  // "mmnd"
+constexpr const char* node_lock_number = "(substring($1 from '#([0-9]+)$')::bigint % 2147483648)";
+
+}  // namespace
+
 std::string pg_lease_table::join(const cluster_node_info& me, std::chrono::milliseconds lease) {
   return guarded("join the cluster", [&] {
     pqxx::work tx(db_.sql());
@@ -83,6 +92,9 @@ std::string pg_lease_table::join(const cluster_node_info& me, std::chrono::milli
         "INSERT INTO cluster_nodes (node_id, name, http_url, actor_endpoint, pinned, expires_at) "
         "VALUES ($1, $2, $3, $4, $5, clock_timestamp() + $6 * interval '1 millisecond')",
         id, me.name, me.http_url, me.actor_endpoint, join_names(me.pinned), ms(lease));
+    tx.exec_params(
+        std::string("SELECT pg_try_advisory_lock($2::int, ") + node_lock_number + "::int)", id,
+        node_lock_class);
     tx.exec0(
         "DELETE FROM cluster_nodes WHERE NOT alive AND left_at < clock_timestamp() - "
         "interval '1 hour' AND node_id NOT IN (SELECT owner FROM cluster_leases "
@@ -99,6 +111,13 @@ bool pg_lease_table::renew(const std::string& node, std::chrono::milliseconds le
         "UPDATE cluster_nodes SET expires_at = clock_timestamp() + $2 * interval '1 millisecond' "
         "WHERE node_id = $1 AND alive AND expires_at > clock_timestamp()",
         node, ms(lease));
+    // Again after a reconnect (libpqxx may reconnect silently); held already: nothing.
+    tx.exec_params(std::string("SELECT pg_try_advisory_lock($2::int, ") + node_lock_number +
+                       "::int) WHERE NOT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = "
+                       "'advisory' AND pid = pg_backend_pid() AND classid::bigint = $2 AND "
+                       "objid::bigint = " +
+                       node_lock_number + ")",
+                   node, node_lock_class);
     tx.commit();
     return r.affected_rows() == 1;
   });
@@ -140,8 +159,12 @@ cluster_view pg_lease_table::view() {
          tx.exec("SELECT node_id, name, http_url, actor_endpoint, pinned, alive, "
                  "alive AND expires_at > clock_timestamp(), "
                  "(extract(epoch FROM expires_at - clock_timestamp()) * 1000)::bigint, "
-                 "(extract(epoch FROM started_at) * 1000)::bigint FROM cluster_nodes ORDER BY "
-                 "node_id")) {
+                 "(extract(epoch FROM started_at) * 1000)::bigint, EXISTS (SELECT 1 FROM "
+                 "pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 "
+                 "AND l.classid::bigint = " +
+                 std::to_string(node_lock_class) +
+                 " AND l.objid::bigint = substring(node_id from '#([0-9]+)$')::bigint % "
+                 "2147483648) FROM cluster_nodes ORDER BY node_id")) {
       cluster_node_row n;
       n.id = r[0].as<std::string>();
       n.info = {r[1].as<std::string>(), r[2].as<std::string>(), r[3].as<std::string>(),
@@ -150,6 +173,7 @@ cluster_view pg_lease_table::view() {
       n.live = r[6].as<bool>();
       n.expires_in_ms = r[7].as<std::int64_t>();
       n.started_unix_ms = r[8].as<std::int64_t>();
+      n.connected = r[9].as<bool>();
       v.nodes.push_back(std::move(n));
     }
     for (const auto& r :

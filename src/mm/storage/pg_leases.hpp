@@ -15,7 +15,12 @@
 //   database orders them: a node is either renewed before anyone sees it
 //   expired, or dead before it renews, never both;
 // - a write fenced by a lease (pg_store::check_fence) locks the lease row
-//   to its commit, so a take waits for it and then reads it.
+//   to its commit, so a take waits for it and then reads it;
+// - a node's agent connection holds a session advisory lock named by its
+//   incarnation, taken at the join and again at a renewal when a reconnect
+//   lost it: the database drops it the moment the process dies, so the
+//   view tells a killed node (`connected` false) long before its row
+//   expires. Only where to send clients reads it; leases wait for expiry.
 #pragma once
 
 #include <chrono>
@@ -41,6 +46,7 @@ struct cluster_node_row {
   cluster_node_info info;
   bool alive = false;              // not left, not declared dead
   bool live = false;               // alive and not expired now
+  bool connected = false;          // its agent's connection holds its advisory lock now
   std::int64_t expires_in_ms = 0;  // negative once expired
   std::int64_t started_unix_ms = 0;
 };
