@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "mm/actors/errors.hpp"
+#include "mm/actors/interface.hpp"
 #include "mm/actors/messages.hpp"
 
 namespace mm::actors {
