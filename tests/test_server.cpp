@@ -786,13 +786,21 @@ TEST_CASE("the caller is checked before a body is read and every body has a leng
                     admin_token + "\r\n\r\n");
   CHECK(bare.rfind("HTTP/1.1 200", 0) == 0);
   CHECK(bare.find("\"matchmakers\"") != std::string::npos);
-  // A form-encoded body is a body like any other: not JSON, so a 400.
+  // A body said to be anything but JSON: 415 from the head, naming the header.
   httplib::Client c("127.0.0.1", s.port());
-  auto form = c.Post("/api/players", {{"Authorization", "Bearer " + admin_token}},
-                     std::string(9000, 'a'), "application/x-www-form-urlencoded");
-  REQUIRE(form);
-  CHECK(form->status == 400);
-  CHECK(form->body.find("not valid JSON") != std::string::npos);
+  for (const char* type : {"application/x-www-form-urlencoded", "text/plain"}) {
+    auto form = c.Post("/api/players", {{"Authorization", "Bearer " + admin_token}},
+                       std::string(9000, 'a'), type);
+    REQUIRE(form);
+    CHECK(form->status == 415);
+    CHECK(form->body.find("Content-Type") != std::string::npos);
+  }
+  // JSON with its charset is JSON; a body that is not JSON after all: 400.
+  auto bad_json = c.Post("/api/players", {{"Authorization", "Bearer " + admin_token}},
+                         std::string(9000, 'a'), "Application/JSON; charset=utf-8");
+  REQUIRE(bad_json);
+  CHECK(bad_json->status == 400);
+  CHECK(bad_json->body.find("not valid JSON") != std::string::npos);
   // A body over http.max_body_bytes: 413 from its Content-Length, before it is read.
   const std::string big = raw_exchange(s.port(), head + "Authorization: Bearer " + admin_token +
                                                      "\r\nContent-Length: 99999999\r\n\r\n");

@@ -187,8 +187,30 @@ TEST_CASE("bad tickets get a 4xx naming the field and the server serves on", "[s
                  .get<std::string>(),
              Contains("'wait' must be at most 60"));
   CHECK(s.post("/api/tickets", solo("duel", 1, 1500).dump(), view_token)->status == 403);
+  // The request's own field, in the form it used.
+  json listed = solo("duel", 1, 1500);
+  listed.erase("queue");
+  listed["queues"] = {"duel", "nope"};
+  CHECK_THAT(refused(listed), Contains("queues[1]: no queue 'nope'"));
+  listed["queues"] = {"nope"};
+  CHECK_THAT(refused(listed), Contains("queues[0]: no queue 'nope'"));
   // And it serves on.
-  create(s, solo("duel", 1, 1500));
+  const auto mine = create(s, solo("duel", 1, 1500));
+  // Another token cannot replace it, nor learn its id.
+  json theirs = solo("duel", 1, 1500);
+  for (const bool replace : {false, true}) {
+    theirs["replace_existing"] = replace;
+    const std::string why =
+        s.post_json("/api/tickets", theirs, other_test_token, 409)["error"].get<std::string>();
+    CHECK_THAT(why, Contains("player 1 already waits in a ticket of another owner"));
+    CHECK_THAT(why, !Contains(mine));
+  }
+  // A replacement its queue refuses changes nothing.
+  json refused_replacement = solo("coop", 1, 1500);
+  refused_replacement["players"][0].erase("rtt_ms");
+  refused_replacement["replace_existing"] = true;
+  CHECK_THAT(refused(refused_replacement), Contains("players[0]: needs rtt_ms or a location"));
+  CHECK(s.get_json("/api/tickets/" + mine, test_token)["state"] == "waiting");
 }
 
 TEST_CASE("lobbies over HTTP: registered, updated, found fullest first, auto-created, closed",

@@ -16,13 +16,8 @@ backfill_registration read_backfill_body(const json& body, bool update) {
   backfill_registration r;
   if (!update) {
     r.queue = read_text(required(body, "queue", "the running match"), "queue", 64);
-    r.match_id =
-        read_text(required(body, "match_id", "the running match"), "match_id", max_match_id_bytes);
-    // The id is a segment of the match's URL (/api/backfills/ID): a '/' or a
-    // control byte would make a match nobody can address.
-    for (const unsigned char c : r.match_id)
-      if (c == '/' || c < 0x20 || c == 0x7f)
-        throw bad_request("match_id must not hold '/' or control characters");
+    r.match_id = read_url_id(required(body, "match_id", "the running match"), "match_id",
+                             max_match_id_bytes);
   }
   const json& teams = required(body, "teams", "the running match");
   if (!teams.is_array() || teams.empty() || teams.size() > max_backfill_teams)
@@ -56,6 +51,10 @@ std::vector<player_id> read_seat_players(const json& body) {
   std::vector<player_id> out;
   if (!body.contains("players")) return out;
   const json& list = body["players"];
+  if (list.is_array() && list.empty())  // an empty list would mean all of them
+    throw bad_request(
+        "players must name at least one player; leave it out for all of the "
+        "reservation's");
   if (!list.is_array() || list.size() > max_backfill_players)
     throw bad_request("players must be a list of at most " + std::to_string(max_backfill_players) +
                       " player ids, got " + describe(list));

@@ -70,6 +70,14 @@ std::string read_text(const json& v, const std::string& where, std::size_t max_b
   return s;
 }
 
+std::string read_url_id(const json& v, const std::string& where, std::size_t max_bytes) {
+  std::string s = read_text(v, where, max_bytes);
+  for (const unsigned char c : s)
+    if (c == '/' || c < 0x20 || c == 0x7f)
+      throw bad_request(where + " must not hold '/' or control characters");
+  return s;
+}
+
 bool read_bool(const json& v, const std::string& where) {
   if (!v.is_boolean()) throw bad_request(where + " must be true or false, got " + describe(v));
   return v.get<bool>();

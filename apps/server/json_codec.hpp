@@ -70,6 +70,10 @@ double read_mmr(const json& v, const std::string& where);
 std::uint32_t read_u32(const json& v, const std::string& where);
 // A string of 1 to max_bytes bytes.
 std::string read_text(const json& v, const std::string& where, std::size_t max_bytes);
+// The same, for an id that is later a segment of its URL (a lobby's, a
+// running match's): no '/' nor control bytes, or nobody could address it
+// again (a client percent-encodes the rest, as for any path segment).
+std::string read_url_id(const json& v, const std::string& where, std::size_t max_bytes);
 bool read_bool(const json& v, const std::string& where);
 
 }  // namespace mm::server

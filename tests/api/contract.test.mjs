@@ -33,7 +33,10 @@ test('the OpenAPI document passes the linter', () => {
 });
 
 test('every route answers as docs/openapi.json says, successes and errors', async (t) => {
-  const server = await startServer();
+  // Fake opponents on, so that a FakeOpponent answer is checked too.
+  const server = await startServer({
+    matchmaker: { database_scan_first_delay: '0s', database_scan_tick: '500ms', random_seed: 1, enable_fake_opponents: true },
+  });
   t.after(() => server.stop());
   const contract = new Contract();
 
@@ -41,13 +44,14 @@ test('every route answers as docs/openapi.json says, successes and errors', asyn
   // the status the case expects.
   // `partial`: a request whose bad parts the server refuses inside a 200 (the
   // rows of POST /api/players), so its body need not fit the schema.
-  const call = async (method, path, { token = tokens.admin, body, expect, raw, partial } = {}) => {
+  // `type`: the Content-Type sent with the body (JSON unless said).
+  const call = async (method, path, { token = tokens.admin, body, expect, raw, partial, type } = {}) => {
     const headers = {};
     if (token) headers.Authorization = `Bearer ${token}`;
     let payload;
     if (raw !== undefined) payload = raw;
     else if (body !== undefined) payload = JSON.stringify(body);
-    if (payload !== undefined) headers['Content-Type'] = 'application/json';
+    if (payload !== undefined) headers['Content-Type'] = type ?? 'application/json';
     const res = await fetch(server.url + path, { method, headers, body: payload, redirect: 'manual' });
     const text = await res.text();
     const parsed = contract.check(method, path, res.status, res.headers.get('content-type'), text);
@@ -134,6 +138,10 @@ test('every route answers as docs/openapi.json says, successes and errors', asyn
     expect: 200,
   });
   await call('POST', '/api/query', { token: tokens.test, body: { attacker_id: 0, mmr: 1 }, expect: 400 });
+  // Nobody near an MMR of 900,000: a made-up opponent (model id 0).
+  const fake = await call('POST', '/api/query', { token: tokens.test, body: { attacker_id: 44, mmr: 900000 }, expect: 200 });
+  assert.equal(fake.body.result, 'FakeOpponent');
+  await call('POST', '/api/query', { token: tokens.test, raw: JSON.stringify(query), type: 'text/plain', expect: 415 });
   await call('POST', '/api/query', { token: tokens.view, body: query, expect: 403 });
   await call('POST', '/api/test-query', { token: tokens.test, body: { ...query, max_retries: 2 }, expect: 200 });
   await call('POST', '/api/test-query', { token: tokens.test, body: { ...query, max_retries: 500 }, expect: 400 });
@@ -168,6 +176,7 @@ test('every route answers as docs/openapi.json says, successes and errors', asyn
   // Ticket events: the long-poll, and the WebSocket with each message type.
   await call('GET', '/api/events?after=0&limit=5', { token: tokens.test, expect: 200 });
   await call('GET', '/api/events?limit=5000', { token: tokens.test, expect: 400 });
+  await call('GET', '/api/events?limit=0', { token: tokens.test, expect: 400 });
   const frames = contract.doc.paths['/api/events'].get['x-websocket'];
   const messages = [];
   const ws = new WebSocket(`ws://127.0.0.1:${server.port}/api/events?after=0`, {
@@ -201,6 +210,7 @@ test('every route answers as docs/openapi.json says, successes and errors', asyn
   await call('POST', '/api/lobbies', { body: lobby, expect: 201 });
   await call('POST', '/api/lobbies', { body: lobby, expect: 400 }); // registered already
   await call('POST', '/api/lobbies', { token: tokens.test, body: { ...lobby, id: 'arena-2' }, expect: 403 });
+  await call('POST', '/api/lobbies', { body: { ...lobby, id: 'arena/2' }, expect: 400 });
   await call('PUT', '/api/lobbies/arena-1', { body: { players: 3 }, expect: 200 });
   await call('PUT', '/api/lobbies/arena-9', { body: { players: 3 }, expect: 404 });
   await call('GET', '/api/lobbies?limit=10', { token: tokens.view, expect: 200 });
@@ -241,7 +251,12 @@ test('every route answers as docs/openapi.json says, successes and errors', asyn
   await call('POST', `/api/backfills/match-1/reservations/${first}/confirm`, { token: tokens.test, body: {}, expect: 404 });
   const second = await reservation(602);
   await call('POST', `/api/backfills/match-1/reservations/${second}/release`, {
+    token: tokens.test, body: { players: [] }, expect: 400 });
+  await call('POST', `/api/backfills/match-1/reservations/${second}/release`, {
     token: tokens.test, body: { players: [602] }, expect: 200 });
+  // No body: all of the reservation's players.
+  const third = await reservation(603);
+  await call('POST', `/api/backfills/match-1/reservations/${third}/confirm`, { token: tokens.test, expect: 200 });
   await call('POST', `/api/backfills/match-1/reservations/${second}/release`, { token: tokens.view, body: {}, expect: 403 });
   await call('DELETE', '/api/backfills/match-1', { token: tokens.test, expect: 200 });
   await call('DELETE', '/api/backfills/match-1', { token: tokens.test, expect: 404 });

@@ -893,7 +893,8 @@ export interface components {
             best_candidate_id?: number;
             players_tested?: number;
             quality?: number;
-            model?: components["schemas"]["CachedPlayer"] | null;
+            /** @description the opponent's model: a cached player, or a FakeOpponent's made-up one (id 0); null without one */
+            model?: components["schemas"]["CachedPlayer"] | components["schemas"]["FakePlayer"] | null;
         };
         QueryBatch: {
             queries: components["schemas"]["Query"][];
@@ -1143,21 +1144,24 @@ export interface components {
         };
         BackfillRequest: {
             queue: string;
+            /** @description no '/' or control characters: a segment of the match's URL (percent-encode the rest) */
             match_id: string;
             /** @description the players in the match now, by team (one list without teams) */
             teams: components["schemas"]["BackfillPlayer"][][];
+            /** @description where the match runs: required when the queue has datacenters (one of its `sessions.datacenters`), left out when it has none */
             datacenter?: string;
             priority?: number;
             server?: string;
         };
         BackfillUpdate: {
             teams: components["schemas"]["BackfillPlayer"][][];
+            /** @description where the match runs now; left out: as it was */
             datacenter?: string;
             priority?: number;
             server?: string;
         };
         SeatChange: {
-            /** @description the players concerned; all of the reservation's without it */
+            /** @description the players concerned (at least one); leave it out, or send no body, for all of the reservation's */
             players?: number[];
         };
         Backfill: {
@@ -1197,6 +1201,7 @@ export interface components {
             created_by_find?: boolean;
         };
         LobbyRequest: {
+            /** @description no '/' or control characters: a segment of the lobby's URL (percent-encode the rest) */
             id: string;
             mode: string;
             datacenter: string;
@@ -1264,6 +1269,8 @@ export interface components {
                 lease_expires_in_ms?: number;
                 started_unix_ms?: number;
                 owns: string[];
+                /** @description its agent's database connection holds its advisory lock: the process is alive */
+                connected?: boolean;
             }[];
             leases: {
                 resource: string;
@@ -1277,6 +1284,17 @@ export interface components {
             counters: {
                 [key: string]: number;
             };
+        };
+        /** @description A FakeOpponent's made-up model: no player, id 0 */
+        FakePlayer: {
+            /**
+             * @description 0: a made-up opponent, not a player
+             * @constant
+             */
+            id: 0;
+            mmr: number;
+            attributes: components["schemas"]["AttributesByName"];
+            matchmaker?: string;
         };
     };
     responses: {
@@ -1349,6 +1367,15 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description A body sent chunked: send it with a Content-Length */
+        411: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The body is larger than `http.max_body_bytes` */
         413: {
             headers: {
@@ -1358,7 +1385,16 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description A bound of the server or of this token is reached (lobbies, backfills, tickets) */
+        /** @description A body whose Content-Type is not `application/json` */
+        415: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description A bound of the server or of this token is reached (lobbies, backfills, tickets, explains, event connections) */
         429: {
             headers: {
                 [name: string]: unknown;
@@ -1367,9 +1403,20 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description A matchmaker or a session queue did not answer (it is restarting), the database is busy, or the server is stopping */
+        /** @description The request head is larger than `http.max_header_bytes` */
+        431: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description A matchmaker or a session queue did not answer (it is restarting), the database is busy, the server is stopping or at its connection cap, or (on a node of a cluster) nobody serves this now: a takeover is under way, retry after `Retry-After` */
         503: {
             headers: {
+                /** @description seconds to wait, while a takeover is under way (nobody serves this now) */
+                "Retry-After"?: string;
                 [name: string]: unknown;
             };
             content: {
@@ -1402,8 +1449,13 @@ export interface operations {
                     "text/plain": string;
                 };
             };
+            400: components["responses"]["400"];
             401: components["responses"]["401"];
             403: components["responses"]["403"];
+            411: components["responses"]["411"];
+            413: components["responses"]["413"];
+            431: components["responses"]["431"];
+            503: components["responses"]["503"];
         };
     };
     getOpenApi: {
@@ -1424,7 +1476,12 @@ export interface operations {
                     "application/json": Record<string, never>;
                 };
             };
+            400: components["responses"]["400"];
             405: components["responses"]["405"];
+            411: components["responses"]["411"];
+            413: components["responses"]["413"];
+            431: components["responses"]["431"];
+            503: components["responses"]["503"];
         };
     };
     getDashboard: {
@@ -1445,7 +1502,12 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            400: components["responses"]["400"];
             405: components["responses"]["405"];
+            411: components["responses"]["411"];
+            413: components["responses"]["413"];
+            431: components["responses"]["431"];
+            503: components["responses"]["503"];
         };
     };
     getSessionsPage: {
@@ -1466,7 +1528,12 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            400: components["responses"]["400"];
             405: components["responses"]["405"];
+            411: components["responses"]["411"];
+            413: components["responses"]["413"];
+            431: components["responses"]["431"];
+            503: components["responses"]["503"];
         };
     };
     getConfig: {
@@ -1487,8 +1554,13 @@ export interface operations {
                     "application/json": components["schemas"]["Config"];
                 };
             };
+            400: components["responses"]["400"];
             401: components["responses"]["401"];
             403: components["responses"]["403"];
+            411: components["responses"]["411"];
+            413: components["responses"]["413"];
+            431: components["responses"]["431"];
+            503: components["responses"]["503"];
         };
     };
     listMatchmakers: {
@@ -1513,8 +1585,13 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["400"];
             401: components["responses"]["401"];
             403: components["responses"]["403"];
+            411: components["responses"]["411"];
+            413: components["responses"]["413"];
+            431: components["responses"]["431"];
+            503: components["responses"]["503"];
         };
     };
     getCluster: {
@@ -1535,8 +1612,13 @@ export interface operations {
                     "application/json": components["schemas"]["ClusterReport"];
                 };
             };
+            400: components["responses"]["400"];
             401: components["responses"]["401"];
             403: components["responses"]["403"];
+            411: components["responses"]["411"];
+            413: components["responses"]["413"];
+            431: components["responses"]["431"];
+            503: components["responses"]["503"];
         };
     };
     getMatchmaker: {
@@ -1561,9 +1643,13 @@ export interface operations {
                 };
             };
             307: components["responses"]["307"];
+            400: components["responses"]["400"];
             401: components["responses"]["401"];
             403: components["responses"]["403"];
             404: components["responses"]["404"];
+            411: components["responses"]["411"];
+            413: components["responses"]["413"];
+            431: components["responses"]["431"];
             503: components["responses"]["503"];
         };
     };
@@ -1606,6 +1692,9 @@ export interface operations {
             401: components["responses"]["401"];
             403: components["responses"]["403"];
             404: components["responses"]["404"];
+            411: components["responses"]["411"];
+            413: components["responses"]["413"];
+            431: components["responses"]["431"];
             503: components["responses"]["503"];
         };
     };
@@ -1635,6 +1724,10 @@ export interface operations {
             400: components["responses"]["400"];
             401: components["responses"]["401"];
             403: components["responses"]["403"];
+            411: components["responses"]["411"];
+            413: components["responses"]["413"];
+            431: components["responses"]["431"];
+            503: components["responses"]["503"];
         };
     };
     getPlayer: {
@@ -1670,6 +1763,9 @@ export interface operations {
             401: components["responses"]["401"];
             403: components["responses"]["403"];
             404: components["responses"]["404"];
+            411: components["responses"]["411"];
+            413: components["responses"]["413"];
+            431: components["responses"]["431"];
             503: components["responses"]["503"];
         };
     };
@@ -1702,6 +1798,9 @@ export interface operations {
             400: components["responses"]["400"];
             401: components["responses"]["401"];
             403: components["responses"]["403"];
+            411: components["responses"]["411"];
+            413: components["responses"]["413"];
+            431: components["responses"]["431"];
             503: components["responses"]["503"];
         };
     };
@@ -1732,7 +1831,10 @@ export interface operations {
             400: components["responses"]["400"];
             401: components["responses"]["401"];
             403: components["responses"]["403"];
+            411: components["responses"]["411"];
             413: components["responses"]["413"];
+            415: components["responses"]["415"];
+            431: components["responses"]["431"];
             503: components["responses"]["503"];
         };
     };
@@ -1762,7 +1864,10 @@ export interface operations {
             400: components["responses"]["400"];
             401: components["responses"]["401"];
             403: components["responses"]["403"];
+            411: components["responses"]["411"];
             413: components["responses"]["413"];
+            415: components["responses"]["415"];
+            431: components["responses"]["431"];
             503: components["responses"]["503"];
         };
     };
@@ -1791,7 +1896,10 @@ export interface operations {
             400: components["responses"]["400"];
             401: components["responses"]["401"];
             403: components["responses"]["403"];
+            411: components["responses"]["411"];
             413: components["responses"]["413"];
+            415: components["responses"]["415"];
+            431: components["responses"]["431"];
             503: components["responses"]["503"];
         };
     };
@@ -1815,8 +1923,13 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["400"];
             401: components["responses"]["401"];
             403: components["responses"]["403"];
+            411: components["responses"]["411"];
+            413: components["responses"]["413"];
+            415: components["responses"]["415"];
+            431: components["responses"]["431"];
             503: components["responses"]["503"];
         };
     };
@@ -1842,9 +1955,14 @@ export interface operations {
                 };
             };
             307: components["responses"]["307"];
+            400: components["responses"]["400"];
             401: components["responses"]["401"];
             403: components["responses"]["403"];
             404: components["responses"]["404"];
+            411: components["responses"]["411"];
+            413: components["responses"]["413"];
+            415: components["responses"]["415"];
+            431: components["responses"]["431"];
             503: components["responses"]["503"];
         };
     };
@@ -1868,8 +1986,13 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["400"];
             401: components["responses"]["401"];
             403: components["responses"]["403"];
+            411: components["responses"]["411"];
+            413: components["responses"]["413"];
+            415: components["responses"]["415"];
+            431: components["responses"]["431"];
             503: components["responses"]["503"];
         };
     };
@@ -1895,9 +2018,14 @@ export interface operations {
                 };
             };
             307: components["responses"]["307"];
+            400: components["responses"]["400"];
             401: components["responses"]["401"];
             403: components["responses"]["403"];
             404: components["responses"]["404"];
+            411: components["responses"]["411"];
+            413: components["responses"]["413"];
+            415: components["responses"]["415"];
+            431: components["responses"]["431"];
             503: components["responses"]["503"];
         };
     };
@@ -1928,6 +2056,10 @@ export interface operations {
             401: components["responses"]["401"];
             403: components["responses"]["403"];
             404: components["responses"]["404"];
+            411: components["responses"]["411"];
+            413: components["responses"]["413"];
+            415: components["responses"]["415"];
+            431: components["responses"]["431"];
             503: components["responses"]["503"];
         };
     };
@@ -1957,6 +2089,10 @@ export interface operations {
             400: components["responses"]["400"];
             401: components["responses"]["401"];
             403: components["responses"]["403"];
+            411: components["responses"]["411"];
+            413: components["responses"]["413"];
+            415: components["responses"]["415"];
+            431: components["responses"]["431"];
             503: components["responses"]["503"];
         };
     };
@@ -1987,8 +2123,11 @@ export interface operations {
             401: components["responses"]["401"];
             403: components["responses"]["403"];
             409: components["responses"]["409"];
+            411: components["responses"]["411"];
             413: components["responses"]["413"];
+            415: components["responses"]["415"];
             429: components["responses"]["429"];
+            431: components["responses"]["431"];
             503: components["responses"]["503"];
         };
     };
@@ -2021,6 +2160,10 @@ export interface operations {
             401: components["responses"]["401"];
             403: components["responses"]["403"];
             404: components["responses"]["404"];
+            411: components["responses"]["411"];
+            413: components["responses"]["413"];
+            429: components["responses"]["429"];
+            431: components["responses"]["431"];
             503: components["responses"]["503"];
         };
     };
@@ -2050,6 +2193,10 @@ export interface operations {
             401: components["responses"]["401"];
             403: components["responses"]["403"];
             404: components["responses"]["404"];
+            411: components["responses"]["411"];
+            413: components["responses"]["413"];
+            429: components["responses"]["429"];
+            431: components["responses"]["431"];
             503: components["responses"]["503"];
         };
     };
@@ -2082,6 +2229,10 @@ export interface operations {
             401: components["responses"]["401"];
             403: components["responses"]["403"];
             404: components["responses"]["404"];
+            411: components["responses"]["411"];
+            413: components["responses"]["413"];
+            429: components["responses"]["429"];
+            431: components["responses"]["431"];
             503: components["responses"]["503"];
         };
     };
@@ -2126,6 +2277,10 @@ export interface operations {
             400: components["responses"]["400"];
             401: components["responses"]["401"];
             403: components["responses"]["403"];
+            411: components["responses"]["411"];
+            413: components["responses"]["413"];
+            429: components["responses"]["429"];
+            431: components["responses"]["431"];
             503: components["responses"]["503"];
         };
     };
@@ -2150,8 +2305,13 @@ export interface operations {
                 };
             };
             307: components["responses"]["307"];
+            400: components["responses"]["400"];
             401: components["responses"]["401"];
             403: components["responses"]["403"];
+            411: components["responses"]["411"];
+            413: components["responses"]["413"];
+            429: components["responses"]["429"];
+            431: components["responses"]["431"];
             503: components["responses"]["503"];
         };
     };
@@ -2191,6 +2351,10 @@ export interface operations {
             401: components["responses"]["401"];
             403: components["responses"]["403"];
             404: components["responses"]["404"];
+            411: components["responses"]["411"];
+            413: components["responses"]["413"];
+            429: components["responses"]["429"];
+            431: components["responses"]["431"];
             503: components["responses"]["503"];
         };
     };
@@ -2219,6 +2383,10 @@ export interface operations {
             400: components["responses"]["400"];
             401: components["responses"]["401"];
             403: components["responses"]["403"];
+            411: components["responses"]["411"];
+            413: components["responses"]["413"];
+            429: components["responses"]["429"];
+            431: components["responses"]["431"];
             503: components["responses"]["503"];
         };
     };
@@ -2249,8 +2417,11 @@ export interface operations {
             401: components["responses"]["401"];
             403: components["responses"]["403"];
             409: components["responses"]["409"];
+            411: components["responses"]["411"];
             413: components["responses"]["413"];
+            415: components["responses"]["415"];
             429: components["responses"]["429"];
+            431: components["responses"]["431"];
             503: components["responses"]["503"];
         };
     };
@@ -2287,7 +2458,11 @@ export interface operations {
             401: components["responses"]["401"];
             403: components["responses"]["403"];
             404: components["responses"]["404"];
+            411: components["responses"]["411"];
             413: components["responses"]["413"];
+            415: components["responses"]["415"];
+            429: components["responses"]["429"];
+            431: components["responses"]["431"];
             503: components["responses"]["503"];
         };
     };
@@ -2316,9 +2491,14 @@ export interface operations {
                 };
             };
             307: components["responses"]["307"];
+            400: components["responses"]["400"];
             401: components["responses"]["401"];
             403: components["responses"]["403"];
             404: components["responses"]["404"];
+            411: components["responses"]["411"];
+            413: components["responses"]["413"];
+            429: components["responses"]["429"];
+            431: components["responses"]["431"];
             503: components["responses"]["503"];
         };
     };
@@ -2349,8 +2529,11 @@ export interface operations {
             401: components["responses"]["401"];
             403: components["responses"]["403"];
             409: components["responses"]["409"];
+            411: components["responses"]["411"];
             413: components["responses"]["413"];
+            415: components["responses"]["415"];
             429: components["responses"]["429"];
+            431: components["responses"]["431"];
             503: components["responses"]["503"];
         };
     };
@@ -2383,6 +2566,10 @@ export interface operations {
             400: components["responses"]["400"];
             401: components["responses"]["401"];
             403: components["responses"]["403"];
+            411: components["responses"]["411"];
+            413: components["responses"]["413"];
+            429: components["responses"]["429"];
+            431: components["responses"]["431"];
             503: components["responses"]["503"];
         };
     };
@@ -2414,8 +2601,11 @@ export interface operations {
             403: components["responses"]["403"];
             404: components["responses"]["404"];
             409: components["responses"]["409"];
+            411: components["responses"]["411"];
             413: components["responses"]["413"];
+            415: components["responses"]["415"];
             429: components["responses"]["429"];
+            431: components["responses"]["431"];
             503: components["responses"]["503"];
         };
     };
@@ -2445,6 +2635,10 @@ export interface operations {
             401: components["responses"]["401"];
             403: components["responses"]["403"];
             404: components["responses"]["404"];
+            411: components["responses"]["411"];
+            413: components["responses"]["413"];
+            429: components["responses"]["429"];
+            431: components["responses"]["431"];
             503: components["responses"]["503"];
         };
     };
@@ -2478,7 +2672,11 @@ export interface operations {
             401: components["responses"]["401"];
             403: components["responses"]["403"];
             404: components["responses"]["404"];
+            411: components["responses"]["411"];
             413: components["responses"]["413"];
+            415: components["responses"]["415"];
+            429: components["responses"]["429"];
+            431: components["responses"]["431"];
             503: components["responses"]["503"];
         };
     };
@@ -2511,6 +2709,10 @@ export interface operations {
             401: components["responses"]["401"];
             403: components["responses"]["403"];
             404: components["responses"]["404"];
+            411: components["responses"]["411"];
+            413: components["responses"]["413"];
+            429: components["responses"]["429"];
+            431: components["responses"]["431"];
             503: components["responses"]["503"];
         };
     };
@@ -2543,6 +2745,10 @@ export interface operations {
             401: components["responses"]["401"];
             403: components["responses"]["403"];
             404: components["responses"]["404"];
+            411: components["responses"]["411"];
+            413: components["responses"]["413"];
+            429: components["responses"]["429"];
+            431: components["responses"]["431"];
             503: components["responses"]["503"];
         };
     };
@@ -2558,7 +2764,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["SeatChange"];
             };
@@ -2578,7 +2784,11 @@ export interface operations {
             401: components["responses"]["401"];
             403: components["responses"]["403"];
             404: components["responses"]["404"];
+            411: components["responses"]["411"];
             413: components["responses"]["413"];
+            415: components["responses"]["415"];
+            429: components["responses"]["429"];
+            431: components["responses"]["431"];
             503: components["responses"]["503"];
         };
     };
@@ -2594,7 +2804,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["SeatChange"];
             };
@@ -2614,7 +2824,11 @@ export interface operations {
             401: components["responses"]["401"];
             403: components["responses"]["403"];
             404: components["responses"]["404"];
+            411: components["responses"]["411"];
             413: components["responses"]["413"];
+            415: components["responses"]["415"];
+            429: components["responses"]["429"];
+            431: components["responses"]["431"];
             503: components["responses"]["503"];
         };
     };
