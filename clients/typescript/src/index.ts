@@ -38,7 +38,7 @@ export type BackfillRequest = Schemas['BackfillRequest'];
 export type BackfillUpdate = Schemas['BackfillUpdate'];
 export type BackfillPage = Schemas['BackfillPage'];
 export type ClusterReport = Schemas['ClusterReport'];
-export { EventStream, type WatchOptions, type StreamItem } from './events.js';
+export { EventStream, StreamRefused, type WatchOptions, type StreamItem } from './events.js';
 
 // A 4xx or 5xx answer: `status` is the HTTP status, `message` the server's
 // `error` (it names the field at fault).
@@ -71,20 +71,34 @@ export class MatchmakerClient {
     this.timeoutMs = options.timeoutMs ?? 30_000;
   }
 
-  // One request. A cluster node that does not serve the route answers 307 to
-  // the one that does; fetch follows it with the same method and body.
+  // One request. A node of a cluster that does not serve the route answers
+  // 307 to the one that does: the request goes again there, with its method,
+  // body and token, but only to a node the cluster lists (clusterNode), at
+  // most three hops. fetch's own redirects would drop the token on the way
+  // to another origin.
   private async call<T>(method: string, path: string, options: { params?: Params; body?: unknown; extraMs?: number } = {}): Promise<T> {
-    const url = new URL(this.baseUrl + path);
+    let url = new URL(this.baseUrl + path);
     for (const [k, v] of Object.entries(options.params ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
     const headers: Record<string, string> = {};
     if (this.token) headers.Authorization = `Bearer ${this.token}`;
     if (options.body !== undefined) headers['Content-Type'] = 'application/json';
-    const res = await fetch(url, {
-      method,
-      headers,
-      body: options.body === undefined ? undefined : JSON.stringify(options.body),
-      signal: AbortSignal.timeout(this.timeoutMs + (options.extraMs ?? 0)),
-    });
+    let res: Response;
+    for (let hop = 0; ; ++hop) {
+      res = await fetch(url, {
+        method,
+        headers,
+        body: options.body === undefined ? undefined : JSON.stringify(options.body),
+        redirect: 'manual',
+        signal: AbortSignal.timeout(this.timeoutMs + (options.extraMs ?? 0)),
+      });
+      const location = res.headers.get('location');
+      if (res.status !== 307 || !location || hop === 3) break;
+      const next = new URL(location, url);
+      await res.arrayBuffer();
+      if (!(await this.clusterNode(next.origin)))
+        throw new MatchmakerError(307, `redirected to ${next.origin}, which is not a node of this cluster: not followed`, null);
+      url = next;
+    }
     const text = await res.text();
     const type = res.headers.get('content-type') ?? '';
     const body: unknown = type.startsWith('application/json') && text ? JSON.parse(text) : text;
@@ -93,6 +107,34 @@ export class MatchmakerClient {
       throw new MatchmakerError(res.status, message, body);
     }
     return body as T;
+  }
+
+  // Whether `origin` ("http://host:port") is a node of this server's
+  // cluster (GET /api/cluster, read again when a name is not in it): where
+  // a redirect may take the token. The server itself always is.
+  async clusterNode(origin: string): Promise<boolean> {
+    if (origin === new URL(this.baseUrl).origin) return true;
+    for (const fresh of [false, true]) {
+      if (fresh || !this.nodes) this.nodes = await this.readClusterNodes();
+      if (this.nodes.has(origin)) return true;
+    }
+    return false;
+  }
+  private nodes: Set<string> | undefined;
+  private async readClusterNodes(): Promise<Set<string>> {
+    const res = await fetch(this.baseUrl + '/api/cluster', {
+      headers: this.token ? { Authorization: `Bearer ${this.token}` } : {},
+      redirect: 'manual',
+      signal: AbortSignal.timeout(this.timeoutMs),
+    });
+    const out = new Set<string>();
+    if (!res.ok) {
+      await res.arrayBuffer();
+      return out;
+    }
+    const report = (await res.json()) as { nodes?: { http_url?: string }[] };
+    for (const n of report.nodes ?? []) if (n.http_url) out.add(new URL(n.http_url).origin);
+    return out;
   }
 
   private static segment(s: string | number): string {
@@ -184,7 +226,7 @@ export class MatchmakerClient {
   // Every ticket event of this token's tickets (an admin's: all) as it is
   // written, on a WebSocket that resumes where it stopped (events.ts).
   watchEvents(options: WatchOptions = {}): EventStream {
-    return new EventStream(this.baseUrl, this.token, options);
+    return new EventStream(this.baseUrl, this.token, options, (origin) => this.clusterNode(origin));
   }
 
   // ---- lobbies ------------------------------------------------------------------

@@ -1,0 +1,125 @@
+// The client against two real matchmakerd nodes of one cluster on a real
+// PostgreSQL server (both started here; tests/api/postgres.mjs): a request
+// sent to the node that does not run the session queues follows its 307 to
+// the one that does, token and body included; an event stream started there
+// follows the 307 of its handshake, and the 4307 close when the queues move
+// back; a redirect to an address that is not a node of the cluster is not
+// followed; a refused token rejects `ready` and ends the stream.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { fileURLToPath } from 'node:url';
+import { MatchmakerClient, MatchmakerError, StreamRefused, type TicketEvent } from '../src/index.js';
+
+interface Server {
+  url: string;
+  port: number;
+  stop(): Promise<unknown>;
+}
+type Helpers = {
+  startServer(patch?: object): Promise<Server>;
+  tokens: { view: string; test: string; otherTest: string; admin: string };
+  until<T>(probe: () => Promise<T> | T, what: string, limitMs?: number): Promise<T>;
+};
+type Postgres = { havePostgres(): boolean; startPostgres(): Promise<{ url: string; stop(): void }> };
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const helpers = (await import(new URL('../../tests/api/server.mjs', `file://${root}`).href)) as Helpers;
+const pg = (await import(new URL('../../tests/api/postgres.mjs', `file://${root}`).href)) as Postgres;
+const { startServer, tokens, until } = helpers;
+
+const party = (id: number) => ({ id, mmr: 1500, rtt_ms: { paris: 20 } });
+
+// Which node serves the session queues now (each node's /api/cluster).
+async function sessionsOwner(nodes: Server[]): Promise<Server | undefined> {
+  for (const n of nodes) {
+    const report = (await new MatchmakerClient({ baseUrl: n.url, token: tokens.view }).cluster()) as {
+      serving?: boolean;
+      owned?: { resource: string }[];
+    };
+    if (report.serving && report.owned?.some((o) => o.resource === 'sessions')) return n;
+  }
+  return undefined;
+}
+
+test('two nodes: redirects followed with the token, within the cluster only; streams follow the queues', { skip: !pg.havePostgres() && 'PostgreSQL is not installed' }, async (t) => {
+  const db = await pg.startPostgres();
+  t.after(() => db.stop());
+  const node = (name: string) =>
+    startServer({
+      database: { url: db.url },
+      demo: { players: 0, queries_per_second: 0 },
+      cluster: { total: 2, node: name, takeover_after: '2s' },
+    });
+  const first = await node('a');
+  const second = await node('b');
+  t.after(async () => {
+    await second.stop();
+    await first.stop();
+  });
+  // a: the node that runs the session queues; b: the other.
+  const a = (await until(() => sessionsOwner([first, second]), 'a node to serve the session queues')) as Server;
+  const b = a === first ? second : first;
+
+  // Through b, which does not run the queues: each request follows the 307 to a.
+  const viaB = new MatchmakerClient({ baseUrl: b.url, token: tokens.test });
+  const stream = viaB.watchEvents({ after: 0, queues: ['coop'] });
+  await stream.ready;
+  const made = await viaB.createTicket({ queue: 'coop', players: [party(21)] });
+  assert.equal(made.state, 'waiting');
+  assert.equal((await viaB.getTicket(made.ticket)).state, 'waiting');
+  // One iterator for the whole test (leaving a for-await loop closes a stream).
+  const items = stream[Symbol.asyncIterator]();
+  const eventOf = async (ticket: string): Promise<TicketEvent> => {
+    for (;;) {
+      const { value, done } = await items.next();
+      assert.ok(!done, 'the stream ended');
+      if (value.type === 'event' && value.ticket === ticket) return value;
+    }
+  };
+  const waiting = await eventOf(made.ticket);
+  assert.equal(waiting.state, 'waiting');
+
+  // A token the servers refuse: `ready` rejects, the stream ends with it.
+  const refused = new MatchmakerClient({ baseUrl: b.url, token: 'no-such-token' }).watchEvents({});
+  await assert.rejects(refused.ready, (e: unknown) => e instanceof StreamRefused && e.status === 401);
+  await assert.rejects(async () => {
+    for await (const _ of refused) void _;
+  }, StreamRefused);
+
+  // A server that redirects elsewhere: not followed, the token stays here.
+  let leaked = false;
+  const elsewhere = createServer((req, res) => {
+    leaked = leaked || req.headers.authorization !== undefined;
+    res.end('{}');
+  });
+  await new Promise<void>((r) => elsewhere.listen(0, '127.0.0.1', r));
+  const outside = `http://127.0.0.1:${(elsewhere.address() as { port: number }).port}`;
+  const liar = createServer((req, res) => {
+    if (req.url === '/api/cluster') {
+      res.setHeader('Content-Type', 'application/json');
+      res.end(JSON.stringify({ cluster: true, nodes: [{ http_url: b.url }] }));
+      return;
+    }
+    res.statusCode = 307;
+    res.setHeader('Location', outside + req.url);
+    res.setHeader('Content-Type', 'application/json');
+    res.end('{"error": "elsewhere"}');
+  });
+  await new Promise<void>((r) => liar.listen(0, '127.0.0.1', r));
+  t.after(() => {
+    liar.close();
+    elsewhere.close();
+  });
+  const viaLiar = new MatchmakerClient({ baseUrl: `http://127.0.0.1:${(liar.address() as { port: number }).port}`, token: tokens.test });
+  await assert.rejects(viaLiar.queues(), (e: unknown) => e instanceof MatchmakerError && e.status === 307);
+  assert.equal(leaked, false);
+
+  // The queues move to b (a leaves): the stream, now on a, is closed 4307
+  // naming b and follows; the next ticket's event comes on it.
+  await a.stop();
+  await until(async () => (await sessionsOwner([b])) === b, 'node b to take the session queues over', 30_000);
+  const later = await viaB.createTicket({ queue: 'coop', players: [party(22)] });
+  const moved = await eventOf(later.ticket);
+  assert.ok(moved.seq > waiting.seq);
+  stream.close();
+});
