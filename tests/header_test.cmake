@@ -4,12 +4,7 @@
 # that is not installed, or that needs an include it does not make itself,
 # fails here before a game meets it.
 #   cmake -DBUILD_DIR=... -DWORK_DIR=... [-DCXX_FLAGS=...] -P header_test.cmake
-file(REMOVE_RECURSE "${WORK_DIR}")
-execute_process(COMMAND ${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${WORK_DIR}/prefix"
-                RESULT_VARIABLE rc OUTPUT_QUIET)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "cmake --install failed: ${rc}")
-endif()
+include("${CMAKE_CURRENT_LIST_DIR}/install_build.cmake")
 file(GLOB_RECURSE headers RELATIVE "${WORK_DIR}/prefix/include" "${WORK_DIR}/prefix/include/mm/*.hpp")
 list(LENGTH headers count)
 if(count LESS 20)

@@ -251,6 +251,8 @@ TEST_CASE("backfill requests the queue cannot take are refused, naming the field
   const std::vector<std::vector<ticket_player>> teams{{player(1, 1500)}, {player(2, 1500)}};
   CHECK_THAT(bad(running("", teams)), Contains("match_id:"));
   CHECK_THAT(bad(running("m", teams, "nowhere")), Contains("datacenter: no datacenter 'nowhere'"));
+  CHECK_THAT(bad(running("m", teams, "")),
+             Contains("datacenter: required: the queue's matches run in its datacenters"));
   CHECK_THAT(bad(running("m", {{player(1, 1500)}})), Contains("teams: a list per team: 2 lists"));
   CHECK_THAT(bad(running("m", {{}, {}})), Contains("teams: a running match needs"));
   CHECK_THAT(bad(running("m", {{player(1, 1500), player(3, 1), player(4, 1)}, {}})),

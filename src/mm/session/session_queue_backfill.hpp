@@ -53,6 +53,9 @@ running_match basic_session_queue<Plugin>::compile_match(const backfill_request&
   m.registered = now;
   m.datacenter = latency_.datacenters().size();  // none
   if (!latency_.datacenters().empty()) {
+    if (r.datacenter.empty())
+      refuse("datacenter", "required: the queue's matches run in its datacenters (such as '" +
+                               latency_.datacenters().front().name + "')");
     const auto dc = latency_.find(r.datacenter);
     if (!dc) refuse("datacenter", "no datacenter '" + r.datacenter + "'");
     m.datacenter = *dc;
