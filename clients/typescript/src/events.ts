@@ -185,7 +185,7 @@ export class EventStream implements AsyncIterable<StreamItem> {
       this.wake(false);
     });
     socket.on('error', (e) => {
-      if (this.options.reconnect === false) this.failure = e;
+      if (this.options.reconnect === false && !this.failure) this.failure = e;  // a refusal's own error stays
     });
     socket.on('close', (code: number, reason: Buffer) => {
       if (this.closed) return;
