@@ -51,7 +51,10 @@ session_bridge::callback<T> answer(const http_reply& reply, caf::actor_system& s
     http_response res;
     try {
       if (!x) {
-        send_error(res, error_status(x.error()), error_text(*sys, x.error()));
+        const int code = error_status(x.error());
+        send_error(res, code, error_text(*sys, x.error()));
+        // A queue restarting, or queues moving between nodes: soon served again.
+        if (code == 503) res.set_header("Retry-After", std::to_string(takeover_retry_after_s));
       } else
         send_json(res, to_json(*x), status);
     } catch (const std::exception& e) {
