@@ -22,7 +22,8 @@ set(CMAKE_CXX_STANDARD_REQUIRED ON)
 find_package(matchmaker REQUIRED)
 file(GLOB sources "${CMAKE_CURRENT_SOURCE_DIR}/tu/*.cpp")
 add_library(each_header OBJECT ${sources})
-target_compile_options(each_header PRIVATE -Wall -Wextra -Werror)
+# Parsed and checked, not compiled to code: a third of the time.
+target_compile_options(each_header PRIVATE -fsyntax-only -Wall -Wextra -Werror)
 target_link_libraries(each_header PRIVATE matchmaker::mm_actors matchmaker::mm_store
                                           matchmaker::mm_session matchmaker::mm_engine
                                           matchmaker::mm_strategies)
