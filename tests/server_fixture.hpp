@@ -12,6 +12,7 @@
 
 #include "mm/testing/child_process.hpp"
 #include "mm/testing/temp_dir.hpp"
+#include "answer_recorder.hpp"
 
 namespace mm::test {
 
@@ -48,10 +49,10 @@ class live_server {
                {"http", {{"port", 0}, {"max_body_bytes", 65536}, {"max_batch", 100}}},
                {"actor", {{"port", -1}}},
                {"tokens",
-                {{{"token", view_token}, {"role", "view"}},
-                 {{"token", test_token}, {"role", "test"}},
-                 {{"token", other_test_token}, {"role", "test"}},
-                 {{"token", admin_token}, {"role", "admin"}}}},
+                {{{"token", view_token}, {"name", "viewer"}, {"role", "view"}},
+                 {{"token", test_token}, {"name", "game-a"}, {"role", "test"}},
+                 {{"token", other_test_token}, {"name", "game-b"}, {"role", "test"}},
+                 {{"token", admin_token}, {"name", "ops"}, {"role", "admin"}}}},
                {"matchmaker",
                 {{"player_cache_size", 5000},
                  {"database_cache_size", 1000},
@@ -139,12 +140,17 @@ class live_server {
   pid_t pid() const { return proc_->pid(); }
   std::string read_line() { return proc_->read_line(std::chrono::seconds(30)); }
 
+  // Each answer is recorded for the contract's check (answer_recorder.hpp).
   httplib::Result get(const std::string& path, const std::string& token = "") const {
-    return client().Get(path, headers(token));
+    auto r = client().Get(path, headers(token));
+    record_answer("GET", path, r);
+    return r;
   }
   httplib::Result post(const std::string& path, const std::string& body,
                        const std::string& token = "") const {
-    return client().Post(path, headers(token), body, "application/json");
+    auto r = client().Post(path, headers(token), body, "application/json");
+    record_answer("POST", path, r);
+    return r;
   }
   // The JSON of a request that must answer `status`.
   json get_json(const std::string& path, const std::string& token, int status = 200) const {

@@ -27,7 +27,9 @@ const char* verdict(const std::string& stream) {
   return feed(check, stream);
 }
 
-const std::string hello = basp_frame(message_type::client_handshake, std::string(25, 'n'));
+// The node id a peer's handshake announces (its serialized bytes).
+const std::string node = std::string(24, 'n') + "!";
+const std::string hello = basp_frame(message_type::client_handshake, node);
 
 std::string direct(std::size_t payload_bytes, std::uint64_t dest = 7) {
   return basp_frame(message_type::direct_message, std::string(payload_bytes, 'p'), 0, 0, dest);
@@ -51,19 +53,15 @@ TEST_CASE("every kind of frame a client sends passes, however the stream is cut 
   std::uint64_t frames = 1;
   rng r(5);
   for (int i = 0; i < 60; ++i, ++frames) {
-    switch (r.below(5)) {
+    switch (r.below(4)) {
       case 0:
         stream += direct(1 + r.below(3000), 1 + r.below(1000));
         break;
       case 1:
-        stream += basp_frame(message_type::routed_message, std::string(1 + r.below(500), 'r'), 0, 3,
-                             1 + r.below(9));
+        stream += basp_frame(message_type::monitor_message, node + std::string(15, 'm'), 0, 0, 9);
         break;
       case 2:
-        stream += basp_frame(message_type::monitor_message, std::string(40, 'm'), 0, 0, 9);
-        break;
-      case 3:
-        stream += basp_frame(message_type::down_message, std::string(40, 'd'), 0, 9, 0);
+        stream += basp_frame(message_type::down_message, node + std::string(15, 'd'), 0, 9, 0);
         break;
       default:
         stream += basp_frame(message_type::heartbeat, "");
@@ -98,6 +96,40 @@ TEST_CASE("every kind of frame a client sends passes, however the stream is cut 
 }
 
 TEST_CASE("the frame check refuses what CAF 0.17.6 must not read", "[actor-port]") {
+  SECTION("a down or monitor message naming another node than the handshake's") {
+    std::string other = node;
+    other[20] = 'x';
+    for (const auto type : {message_type::down_message, message_type::monitor_message}) {
+      // A down message names its stopped actor as the source; a monitor
+      // message, the actor it watches as the destination.
+      const bool down = type == message_type::down_message;
+      const auto frame = [&](const std::string& payload) {
+        return basp_frame(type, payload, 0, down ? 9 : 0, down ? 0 : 9);
+      };
+      CHECK(verdict(hello + frame(other + "rest")) != nullptr);
+      CHECK(verdict(hello + frame(node.substr(0, 10))) != nullptr);  // too short
+      CHECK(verdict(hello + frame(node + "rest")) == nullptr);
+      // Byte by byte, the forgery is seen at its first differing byte.
+      basp_frame_check check(limit);
+      const std::string stream = hello + frame(other + "rest");
+      std::size_t refused_at = 0;
+      for (std::size_t i = 0; i < stream.size() && refused_at == 0; ++i)
+        if (feed(check, stream.substr(i, 1)) != nullptr) refused_at = i;
+      CHECK(refused_at == hello.size() + 32 + 20);
+    }
+  }
+  SECTION("a later handshake naming another node") {
+    std::string other = node;
+    other[0] = 'x';
+    CHECK(verdict(hello + basp_frame(message_type::client_handshake, other)) != nullptr);
+    CHECK(verdict(hello + basp_frame(message_type::client_handshake, node + "x")) != nullptr);
+    CHECK(verdict(hello + basp_frame(message_type::client_handshake, node)) == nullptr);
+  }
+  SECTION("a routed message, which names its own sender's node (a peer could speak as another)") {
+    CHECK(verdict(hello + direct(10) +
+                  basp_frame(message_type::routed_message, std::string(40, 'r'), 0, 3, 1)) !=
+          nullptr);
+  }
   SECTION("a handshake without a payload (CAF would dereference the missing payload)") {
     CHECK(verdict(basp_frame(message_type::client_handshake, "")) != nullptr);
     // Also when it comes again after a good one.

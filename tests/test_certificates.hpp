@@ -21,6 +21,8 @@ struct certificates {
     make_ca("rogue-ca");
     sign("server", "ca");
     sign("game", "ca");
+    sign("game2", "ca");
+    sign("game3", "ca");
     sign("stranger", "rogue-ca");
   }
   actors::actor_tls node(const std::string& name, const std::string& ca = "ca") const {

@@ -140,6 +140,7 @@ void query_client(const std::vector<std::uint16_t>& ports, const std::atomic<boo
     const json body = {{"attacker_id", 900'000 + n}, {"mmr", 1300 + r.below(400)}};
     auto res = c.Post("/api/query", {{"Authorization", "Bearer " + test_token}}, body.dump(),
                       "application/json");
+    record_answer("POST", "/api/query", res);
     const int p = q.phase.load();
     const bool ok = res && res->status == 200;
     (ok ? q.ok[p] : q.failed[p]) += 1;
@@ -173,6 +174,7 @@ void probe_client(const std::vector<std::uint16_t>& ports, const std::atomic<boo
     redirect_probe::answer a;
     a.sent = std::chrono::steady_clock::now();
     auto res = c.Get("/api/queues", {{"Authorization", "Bearer " + view_token}});
+    record_answer("GET", "/api/queues", res);
     if (res) {
       a.status = res->status;
       a.location = res->get_header_value("Location");

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <caf/io/middleman.hpp>
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
@@ -480,9 +481,13 @@ TEST_CASE("on the plain actor port crafted frames are cut before the actor layer
   const std::uint64_t before = rss_kib(s.pid());
   // A genuine handshake, so that the frames after it reach the actor layer's
   // reading of messages (without the guard).
+  // (An actor system with the network layer has a node id; one without has
+  // none, and the guard cuts a handshake naming no node.)
   caf::actor_system_config cfg;
   cfg.set("logger.verbosity", caf::atom("quiet"));
+  cfg.load<caf::io::middleman>();
   caf::actor_system local(cfg);
+  REQUIRE(local.node() != caf::none);
   const std::string hello = basp_client_handshake(local.node());
   REQUIRE(!hello.empty());
   const auto frame = [](message_type op, std::int64_t claimed, std::uint64_t dest) {
@@ -507,6 +512,15 @@ TEST_CASE("on the plain actor port crafted frames are cut before the actor layer
       CHECK(c.closed_by_peer(10s));
       REQUIRE(s.running());
     }
+  {  // A second connection naming a node id that is connected already is cut:
+     // CAF would take both as one peer, so one identity (docs/security.md).
+    raw_connection first(s.actor_port());
+    REQUIRE(first.send(hello));
+    raw_connection second(s.actor_port());
+    REQUIRE(second.send(hello));
+    CHECK(second.closed_by_peer(10s));
+    CHECK_FALSE(first.closed_by_peer(300ms));
+  }
   // Junk payloads inside the limits, after a genuine handshake, reach CAF's
   // own reading of messages: it refuses them and the server keeps serving.
   rng r(7);
@@ -531,6 +545,8 @@ TEST_CASE("on the plain actor port crafted frames are cut before the actor layer
   const std::string metrics = s.get("/metrics", view_token)->body;
   CHECK(metrics.find("mm_actor_port_connections_total{outcome=\"bad_frame\"} " +
                      std::to_string(2 * attacks.size())) != std::string::npos);
+  CHECK(metrics.find("mm_actor_port_connections_total{outcome=\"node_taken\"} 0") ==
+        std::string::npos);
   // game_is_served ends with a kill exit sent to the server's client: dropped,
   // so the next game node is served too.
   CHECK(metrics.find("mm_actor_port_dropped_messages_total 1") != std::string::npos);

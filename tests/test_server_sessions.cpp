@@ -231,7 +231,8 @@ TEST_CASE("lobbies over HTTP: registered, updated, found fullest first, auto-cre
              Contains("id: lobby 'p2' is already registered"));
   CHECK_THAT(reg("p3", "mars", 10, 6, 400)["error"].get<std::string>(),
              Contains("datacenter: no datacenter 'mars'"));
-  CHECK(s.post("/api/lobbies", "{}", test_token)->status == 403);  // registering takes admin
+  // Registering takes role test (a game server's); a viewer may not.
+  CHECK(s.post("/api/lobbies", "{}", view_token)->status == 403);
   const json find = {{"modes", {"ctf"}}, {"party_size", 3}, {"rtt_ms", {{"paris", 12}}}};
   json placed = s.post_json("/api/lobbies/find", find, test_token);
   CHECK(placed["lobby"] == "p2");
@@ -268,6 +269,18 @@ TEST_CASE("lobbies over HTTP: registered, updated, found fullest first, auto-cre
   CHECK(all["found"] == 3);
   CHECK(all["created"] == 1);
   CHECK(all["list"].size() == 3);
+  // A lobby is its registrant's: another test token can neither update nor
+  // close it (as if it did not exist), its owner and an admin can.
+  const httplib::Headers owner{{"Authorization", "Bearer " + test_token}};
+  const httplib::Headers other{{"Authorization", "Bearer " + other_test_token}};
+  s.post_json("/api/lobbies",
+              {{"id", "own"}, {"mode", "ffa"}, {"datacenter", "paris"}, {"max_players", 4}},
+              test_token, 201);
+  CHECK(c.Put("/api/lobbies/own", other, R"({"players": 2})", "application/json")->status == 404);
+  CHECK(c.Delete("/api/lobbies/own", other)->status == 404);
+  CHECK(c.Put("/api/lobbies/own", owner, R"({"players": 2})", "application/json")->status == 200);
+  CHECK(c.Put("/api/lobbies/p2", owner, R"({"players": 2})", "application/json")->status == 404);
+  CHECK(c.Delete("/api/lobbies/own", owner)->status == 200);
   r = c.Delete("/api/lobbies/p1", admin);
   CHECK(r->status == 200);
   r = c.Delete("/api/lobbies/p1", admin);
@@ -315,7 +328,7 @@ TEST_CASE("SIGTERM and kill -9 keep every acknowledged ticket, lobbies survive S
                {"datacenter", "tokyo"},
                {"max_players", 12},
                {"players", 5}},
-              admin_token, 201);
+              test_token, 201);
   CHECK(s.stop() == 0);
   std::this_thread::sleep_for(1600ms);  // real time for `brief` to pass its give-up time
 
@@ -334,6 +347,16 @@ TEST_CASE("SIGTERM and kill -9 keep every acknowledged ticket, lobbies survive S
   REQUIRE(lobbies["list"].size() == 1);
   CHECK(lobbies["list"][0]["id"] == "ctf-9");
   CHECK(lobbies["list"][0]["players"] == 5);
+  {  // still its registrant's: another token may not change it, its owner may
+    httplib::Client http("127.0.0.1", s.port());
+    const auto put = [&](const std::string& token) {
+      return http.Put("/api/lobbies/ctf-9", {{"Authorization", "Bearer " + token}},
+                      R"({"players": 6})", "application/json")
+          ->status;
+    };
+    CHECK(put(other_test_token) == 404);
+    CHECK(put(test_token) == 200);
+  }
   // A new player completes the co-op match with the restored tickets.
   const auto c = create(s, solo("coop", 6, 1500));
   CHECK(c != b);
@@ -501,7 +524,7 @@ TEST_CASE("a game process over the actor port gets its party's match, cancel and
   self->request(*service, 10s, actors::backfill_atom::value, actors::create_atom::value, running)
       .receive([&](const actors::backfill_state& b) { registered_as = b.registration.credential; },
                [&](caf::error& err) { FAIL_CHECK(sys.render(err)); });
-  CHECK(registered_as == actors::port_credential);
+  CHECK(registered_as == actors::anonymous_identity);  // a connection without a token
   actors::session_ticket filler;
   filler.players = {remote_player(23, 1500)};
   const auto f = create("coop", filler);

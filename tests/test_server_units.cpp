@@ -8,6 +8,8 @@
 
 #include "access.hpp"
 #include "json_codec.hpp"
+#include "mm/engine/stable_hash.hpp"
+#include "mm/session/public_id.hpp"
 #include "mm/testing/temp_dir.hpp"
 #include "server_config.hpp"
 #include "session_config.hpp"
@@ -176,9 +178,9 @@ TEST_CASE("access: roles from bearer tokens, compared whole", "[server][auth]") 
   CHECK(caller_role(open, request_with({})) == role::admin);  // no token: loopback only
 
   server_config c;
-  c.tokens = {{"view-token-0123", role::view},
-              {"test-token-4567", role::test},
-              {"admin-token-89ab", role::admin}};
+  c.tokens = {{"view-token-0123", "viewer", role::view},
+              {"test-token-4567", "game-a", role::test},
+              {"admin-token-89ab", "ops", role::admin}};
   CHECK(caller_role(c, request_with({})) == role::none);
   CHECK(caller_role(c, request_with({{"Authorization", "Bearer view-token-0123"}})) == role::view);
   CHECK(caller_role(c, request_with({{"authorization", "Bearer test-token-4567"}})) == role::test);
@@ -189,6 +191,33 @@ TEST_CASE("access: roles from bearer tokens, compared whole", "[server][auth]") 
   CHECK(caller_role(c, request_with({{"Authorization", "Bearer admin-token-89abc"}})) ==
         role::none);
   CHECK(caller_role(c, request_with({{"Authorization", "admin-token-89ab"}})) == role::none);
+  // What a caller owns is its token's name: nothing derived from the secret.
+  CHECK(caller_credential(c, request_with({{"Authorization", "Bearer test-token-4567"}})) ==
+        "game-a");
+  CHECK(caller_credential(open, request_with({})) == "open");
+}
+
+TEST_CASE("access: an upgraded server keeps the owners an earlier version stored as token hashes",
+          "[server][auth]") {
+  server_config c;
+  c.tokens = {{"test-token-4567abcd", "game-a", role::test}};
+  const std::string earlier =
+      "token:" + session::format_public_id(mix64(fnv1a64(std::string("test-token-4567abcd"))));
+  actors::session_journal_contents restored;
+  restored.waiting.resize(2);
+  restored.waiting[0].ticket.credential = earlier;
+  restored.waiting[1].ticket.credential = "anonymous";
+  restored.retained.resize(1);
+  restored.retained[0].credential = earlier;
+  restored.events = restored.retained;
+  restored.backfills.resize(1);
+  restored.backfills[0].registration.credential = earlier;
+  adopt_token_names(c, restored);
+  CHECK(restored.waiting[0].ticket.credential == "game-a");
+  CHECK(restored.waiting[1].ticket.credential == "anonymous");  // not a token's: as it was
+  CHECK(restored.retained[0].credential == "game-a");
+  CHECK(restored.events[0].credential == "game-a");
+  CHECK(restored.backfills[0].registration.credential == "game-a");
 }
 
 TEST_CASE("access: another site's page cannot use a browser against the API", "[server][auth]") {
@@ -207,7 +236,7 @@ TEST_CASE("access: another site's page cannot use a browser against the API", "[
       c, request_with({{"Host", "127.0.0.1:8080"}, {"Sec-Fetch-Site", "cross-site"}})));
 
   server_config proxied;
-  proxied.tokens = {{"t0123456789abcdef", role::admin}};
+  proxied.tokens = {{"t0123456789abcdef", "ops", role::admin}};
   proxied.http_allowed_hosts = {"mm.internal"};
   CHECK_FALSE(foreign_request(proxied, request_with({{"Host", "mm.internal"}})));
   CHECK_FALSE(foreign_request(

@@ -308,8 +308,10 @@ TEST_CASE("lobbies through the session service: fullest first, auto-created, idl
   CHECK_FALSE(none);
   CHECK(error_code_of(e7) == errc::no_available_lobby);
 
-  CHECK(f.ask<bool>(s, lobby_atom::value, update_atom::value, std::string("t1"), 0u).first);
-  auto [unknown, e8] = f.ask<bool>(s, lobby_atom::value, update_atom::value, std::string("zz"), 1u);
+  CHECK(f.ask<bool>(s, lobby_atom::value, update_atom::value, std::string("t1"), 0u, std::string())
+            .first);
+  auto [unknown, e8] =
+      f.ask<bool>(s, lobby_atom::value, update_atom::value, std::string("zz"), 1u, std::string());
   CHECK(error_code_of(e8) == errc::not_found);
   CHECK_THAT(f.sys().render(e8), Contains("id: no lobby 'zz'"));
   auto [report, e9] = f.ask<lobbies_report>(s, lobby_atom::value, info_atom::value);
@@ -330,6 +332,12 @@ TEST_CASE("lobbies through the session service: fullest first, auto-created, idl
   CHECK(list->at(0).created_by_find);  // "auto-1", by id
   CHECK(list->at(1).id == "p1");
   CHECK(list->at(1).players == 5);
-  CHECK(f.ask<bool>(s, lobby_atom::value, close_atom::value, std::string("p1")).first == true);
-  CHECK(*f.ask<bool>(s, lobby_atom::value, close_atom::value, std::string("p1")).first == false);
+  // Another credential's lobby is left alone, as one that does not exist.
+  CHECK(*f.ask<bool>(s, lobby_atom::value, close_atom::value, std::string("p1"),
+                     std::string("someone-else"))
+             .first == false);
+  CHECK(f.ask<bool>(s, lobby_atom::value, close_atom::value, std::string("p1"), std::string())
+            .first == true);
+  CHECK(*f.ask<bool>(s, lobby_atom::value, close_atom::value, std::string("p1"), std::string())
+             .first == false);
 }

@@ -4,6 +4,9 @@
 #include <cctype>
 #include <string_view>
 
+#include <unordered_map>
+
+#include "mm/actors/identity.hpp"
 #include "mm/engine/stable_hash.hpp"
 #include "mm/session/public_id.hpp"
 
@@ -30,29 +33,41 @@ std::string clipped(const std::string& s) {
   return s.size() <= 64 ? s : s.substr(0, 64) + "...";
 }
 
-role caller_role(const server_config& config, const http_request& req) {
-  if (config.tokens.empty()) return role::admin;
+namespace {
+
+// The bearer token's entry (compared in constant time per token).
+const access_token* token_identity(const server_config& config, const http_request& req) {
   const std::string h = req.header("Authorization");
   const std::string prefix = "Bearer ";
-  if (h.rfind(prefix, 0) != 0) return role::none;
-  const std::string token = h.substr(prefix.size());
-  for (const auto& t : config.tokens) {
-    // Compare every byte, so the time does not tell how much of a guess matched.
-    if (t.token.size() != token.size()) continue;
-    unsigned char diff = 0;
-    for (std::size_t i = 0; i < token.size(); ++i)
-      diff |= static_cast<unsigned char>(t.token[i] ^ token[i]);
-    if (diff == 0) return t.granted;
-  }
-  return role::none;
+  if (h.rfind(prefix, 0) != 0) return nullptr;
+  return actors::find_token(config.tokens, std::string_view(h).substr(prefix.size()));
+}
+
+}  // namespace
+
+role caller_role(const server_config& config, const http_request& req) {
+  if (config.tokens.empty()) return role::admin;
+  const access_token* who = token_identity(config, req);
+  return who ? who->granted : role::none;
 }
 
 std::string caller_credential(const server_config& config, const http_request& req) {
-  if (config.tokens.empty()) return "open";
-  const std::string h = req.header("Authorization");
-  const std::string prefix = "Bearer ";
-  const std::string token = h.rfind(prefix, 0) == 0 ? h.substr(prefix.size()) : std::string();
-  return "token:" + session::format_public_id(mix64(fnv1a64(token)));
+  if (config.tokens.empty()) return actors::open_identity;
+  const access_token* who = token_identity(config, req);
+  return who ? who->name : std::string(actors::anonymous_identity);
+}
+
+void adopt_token_names(const server_config& config, actors::session_journal_contents& restored) {
+  std::unordered_map<std::string, std::string> names;  // earlier owner -> name
+  for (const auto& t : config.tokens)
+    names["token:" + session::format_public_id(mix64(fnv1a64(t.token)))] = t.name;
+  const auto adopt = [&](std::string& credential) {
+    if (const auto it = names.find(credential); it != names.end()) credential = it->second;
+  };
+  for (auto& t : restored.waiting) adopt(t.ticket.credential);
+  for (auto& o : restored.retained) adopt(o.credential);
+  for (auto& o : restored.events) adopt(o.credential);
+  for (auto& b : restored.backfills) adopt(b.registration.credential);
 }
 
 // A browser must not be turned against this API by another site. A page on

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "http_server.hpp"
+#include "mm/actors/session_journal.hpp"
 #include "server_config.hpp"
 
 namespace mm::server {
@@ -17,11 +18,17 @@ namespace mm::server {
 // role::none without a valid one. Tokens are compared in constant time.
 role caller_role(const server_config& config, const http_request& req);
 
-// Who the caller is, for the session tickets it creates and may then read
-// and cancel: "open" when no token is configured, else "token:" and a 64-bit
-// hash of the bearer token (the token itself is never stored). Call it only
-// for a caller whose role was checked.
+// Who the caller is, for what it creates (tickets, running matches, lobbies)
+// and may then read and change: "open" when no token is configured, else its
+// token's name (mm/actors/identity.hpp; nothing derived from the secret).
+// Call it only for a caller whose role was checked.
 std::string caller_credential(const server_config& config, const http_request& req);
+
+// What an earlier version stored as the owner of an HTTP token's tickets and
+// running matches ("token:" and a 64-bit hash of the token) becomes that
+// token's name, so that a server upgraded in place keeps their owners. Other
+// owners are left as they are.
+void adopt_token_names(const server_config& config, actors::session_journal_contents& restored);
 
 // Why a request looks like another site's (a foreign Host, Origin or a
 // browser's cross-site fetch), or nothing when it does not. See access.cpp.

@@ -27,6 +27,10 @@ struct key_spec {
 std::vector<generic_attribute> as_attributes(const std::string& key, const json& v);
 std::vector<access_token> as_tokens(const std::string& key, const json& v);
 json hidden_tokens(const std::vector<access_token>& tokens);
+// "view", "test", "admin" (and "none" when `none_allowed`).
+role as_role(const std::string& key, const json& v, bool none_allowed = false);
+std::vector<actors::named_peer> as_peers(const std::string& key, const json& v);
+json peers_json(const std::vector<actors::named_peer>& peers);
 std::vector<std::uint32_t> parse_index_list(const std::string& key, const std::string& text);
 std::string index_list_text(const std::vector<std::uint32_t>& list);
 

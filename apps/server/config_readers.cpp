@@ -46,38 +46,53 @@ std::vector<generic_attribute> as_attributes(const std::string& key, const json&
   return out;
 }
 
+role as_role(const std::string& key, const json& v, bool none_allowed) {
+  const std::string r = as_text(key, v);
+  for (const role x : {role::none, role::view, role::test, role::admin})
+    if (r == to_string(x) && (x != role::none || none_allowed)) return x;
+  bad(key, none_allowed ? "expected none, view, test or admin" : "expected view, test or admin");
+}
+
+namespace {
+
+// An identity's name at `at`.name.
+std::string as_identity_name(const std::string& at, const json& x) {
+  std::string name = as_text(at + ".name", x);
+  if (auto why = actors::bad_identity_name(name)) bad(at + ".name", *why);
+  return name;
+}
+
+}  // namespace
+
 std::vector<access_token> as_tokens(const std::string& key, const json& v) {
-  if (!v.is_array()) bad(key, "expected a list of {\"token\": ..., \"role\": ...}");
+  if (!v.is_array()) bad(key, "expected a list of {\"token\": ..., \"name\": ..., \"role\": ...}");
   std::vector<access_token> out;
   for (std::size_t i = 0; i < v.size(); ++i) {
     const std::string at = key + "[" + std::to_string(i) + "]";
     const json& t = v[i];
     if (!t.is_object()) bad(at, "expected an object");
     access_token a;
+    a.name = at;  // by position, unless named
     bool has_role = false;
     for (const auto& [k, x] : t.items()) {
       if (k == "token") {
         // A secret: never echoed, whatever its type.
         if (!x.is_string()) bad(at + ".token", "expected a string (the value is not shown)");
         a.token = x.get<std::string>();
+      } else if (k == "name") {
+        a.name = as_identity_name(at, x);
       } else if (k == "role") {
-        const std::string r = as_text(at + ".role", x);
-        if (r == "view")
-          a.granted = role::view;
-        else if (r == "test")
-          a.granted = role::test;
-        else if (r == "admin")
-          a.granted = role::admin;
-        else
-          bad(at + ".role", "expected view, test or admin");
+        a.granted = as_role(at + ".role", x);
         has_role = true;
       } else
-        bad(at + "." + k, "unknown field (token, role)");
+        bad(at + "." + k, "unknown field (token, name, role)");
     }
     if (a.token.size() < 16) bad(at + ".token", "must be at least 16 characters");
     if (!has_role) bad(at, "has no role");
-    for (const auto& o : out)
+    for (const auto& o : out) {
       if (o.token == a.token) bad(at, "the same token is listed twice");
+      if (o.name == a.name) bad(at + ".name", "'" + a.name + "' names another token too");
+    }
     out.push_back(std::move(a));
   }
   return out;
@@ -86,7 +101,45 @@ std::vector<access_token> as_tokens(const std::string& key, const json& v) {
 json hidden_tokens(const std::vector<access_token>& tokens) {
   json out = json::array();
   for (const auto& t : tokens)
-    out.push_back({{"token", "(hidden)"}, {"role", to_string(t.granted)}});
+    out.push_back({{"token", "(hidden)"}, {"name", t.name}, {"role", to_string(t.granted)}});
+  return out;
+}
+
+std::vector<actors::named_peer> as_peers(const std::string& key, const json& v) {
+  if (!v.is_array())
+    bad(key, "expected a list of {\"common_name\": ..., \"name\": ..., \"role\": ...}");
+  std::vector<actors::named_peer> out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::string at = key + "[" + std::to_string(i) + "]";
+    const json& p = v[i];
+    if (!p.is_object()) bad(at, "expected an object");
+    actors::named_peer a;
+    bool has_role = false;
+    for (const auto& [k, x] : p.items()) {
+      if (k == "common_name")
+        a.common_name = as_text(at + ".common_name", x);
+      else if (k == "name")
+        a.name = as_identity_name(at, x);
+      else if (k == "role") {
+        a.granted = as_role(at + ".role", x);
+        has_role = true;
+      } else
+        bad(at + "." + k, "unknown field (common_name, name, role)");
+    }
+    if (a.common_name.empty()) bad(at + ".common_name", "must name the certificate's CN");
+    if (a.name.empty()) bad(at, "has no name");
+    if (!has_role) bad(at, "has no role");
+    for (const auto& o : out)
+      if (o.common_name == a.common_name) bad(at, "the same common_name is listed twice");
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+json peers_json(const std::vector<actors::named_peer>& peers) {
+  json out = json::array();
+  for (const auto& p : peers)
+    out.push_back({{"common_name", p.common_name}, {"name", p.name}, {"role", to_string(p.granted)}});
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "cluster_node.hpp"
+#include "mm/actors/permissions.hpp"
 #include "session_api.hpp"
 #include "session_json.hpp"
 
@@ -279,7 +280,7 @@ ticket_event_feed& feed_of(const http_context& ctx) {
 }  // namespace
 
 void add_event_routes(api_routes& api, http_context& ctx) {
-  api.deferred("GET", "/api/events", role::view, [&](auto& req, const http_reply& reply) {
+  api.deferred("GET", "/api/events", actors::needed(actors::operation::events_read), [&](auto& req, const http_reply& reply) {
     ticket_event_feed& feed = feed_of(ctx);
     event_filter filter = filter_of(ctx, req);
     const std::uint64_t after = after_of(req, feed);

@@ -14,6 +14,7 @@
 #include "dashboard_files.hpp"
 #include "event_api.hpp"
 #include "json_codec.hpp"
+#include "mm/actors/permissions.hpp"
 #include "mm/storage/player_table.hpp"
 #include "session_api.hpp"
 
@@ -411,7 +412,7 @@ http_handlers api_handlers(http_context& ctx) {
   // answer. The callback runs on a CAF thread and may outlive `ctx` (a reply
   // the server gave up on at stop): it holds only the reply, the config's
   // profile and the actor system, which outlive every actor.
-  api.post_deferred("/api/query", role::test, [&ctx, &profile](auto& req, const http_reply& reply) {
+  api.post_deferred("/api/query", actors::needed(actors::operation::find), [&ctx, &profile](auto& req, const http_reply& reply) {
     const json body = parse_body(req.body);
     if (body.is_object() && body.contains("queries"))
       return answer_query_batch(ctx, profile, body, reply);
@@ -433,7 +434,7 @@ http_handlers api_handlers(http_context& ctx) {
       reply(std::move(res));
     });
   });
-  api.post("/api/test-query", role::test, [&ctx, &profile](auto& req, auto& res) {
+  api.post("/api/test-query", actors::needed(actors::operation::find), [&ctx, &profile](auto& req, auto& res) {
     send_json(res, test_query(ctx, read_query(parse_body(req.body), profile, true)));
   });
 

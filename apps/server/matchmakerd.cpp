@@ -195,6 +195,10 @@ int run(const server::server_config& c) {
 
   std::unique_ptr<actors::published_port> actor_port;
   if (c.actor_port >= 0) {
+    // Who each connection is (mm/actors/identity.hpp): the same tokens as
+    // HTTP, the TLS peers' certificates, the anonymous role.
+    auto identities =
+        std::make_shared<actors::identity_book>(c.tokens, c.actor_peers, c.actor_anonymous_role);
     // One actor for both halves: the routing client and the session service.
     front = sys.spawn(actors::game_front<profile>, client, session_service,
                       actors::served_now([&c, cluster_ref] {
@@ -209,9 +213,11 @@ int run(const server::server_config& c) {
                           out.sessions = n->serves(server::sessions_resource);
                         }
                         return out;
-                      }));
-    auto published = actors::publish_actor(sys, front, static_cast<std::uint16_t>(c.actor_port),
-                                           c.actor_host, c.actor_tls.enabled(), c.actor_limits);
+                      }),
+                      identities);
+    auto published =
+        actors::publish_actor(sys, front, static_cast<std::uint16_t>(c.actor_port), c.actor_host,
+                              c.actor_tls.enabled(), c.actor_limits, identities);
     if (!published) {
       std::fprintf(stderr, "matchmakerd: cannot publish the actor port on %s:%d: %s\n",
                    c.actor_host.c_str(), c.actor_port, sys.render(published.error()).c_str());

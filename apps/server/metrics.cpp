@@ -315,11 +315,13 @@ std::string render_metrics(const std::vector<matchmaker_figures>& all,
              "Connections to the actor port by what became of them: accepted (taken by "
              "the actor layer); refused_full (actor.max_connections reached); bad_frame (cut: a "
              "frame broke a rule); slow_handshake (cut: no handshake within "
-             "actor.handshake_timeout).");
+             "actor.handshake_timeout); node_taken (cut: its handshake named a node id another "
+             "connection holds, or this server's).");
     w.sample("mm_actor_port_connections_total", "outcome=\"accepted\"", g.accepted);
     w.sample("mm_actor_port_connections_total", "outcome=\"refused_full\"", g.refused_full);
     w.sample("mm_actor_port_connections_total", "outcome=\"bad_frame\"", g.cut_bad_frame);
     w.sample("mm_actor_port_connections_total", "outcome=\"slow_handshake\"", g.cut_slow_handshake);
+    w.sample("mm_actor_port_connections_total", "outcome=\"node_taken\"", g.cut_node_taken);
     w.family("mm_actor_port_dropped_messages_total", "counter",
              "Exit and down messages sent by peers to the published actor, dropped (only the "
              "actor runtime may stop or notify the server's actors).");

@@ -228,10 +228,22 @@ const std::vector<key_spec>& keys() {
        },
        [](const server_config& c) -> json { return c.query_timeout_ms; }},
       {"tokens", K::list, "[] (no auth: loopback only)",
-       "access tokens: [{\"token\": \"...\", \"role\": \"view\", \"test\" or \"admin\"}] (file "
-       "only)",
+       "access tokens: [{\"token\": \"...\", \"name\": \"...\", \"role\": \"view\", \"test\" or "
+       "\"admin\"}]; the name owns what the token creates (default tokens[i]) (file only)",
        [](server_config& c, const json& v) { c.tokens = as_tokens("tokens", v); },
        [](const server_config& c) -> json { return hidden_tokens(c.tokens); }},
+      {"actor.peers", K::list, "[]",
+       "identities of TLS peers of the actor port by certificate common name: "
+       "[{\"common_name\": \"...\", \"name\": \"...\", \"role\": ...}] (file only)",
+       [](server_config& c, const json& v) { c.actor_peers = as_peers("actor.peers", v); },
+       [](const server_config& c) -> json { return peers_json(c.actor_peers); }},
+      {"actor.anonymous_role", K::text, "test",
+       "role of an actor-port connection with no token (hello) and no mapped certificate: "
+       "none, view, test or admin",
+       [](server_config& c, const json& v) {
+         c.actor_anonymous_role = as_role("actor.anonymous_role", v, true);
+       },
+       [](const server_config& c) -> json { return to_string(c.actor_anonymous_role); }},
       {"profile.attributes", K::list, "the demo profile: region, guild, hero, league",
        "up to 4 attributes: [{\"name\", \"rule\", \"weight\", \"bucketing\", \"tier_width\"}] "
        "(file only)",
@@ -421,6 +433,11 @@ void check(const server_config& c) {
       c.database_url.rfind("postgres://", 0) != 0)
     throw config_error("config key 'database.url': '" + redacted_url(c.database_url) +
                        "' is not a PostgreSQL URL (postgresql://user@host:port/dbname)");
+  for (const auto& p : c.actor_peers)
+    for (const auto& t : c.tokens)
+      if (p.name == t.name && p.granted != t.granted)
+        throw config_error("config key 'actor.peers': '" + p.name +
+                           "' names a token's identity with another role (one name, one role)");
   if (c.tokens.empty()) {
     if (!is_loopback(c.http_host))
       throw config_error("refusing to serve HTTP on '" + c.http_host +
@@ -441,20 +458,6 @@ void check(const server_config& c) {
 }
 
 }  // namespace
-
-std::string_view to_string(role r) {
-  switch (r) {
-    case role::none:
-      return "none";
-    case role::view:
-      return "view";
-    case role::test:
-      return "test";
-    case role::admin:
-      return "admin";
-  }
-  return "none";
-}
 
 bool is_loopback(const std::string& host) {
   if (host == "localhost") return true;

@@ -9,6 +9,7 @@
 
 #include "http_server.hpp"
 #include "mm/actors/actor_tls.hpp"
+#include "mm/actors/identity.hpp"
 #include "mm/actors/port_limits.hpp"
 #include "mm/actors/router.hpp"
 #include "mm/actors/worker_idle.hpp"
@@ -20,12 +21,11 @@
 
 namespace mm::server {
 
-enum class role : std::uint8_t { none, view, test, admin };  // each includes the ones before
-
-struct access_token {
-  std::string token;
-  role granted = role::view;
-};
+// Roles and identities are the actor layer's, the same at every door
+// (mm/actors/identity.hpp).
+using actors::role;
+// A token: its secret, the name of its identity, its role.
+using access_token = actors::named_token;
 
 inline constexpr const char* demo_database_path = "demo-data/matchmakerd.db";
 
@@ -69,8 +69,13 @@ struct server_config {
   actors::port_limits actor_limits;  // the port guard (plain and TLS)
   // How CAF's worker threads wait for work (mm/actors/worker_idle.hpp).
   actors::worker_idle worker_idle = actors::worker_idle::sleep;
-  std::uint32_t query_timeout_ms = 1000;
+  // Identities (mm/actors/identity.hpp): bearer tokens, for HTTP and the
+  // actor port's hello; the actor port's TLS peers by certificate common
+  // name; the role of a port connection with neither.
   std::vector<access_token> tokens;
+  std::vector<actors::named_peer> actor_peers;
+  role actor_anonymous_role = role::test;
+  std::uint32_t query_timeout_ms = 1000;
   generic_profile_config profile = demo_profile_config();
   options opts;
   // The session matchmaker: datacenters and queues (the demo's co-op queue
@@ -99,8 +104,6 @@ struct server_config {
                                                 : 0;
   }
 };
-
-std::string_view to_string(role r);
 
 // What the command line asked for.
 struct command_line {

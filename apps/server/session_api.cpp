@@ -3,6 +3,7 @@
 #include "backfill_json.hpp"
 #include "explain_json.hpp"
 #include "mm/actors/errors.hpp"
+#include "mm/actors/permissions.hpp"
 #include "mm/session/public_id.hpp"
 #include "session_json.hpp"
 
@@ -35,6 +36,8 @@ int error_status(const caf::error& e) {
       return 409;
     case errc::limit_reached:
       return 429;
+    case errc::forbidden:
+      return 403;
     default:
       return 503;
   }
@@ -76,8 +79,8 @@ void no_such_ticket(const http_reply& reply, const std::string& text) {
   reply(std::move(res));
 }
 
-// Whose running matches a caller may read and change: an admin's, every
-// one's (""); another's, its own credential's.
+// Whose running matches and lobbies a caller may read and change: an
+// admin's, every one's (""); another's, its own credential's.
 std::string acting_as(const http_context& ctx, const http_request& req) {
   return caller_role(ctx.config, req) == role::admin ? std::string()
                                                      : caller_credential(ctx.config, req);
@@ -97,13 +100,13 @@ std::uint32_t explain_limit(const http_request& req) {
 void add_backfill_routes(api_routes& api, http_context& ctx) {
   session_bridge& bridge = ctx.sessions;
   caf::actor_system& sys = bridge.system();
-  api.post_deferred("/api/backfills", role::test, [&](auto& req, const http_reply& reply) {
+  api.post_deferred("/api/backfills", needed(operation::backfill_write), [&](auto& req, const http_reply& reply) {
     backfill_registration r = read_backfill_body(parse_body(req.body), false);
     r.credential = caller_credential(ctx.config, req);
     bridge.ask<backfill_state>(answer<backfill_state>(reply, sys, backfill_json, 201),
                                backfill_atom::value, create_atom::value, r);
   });
-  api.deferred("GET", "/api/backfills", role::view, [&](auto& req, const http_reply& reply) {
+  api.deferred("GET", "/api/backfills", needed(operation::backfill_read), [&](auto& req, const http_reply& reply) {
     const std::string queue = req.has_param("queue") ? req.param("queue") : std::string();
     const auto offset = param(req, "offset", 0, 1'000'000);
     const auto limit = param(req, "limit", 100, 1000);
@@ -119,19 +122,19 @@ void add_backfill_routes(api_routes& api, http_context& ctx) {
             }),
         backfill_atom::value, inspect_atom::value, queue, acting_as(ctx, req));
   });
-  api.deferred("GET", "/api/backfills/*", role::view, [&](auto& req, const http_reply& reply) {
+  api.deferred("GET", "/api/backfills/*", needed(operation::backfill_read), [&](auto& req, const http_reply& reply) {
     bridge.ask<backfill_state>(answer<backfill_state>(reply, sys, backfill_json),
                                backfill_atom::value, status_atom::value,
                                std::string(req.matches[1]), acting_as(ctx, req));
   });
-  api.deferred("PUT", "/api/backfills/*", role::test, [&](auto& req, const http_reply& reply) {
+  api.deferred("PUT", "/api/backfills/*", needed(operation::backfill_write), [&](auto& req, const http_reply& reply) {
     backfill_registration r = read_backfill_body(parse_body(req.body), true);
     r.match_id = req.matches[1];
     r.credential = acting_as(ctx, req);
     bridge.ask<backfill_state>(answer<backfill_state>(reply, sys, backfill_json),
                                backfill_atom::value, update_atom::value, r);
   });
-  api.deferred("DELETE", "/api/backfills/*", role::test, [&](auto& req, const http_reply& reply) {
+  api.deferred("DELETE", "/api/backfills/*", needed(operation::backfill_write), [&](auto& req, const http_reply& reply) {
     const std::string id = req.matches[1];
     bridge.ask<bool>(answer<bool>(reply, sys,
                                   [id](bool stopped) {
@@ -140,7 +143,7 @@ void add_backfill_routes(api_routes& api, http_context& ctx) {
                      backfill_atom::value, close_atom::value, id, acting_as(ctx, req));
   });
   api.deferred(
-      "GET", "/api/backfills/*/explain", role::view, [&](auto& req, const http_reply& reply) {
+      "GET", "/api/backfills/*/explain", needed(operation::backfill_read), [&](auto& req, const http_reply& reply) {
         const std::string id = req.matches[1];
         bridge.ask<session::explanation>(
             answer<session::explanation>(reply, sys,
@@ -155,7 +158,7 @@ void add_backfill_routes(api_routes& api, http_context& ctx) {
   for (const bool joined : {true, false})
     api.post_deferred(
         std::string("/api/backfills/*/reservations/*/") + (joined ? "confirm" : "release"),
-        role::test, [&, joined](auto& req, const http_reply& reply) {
+        needed(operation::backfill_write), [&, joined](auto& req, const http_reply& reply) {
           seat_change c;
           c.match_id = req.matches[1];
           const auto id = session::parse_public_id(std::string(req.matches[2]));
@@ -184,7 +187,7 @@ void add_session_routes(api_routes& api, http_context& ctx) {
   caf::actor_system& sys = bridge.system();
   add_backfill_routes(api, ctx);
 
-  api.post_deferred("/api/tickets", role::test, [&](auto& req, const http_reply& reply) {
+  api.post_deferred("/api/tickets", needed(operation::ticket_create), [&](auto& req, const http_reply& reply) {
     ticket_body t = read_ticket_body(parse_body(req.body));
     t.ticket.credential = caller_credential(ctx.config, req);
     json queues = json::array({t.queue});
@@ -202,7 +205,7 @@ void add_session_routes(api_routes& api, http_context& ctx) {
                       201));
   });
   // A ticket the caller did not create is answered as one that does not exist.
-  api.deferred("GET", "/api/tickets/*", role::view, [&](auto& req, const http_reply& reply) {
+  api.deferred("GET", "/api/tickets/*", needed(operation::ticket_read), [&](auto& req, const http_reply& reply) {
     const auto id = ticket_in_path(req);
     if (!id) return no_such_ticket(reply, req.matches[1]);
     const auto wait = param(req, "wait", 0, max_ticket_wait_seconds);
@@ -215,7 +218,7 @@ void add_session_routes(api_routes& api, http_context& ctx) {
   // Why a waiting ticket waits, in each of its queues (docs/session.md, "Why
   // is my ticket waiting?"): another's ticket is answered as one that does
   // not exist, and other credentials' candidates come without their ids.
-  api.deferred("GET", "/api/tickets/*/explain", role::view,
+  api.deferred("GET", "/api/tickets/*/explain", needed(operation::ticket_read),
                [&](auto& req, const http_reply& reply) {
                  const auto id = ticket_in_path(req);
                  if (!id) return no_such_ticket(reply, req.matches[1]);
@@ -232,7 +235,7 @@ void add_session_routes(api_routes& api, http_context& ctx) {
                          }),
                      explain_atom::value, *id, limit, acting_as(ctx, req));
                });
-  api.deferred("DELETE", "/api/tickets/*", role::test, [&](auto& req, const http_reply& reply) {
+  api.deferred("DELETE", "/api/tickets/*", needed(operation::ticket_cancel), [&](auto& req, const http_reply& reply) {
     const auto id = ticket_in_path(req);
     if (!id) return no_such_ticket(reply, req.matches[1]);
     auto done = answer<bool>(reply, sys, [id = *id](bool cancelled) {
@@ -245,7 +248,7 @@ void add_session_routes(api_routes& api, http_context& ctx) {
                        caller_credential(ctx.config, req));
   });
 
-  api.deferred("GET", "/api/queues", role::view, [&](auto&, const http_reply& reply) {
+  api.deferred("GET", "/api/queues", needed(operation::queue_read), [&](auto&, const http_reply& reply) {
     bridge.ask<std::vector<session_queue_report>>(
         answer<std::vector<session_queue_report>>(reply, sys,
                                                   [](const auto& reports) {
@@ -259,7 +262,7 @@ void add_session_routes(api_routes& api, http_context& ctx) {
   // One queue: its report, then a page of its waiting tickets, oldest first.
   // A ticket's id and players are shown to an admin and to the credential
   // that created it; to others, null.
-  api.deferred("GET", "/api/queues/*", role::view, [&](auto& req, const http_reply& reply) {
+  api.deferred("GET", "/api/queues/*", needed(operation::queue_read), [&](auto& req, const http_reply& reply) {
     const std::string name = req.matches[1];
     const auto offset = static_cast<std::uint32_t>(param(req, "offset", 0, 1'000'000'000));
     const auto limit = static_cast<std::uint32_t>(param(req, "limit", 100, 1000));
@@ -292,7 +295,7 @@ void add_session_routes(api_routes& api, http_context& ctx) {
         inspect_atom::value, name, offset, limit);
   });
 
-  api.deferred("GET", "/api/lobbies", role::view, [&](auto& req, const http_reply& reply) {
+  api.deferred("GET", "/api/lobbies", needed(operation::lobby_read), [&](auto& req, const http_reply& reply) {
     const auto limit = param(req, "limit", 1000, 10'000);
     bridge.ask<lobbies_report>(
         [&bridge, &sys, reply, limit](caf::expected<lobbies_report> report) {
@@ -316,20 +319,20 @@ void add_session_routes(api_routes& api, http_context& ctx) {
         },
         lobby_atom::value, info_atom::value);
   });
-  api.post_deferred("/api/lobbies/find", role::test, [&](auto& req, const http_reply& reply) {
+  api.post_deferred("/api/lobbies/find", needed(operation::lobby_find), [&](auto& req, const http_reply& reply) {
     lobby_query q = read_lobby_query(parse_body(req.body));
     q.credential = caller_credential(ctx.config, req);
     bridge.ask<lobby_placement>(answer<lobby_placement>(reply, sys, placement_json),
                                 lobby_atom::value, find_atom::value, q);
   });
-  api.post_deferred("/api/lobbies", role::admin, [&](auto& req, const http_reply& reply) {
+  api.post_deferred("/api/lobbies", needed(operation::lobby_write), [&](auto& req, const http_reply& reply) {
     lobby_registration l = read_lobby_body(parse_body(req.body));
     l.credential = caller_credential(ctx.config, req);
     bridge.ask<bool>(answer<bool>(
                          reply, sys, [l](bool) { return lobby_json(l); }, 201),
                      lobby_atom::value, create_atom::value, l);
   });
-  api.deferred("PUT", "/api/lobbies/*", role::admin, [&](auto& req, const http_reply& reply) {
+  api.deferred("PUT", "/api/lobbies/*", needed(operation::lobby_write), [&](auto& req, const http_reply& reply) {
     const std::string id = req.matches[1];
     const std::uint32_t players = read_lobby_players(parse_body(req.body));
     bridge.ask<bool>(answer<bool>(
@@ -338,9 +341,9 @@ void add_session_routes(api_routes& api, http_context& ctx) {
                            return json{{"id", id}, {"players", players}};
                          },
                          200),
-                     lobby_atom::value, update_atom::value, id, players);
+                     lobby_atom::value, update_atom::value, id, players, acting_as(ctx, req));
   });
-  api.deferred("DELETE", "/api/lobbies/*", role::admin, [&](auto& req, const http_reply& reply) {
+  api.deferred("DELETE", "/api/lobbies/*", needed(operation::lobby_write), [&](auto& req, const http_reply& reply) {
     const std::string id = req.matches[1];
     bridge.ask<bool>(
         [reply, id](caf::expected<bool> closed) {
@@ -353,7 +356,7 @@ void add_session_routes(api_routes& api, http_context& ctx) {
             send_error(res, 503, "the lobbies did not answer");
           reply(std::move(res));
         },
-        lobby_atom::value, close_atom::value, id);
+        lobby_atom::value, close_atom::value, id, acting_as(ctx, req));
   });
 }
 

@@ -5,6 +5,7 @@
 
 #include "mm/actors/session_service.hpp"
 #include "mm/engine/log.hpp"
+#include "access.hpp"
 #include "session_persistence.hpp"
 #include "store_url.hpp"
 
@@ -104,6 +105,7 @@ void session_host::start(const write_fence& fence) {
     sessions.restored =
         actors::load_session_journal(*journal_store, name_, sessions.unix_epoch_ms,
                                      sessions.outcome_retention, sessions.max_outcomes);
+    adopt_token_names(config_, sessions.restored);
     const auto& back = sessions.restored;
     if (back.waiting.size() + back.retained.size() + back.unreadable + r.lobbies.size() > 0)
       say("matchmakerd: sessions of the last run: " + std::to_string(back.waiting.size()) +

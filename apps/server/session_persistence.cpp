@@ -48,7 +48,7 @@ restored_session restore_session_state(const session_state_rows& rows, const ses
   }
   for (const auto& l : rows.lobbies)
     out.lobbies.push_back(
-        {l.id, l.mode, l.datacenter, l.max_players, l.players, l.created_by_find, {}});
+        {l.id, l.mode, l.datacenter, l.max_players, l.players, l.created_by_find, l.owner});
   return out;
 }
 
@@ -56,7 +56,7 @@ session_state_rows session_state_of(const std::vector<actors::lobby_registration
   session_state_rows rows;
   for (const auto& l : lobbies)
     rows.lobbies.push_back(
-        {l.id, l.mode, l.datacenter, l.max_players, l.players, l.created_by_find});
+        {l.id, l.mode, l.datacenter, l.max_players, l.players, l.created_by_find, l.credential});
   return rows;
 }
 

@@ -209,7 +209,12 @@ test('every route answers as docs/openapi.json says, successes and errors', asyn
   const lobby = { id: 'arena-1', mode: 'dm', datacenter: 'paris', max_players: 8, players: 2 };
   await call('POST', '/api/lobbies', { body: lobby, expect: 201 });
   await call('POST', '/api/lobbies', { body: lobby, expect: 400 }); // registered already
-  await call('POST', '/api/lobbies', { token: tokens.test, body: { ...lobby, id: 'arena-2' }, expect: 403 });
+  await call('POST', '/api/lobbies', { token: tokens.view, body: { ...lobby, id: 'arena-2' }, expect: 403 });
+  // A test token registers its own; another identity's lobby is a 404 to it.
+  await call('POST', '/api/lobbies', { token: tokens.test, body: { ...lobby, id: 'arena-3' }, expect: 201 });
+  await call('PUT', '/api/lobbies/arena-1', { token: tokens.test, body: { players: 3 }, expect: 404 });
+  await call('DELETE', '/api/lobbies/arena-1', { token: tokens.test, expect: 404 });
+  await call('DELETE', '/api/lobbies/arena-3', { token: tokens.test, expect: 200 });
   await call('POST', '/api/lobbies', { body: { ...lobby, id: 'arena/2' }, expect: 400 });
   await call('PUT', '/api/lobbies/arena-1', { body: { players: 3 }, expect: 200 });
   await call('PUT', '/api/lobbies/arena-9', { body: { players: 3 }, expect: 404 });

@@ -47,6 +47,8 @@ using restart_atom = caf::atom_constant<caf::atom("restart")>;
 using lease_atom = caf::atom_constant<caf::atom("lease")>;
 using hand_over_atom = caf::atom_constant<caf::atom("handover")>;
 using shards_atom = caf::atom_constant<caf::atom("shards")>;
+// A connection of the actor port presents a token (identity.hpp).
+using hello_atom = caf::atom_constant<caf::atom("hello")>;
 
 // The session matchmaker.
 using ticket_atom = caf::atom_constant<caf::atom("ticket")>;
@@ -154,15 +156,20 @@ struct session_interfaces {
   using owner = caf::typed_actor<caf::reacts_to<ticket_atom, ticket_outcome>>;
 
   // Running lobbies, filled fullest first (session::lobby_registry). Errors
-  // name the field ("players: ...").
+  // name the field ("players: ..."). A lobby belongs to the credential that
+  // registered it (or whose find created it): an update or close carries
+  // the caller's credential ("": an admin's, any lobby), and another's lobby
+  // is treated as one that does not exist.
   using lobbies = caf::typed_actor<
       // A game server's lobby: true, or an error (duplicate id, unknown
       // datacenter, players over max_players).
       caf::replies_to<lobby_atom, create_atom, lobby_registration>::with<bool>,
-      // Its player count now: true, or an error for an unknown lobby.
-      caf::replies_to<lobby_atom, update_atom, std::string, std::uint32_t>::with<bool>,
-      // Closed: false when there was no such lobby.
-      caf::replies_to<lobby_atom, close_atom, std::string>::with<bool>,
+      // Its player count now (id, players, credential): true, or
+      // errc::not_found for an unknown lobby.
+      caf::replies_to<lobby_atom, update_atom, std::string, std::uint32_t,
+                      std::string>::with<bool>,
+      // Closed (id, credential): false when there was no such lobby.
+      caf::replies_to<lobby_atom, close_atom, std::string, std::string>::with<bool>,
       // A lobby for a party, created when none has room (unless the query
       // prevents it: then errc::no_available_lobby).
       caf::replies_to<lobby_atom, find_atom, lobby_query>::with<lobby_placement>,

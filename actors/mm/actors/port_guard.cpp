@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <caf/atom.hpp>
 #include <caf/io/basp_broker.hpp>
+#include <type_traits>
 #include <caf/io/middleman.hpp>
 #include <caf/io/network/default_multiplexer.hpp>
 #include <caf/io/network/doorman_impl.hpp>
@@ -33,6 +34,8 @@ class greeting_connection;
 struct guard_context {
   port_limits limits;
   bool tls = false;  // connections speak TLS (tls_connection.hpp)
+  // Who each connection is (identity.hpp); none: the port does not tell.
+  std::shared_ptr<identity_book> identities;
   std::shared_ptr<port_guard_stats> stats = std::make_shared<port_guard_stats>();
   // Connections still waiting for their whole handshake. Not owned: each
   // takes itself out once greeted or detached from the broker (which CAF
@@ -101,6 +104,7 @@ class guarded final : public Connection, public greeting_connection {
   ~guarded() override {
     if (!counted_out_) --ctx_->stats->open;  // never attached to the broker
     ctx_->forget(this);
+    unbind();
   }
 
   bool consume(caf::execution_unit* unit, const void* data, std::size_t n) override {
@@ -111,8 +115,18 @@ class guarded final : public Connection, public greeting_connection {
       cut(unit);
       return false;
     }
-    if (!was_greeted && check_.greeted()) ctx_->forget(this);
-    return Connection::consume(unit, data, n);
+    const bool greeted_now = !was_greeted && check_.greeted();
+    if (greeted_now) ctx_->forget(this);
+    const bool more = Connection::consume(unit, data, n);
+    // CAF handled the handshake within that call (on this thread, before
+    // any later frame): its routing table now names this connection's node.
+    if (greeted_now && more && !bind_identity()) {
+      ++ctx_->stats->cut_node_taken;
+      ctx_->warn("connection cut: its node id is connected already (or is this server's)");
+      cut(unit);
+      return false;
+    }
+    return more;
   }
 
   bool late(clock_type::time_point now) const override {
@@ -130,6 +144,7 @@ class guarded final : public Connection, public greeting_connection {
 
  protected:
   void detach_from(caf::io::abstract_broker* broker) override {
+    unbind();
     Connection::detach_from(broker);
     if (!counted_out_) --ctx_->stats->open;
     counted_out_ = true;
@@ -137,10 +152,35 @@ class guarded final : public Connection, public greeting_connection {
   }
 
  private:
+  // Binds the node id the peer's handshake announced to this connection's
+  // identity (its certificate's, over TLS; else the anonymous one until a
+  // hello). False when the node cannot be told apart: no node, this
+  // server's own, or one another connection holds (CAF would route both
+  // connections' messages as one peer's).
+  bool bind_identity() {
+    if (!ctx_->identities) return true;
+    auto* basp = dynamic_cast<caf::io::basp_broker*>(this->parent());
+    if (basp == nullptr) return false;
+    const caf::node_id node = basp->instance.tbl().lookup_direct(this->hdl());
+    if (node == caf::none || node == basp->this_node()) return false;
+    caller_identity who = ctx_->identities->anonymous();
+    if constexpr (std::is_same_v<Connection, tls_connection>)
+      who = ctx_->identities->by_common_name(this->peer_common_name());
+    if (!ctx_->identities->bind(node, std::move(who), this)) return false;
+    node_ = node;
+    return true;
+  }
+
+  void unbind() {
+    if (ctx_->identities && node_ != caf::none) ctx_->identities->unbind(node_, this);
+    node_ = caf::node_id{};
+  }
+
   std::shared_ptr<guard_context> ctx_;
   basp_frame_check check_;
   clock_type::time_point greet_by_;
   bool counted_out_ = false;  // no longer counted as open
+  caf::node_id node_;         // bound in the identity book while set
 };
 
 // The port's acceptor: CAF's own, making guarded connections, and refusing
@@ -211,7 +251,7 @@ class guarded_doorman final : public caf::io::network::doorman_impl {
 caf::expected<guarded_port> publish_guarded(caf::actor_system& sys, caf::strong_actor_ptr whom,
                                             std::set<std::string> sigs, std::uint16_t port,
                                             const std::string& host, const port_limits& limits,
-                                            bool tls) {
+                                            bool tls, std::shared_ptr<identity_book> identities) {
   if (!whom) return caf::make_error(caf::sec::cannot_publish_invalid_actor);
   auto* mpx = dynamic_cast<default_multiplexer*>(&sys.middleman().backend());
   if (mpx == nullptr)
@@ -222,6 +262,7 @@ caf::expected<guarded_port> publish_guarded(caf::actor_system& sys, caf::strong_
   auto ctx = std::make_shared<guard_context>();
   ctx->limits = limits;
   ctx->tls = tls;
+  ctx->identities = std::move(identities);
   auto doorman = caf::make_counted<guarded_doorman>(*mpx, *fd, ctx);
   const std::uint16_t bound = doorman->port();
   // As CAF's publish does: the BASP broker adopts the acceptor and answers

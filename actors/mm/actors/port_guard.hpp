@@ -24,6 +24,7 @@
 #include <set>
 #include <string>
 
+#include "mm/actors/identity.hpp"
 #include "mm/actors/port_limits.hpp"
 
 namespace mm::actors {
@@ -33,6 +34,7 @@ struct port_guard_counters {
   std::uint64_t refused_full = 0;        // closed at accept: max_connections reached
   std::uint64_t cut_bad_frame = 0;       // a frame broke a rule
   std::uint64_t cut_slow_handshake = 0;  // no whole handshake within the timeout
+  std::uint64_t cut_node_taken = 0;      // its node id is another connection's (identity.hpp)
   std::uint64_t open = 0;                // connections open now
   // Exit and down messages from peers, dropped by the port's gate
   // (network_gate.hpp; filled in by published_port, over TLS too).
@@ -45,10 +47,11 @@ class port_guard_stats {
  public:
   port_guard_counters read() const {
     return {accepted.load(), refused_full.load(), cut_bad_frame.load(), cut_slow_handshake.load(),
-            open.load()};
+            cut_node_taken.load(), open.load()};
   }
 
   std::atomic<std::uint64_t> accepted{0}, refused_full{0}, cut_bad_frame{0}, cut_slow_handshake{0},
+      cut_node_taken{0},
       open{0};
 };
 
@@ -60,10 +63,13 @@ struct guarded_port {
 // Publishes `whom` (its interface `sigs`) on host:port (0: any free port)
 // behind the guard; with `tls`, each connection speaks TLS through CAF's
 // OpenSSL module, which must be loaded (remote.hpp: use_network). Unpublish
-// as usual (middleman().unpublish).
+// as usual (middleman().unpublish). With `identities`, each connection is
+// bound there, from its handshake to its end, by the node id it announced
+// (identity.hpp); a connection announcing a node id another one holds is cut.
 caf::expected<guarded_port> publish_guarded(caf::actor_system& sys, caf::strong_actor_ptr whom,
                                             std::set<std::string> sigs, std::uint16_t port,
                                             const std::string& host, const port_limits& limits,
-                                            bool tls = false);
+                                            bool tls = false,
+                                            std::shared_ptr<identity_book> identities = nullptr);
 
 }  // namespace mm::actors

@@ -4,9 +4,11 @@
 #include <openssl/ssl.h>
 
 #include <caf/io/middleman.hpp>
+#include <caf/scoped_actor.hpp>
 #include <fstream>
 #include <memory>
 
+#include "mm/actors/interface.hpp"
 #include "mm/actors/worker_idle.hpp"
 
 namespace mm::actors {
@@ -83,6 +85,16 @@ void use_network(caf::actor_system_config& cfg, const actor_tls& tls) {
   cfg.openssl_cafile = tls.ca;
 }
 
+caf::expected<std::string> present_token(caf::actor_system& sys, const caf::actor& handle,
+                                         const std::string& token, std::chrono::seconds timeout) {
+  caf::scoped_actor self{sys};
+  caf::expected<std::string> out = caf::make_error(caf::sec::request_timeout);
+  self->request(handle, timeout, hello_atom::value, token)
+      .receive([&](std::string& name) { out = std::move(name); },
+               [&](caf::error& e) { out = std::move(e); });
+  return out;
+}
+
 published_port::published_port(caf::actor_system& sys, caf::strong_actor_ptr gate,
                                std::shared_ptr<network_gate_stats> gate_stats, std::uint16_t port,
                                std::shared_ptr<const port_guard_stats> guard)
@@ -112,11 +124,13 @@ void published_port::close() {
 
 caf::expected<std::unique_ptr<published_port>> publish_actor(
     caf::actor_system& sys, caf::strong_actor_ptr whom, std::set<std::string> sigs,
-    std::uint16_t port, const std::string& host, bool tls, const port_limits& limits) {
+    std::uint16_t port, const std::string& host, bool tls, const port_limits& limits,
+    std::shared_ptr<identity_book> identities) {
   if (!whom) return caf::make_error(caf::sec::cannot_publish_invalid_actor);
   auto gate_stats = std::make_shared<network_gate_stats>();
   auto gate = make_network_gate(sys, std::move(whom), sigs, gate_stats);
-  auto guarded = publish_guarded(sys, gate, std::move(sigs), port, host, limits, tls);
+  auto guarded =
+      publish_guarded(sys, gate, std::move(sigs), port, host, limits, tls, std::move(identities));
   if (!guarded) return std::move(guarded.error());
   return std::make_unique<published_port>(sys, std::move(gate), std::move(gate_stats),
                                           guarded->port, std::move(guarded->stats));

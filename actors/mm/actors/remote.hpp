@@ -21,6 +21,7 @@
 #include <caf/openssl/manager.hpp>
 #include <caf/openssl/publish.hpp>
 #include <caf/openssl/remote_actor.hpp>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -28,6 +29,7 @@
 #include <string>
 
 #include "mm/actors/actor_tls.hpp"
+#include "mm/actors/identity.hpp"
 #include "mm/actors/network_gate.hpp"
 #include "mm/actors/port_guard.hpp"
 #include "mm/actors/port_limits.hpp"
@@ -74,25 +76,41 @@ class published_port {
 // port), behind a gate that keeps peers' exit messages from it
 // (network_gate.hpp), and behind the frame-checking guard with `limits`
 // (port_guard.hpp); over TLS with CAF's OpenSSL module when `tls`.
+// With `identities`, each connection is bound there to its identity
+// (identity.hpp; the published actor reads it, as game_front.hpp does).
 caf::expected<std::unique_ptr<published_port>> publish_actor(
     caf::actor_system& sys, caf::strong_actor_ptr whom, std::set<std::string> sigs,
-    std::uint16_t port, const std::string& host, bool tls, const port_limits& limits);
+    std::uint16_t port, const std::string& host, bool tls, const port_limits& limits,
+    std::shared_ptr<identity_book> identities = nullptr);
 
 template <class Handle>
-caf::expected<std::unique_ptr<published_port>> publish_actor(caf::actor_system& sys,
-                                                             const Handle& whom, std::uint16_t port,
-                                                             const std::string& host, bool tls,
-                                                             const port_limits& limits = {}) {
+caf::expected<std::unique_ptr<published_port>> publish_actor(
+    caf::actor_system& sys, const Handle& whom, std::uint16_t port, const std::string& host,
+    bool tls, const port_limits& limits = {}, std::shared_ptr<identity_book> identities = nullptr) {
   return publish_actor(sys, caf::actor_cast<caf::strong_actor_ptr>(whom), sys.message_types(whom),
-                       port, host, tls, limits);
+                       port, host, tls, limits, std::move(identities));
 }
 
-// Connects to the actor published on host:port, over TLS when `tls`.
+// Presents `token` to the actor port behind `handle` (`(hello, token)`):
+// this process's connection acts as the token's identity from the answer
+// on. The identity's name, or the refusal (errc::forbidden for a token the
+// server does not know).
+caf::expected<std::string> present_token(caf::actor_system& sys, const caf::actor& handle,
+                                         const std::string& token,
+                                         std::chrono::seconds timeout = std::chrono::seconds(10));
+
+// Connects to the actor published on host:port, over TLS when `tls`. With a
+// token, presents it before returning the handle (present_token): a token
+// the server refuses fails the connect.
 template <class Handle>
 caf::expected<Handle> connect_actor(caf::actor_system& sys, const std::string& host,
-                                    std::uint16_t port, bool tls) {
-  if (tls) return caf::openssl::remote_actor<Handle>(sys, host, port);
-  return sys.middleman().remote_actor<Handle>(host, port);
+                                    std::uint16_t port, bool tls, const std::string& token = {}) {
+  auto handle = tls ? caf::openssl::remote_actor<Handle>(sys, host, port)
+                    : sys.middleman().remote_actor<Handle>(host, port);
+  if (!handle || token.empty()) return handle;
+  if (auto named = present_token(sys, caf::actor_cast<caf::actor>(*handle), token); !named)
+    return std::move(named.error());
+  return handle;
 }
 
 }  // namespace mm::actors

@@ -1,6 +1,7 @@
 // The session service's messages passed on, unchanged, to the service that
-// serves them now: what the game front (one node's actor port) and the
-// cluster client (every node, from the game's side) have in common.
+// serves them now: the cluster client's (every node, from the game's side).
+// Credentials are passed as the game put them: the node's actor port
+// replaces them with the connection's identity (port_session_handlers.hpp).
 // `target()` gives that service's handle, or null when none serves the
 // queues now (a takeover under way, or not known yet): the request is then
 // answered with errc::not_owned_here, and the caller retries. Answers go
@@ -20,11 +21,6 @@
 
 namespace mm::actors {
 
-// The credential of every session ticket created, and every running match
-// registered, over the actor port: their owner is the game server, and HTTP
-// callers cannot read them.
-inline constexpr const char* port_credential = "actor-port";
-
 template <class Self, class Target>
 auto session_forwarders(Self self, Target target) {
   auto nobody = [] {
@@ -36,7 +32,6 @@ auto session_forwarders(Self self, Target target) {
   return std::make_tuple(
       [=](create_atom a, std::string& queue, session_ticket& t,
           owner& o) -> caf::result<std::uint64_t> {
-        t.credential = port_credential;  // whatever the peer said
         if (const auto* to = target())
           return self->delegate(*to, a, std::move(queue), std::move(t), std::move(o));
         return nobody();
@@ -67,13 +62,15 @@ auto session_forwarders(Self self, Target target) {
         if (const auto* to = target()) return self->delegate(*to, l, a, std::move(r));
         return nobody();
       },
-      [=](lobby_atom l, update_atom a, std::string& id,
-          std::uint32_t players) -> caf::result<bool> {
-        if (const auto* to = target()) return self->delegate(*to, l, a, std::move(id), players);
+      [=](lobby_atom l, update_atom a, std::string& id, std::uint32_t players,
+          std::string& credential) -> caf::result<bool> {
+        if (const auto* to = target())
+          return self->delegate(*to, l, a, std::move(id), players, std::move(credential));
         return nobody();
       },
-      [=](lobby_atom l, close_atom a, std::string& id) -> caf::result<bool> {
-        if (const auto* to = target()) return self->delegate(*to, l, a, std::move(id));
+      [=](lobby_atom l, close_atom a, std::string& id, std::string& credential) -> caf::result<bool> {
+        if (const auto* to = target())
+          return self->delegate(*to, l, a, std::move(id), std::move(credential));
         return nobody();
       },
       [=](lobby_atom l, find_atom a, lobby_query& q) -> caf::result<lobby_placement> {
@@ -88,55 +85,49 @@ auto session_forwarders(Self self, Target target) {
         if (const auto* to = target()) return self->delegate(*to, l, a);
         return nobody();
       },
-      // Backfill: the port's own credential, whatever the peer said.
       [=](backfill_atom b, create_atom a, backfill_registration& r) -> caf::result<backfill_state> {
-        r.credential = port_credential;
         if (const auto* to = target()) return self->delegate(*to, b, a, std::move(r));
         return nobody();
       },
       [=](backfill_atom b, update_atom a, backfill_registration& r) -> caf::result<backfill_state> {
-        r.credential = port_credential;
         if (const auto* to = target()) return self->delegate(*to, b, a, std::move(r));
         return nobody();
       },
-      [=](backfill_atom b, close_atom a, std::string& id, std::string&) -> caf::result<bool> {
+      [=](backfill_atom b, close_atom a, std::string& id, std::string& credential) -> caf::result<bool> {
         if (const auto* to = target())
-          return self->delegate(*to, b, a, std::move(id), std::string(port_credential));
+          return self->delegate(*to, b, a, std::move(id), std::move(credential));
         return nobody();
       },
       [=](backfill_atom b, confirm_atom a, seat_change& c) -> caf::result<backfill_state> {
-        c.credential = port_credential;
         if (const auto* to = target()) return self->delegate(*to, b, a, std::move(c));
         return nobody();
       },
       [=](backfill_atom b, release_atom a, seat_change& c) -> caf::result<backfill_state> {
-        c.credential = port_credential;
         if (const auto* to = target()) return self->delegate(*to, b, a, std::move(c));
         return nobody();
       },
       [=](backfill_atom b, status_atom a, std::string& id,
-          std::string&) -> caf::result<backfill_state> {
+          std::string& credential) -> caf::result<backfill_state> {
         if (const auto* to = target())
-          return self->delegate(*to, b, a, std::move(id), std::string(port_credential));
+          return self->delegate(*to, b, a, std::move(id), std::move(credential));
         return nobody();
       },
       [=](backfill_atom b, inspect_atom a, std::string& queue,
-          std::string&) -> caf::result<std::vector<backfill_state>> {
+          std::string& credential) -> caf::result<std::vector<backfill_state>> {
         if (const auto* to = target())
-          return self->delegate(*to, b, a, std::move(queue), std::string(port_credential));
+          return self->delegate(*to, b, a, std::move(queue), std::move(credential));
         return nobody();
       },
       [=](backfill_atom b, explain_atom a, std::string& id, std::uint32_t limit,
-          std::string&) -> caf::result<session::explanation> {
+          std::string& credential) -> caf::result<session::explanation> {
         if (const auto* to = target())
-          return self->delegate(*to, b, a, std::move(id), limit, std::string(port_credential));
+          return self->delegate(*to, b, a, std::move(id), limit, std::move(credential));
         return nobody();
       },
-      // A ticket's explanation: the port's tickets, under its credential.
       [=](explain_atom a, std::uint64_t id, std::uint32_t limit,
-          std::string&) -> caf::result<std::vector<session::explanation>> {
+          std::string& credential) -> caf::result<std::vector<session::explanation>> {
         if (const auto* to = target())
-          return self->delegate(*to, a, id, limit, std::string(port_credential));
+          return self->delegate(*to, a, id, limit, std::move(credential));
         return nobody();
       });
 }

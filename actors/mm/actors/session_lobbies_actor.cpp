@@ -48,6 +48,15 @@ lobbies_report report_of(const session_lobbies_state& st) {
   return r;
 }
 
+// True when `credential` (not an admin's "") may not touch lobby `id`: the
+// lobby exists and is another credential's.
+bool foreign(const session::lobby_registry& registry, const std::string& id,
+             const std::string& credential) {
+  if (credential.empty()) return false;
+  const session::lobby* l = registry.get(id);
+  return l != nullptr && l->owner != credential;
+}
+
 // Runs a registry call; its mm::error becomes the reply's error.
 template <class F>
 auto guarded(F&& f) -> caf::result<decltype(f())> {
@@ -80,7 +89,7 @@ session_interfaces::lobbies_actor::behavior_type session_lobbies_actor(
   for (const auto& l : config.restored) {
     try {
       st.registry->register_lobby(l.id, l.mode, l.datacenter, l.max_players, l.players,
-                                  session::time_ms(0));
+                                  session::time_ms(0), l.credential);
     } catch (const mm::error&) {
       // Its datacenter or size no longer fits the config: its server registers it again.
     }
@@ -94,15 +103,19 @@ session_interfaces::lobbies_actor::behavior_type session_lobbies_actor(
           return true;
         });
       },
-      [self](lobby_atom, update_atom, const std::string& id,
-             std::uint32_t players) -> caf::result<bool> {
+      [self](lobby_atom, update_atom, const std::string& id, std::uint32_t players,
+             const std::string& credential) -> caf::result<bool> {
+        auto& registry = *self->state.registry;
+        if (foreign(registry, id, credential))
+          return make_error(errc::not_found, "id: no lobby '" + id.substr(0, 128) + "'");
         return guarded([&] {
-          self->state.registry->update(id, players, now_of(self));
+          registry.update(id, players, now_of(self));
           return true;
         });
       },
-      [self](lobby_atom, close_atom, const std::string& id) {
-        return self->state.registry->close(id);
+      [self](lobby_atom, close_atom, const std::string& id, const std::string& credential) {
+        auto& registry = *self->state.registry;
+        return !foreign(registry, id, credential) && registry.close(id);
       },
       [self](lobby_atom, find_atom, const lobby_query& q) -> caf::result<lobby_placement> {
         auto& s = self->state;

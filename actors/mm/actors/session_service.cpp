@@ -432,6 +432,8 @@ session_service_actor::behavior_type session_service(session_service_pointer sel
                                                      session_service_config config) {
   auto& st = self->state;
   st.config = std::move(config);
+  st.backfills = backfill_owners({st.config.max_backfills_per_credential,
+                                  st.config.backfill_requests_per_s, st.config.backfill_burst});
   st.epoch = self->clock().now();
   // Every config is tried once here, so that a queue that could never run
   // fails the service at its start instead of crashing again and again.
@@ -545,11 +547,12 @@ session_service_actor::behavior_type session_service(session_service_pointer sel
       [self](lobby_atom, create_atom, const lobby_registration& l) {
         return to_lobbies<bool>(self, create_atom::value, l);
       },
-      [self](lobby_atom, update_atom, const std::string& id, std::uint32_t players) {
-        return to_lobbies<bool>(self, update_atom::value, id, players);
+      [self](lobby_atom, update_atom, const std::string& id, std::uint32_t players,
+             const std::string& credential) {
+        return to_lobbies<bool>(self, update_atom::value, id, players, credential);
       },
-      [self](lobby_atom, close_atom, const std::string& id) {
-        return to_lobbies<bool>(self, close_atom::value, id);
+      [self](lobby_atom, close_atom, const std::string& id, const std::string& credential) {
+        return to_lobbies<bool>(self, close_atom::value, id, credential);
       },
       [self](lobby_atom, find_atom, const lobby_query& q) {
         return to_lobbies<lobby_placement>(self, find_atom::value, q);

@@ -30,7 +30,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "mm/actors/backfill_owners.hpp"
 #include "mm/actors/interface.hpp"
+#include "mm/actors/request_bucket.hpp"
 #include "mm/actors/restart_backoff.hpp"
 #include "mm/actors/session_journal.hpp"
 #include "mm/actors/session_lobbies_actor.hpp"
@@ -114,33 +116,8 @@ struct session_service_state {
   std::uint32_t lobby_crashes_in_a_row = 0;
   caf::actor_clock::time_point lobbies_started;
   bool saving = false;
-  // The running matches (backfill) by match id: their queue's slot, the
-  // credential that registered them, and whether that registration is
-  // still being written.
-  struct backfill_owner {
-    std::uint32_t slot = 0;
-    std::string credential;
-    bool pending = true;
-  };
-  std::unordered_map<std::string, backfill_owner> backfills;
-  std::unordered_map<std::string, std::size_t> backfills_held;  // per credential
-  // Per credential: the backfill changes it may still make now (a token
-  // bucket), and when it was last filled.
-  struct request_bucket {
-    double tokens = -1;  // -1: never used (full at its first use)
-    caf::actor_clock::time_point at;
-    // One request, if the bucket (filled at `rate` a second up to `burst`
-    // since `at`) holds one.
-    bool take(caf::actor_clock::time_point now, double rate, double burst) {
-      const double elapsed = std::chrono::duration<double>(now - at).count();
-      tokens = tokens < 0 ? burst : std::min(burst, tokens + std::max(0.0, elapsed) * rate);
-      at = now;
-      if (tokens < 1) return false;
-      tokens -= 1;
-      return true;
-    }
-  };
-  std::unordered_map<std::string, request_bucket> backfill_rates;
+  // The running matches (backfill): their owners and bounds per credential.
+  backfill_owners backfills;
   // The explanations every caller may still ask for now (explains_per_s):
   // each costs its queue a pass over its waiting tickets.
   request_bucket explain_rate;

@@ -11,46 +11,32 @@ namespace mm::actors {
 
 namespace {
 
-using owner = session_service_state::backfill_owner;
+using owner = backfill_owners::owner;
 
 caf::error no_match(const std::string& match_id) {
   return make_error(errc::not_found, "match_id: no running match '" + match_id.substr(0, 128) +
                                          "' of this credential");
 }
 
-// The match's owner entry when `credential` may act on it ("" an admin's).
-owner* owned(session_service_pointer self, const std::string& match_id,
-             const std::string& credential) {
-  auto& st = self->state;
-  const auto it = st.backfills.find(match_id);
-  if (it == st.backfills.end() || it->second.pending) return nullptr;
-  if (!credential.empty() && it->second.credential != credential) return nullptr;
-  return &it->second;
+caf::error as_caf(const mm::error& e) {
+  return make_error(e.code(), e.what());
 }
 
-// One change of `credential`'s, if its bucket holds one; an admin's always.
+const owner* owned(session_service_pointer self, const std::string& match_id,
+                   const std::string& credential) {
+  return self->state.backfills.owned(match_id, credential);
+}
+
 bool take_token(session_service_pointer self, const std::string& credential) {
-  auto& st = self->state;
-  if (credential.empty()) return true;
-  return st.backfill_rates[credential].take(self->clock().now(), st.config.backfill_requests_per_s,
-                                            st.config.backfill_burst);
+  return self->state.backfills.take(credential, self->clock().now());
 }
 
 caf::error too_fast(session_service_pointer self) {
-  return make_error(
-      errc::limit_reached,
-      "backfill: more than " +
-          std::to_string(static_cast<long long>(self->state.config.backfill_requests_per_s)) +
-          " changes a second from this credential: slow down");
+  return as_caf(self->state.backfills.too_fast());
 }
 
 void forget_owner(session_service_pointer self, const std::string& match_id) {
-  auto& st = self->state;
-  const auto it = st.backfills.find(match_id);
-  if (it == st.backfills.end()) return;
-  auto held = st.backfills_held.find(it->second.credential);
-  if (held != st.backfills_held.end() && --held->second == 0) st.backfills_held.erase(held);
-  st.backfills.erase(it);
+  self->state.backfills.forget(match_id);
 }
 
 }  // namespace
@@ -60,17 +46,7 @@ caf::result<backfill_state> route_backfill_create(session_service_pointer self,
   auto& st = self->state;
   if (st.saving) return make_error(errc::instance_down, "the server is stopping");
   if (!take_token(self, r.credential)) return too_fast(self);
-  if (r.match_id.empty() || r.match_id.size() > 128)
-    return make_error(errc::invalid_argument, "match_id: must be 1 to 128 characters");
-  if (st.backfills.count(r.match_id))
-    return make_error(errc::conflict, "match_id: match '" + r.match_id +
-                                          "' backfills already: update it, or stop it first");
-  if (!r.credential.empty() &&
-      st.backfills_held[r.credential] >= st.config.max_backfills_per_credential)
-    return make_error(errc::limit_reached,
-                      "match_id: this credential holds its max_backfills_per_credential of " +
-                          std::to_string(st.config.max_backfills_per_credential) +
-                          " running matches");
+  if (auto why = st.backfills.refusal(r.match_id, r.credential)) return as_caf(*why);
   bool made = false;
   const auto slot = st.registry->find_or_make(r.queue, made);
   if (!slot)
@@ -78,16 +54,14 @@ caf::result<backfill_state> route_backfill_create(session_service_pointer self,
                                            "' (a queue split by an attribute: name its shard)");
   if (made) start_slot(self, *slot, {}, {});
   r.queue = st.registry->config(*slot).name;
-  st.backfills[r.match_id] = {static_cast<std::uint32_t>(*slot), r.credential, true};
-  ++st.backfills_held[r.credential];
+  st.backfills.add(r.match_id, static_cast<std::uint32_t>(*slot), r.credential, true);
   auto rp = self->make_response_promise<backfill_state>();
   const std::string id = r.match_id;
   self->request(st.slots[*slot], caf::infinite, backfill_atom::value, create_atom::value,
                 std::move(r))
       .then(
           [self, rp, id](backfill_state& b) mutable {
-            if (auto it = self->state.backfills.find(id); it != self->state.backfills.end())
-              it->second.pending = false;
+            self->state.backfills.written(id);
             rp.deliver(std::move(b));
           },
           [self, rp, id](caf::error& e) mutable {
@@ -211,7 +185,7 @@ std::vector<std::vector<backfill_state>> take_back_backfills(session_service_poi
     auto& r = b.registration;
     bool made = false;
     const auto slot = st.registry->find_or_make(r.queue, made);
-    if (!slot || st.backfills.count(r.match_id)) {
+    if (!slot || st.backfills.contains(r.match_id)) {
       log(log_level::warning, "session service: running match '" + r.match_id +
                                   "' of the last run stops: its queue '" + r.queue +
                                   "' is gone, or its id is held twice");
@@ -221,8 +195,7 @@ std::vector<std::vector<backfill_state>> take_back_backfills(session_service_poi
       continue;
     }
     if (per_slot.size() <= *slot) per_slot.resize(*slot + 1);
-    st.backfills[r.match_id] = {static_cast<std::uint32_t>(*slot), r.credential, false};
-    ++st.backfills_held[r.credential];
+    st.backfills.add(r.match_id, static_cast<std::uint32_t>(*slot), r.credential, false);
     per_slot[*slot].push_back(std::move(b));
   }
   st.config.restored.backfills.clear();

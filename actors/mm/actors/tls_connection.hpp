@@ -59,10 +59,18 @@ class tls_connection : public caf::io::scribe {
   void add_to_loop() override;
   void remove_from_loop() override;
 
+  // The common name (CN) of the peer's certificate, which the CA checked;
+  // empty before the TLS handshake is done or without one.
+  std::string peer_common_name() const;
+
  protected:
   caf::io::network::stream_impl<tls_stream_policy> stream_;
 
  private:
+  tls_connection(caf::io::network::default_multiplexer& mpx, caf::io::network::native_socket fd,
+                 const caf::openssl::session* raw, caf::openssl::session_ptr&& session);
+
+  const caf::openssl::session* session_;  // owned by stream_'s policy
   void launch();
   bool launched_ = false;
 };

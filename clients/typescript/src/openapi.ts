@@ -574,7 +574,7 @@ export interface paths {
          * Register a running lobby
          * @description 429 when the server, or this token, holds its maximum of lobbies.
          *
-         *     Needs the `admin` role (or a stronger one).
+         *     Needs the `test` role (or a stronger one). The lobby belongs to the caller's identity (docs/security.md).
          */
         post: operations["registerLobby"];
         delete?: never;
@@ -593,13 +593,13 @@ export interface paths {
         get?: never;
         /**
          * A lobby's player count now
-         * @description Needs the `admin` role (or a stronger one).
+         * @description Needs the `test` role (or a stronger one). A lobby belongs to the identity that registered it (or whose find created it): another identity's is a 404, as one that does not exist; an admin changes every one (docs/security.md).
          */
         put: operations["updateLobby"];
         post?: never;
         /**
          * Close a lobby
-         * @description Needs the `admin` role (or a stronger one).
+         * @description Needs the `test` role (or a stronger one). A lobby belongs to the identity that registered it (or whose find created it): another identity's is a 404, as one that does not exist; an admin changes every one (docs/security.md).
          */
         delete: operations["closeLobby"];
         options?: never;

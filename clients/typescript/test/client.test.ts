@@ -95,8 +95,13 @@ test('refusals are MatchmakerError with the status and the field', async () => {
   const other = new MatchmakerClient({ baseUrl: server.url, token: tokens.otherTest });
   const t = await client.createTicket({ queue: 'coop', players: [party(32)] });
   await assert.rejects(other.getTicket(t.ticket), (e) => e instanceof MatchmakerError && e.status === 404);
-  await assert.rejects(client.registerLobby({ id: 'l', mode: 'dm', datacenter: 'paris', max_players: 4 }),
+  const viewer = new MatchmakerClient({ baseUrl: server.url, token: tokens.view });
+  await assert.rejects(viewer.registerLobby({ id: 'l', mode: 'dm', datacenter: 'paris', max_players: 4 }),
                        (e) => e instanceof MatchmakerError && e.status === 403);
+  // A lobby is its registrant's: another identity's is a 404.
+  await client.registerLobby({ id: 'mine', mode: 'ffa', datacenter: 'paris', max_players: 4 });
+  await assert.rejects(other.closeLobby('mine'), (e) => e instanceof MatchmakerError && e.status === 404);
+  assert.equal((await client.closeLobby('mine')).closed, true);
   const anonymous = new MatchmakerClient({ baseUrl: server.url });
   await assert.rejects(anonymous.queues(), (e) => e instanceof MatchmakerError && e.status === 401);
   await client.cancelTicket(t.ticket);

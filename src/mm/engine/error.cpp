@@ -30,6 +30,8 @@ std::string_view to_string(errc e) {
       return "limit_reached";
     case errc::fenced:
       return "fenced";
+    case errc::forbidden:
+      return "forbidden";
   }
   return "unknown";
 }

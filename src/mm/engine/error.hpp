@@ -30,6 +30,7 @@ enum class errc : std::uint8_t {
   system_failure,      // the operating system refused a call (random source, files)
   limit_reached,       // a bound of the server's (lobbies held, per credential) is reached
   fenced,              // a write of a node that no longer holds the lease on what it writes
+  forbidden,           // the caller's identity may not do this (its role is too low)
 };
 
 std::string_view to_string(errc e);

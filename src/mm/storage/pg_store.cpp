@@ -249,9 +249,10 @@ void pg_store::write_session_state(const std::string& service, const session_sta
     for (const auto& x : s.lobbies)
       tx.exec_params0(
           "INSERT INTO session_lobbies (service, lobby_id, mode, datacenter, max_players, "
-          "players, created_by_find, written_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+          "players, created_by_find, written_at, owner) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, "
+          "$9)",
           service, x.id, x.mode, x.datacenter, static_cast<std::int64_t>(x.max_players),
-          static_cast<std::int64_t>(x.players), x.created_by_find ? 1 : 0, now_unix_ms);
+          static_cast<std::int64_t>(x.players), x.created_by_find ? 1 : 0, now_unix_ms, x.owner);
     tx.commit();
   });
 }
@@ -267,11 +268,11 @@ session_state_rows pg_store::take_session_state(const std::string& service) {
                              r[2].as<std::int64_t>(), r[3].as<std::string>()});
     for (const auto& r : tx.exec_params(
              "DELETE FROM session_lobbies WHERE service = $1 "
-             "RETURNING lobby_id, mode, datacenter, max_players, players, created_by_find",
+             "RETURNING lobby_id, mode, datacenter, max_players, players, created_by_find, owner",
              service))
       out.lobbies.push_back({r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<std::string>(),
                              r[3].as<std::uint32_t>(), r[4].as<std::uint32_t>(),
-                             r[5].as<std::int64_t>() != 0});
+                             r[5].as<std::int64_t>() != 0, r[6].as<std::string>()});
     tx.commit();
     std::sort(out.tickets.begin(), out.tickets.end(),
               [](const auto& a, const auto& b) { return a.id < b.id; });

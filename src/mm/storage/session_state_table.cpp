@@ -29,8 +29,8 @@ void write_session_state(database& db, const std::string& service, const session
     }
     SQLite::Statement l(db.sql(),
                         "INSERT INTO session_lobbies (service, lobby_id, mode, datacenter, "
-                        "max_players, players, created_by_find, written_at) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+                        "max_players, players, created_by_find, written_at, owner) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
     for (const auto& x : s.lobbies) {
       l.bind(1, service);
       l.bind(2, x.id);
@@ -40,6 +40,7 @@ void write_session_state(database& db, const std::string& service, const session
       l.bind(6, static_cast<int64_t>(x.players));
       l.bind(7, x.created_by_find ? 1 : 0);
       l.bind(8, static_cast<int64_t>(now_unix_ms));
+      l.bind(9, x.owner);
       l.exec();
       l.reset();
     }
@@ -60,14 +61,15 @@ session_state_rows take_session_state(database& db, const std::string& service) 
                              t.getColumn(1).getString(), t.getColumn(2).getInt64(),
                              t.getColumn(3).getString()});
     SQLite::Statement l(db.sql(),
-                        "SELECT lobby_id, mode, datacenter, max_players, players, created_by_find "
-                        "FROM session_lobbies WHERE service = ? ORDER BY lobby_id");
+                        "SELECT lobby_id, mode, datacenter, max_players, players, created_by_find, "
+                        "owner FROM session_lobbies WHERE service = ? ORDER BY lobby_id");
     l.bind(1, service);
     while (l.executeStep())
       out.lobbies.push_back(
           {l.getColumn(0).getString(), l.getColumn(1).getString(), l.getColumn(2).getString(),
            static_cast<std::uint32_t>(l.getColumn(3).getInt64()),
-           static_cast<std::uint32_t>(l.getColumn(4).getInt64()), l.getColumn(5).getInt() != 0});
+           static_cast<std::uint32_t>(l.getColumn(4).getInt64()), l.getColumn(5).getInt() != 0,
+           l.getColumn(6).getString()});
     for (const char* table : {"session_tickets", "session_lobbies"}) {
       SQLite::Statement del(db.sql(), std::string("DELETE FROM ") + table + " WHERE service = ?");
       del.bind(1, service);

@@ -25,6 +25,7 @@ struct stored_lobby {
   std::string id, mode, datacenter;
   std::uint32_t max_players = 0, players = 0;
   bool created_by_find = false;
+  std::string owner;  // the identity that registered it ("": unknown, an admin's to change)
 };
 
 struct session_state_rows {
