@@ -9,10 +9,10 @@
 #pragma once
 
 #include <fcntl.h>
+#include <httplib.h>
 #include <unistd.h>
 
 #include <cstdlib>
-#include <httplib.h>
 #include <nlohmann/json.hpp>
 #include <string>
 

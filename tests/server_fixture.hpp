@@ -10,9 +10,9 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "answer_recorder.hpp"
 #include "mm/testing/child_process.hpp"
 #include "mm/testing/temp_dir.hpp"
-#include "answer_recorder.hpp"
 
 namespace mm::test {
 

@@ -47,8 +47,8 @@ TEST_CASE("backfill owners: a credential acts on its own matches only, within it
         default: {  // act on it
           const auto* o = owners.owned(id, who);
           const auto it = oracle.find(id);
-          const bool may = it != oracle.end() && !it->second.second &&
-                           (who.empty() || it->second.first == who);
+          const bool may =
+              it != oracle.end() && !it->second.second && (who.empty() || it->second.first == who);
           REQUIRE((o != nullptr) == may);
           if (o) CHECK(o->credential == it->second.first);
         }

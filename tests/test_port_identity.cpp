@@ -87,18 +87,19 @@ std::uint64_t create_ticket(port_peer& p, player_id id) {
 
 }  // namespace
 
-TEST_CASE("actor port, plain: a second identity cannot read, list, cancel, close or replace "
-          "what the first created, and an admin can",
-          "[server][session][security]") {
+TEST_CASE(
+    "actor port, plain: a second identity cannot read, list, cancel, close or replace "
+    "what the first created, and an admin can",
+    "[server][session][security]") {
   json patch = session_patch();
   patch["actor"] = {{"port", 0}};
   live_server s(patch, 100);
   REQUIRE(s.actor_port() != 0);
-  port_peer a(s.actor_port(), test_token);         // game-a, test
-  port_peer b(s.actor_port(), other_test_token);   // game-b, test
-  port_peer ops(s.actor_port(), admin_token);      // ops, admin
-  port_peer viewer(s.actor_port(), view_token);    // viewer, view
-  port_peer anonymous(s.actor_port(), "");         // actor.anonymous_role: test
+  port_peer a(s.actor_port(), test_token);        // game-a, test
+  port_peer b(s.actor_port(), other_test_token);  // game-b, test
+  port_peer ops(s.actor_port(), admin_token);     // ops, admin
+  port_peer viewer(s.actor_port(), view_token);   // viewer, view
+  port_peer anonymous(s.actor_port(), "");        // actor.anonymous_role: test
   REQUIRE((a.sessions && b.sessions && ops.sessions && viewer.sessions && anonymous.sessions));
 
   // A token the server does not know fails the connect.
@@ -115,9 +116,8 @@ TEST_CASE("actor port, plain: a second identity cannot read, list, cancel, close
   CHECK(code_of(b.ask<bool>(actors::cancel_atom::value, t)) == errc::not_found);
   CHECK(code_of(b.ask<bool>(actors::cancel_atom::value, t, std::string("game-a"))) ==
         errc::not_found);  // naming the owner's credential changes nothing
-  CHECK(code_of(b.ask<std::vector<session::explanation>>(actors::explain_atom::value, t,
-                                                         std::uint32_t{10}, std::string())) ==
-        errc::not_found);
+  CHECK(code_of(b.ask<std::vector<session::explanation>>(
+            actors::explain_atom::value, t, std::uint32_t{10}, std::string())) == errc::not_found);
   // Replacing another identity's ticket: refused naming the player, not the ticket.
   auto replaced = b.ask<std::uint64_t>(actors::create_atom::value, std::string("coop"),
                                        solo_ticket(101, true), actors::session_interfaces::owner{});
@@ -173,8 +173,8 @@ TEST_CASE("actor port, plain: a second identity cannot read, list, cancel, close
         errc::not_found);
   CHECK(*b.ask<bool>(actors::lobby_atom::value, actors::close_atom::value, std::string("lobby-a"),
                      std::string()) == false);
-  CHECK(*a.ask<bool>(actors::lobby_atom::value, actors::update_atom::value,
-                     std::string("lobby-a"), std::uint32_t{3}, std::string()));
+  CHECK(*a.ask<bool>(actors::lobby_atom::value, actors::update_atom::value, std::string("lobby-a"),
+                     std::uint32_t{3}, std::string()));
 
   // Running matches (backfill): another's is not found; an admin's reach is all.
   actors::backfill_registration m;
@@ -187,8 +187,8 @@ TEST_CASE("actor port, plain: a second identity cannot read, list, cancel, close
   seated.mmr = 1500;
   seated.rtt_ms = {{"paris", 20}};
   m.teams = {{seated}};
-  auto registered = a.ask<actors::backfill_state>(actors::backfill_atom::value,
-                                                  actors::create_atom::value, m);
+  auto registered =
+      a.ask<actors::backfill_state>(actors::backfill_atom::value, actors::create_atom::value, m);
   REQUIRE(registered);
   CHECK(registered->registration.credential == "game-a");
   CHECK(code_of(b.ask<actors::backfill_state>(actors::backfill_atom::value,
@@ -208,8 +208,8 @@ TEST_CASE("actor port, plain: a second identity cannot read, list, cancel, close
   // The admin reads and cancels another's ticket, and closes another's lobby.
   CHECK(ops.ask<actors::ticket_outcome>(actors::status_atom::value, t));
   CHECK(*ops.ask<bool>(actors::cancel_atom::value, t));
-  CHECK(*ops.ask<bool>(actors::lobby_atom::value, actors::close_atom::value,
-                       std::string("lobby-a"), std::string()));
+  CHECK(*ops.ask<bool>(actors::lobby_atom::value, actors::close_atom::value, std::string("lobby-a"),
+                       std::string()));
 }
 
 TEST_CASE("actor port, mutual TLS: each certificate is the identity actor.peers maps it to",
@@ -217,15 +217,14 @@ TEST_CASE("actor port, mutual TLS: each certificate is the identity actor.peers 
   certificates certs;
   const actors::actor_tls server_tls = certs.node("server");
   json patch = session_patch();
-  patch["actor"] = {{"port", 0},
-                    {"tls",
-                     {{"certificate", server_tls.certificate},
-                      {"key", server_tls.key},
-                      {"ca", server_tls.ca}}},
-                    {"anonymous_role", "none"},
-                    {"peers",
-                     {{{"common_name", "game"}, {"name", "game-a"}, {"role", "test"}},
-                      {{"common_name", "game2"}, {"name", "game-b"}, {"role", "test"}}}}};
+  patch["actor"] = {
+      {"port", 0},
+      {"tls",
+       {{"certificate", server_tls.certificate}, {"key", server_tls.key}, {"ca", server_tls.ca}}},
+      {"anonymous_role", "none"},
+      {"peers",
+       {{{"common_name", "game"}, {"name", "game-a"}, {"role", "test"}},
+        {{"common_name", "game2"}, {"name", "game-b"}, {"role", "test"}}}}};
   live_server s(patch, 100);
   REQUIRE(s.actor_port() != 0);
   port_peer a(s.actor_port(), "", certs.node("game"));
@@ -241,8 +240,8 @@ TEST_CASE("actor port, mutual TLS: each certificate is the identity actor.peers 
   CHECK(code_of(b.ask<bool>(actors::cancel_atom::value, t)) == errc::not_found);
   // A certificate the CA signed but the config does not map: the anonymous
   // role, here none.
-  CHECK(code_of(unmapped.ask<std::vector<actors::session_queue_report>>(actors::info_atom::value)) ==
-        errc::forbidden);
+  CHECK(code_of(unmapped.ask<std::vector<actors::session_queue_report>>(
+            actors::info_atom::value)) == errc::forbidden);
   // The same HTTP token's identity is the same owner: its token sees the ticket.
   CHECK(s.get_json("/api/tickets/" + session::format_public_id(t), test_token)["state"] ==
         "waiting");

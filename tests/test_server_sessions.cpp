@@ -350,8 +350,9 @@ TEST_CASE("SIGTERM and kill -9 keep every acknowledged ticket, lobbies survive S
   {  // still its registrant's: another token may not change it, its owner may
     httplib::Client http("127.0.0.1", s.port());
     const auto put = [&](const std::string& token) {
-      return http.Put("/api/lobbies/ctf-9", {{"Authorization", "Bearer " + token}},
-                      R"({"players": 6})", "application/json")
+      return http
+          .Put("/api/lobbies/ctf-9", {{"Authorization", "Bearer " + token}}, R"({"players": 6})",
+               "application/json")
           ->status;
     };
     CHECK(put(other_test_token) == 404);

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <string_view>
-
 #include <unordered_map>
 
 #include "mm/actors/identity.hpp"

@@ -139,7 +139,8 @@ std::vector<actors::named_peer> as_peers(const std::string& key, const json& v) 
 json peers_json(const std::vector<actors::named_peer>& peers) {
   json out = json::array();
   for (const auto& p : peers)
-    out.push_back({{"common_name", p.common_name}, {"name", p.name}, {"role", to_string(p.granted)}});
+    out.push_back(
+        {{"common_name", p.common_name}, {"name", p.name}, {"role", to_string(p.granted)}});
   return out;
 }
 

@@ -412,31 +412,33 @@ http_handlers api_handlers(http_context& ctx) {
   // answer. The callback runs on a CAF thread and may outlive `ctx` (a reply
   // the server gave up on at stop): it holds only the reply, the config's
   // profile and the actor system, which outlive every actor.
-  api.post_deferred("/api/query", actors::needed(actors::operation::find), [&ctx, &profile](auto& req, const http_reply& reply) {
-    const json body = parse_body(req.body);
-    if (body.is_object() && body.contains("queries"))
-      return answer_query_batch(ctx, profile, body, reply);
-    query_body q = read_query(body, profile, false);
-    caf::actor_system* sys = &ctx.queries.system();
-    ctx.queries.find(std::move(q.request), [reply, &profile, sys](auto answer) {
-      // Nothing may escape into the bridge's actor: it serves every query.
-      http_response res;
-      try {
-        int status = 200;
-        json j = answer_json(answer, profile, *sys, status);
-        if (status == 200)
-          send_json(res, j);
-        else
-          send_error(res, status, j["error"].get<std::string>());
-      } catch (const std::exception& e) {
-        send_error(res, 500, std::string("internal error: ") + e.what());
-      }
-      reply(std::move(res));
-    });
-  });
-  api.post("/api/test-query", actors::needed(actors::operation::find), [&ctx, &profile](auto& req, auto& res) {
-    send_json(res, test_query(ctx, read_query(parse_body(req.body), profile, true)));
-  });
+  api.post_deferred("/api/query", actors::needed(actors::operation::find),
+                    [&ctx, &profile](auto& req, const http_reply& reply) {
+                      const json body = parse_body(req.body);
+                      if (body.is_object() && body.contains("queries"))
+                        return answer_query_batch(ctx, profile, body, reply);
+                      query_body q = read_query(body, profile, false);
+                      caf::actor_system* sys = &ctx.queries.system();
+                      ctx.queries.find(std::move(q.request), [reply, &profile, sys](auto answer) {
+                        // Nothing may escape into the bridge's actor: it serves every query.
+                        http_response res;
+                        try {
+                          int status = 200;
+                          json j = answer_json(answer, profile, *sys, status);
+                          if (status == 200)
+                            send_json(res, j);
+                          else
+                            send_error(res, status, j["error"].get<std::string>());
+                        } catch (const std::exception& e) {
+                          send_error(res, 500, std::string("internal error: ") + e.what());
+                        }
+                        reply(std::move(res));
+                      });
+                    });
+  api.post("/api/test-query", actors::needed(actors::operation::find),
+           [&ctx, &profile](auto& req, auto& res) {
+             send_json(res, test_query(ctx, read_query(parse_body(req.body), profile, true)));
+           });
 
   api.post("/api/matchmakers/*/rebalance|reset", role::admin, [&ctx](auto& req, auto& res) {
     send_json(res, maintenance(ctx, served_matchmaker(ctx, req, req.matches[1]), req.matches[2]));

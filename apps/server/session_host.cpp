@@ -3,9 +3,9 @@
 #include <caf/all.hpp>
 #include <chrono>
 
+#include "access.hpp"
 #include "mm/actors/session_service.hpp"
 #include "mm/engine/log.hpp"
-#include "access.hpp"
 #include "session_persistence.hpp"
 #include "store_url.hpp"
 

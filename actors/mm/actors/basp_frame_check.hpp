@@ -64,7 +64,7 @@ class basp_frame_check {
   payload_use use_ = payload_use::skip;
   std::size_t payload_at_ = 0;  // bytes of the current payload seen
   std::string node_;            // the first handshake's payload
-  std::uint64_t frames_ = 0;  // frames fully received
+  std::uint64_t frames_ = 0;    // frames fully received
   const char* refused_ = nullptr;
 };
 

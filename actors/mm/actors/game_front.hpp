@@ -55,8 +55,7 @@ typename game_front_actor<Profile>::behavior_type game_front(
     return identities->of(sender->node());
   };
   auto may = [caller](operation op) { return caller().granted >= needed(op); };
-  auto forward_sessions =
-      port_session_handlers(self, caller, [sessions] { return &sessions; });
+  auto forward_sessions = port_session_handlers(self, caller, [sessions] { return &sessions; });
   return std::apply(
       [&](auto... session) {
         return behavior{
@@ -70,7 +69,8 @@ typename game_front_actor<Profile>::behavior_type game_front(
               auto who = identities->by_token(token);
               if (!who) return make_error(errc::forbidden, "token: not a token of this server");
               if (!identities->present(sender->node(), *who))
-                return make_error(errc::forbidden, "hello: only a connection of the port says hello");
+                return make_error(errc::forbidden,
+                                  "hello: only a connection of the port says hello");
               return who->name;
             },
             // The async matchmaker.
@@ -78,8 +78,8 @@ typename game_front_actor<Profile>::behavior_type game_front(
               if (!may(operation::find)) return refused(operation::find, caller());
               return self->delegate(client, a, std::move(r));
             },
-            [=](find_atom a,
-                std::vector<match_request<query>>& rs) -> caf::result<std::vector<match_reply<model>>> {
+            [=](find_atom a, std::vector<match_request<query>>& rs)
+                -> caf::result<std::vector<match_reply<model>>> {
               if (!may(operation::find)) return refused(operation::find, caller());
               return self->delegate(client, a, std::move(rs));
             },

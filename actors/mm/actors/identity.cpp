@@ -21,8 +21,8 @@ std::string_view to_string(role r) {
 std::optional<std::string> bad_identity_name(const std::string& name) {
   if (name.empty() || name.size() > 64) return std::string("must be 1 to 64 characters");
   for (const char c : name)
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-          c == '.' || c == '_' || c == '-'))
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+          c == '_' || c == '-'))
       return std::string("may hold only letters, digits, '.', '_' and '-'");
   for (const char* reserved : {open_identity, anonymous_identity, local_identity})
     if (name == reserved) return "'" + name + "' is a name the server keeps for itself";
@@ -46,7 +46,8 @@ const named_token* find_token(const std::vector<named_token>& tokens, std::strin
 }
 
 std::optional<caller_identity> identity_book::by_token(std::string_view token) const {
-  if (const named_token* t = find_token(tokens_, token)) return caller_identity{t->name, t->granted};
+  if (const named_token* t = find_token(tokens_, token))
+    return caller_identity{t->name, t->granted};
   return std::nullopt;
 }
 

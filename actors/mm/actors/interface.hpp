@@ -166,8 +166,7 @@ struct session_interfaces {
       caf::replies_to<lobby_atom, create_atom, lobby_registration>::with<bool>,
       // Its player count now (id, players, credential): true, or
       // errc::not_found for an unknown lobby.
-      caf::replies_to<lobby_atom, update_atom, std::string, std::uint32_t,
-                      std::string>::with<bool>,
+      caf::replies_to<lobby_atom, update_atom, std::string, std::uint32_t, std::string>::with<bool>,
       // Closed (id, credential): false when there was no such lobby.
       caf::replies_to<lobby_atom, close_atom, std::string, std::string>::with<bool>,
       // A lobby for a party, created when none has room (unless the query

@@ -55,7 +55,9 @@ inline constexpr permission permissions[] = {
 constexpr const permission& permission_of(operation op) {
   return permissions[static_cast<std::size_t>(op)];
 }
-constexpr role needed(operation op) { return permission_of(op).needed; }
+constexpr role needed(operation op) {
+  return permission_of(op).needed;
+}
 
 // The table lists each operation once, in enum order.
 constexpr bool permissions_in_order() {

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <caf/atom.hpp>
 #include <caf/io/basp_broker.hpp>
-#include <type_traits>
 #include <caf/io/middleman.hpp>
 #include <caf/io/network/default_multiplexer.hpp>
 #include <caf/io/network/doorman_impl.hpp>
@@ -14,6 +13,7 @@
 #include <caf/send.hpp>
 #include <chrono>
 #include <mutex>
+#include <type_traits>
 #include <vector>
 
 #include "mm/actors/basp_frame_check.hpp"

@@ -46,13 +46,12 @@ struct port_guard_counters {
 class port_guard_stats {
  public:
   port_guard_counters read() const {
-    return {accepted.load(), refused_full.load(), cut_bad_frame.load(), cut_slow_handshake.load(),
-            cut_node_taken.load(), open.load()};
+    return {accepted.load(),           refused_full.load(),   cut_bad_frame.load(),
+            cut_slow_handshake.load(), cut_node_taken.load(), open.load()};
   }
 
   std::atomic<std::uint64_t> accepted{0}, refused_full{0}, cut_bad_frame{0}, cut_slow_handshake{0},
-      cut_node_taken{0},
-      open{0};
+      cut_node_taken{0}, open{0};
 };
 
 struct guarded_port {

@@ -88,13 +88,13 @@ auto port_session_handlers(Self self, Caller caller, Target target) {
               return self->delegate(to, a, std::move(queue), std::move(t), std::move(o));
             });
       },
-      cancel,
-      [=](cancel_atom a, std::uint64_t id, std::string&) { return cancel(a, id); },
+      cancel, [=](cancel_atom a, std::uint64_t id, std::string&) { return cancel(a, id); },
       // Another identity's ticket is not found, as an unknown id.
       [=](status_atom a, std::uint64_t id) -> caf::result<ticket_outcome> {
         return as_caller<ticket_outcome>(
             operation::ticket_read, caller, target, [&](who_t who, const service& to) {
-              const auto mine = [id](who_t w, const ticket_outcome& o) -> std::optional<caf::error> {
+              const auto mine = [id](who_t w,
+                                     const ticket_outcome& o) -> std::optional<caf::error> {
                 if (w.granted == role::admin || o.credential == w.name) return std::nullopt;
                 return make_error(errc::not_found,
                                   "ticket: no ticket " + session::format_public_id(id));
@@ -111,20 +111,19 @@ auto port_session_handlers(Self self, Caller caller, Target target) {
       [=](inspect_atom a, std::string& queue, std::uint32_t offset,
           std::uint32_t limit) -> caf::result<std::vector<waiting_ticket_view>> {
         using page = std::vector<waiting_ticket_view>;
-        return as_caller<page>(operation::queue_read, caller, target,
-                               [&](who_t who, const service& to) {
-                                 const auto hide = [](who_t w, page& p) {
-                                   if (w.granted != role::admin)
-                                     for (auto& v : p)
-                                       if (v.credential != w.name) {
-                                         v.ticket = 0;
-                                         v.players.clear();
-                                       }
-                                   return std::optional<caf::error>();
-                                 };
-                                 return filtered<page>(self, who, to, hide, a, std::move(queue),
-                                                       offset, limit);
-                               });
+        return as_caller<page>(
+            operation::queue_read, caller, target, [&](who_t who, const service& to) {
+              const auto hide = [](who_t w, page& p) {
+                if (w.granted != role::admin)
+                  for (auto& v : p)
+                    if (v.credential != w.name) {
+                      v.ticket = 0;
+                      v.players.clear();
+                    }
+                return std::optional<caf::error>();
+              };
+              return filtered<page>(self, who, to, hide, a, std::move(queue), offset, limit);
+            });
       },
       [=](lobby_atom l, create_atom a, lobby_registration& r) -> caf::result<bool> {
         return as_caller<bool>(operation::lobby_write, caller, target,
@@ -135,18 +134,16 @@ auto port_session_handlers(Self self, Caller caller, Target target) {
       },
       [=](lobby_atom l, update_atom a, std::string& id, std::uint32_t players,
           std::string&) -> caf::result<bool> {
-        return as_caller<bool>(operation::lobby_write, caller, target,
-                               [&](who_t who, const service& to) {
-                                 return self->delegate(to, l, a, std::move(id), players,
-                                                       acting_credential(who));
-                               });
+        return as_caller<bool>(
+            operation::lobby_write, caller, target, [&](who_t who, const service& to) {
+              return self->delegate(to, l, a, std::move(id), players, acting_credential(who));
+            });
       },
       [=](lobby_atom l, close_atom a, std::string& id, std::string&) -> caf::result<bool> {
-        return as_caller<bool>(operation::lobby_write, caller, target,
-                               [&](who_t who, const service& to) {
-                                 return self->delegate(to, l, a, std::move(id),
-                                                       acting_credential(who));
-                               });
+        return as_caller<bool>(
+            operation::lobby_write, caller, target, [&](who_t who, const service& to) {
+              return self->delegate(to, l, a, std::move(id), acting_credential(who));
+            });
       },
       [=](lobby_atom l, find_atom a, lobby_query& q) -> caf::result<lobby_placement> {
         return as_caller<lobby_placement>(operation::lobby_find, caller, target,
@@ -182,11 +179,10 @@ auto port_session_handlers(Self self, Caller caller, Target target) {
                                          });
       },
       [=](backfill_atom b, close_atom a, std::string& id, std::string&) -> caf::result<bool> {
-        return as_caller<bool>(operation::backfill_write, caller, target,
-                               [&](who_t who, const service& to) {
-                                 return self->delegate(to, b, a, std::move(id),
-                                                       acting_credential(who));
-                               });
+        return as_caller<bool>(
+            operation::backfill_write, caller, target, [&](who_t who, const service& to) {
+              return self->delegate(to, b, a, std::move(id), acting_credential(who));
+            });
       },
       [=](backfill_atom b, confirm_atom a, seat_change& c) -> caf::result<backfill_state> {
         return as_caller<backfill_state>(operation::backfill_write, caller, target,
@@ -204,11 +200,10 @@ auto port_session_handlers(Self self, Caller caller, Target target) {
       },
       [=](backfill_atom b, status_atom a, std::string& id,
           std::string&) -> caf::result<backfill_state> {
-        return as_caller<backfill_state>(operation::backfill_read, caller, target,
-                                         [&](who_t who, const service& to) {
-                                           return self->delegate(to, b, a, std::move(id),
-                                                                 acting_credential(who));
-                                         });
+        return as_caller<backfill_state>(
+            operation::backfill_read, caller, target, [&](who_t who, const service& to) {
+              return self->delegate(to, b, a, std::move(id), acting_credential(who));
+            });
       },
       [=](backfill_atom b, inspect_atom a, std::string& queue,
           std::string&) -> caf::result<std::vector<backfill_state>> {

@@ -68,7 +68,8 @@ auto session_forwarders(Self self, Target target) {
           return self->delegate(*to, l, a, std::move(id), players, std::move(credential));
         return nobody();
       },
-      [=](lobby_atom l, close_atom a, std::string& id, std::string& credential) -> caf::result<bool> {
+      [=](lobby_atom l, close_atom a, std::string& id,
+          std::string& credential) -> caf::result<bool> {
         if (const auto* to = target())
           return self->delegate(*to, l, a, std::move(id), std::move(credential));
         return nobody();
@@ -93,7 +94,8 @@ auto session_forwarders(Self self, Target target) {
         if (const auto* to = target()) return self->delegate(*to, b, a, std::move(r));
         return nobody();
       },
-      [=](backfill_atom b, close_atom a, std::string& id, std::string& credential) -> caf::result<bool> {
+      [=](backfill_atom b, close_atom a, std::string& id,
+          std::string& credential) -> caf::result<bool> {
         if (const auto* to = target())
           return self->delegate(*to, b, a, std::move(id), std::move(credential));
         return nobody();

@@ -81,8 +81,8 @@ std::string tls_connection::peer_common_name() const {
   std::unique_ptr<X509, decltype(&X509_free)> cert(SSL_get_peer_certificate(ssl), X509_free);
   if (!cert) return {};
   char cn[256] = {0};
-  const int n = X509_NAME_get_text_by_NID(X509_get_subject_name(cert.get()), NID_commonName, cn,
-                                          sizeof cn);
+  const int n =
+      X509_NAME_get_text_by_NID(X509_get_subject_name(cert.get()), NID_commonName, cn, sizeof cn);
   return n > 0 ? std::string(cn, static_cast<std::size_t>(n)) : std::string();
 }
 

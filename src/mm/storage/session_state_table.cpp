@@ -65,11 +65,11 @@ session_state_rows take_session_state(database& db, const std::string& service) 
                         "owner FROM session_lobbies WHERE service = ? ORDER BY lobby_id");
     l.bind(1, service);
     while (l.executeStep())
-      out.lobbies.push_back(
-          {l.getColumn(0).getString(), l.getColumn(1).getString(), l.getColumn(2).getString(),
-           static_cast<std::uint32_t>(l.getColumn(3).getInt64()),
-           static_cast<std::uint32_t>(l.getColumn(4).getInt64()), l.getColumn(5).getInt() != 0,
-           l.getColumn(6).getString()});
+      out.lobbies.push_back({l.getColumn(0).getString(), l.getColumn(1).getString(),
+                             l.getColumn(2).getString(),
+                             static_cast<std::uint32_t>(l.getColumn(3).getInt64()),
+                             static_cast<std::uint32_t>(l.getColumn(4).getInt64()),
+                             l.getColumn(5).getInt() != 0, l.getColumn(6).getString()});
     for (const char* table : {"session_tickets", "session_lobbies"}) {
       SQLite::Statement del(db.sql(), std::string("DELETE FROM ") + table + " WHERE service = ?");
       del.bind(1, service);
