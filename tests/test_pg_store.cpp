@@ -296,7 +296,8 @@ TEST_CASE("session state on PostgreSQL as on SQLite: replaced per service, taken
                          1'700'000'000'000 + static_cast<std::int64_t>(i),
                          "{\"queue\": \"coop\", \"players\": [{\"id\": " + std::to_string(i + 1) +
                              ", \"mmr\": 1500.5}]}"});
-  a.lobbies = {{"z-9", "ctf", "paris", 12, 7, false}, {"auto-1", "race", "tokyo", 16, 0, true}};
+  a.lobbies = {{"z-9", "ctf", "paris", 12, 7, false, "game-a"},
+               {"auto-1", "race", "tokyo", 16, 0, true, ""}};
   mm::session_state_rows b;
   b.tickets = {{7, "duel", 5, "{}"}};
   for (mm::player_store* store :
@@ -316,6 +317,7 @@ TEST_CASE("session state on PostgreSQL as on SQLite: replaced per service, taken
     REQUIRE(got.lobbies.size() == 2);
     CHECK(got.lobbies[0].id == "auto-1");
     CHECK(got.lobbies[0].created_by_find);
+    CHECK(got.lobbies[1].owner == "game-a");  // who may change it after the restart
     CHECK(got.lobbies[1].players == 7);
     CHECK(got.lobbies[1].max_players == 12);
     CHECK(store->take_session_state("node-a").tickets.empty());  // taken once
