@@ -43,6 +43,7 @@ const char* const async_usage =
     "  import FILE.csv|- [--batch N]         upsert players into the player table (role admin);\n"
     "                                        columns id,mmr[,attr0..attr3[,is_bot]]\n"
     "  export [FILE.csv]                     the player table as CSV (stdout by default)\n"
+    "  tokens reload                         read the config file's tokens again (role admin)\n"
     "\n";
 const char* const usage_end =
     "URL defaults to $MMCTL_URL, else http://127.0.0.1:8080; TOKEN to $MMCTL_TOKEN.\n";
@@ -255,7 +256,10 @@ int run(const std::vector<std::string>& args) {
     return import_csv(a, f);
   else if (cmd == "export")
     return export_csv(a, f);
-  else if (is_session_command(cmd)) {
+  else if (cmd == "tokens") {
+    if (f.positional != std::vector<std::string>{"reload"}) throw usage_error("tokens reload");
+    print(a.post("/api/admin/tokens/reload", json::object()));
+  } else if (is_session_command(cmd)) {
     mm::client::event_connect c;
     mm::client::parse_base_url(url, c);
     c.token = token;

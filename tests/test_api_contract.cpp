@@ -35,12 +35,20 @@ TEST_CASE("routes and operations that agree leave no gap", "[contract]") {
        {"/api/rebalance", {{"post", operation("admin")}}},
        {"/api/reset", {{"post", operation("admin")}}},
        {"/", {{"get", operation("none")}}}});
-  const std::vector<served_route> routes = {{"GET", "/api/tickets/*", role::view},
-                                            {"DELETE", "/api/tickets/*", role::test},
-                                            {"POST", "/api/rebalance|reset", role::admin},
-                                            {"GET", "/", std::nullopt},
-                                            {"GET", "/app.js", std::nullopt}};
+  const std::vector<served_route> routes = {{"GET", "/api/tickets/*", role::view, false},
+                                            {"DELETE", "/api/tickets/*", role::test, false},
+                                            {"POST", "/api/rebalance|reset", role::admin, false},
+                                            {"GET", "/", std::nullopt, false},
+                                            {"GET", "/app.js", std::nullopt, false}};
   CHECK(contract_gaps(routes, doc).empty());
+}
+
+TEST_CASE("a health probe needs its operation, with x-role none", "[contract]") {
+  const std::vector<served_route> probe = {{"GET", "/readyz", std::nullopt, true}};
+  const auto missing = contract_gaps(probe, doc_of({{"/", {{"get", operation("none")}}}}));
+  CHECK(mentions(missing, "GET /readyz is served but docs/openapi.json has no operation"));
+  CHECK(contract_gaps(probe, doc_of({{"/readyz", {{"get", operation("none")}}}})).empty());
+  CHECK_FALSE(contract_gaps(probe, doc_of({{"/readyz", {{"get", operation("view")}}}})).empty());
 }
 
 TEST_CASE(
@@ -50,10 +58,10 @@ TEST_CASE(
   const std::string doc = doc_of({{"/api/tickets/{ticket}", {{"get", operation("view")}}},
                                   {"/api/lobbies", {{"post", operation("test")}}},
                                   {"/api/gone", {{"get", operation("view")}}}});
-  const std::vector<served_route> routes = {{"GET", "/api/tickets/*", role::view},
-                                            {"DELETE", "/api/tickets/*", role::test},
-                                            {"POST", "/api/lobbies", role::admin},
-                                            {"GET", "/api/openapi.json", std::nullopt}};
+  const std::vector<served_route> routes = {{"GET", "/api/tickets/*", role::view, false},
+                                            {"DELETE", "/api/tickets/*", role::test, false},
+                                            {"POST", "/api/lobbies", role::admin, false},
+                                            {"GET", "/api/openapi.json", std::nullopt, false}};
   const auto gaps = contract_gaps(routes, doc);
   CHECK(gaps.size() == 4);
   CHECK(mentions(gaps, "DELETE /api/tickets/* is served but docs/openapi.json has no operation"));
@@ -63,7 +71,7 @@ TEST_CASE(
                  "x-role 'test'"));
   CHECK(mentions(gaps, "GET /api/gone is an operation of docs/openapi.json that no route serves"));
   // One word of "a|b" without its operation is named alone.
-  const auto half = contract_gaps({{"POST", "/api/lobbies|gone", role::test}},
+  const auto half = contract_gaps({{"POST", "/api/lobbies|gone", role::test, false}},
                                   doc_of({{"/api/lobbies", {{"post", operation("test")}}}}));
   REQUIRE(half.size() == 1);
   CHECK(mentions(half, "POST /api/gone is served"));

@@ -276,3 +276,38 @@ TEST_CASE("over mutual TLS the guard holds at most max_connections", "[actor-por
   REQUIRE(open_becomes(0));
   CHECK(game_node_is_served(s.port, certs.node("game")));
 }
+
+TEST_CASE("identities: a reload's tokens reach the port's connections that said hello",
+          "[port][auth]") {
+  using actors::role;
+  actors::identity_book book({{"old-secret-0123456789", "game-a", role::test},
+                              {"ops-secret-0123456789", "ops", role::admin}},
+                             {}, role::view);
+  const auto node = [](std::uint32_t pid) {
+    return *caf::make_node_id(pid, "0102030405060708090a0b0c0d0e0f1011121314");
+  };
+  const int conn_a = 0, conn_b = 0, conn_c = 0;
+  REQUIRE(book.bind(node(1), book.anonymous(), &conn_a));
+  REQUIRE(book.bind(node(2), book.anonymous(), &conn_b));
+  REQUIRE(book.bind(node(3), book.anonymous(), &conn_c));
+  CHECK(book.present(node(1), "old-secret-0123456789"));
+  CHECK(book.present(node(2), "ops-secret-0123456789"));
+  CHECK_FALSE(book.present(node(3), "not-a-secret-0123456"));
+  CHECK_FALSE(book.present(node(4), "old-secret-0123456789"));  // no connection
+  CHECK(book.of(node(1)).name == "game-a");
+  CHECK(book.of(node(3)).granted == role::view);  // anonymous
+
+  // game-a's secret is rotated, ops becomes a viewer.
+  book.replace_tokens({{"new-secret-0123456789", "game-a", role::test},
+                       {"ops-secret-0123456789", "ops", role::view}});
+  CHECK(book.of(node(1)).granted == role::none);  // its token is gone: refused everything
+  CHECK(book.of(node(1)).name == "game-a");
+  CHECK(book.of(node(2)).granted == role::view);  // its token's new role
+  CHECK(book.of(node(3)).granted == role::view);  // not by token: untouched
+  CHECK_FALSE(book.by_token("old-secret-0123456789"));
+  CHECK(book.present(node(1), "new-secret-0123456789"));  // hello again
+  CHECK(book.of(node(1)).granted == role::test);
+  const auto names = book.token_identities();
+  REQUIRE(names.size() == 2);
+  CHECK(names[1].name == "ops");
+}

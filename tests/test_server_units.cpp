@@ -174,13 +174,17 @@ TEST_CASE("json codec: bodies are bounded in depth and refused with the parser's
 }
 
 TEST_CASE("access: roles from bearer tokens, compared whole", "[server][auth]") {
-  server_config open;
+  server_config open_config;
+  const actors::identity_book no_tokens({}, {}, role::test);
+  const access_rules open{open_config, no_tokens};
   CHECK(caller_role(open, request_with({})) == role::admin);  // no token: loopback only
 
-  server_config c;
-  c.tokens = {{"view-token-0123", "viewer", role::view},
-              {"test-token-4567", "game-a", role::test},
-              {"admin-token-89ab", "ops", role::admin}};
+  server_config config;
+  config.tokens = {{"view-token-0123", "viewer", role::view},
+                   {"test-token-4567", "game-a", role::test},
+                   {"admin-token-89ab", "ops", role::admin}};
+  actors::identity_book identities(config.tokens, {}, role::test);
+  const access_rules c{config, identities};
   CHECK(caller_role(c, request_with({})) == role::none);
   CHECK(caller_role(c, request_with({{"Authorization", "Bearer view-token-0123"}})) == role::view);
   CHECK(caller_role(c, request_with({{"authorization", "Bearer test-token-4567"}})) == role::test);
@@ -195,6 +199,11 @@ TEST_CASE("access: roles from bearer tokens, compared whole", "[server][auth]") 
   CHECK(caller_credential(c, request_with({{"Authorization", "Bearer test-token-4567"}})) ==
         "game-a");
   CHECK(caller_credential(open, request_with({})) == "open");
+  // A reload's tokens are in force at once; the old secret grants nothing.
+  identities.replace_tokens({{"test-token-rotated", "game-a", role::test}});
+  CHECK(caller_role(c, request_with({{"Authorization", "Bearer test-token-4567"}})) == role::none);
+  CHECK(caller_credential(c, request_with({{"Authorization", "Bearer test-token-rotated"}})) ==
+        "game-a");
 }
 
 TEST_CASE("access: an upgraded server keeps the owners an earlier version stored as token hashes",

@@ -223,7 +223,7 @@ TEST_CASE("a bad snapshot is set aside and the engine starts empty", "[snapshot]
   temp_dir dir;
   database db(dir.file("mm.db"));
   std::vector<std::string> logged;
-  set_log_sink([&](log_level, std::string_view m) { logged.emplace_back(m); });
+  set_log_sink([&](const log_record& r) { logged.emplace_back(r.message); });
   write_state(db, "mm-0", stored_state{5, 1, "definitely not a snapshot"});
   generic_engine e(small_options());
   e.update(1, model(1, 10));
@@ -253,7 +253,7 @@ TEST_CASE("an unreadable strategy state rejects the snapshot", "[snapshot]") {
   snap.strategy_states[0].second = "broken";
   write_state(db, "mm-0", stored_state{1, snapshot_version, encode_snapshot(snap)});
   generic_engine fresh(e.opts(), generic_profile(demo_profile_config()));
-  set_log_sink([](log_level, std::string_view) {});
+  set_log_sink([](const log_record&) {});
   const auto r = load_state(db, "mm-0", fresh, 2);
   set_log_sink({});
   CHECK_FALSE(r.restored);

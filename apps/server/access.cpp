@@ -34,26 +34,27 @@ std::string clipped(const std::string& s) {
 
 namespace {
 
-// The bearer token's entry (compared in constant time per token).
-const access_token* token_identity(const server_config& config, const http_request& req) {
+// The bearer token's identity (compared in constant time per token).
+std::optional<actors::caller_identity> token_identity(const access_rules& rules,
+                                                      const http_request& req) {
   const std::string h = req.header("Authorization");
   const std::string prefix = "Bearer ";
-  if (h.rfind(prefix, 0) != 0) return nullptr;
-  return actors::find_token(config.tokens, std::string_view(h).substr(prefix.size()));
+  if (h.rfind(prefix, 0) != 0) return std::nullopt;
+  return rules.identities.by_token(std::string_view(h).substr(prefix.size()));
 }
 
 }  // namespace
 
-role caller_role(const server_config& config, const http_request& req) {
-  if (config.tokens.empty()) return role::admin;
-  const access_token* who = token_identity(config, req);
+role caller_role(const access_rules& rules, const http_request& req) {
+  if (rules.config.tokens.empty()) return role::admin;
+  const auto who = token_identity(rules, req);
   return who ? who->granted : role::none;
 }
 
-std::string caller_credential(const server_config& config, const http_request& req) {
-  if (config.tokens.empty()) return actors::open_identity;
-  const access_token* who = token_identity(config, req);
-  return who ? who->name : std::string(actors::anonymous_identity);
+std::string caller_credential(const access_rules& rules, const http_request& req) {
+  if (rules.config.tokens.empty()) return actors::open_identity;
+  auto who = token_identity(rules, req);
+  return who ? std::move(who->name) : std::string(actors::anonymous_identity);
 }
 
 void adopt_token_names(const server_config& config, actors::session_journal_contents& restored) {

@@ -59,7 +59,7 @@ std::string upper(std::string s) {
 }
 
 bool needs_operation(const served_route& r) {
-  return r.needed || r.pattern == "/metrics" || r.pattern.rfind("/api/", 0) == 0;
+  return r.needed || r.probe || r.pattern == "/metrics" || r.pattern.rfind("/api/", 0) == 0;
 }
 
 }  // namespace

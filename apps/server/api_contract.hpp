@@ -23,7 +23,8 @@ std::string_view openapi_document();
 struct served_route {
   std::string method;
   std::string pattern;
-  std::optional<role> needed;
+  std::optional<role> needed;  // none: a dashboard file or a health probe
+  bool probe = false;          // a health probe: an operation with x-role "none"
 };
 
 // Each difference between `routes` and the operations of `document` (an

@@ -101,7 +101,7 @@ inline std::optional<http_response> refusal(http_context& ctx, const http_reques
     ++ctx.counters.unauthorized;
     return error_response(403, *why);
   }
-  const role r = caller_role(ctx.config, req);
+  const role r = caller_role(ctx.access, req);
   if (r == role::none) {
     ++ctx.counters.unauthorized;
     http_response res =
@@ -225,6 +225,10 @@ struct api_route {
   // On a node of a cluster, the lease whose holder answers the route ("sessions");
   // empty: any node.
   std::string resource;
+  // A health probe (readiness.hpp): no token, still refused to another
+  // site's page; on the network thread or on a handler thread.
+  enum class probe_kind { none, network_thread, handler_thread };
+  probe_kind probe = probe_kind::none;
 };
 
 // Where a request for `resource` goes when this node does not serve it: a
@@ -250,8 +254,8 @@ class api_routes {
   }
   // Answered later through the reply (waiting on actors), holding no thread.
   void deferred(const char* method, const std::string& pattern, role needed, deferred_handler h) {
-    routes_.push_back(
-        {method, pattern, path_pattern(pattern), needed, nullptr, std::move(h), resource_});
+    routes_.push_back({method, pattern, path_pattern(pattern), needed, nullptr, std::move(h),
+                       resource_, api_route::probe_kind::none});
   }
   // The routes added from now on are answered by the holder of `resource`'s
   // lease; "" for any node.
@@ -260,13 +264,34 @@ class api_routes {
     deferred("POST", pattern, needed, std::move(h));
   }
   void file(const std::string& path, handler h) {
-    routes_.push_back({"GET", path, path_pattern(path), std::nullopt, std::move(h), nullptr, {}});
+    routes_.push_back({"GET",
+                       path,
+                       path_pattern(path),
+                       std::nullopt,
+                       std::move(h),
+                       nullptr,
+                       {},
+                       api_route::probe_kind::none});
+  }
+  // A health probe, answered without a token: on the network thread when
+  // `here` (the handler must then not block), else on a handler thread.
+  void probe(const std::string& path, bool here, handler h) {
+    routes_.push_back(
+        {"GET",
+         path,
+         path_pattern(path),
+         std::nullopt,
+         std::move(h),
+         nullptr,
+         {},
+         here ? api_route::probe_kind::network_thread : api_route::probe_kind::handler_thread});
   }
 
   // Every route's method, pattern and role, for the contract check.
   std::vector<served_route> table() const {
     std::vector<served_route> out;
-    for (const auto& r : routes_) out.push_back({r.method, r.pattern_text, r.needed});
+    for (const auto& r : routes_)
+      out.push_back({r.method, r.pattern_text, r.needed, r.probe != api_route::probe_kind::none});
     return out;
   }
 
@@ -280,11 +305,20 @@ class api_routes {
         allowed += (allowed.empty() ? "" : ", ") + r.method;
         continue;
       }
-      // The dashboard's files need no caller check and never block: served
-      // here, on the network thread.
-      if (!r.needed) return guarded(r.run, req);
-      if (auto no = refusal(ctx_, req, *r.needed)) return no;
-      if (auto no = not_json(req)) return no;
+      if (r.probe != api_route::probe_kind::none) {
+        if (auto why = foreign_request(ctx_.config, req)) {
+          ++ctx_.counters.unauthorized;
+          return error_response(403, *why);
+        }
+        if (r.probe == api_route::probe_kind::network_thread) return guarded(r.run, req);
+      } else if (!r.needed) {
+        // The dashboard's files need no caller check and never block: served
+        // here, on the network thread.
+        return guarded(r.run, req);
+      } else {
+        if (auto no = refusal(ctx_, req, *r.needed)) return no;
+        if (auto no = not_json(req)) return no;
+      }
       if (!r.resource.empty())
         if (auto elsewhere = served_elsewhere(ctx_, req, r.resource)) return elsewhere;
       req.route = static_cast<int>(i);

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <caf/scoped_actor.hpp>
 #include <thread>
@@ -70,8 +71,9 @@ struct cluster_node::impl {
     caf::scoped_actor self{sys};
     bool ok = false;
     auto on_error = [&](caf::error& e) {
-      log(log_level::error, "cluster: shard " + shard_resource(shard) + " did not " +
-                                (own ? "start" : "stop") + ": " + sys.render(e));
+      log(log_level::error, "cluster",
+          "shard " + shard_resource(shard) + " did not " + (own ? "start" : "stop") + ": " +
+              sys.render(e));
     };
     if (own)
       self->request(supervisors[shard], std::chrono::seconds(10), actors::lease_atom::value, node,
@@ -115,7 +117,8 @@ cluster_node::cluster_node(caf::actor_system& sys, const server_config& c,
       self->sessions->start({r, node, epoch, self->idle_limit()});
       return true;
     } catch (const std::exception& e) {
-      log(log_level::error, std::string("cluster: the session queues did not start: ") + e.what());
+      log(log_level::error, "cluster",
+          std::string("the session queues did not start: ") + e.what());
       return false;
     }
   };
@@ -245,6 +248,18 @@ std::optional<std::string> cluster_node::heir_url(const std::string& resource) c
   return std::nullopt;
 }
 
+std::vector<std::string> cluster_node::planned_not_held() const {
+  const cluster::agent_report r = impl_->agent->report();
+  std::vector<std::string> out;
+  for (const auto& [resource, owner] : r.plan) {
+    if (owner != r.node_id) continue;
+    const bool held = std::any_of(r.owned.begin(), r.owned.end(),
+                                  [&](const auto& o) { return o.resource == resource; });
+    if (!held) out.push_back(resource);
+  }
+  return out;
+}
+
 cluster_node::counts cluster_node::metrics() const {
   const cluster::agent_report r = impl_->agent->report();
   counts c;
@@ -292,6 +307,9 @@ std::optional<std::string> cluster_node::owner_url(const std::string&) const {
 }
 std::optional<std::string> cluster_node::heir_url(const std::string&) const {
   return std::nullopt;
+}
+std::vector<std::string> cluster_node::planned_not_held() const {
+  return {};
 }
 cluster_node::counts cluster_node::metrics() const {
   return {};

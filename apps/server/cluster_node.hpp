@@ -59,6 +59,8 @@ class cluster_node {
   // The same, or else (this node is handing it over) the live node the plan
   // gives it to: where a follower told to leave should go.
   std::optional<std::string> heir_url(const std::string& resource) const;
+  // What the plan gives this node that it does not hold (yet), for GET /readyz.
+  std::vector<std::string> planned_not_held() const;
   // Takeovers and their durations, for /metrics.
   struct counts {
     std::uint64_t takeovers = 0, takes = 0, releases = 0, lost = 0, renew_failures = 0,

@@ -38,5 +38,7 @@ std::string index_list_text(const std::vector<std::uint32_t>& list);
 std::vector<key_spec> with_session_keys(std::vector<key_spec> keys);
 // The keys given, followed by the record_queries.* keys (recording_keys.cpp).
 std::vector<key_spec> with_recording_keys(std::vector<key_spec> keys);
+// The keys given, followed by the log.* keys (log_keys.cpp).
+std::vector<key_spec> with_log_keys(std::vector<key_spec> keys);
 
 }  // namespace mm::server

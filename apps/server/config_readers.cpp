@@ -91,7 +91,11 @@ std::vector<access_token> as_tokens(const std::string& key, const json& v) {
     if (!has_role) bad(at, "has no role");
     for (const auto& o : out) {
       if (o.token == a.token) bad(at, "the same token is listed twice");
-      if (o.name == a.name) bad(at + ".name", "'" + a.name + "' names another token too");
+      // Two secrets of one identity (a rotation under way), never two roles.
+      if (o.name == a.name && o.granted != a.granted)
+        bad(at + ".name", "'" + a.name +
+                              "' names another token with another role (one name, "
+                              "one role)");
     }
     out.push_back(std::move(a));
   }

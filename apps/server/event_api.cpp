@@ -54,8 +54,8 @@ std::vector<std::string> queue_list(const std::string& text, std::size_t max) {
 // queues of the request (none: every queue).
 event_filter filter_of(const http_context& ctx, const http_request& req) {
   event_filter f;
-  if (caller_role(ctx.config, req) != role::admin)
-    f.credential = caller_credential(ctx.config, req);
+  if (caller_role(ctx.access, req) != role::admin)
+    f.credential = caller_credential(ctx.access, req);
   f.queues = queue_list(req.param("queues"), ctx.config.sessions.event_subscriptions);
   return f;
 }
@@ -248,7 +248,7 @@ std::uint64_t follow(const http_context& ctx, const http_request& req, ticket_ev
                      const std::optional<std::string>& credential, std::function<void()> wake) {
   const auto cap = ctx.config.sessions.event_connections_per_credential;
   const auto follower =
-      feed.subscribe(credential, std::move(wake), cap, caller_credential(ctx.config, req));
+      feed.subscribe(credential, std::move(wake), cap, caller_credential(ctx.access, req));
   if (!follower)
     throw http_error(429, "this token follows the events on " + std::to_string(cap) +
                               " connections already (sessions.event_connections_per_credential)");

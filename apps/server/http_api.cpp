@@ -278,6 +278,19 @@ http_handlers api_handlers(http_context& ctx) {
       res.set_content(f.body, f.content_type);
     });
 
+  // The health probes (readiness.hpp): no token, they tell nothing but
+  // readiness. /healthz is answered on the network thread: an answer shows
+  // that it turns.
+  api.probe("/healthz", true, [](auto&, auto& res) { send_json(res, {{"alive", true}}); });
+  api.probe("/readyz", false, [&ctx](auto&, auto& res) {
+    if (!ctx.readiness) {
+      send_json(res, readiness_report{}.to_json());
+      return;
+    }
+    const readiness_report r = ctx.readiness->report();
+    send_json(res, r.to_json(), r.ready() ? 200 : 503);
+  });
+
   // The contract needs no token: it is the same for every server.
   api.file("/api/openapi.json", [](const http_request&, http_response& res) {
     res.set_content(std::string(openapi_document()), "application/json");
@@ -302,7 +315,7 @@ http_handlers api_handlers(http_context& ctx) {
     res.set_content(text, "text/plain; version=0.0.4");
   });
   api.get("/api/config", role::view, [&ctx](auto& req, auto& res) {
-    send_json(res, config_json(ctx, caller_role(ctx.config, req)));
+    send_json(res, config_json(ctx, caller_role(ctx.access, req)));
   });
   api.get("/api/matchmakers", role::view, [&ctx](auto&, auto& res) {
     json list = json::array();
@@ -319,6 +332,10 @@ http_handlers api_handlers(http_context& ctx) {
               {{"name", ctx.bridge.names()[i]}, {"served_by", url ? json(*url) : json(nullptr)}});
         }
     send_json(res, {{"matchmakers", list}, {"elsewhere", elsewhere}});
+  });
+  api.post("/api/admin/tokens/reload", role::admin, [&ctx](auto&, auto& res) {
+    if (!ctx.reload_tokens) throw http_error(503, "this server cannot reload its tokens");
+    send_json(res, ctx.reload_tokens());
   });
   api.get("/api/cluster", role::view, [&ctx](auto&, auto& res) {
     const cluster_node* node = ctx.cluster.load();

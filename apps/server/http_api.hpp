@@ -11,6 +11,7 @@
 #include <atomic>
 #include <mutex>
 
+#include "access.hpp"
 #include "http_server.hpp"
 #include "metrics.hpp"
 #include "mm/actors/admin_bridge.hpp"
@@ -19,6 +20,7 @@
 #include "mm/actors/session_bridge.hpp"
 #include "mm/actors/ticket_event_feed.hpp"
 #include "mm/storage/player_store.hpp"
+#include "readiness.hpp"
 #include "server_config.hpp"
 
 namespace mm::server {
@@ -26,7 +28,19 @@ namespace mm::server {
 class cluster_node;
 
 struct http_context {
+  http_context(const server_config& c, const actors::identity_book& identities,
+               actors::admin_bridge<generic_profile>& b, actors::query_bridge<generic_profile>& q,
+               actors::session_bridge& s, player_store& writer, player_store& reader)
+      : config(c),
+        access{c, identities},
+        bridge(b),
+        queries(q),
+        sessions(s),
+        db(writer),
+        read_db(reader) {}
+
   const server_config& config;
+  access_rules access;  // who the callers are
   actors::admin_bridge<generic_profile>& bridge;
   actors::query_bridge<generic_profile>& queries;  // POST /api/query
   actors::session_bridge& sessions;                // tickets, queues, lobbies
@@ -46,6 +60,11 @@ struct http_context {
   // This node's part of a cluster (GET /api/cluster, redirects); none: one
   // server alone.
   std::atomic<const cluster_node*> cluster{nullptr};
+  // GET /readyz's checks (readiness.hpp); none: ready once serving.
+  readiness_probe* readiness = nullptr;
+  // POST /api/admin/tokens/reload: the names and roles now in force; throws
+  // config_error naming the key. None: the route answers 503.
+  std::function<json()> reload_tokens;
 };
 
 http_handlers api_handlers(http_context& ctx);

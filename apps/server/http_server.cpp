@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "http_server_impl.hpp"
+#include "mm/engine/log.hpp"
 #include "websocket_session.hpp"
 
 namespace mm::server {
@@ -213,6 +214,9 @@ class http_session : public std::enable_shared_from_this<http_session> {
     for (const auto& field : head)
       req_.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
     req_.remote_address = address_;
+    req_.id = request_id_of(req_);
+    answering_ = {req_.id, req_.method, req_.path, std::chrono::steady_clock::now()};
+    const request_scope in_request(req_.id);
     keep_alive_ = head.keep_alive() && ++served_ < srv_.limits.keep_alive_requests;
 
     // An answer from the head keeps the connection when no body is left unread.
@@ -285,6 +289,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
     if (inline_start && started(req_)) return;
     asio::post(*srv_.handler_pool,
                [self = shared_from_this(), req = std::move(req_), inline_start]() mutable {
+                 const request_scope in_request(req.id);
                  if (!inline_start && self->srv_.handlers.start && self->started(req)) return;
                  http_response res;
                  try {
@@ -313,7 +318,12 @@ class http_session : public std::enable_shared_from_this<http_session> {
     beast::tcp_stream stream = std::move(stream_);
     forget();
     if (srv_.handlers.answered) srv_.handlers.answered(101);
+    log_answer(101);
     start_websocket(srv_, std::move(stream), std::move(handshake), std::move(feed));
+  }
+
+  void log_answer(int status) {
+    log_http_answer(answering_, status, address_, srv_.limits.log_requests);
   }
 
   void refuse(int status, const std::string& message) {
@@ -328,11 +338,14 @@ class http_session : public std::enable_shared_from_this<http_session> {
     auto res = std::make_shared<bhttp::response<bhttp::string_body>>(
         static_cast<bhttp::status>(answer.status), 11);
     res->set(bhttp::field::content_type, answer.content_type);
+    if (!answering_.id.empty()) res->set("X-Request-Id", answering_.id);
     for (const auto& [name, value] : answer.headers) res->insert(name, value);
     res->body() = std::move(answer.body);
     res->keep_alive(keep);
     res->prepare_payload();
     if (srv_.handlers.answered) srv_.handlers.answered(answer.status);
+    log_answer(answer.status);
+    answering_ = {};
     stream_.expires_after(srv_.limits.body_timeout);
     bhttp::async_write(
         stream_, *res,
@@ -371,6 +384,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   http_request req_;
+  answered_request answering_;  // the request being answered: its id, for header and log
   std::uint32_t served_ = 0;
   bool keep_alive_ = false;
   bool closed_ = false;

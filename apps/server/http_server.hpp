@@ -41,6 +41,9 @@ namespace mm::server {
 
 struct http_limits {
   std::uint32_t threads = 8;  // handler threads (a handler may wait on a matchmaker)
+  // One log line per answer (method, path, status, ms, request id) at info;
+  // answers of 500 and above but 503 are logged at warning either way.
+  bool log_requests = false;
   std::uint32_t max_connections = 4096;
   std::uint32_t max_connections_per_address = 512;
   std::chrono::milliseconds header_timeout{10'000};
@@ -70,6 +73,9 @@ struct http_request {
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
   std::string remote_address;
+  // The request's id (request_id_of): the answer's X-Request-Id, and in what
+  // is logged on its behalf.
+  std::string id;
   // Set by `admit` for `handle`: which route, and the path's captured groups.
   int route = -1;
   std::vector<std::string> matches;
@@ -198,6 +204,11 @@ class http_server {
   friend class http_reply;
   std::shared_ptr<impl> impl_;  // shared with replies still owed
 };
+
+// A request's id: the client's X-Request-Id when it is 1 to 64 characters of
+// letters, digits and "._:-" (so that a proxy's id is followed through),
+// else 16 hex digits made here.
+std::string request_id_of(const http_request& req);
 
 // Raises this process's open-file limit to its hard limit (each connection is
 // a file descriptor); returns the limit now in force.

@@ -8,6 +8,7 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <chrono>
 #include <list>
 #include <memory>
 #include <string>
@@ -26,6 +27,17 @@ using tcp = asio::ip::tcp;
 
 class http_session;
 class websocket_session;
+
+// The request an HTTP connection is answering (http_request_log.cpp).
+struct answered_request {
+  std::string id, method, path;
+  std::chrono::steady_clock::time_point since;
+};
+
+// Its line in the log: every answer when `every` (log.requests), and a
+// server's failure (500 and above but 503, which says "not now": a
+// takeover, a node not ready) always (mm/engine/log.hpp).
+void log_http_answer(const answered_request& r, int status, const std::string& from, bool every);
 
 struct http_server::impl : std::enable_shared_from_this<http_server::impl> {
   impl(http_limits l, http_handlers h) : limits(l), handlers(std::move(h)) {}

@@ -195,7 +195,7 @@ class recording_files {
     std::sort(files.begin(), files.end());
     for (std::size_t i = 0; i + settings_.max_files < files.size(); ++i) {
       fs::remove(files[i], ec);
-      if (ec) log(log_level::warning, "recording: cannot delete " + files[i].string());
+      if (ec) log(log_level::warning, "recording", "cannot delete " + files[i].string());
     }
   }
 

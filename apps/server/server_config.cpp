@@ -21,7 +21,7 @@ namespace {
 const std::vector<key_spec>& keys() {
   using K = kind;
   static const server_config d;
-  static const std::vector<key_spec> all = with_recording_keys(with_session_keys({
+  static const std::vector<key_spec> all = with_log_keys(with_recording_keys(with_session_keys({
       {"database.path", K::text, d.database_path,
        "SQLite file (created and migrated if needed); the default is the demo database",
        [](server_config& c, const json& v) { c.database_path = as_text("database.path", v); },
@@ -346,7 +346,7 @@ const std::vector<key_spec>& keys() {
 #undef MM_BOOL_OPTION
 #undef MM_DURATION_OPTION
 #undef MM_THRESHOLD_OPTION
-  }));
+  })));
   return all;
 }
 
@@ -459,6 +459,27 @@ void check(const server_config& c) {
 
 }  // namespace
 
+std::vector<access_token> reread_tokens(const server_config& running) {
+  if (running.config_file.empty())
+    throw config_error(
+        "config key 'tokens': the server was started without --config, so there is no file to "
+        "read tokens from");
+  server_config fresh;
+  load_file(fresh, running.config_file);
+  if (fresh.tokens.empty() != running.tokens.empty())
+    throw config_error(
+        std::string("config key 'tokens': a reload cannot turn access tokens ") +
+        (running.tokens.empty() ? "on" : "off") +
+        " (the addresses the server may bind depend on it): restart the server instead");
+  for (const auto& p : running.actor_peers)
+    for (const auto& t : fresh.tokens)
+      if (p.name == t.name && p.granted != t.granted)
+        throw config_error("config key 'tokens': '" + t.name +
+                           "' names a peer's identity (actor.peers) with another role (one name, "
+                           "one role)");
+  return fresh.tokens;
+}
+
 bool is_loopback(const std::string& host) {
   if (host == "localhost") return true;
   in_addr a4{};
@@ -500,6 +521,7 @@ command_line parse_command_line(int argc, const char* const* argv) {
   }
   if (out.help) return out;
   if (!config_file.empty()) load_file(out.config, config_file);
+  out.config.config_file = config_file;
   bool own_database = false;
   for (const auto& f : flags)
     own_database |= f.first == "database.path" || f.first == "database.url";

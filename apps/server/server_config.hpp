@@ -14,6 +14,7 @@
 #include "mm/actors/router.hpp"
 #include "mm/actors/worker_idle.hpp"
 #include "mm/engine/generic_profile.hpp"
+#include "mm/engine/log.hpp"
 #include "mm/engine/options.hpp"
 #include "mm/engine/synthetic_players.hpp"
 #include "query_recording.hpp"
@@ -69,13 +70,20 @@ struct server_config {
   actors::port_limits actor_limits;  // the port guard (plain and TLS)
   // How CAF's worker threads wait for work (mm/actors/worker_idle.hpp).
   actors::worker_idle worker_idle = actors::worker_idle::sleep;
+  // The log (mm/engine/log.hpp): its lines' format and the least level
+  // written (each HTTP request's line: http.log_requests).
+  struct log_settings {
+    log_format format = log_format::text;
+    log_level least = log_level::info;
+  } logging;
   // Identities (mm/actors/identity.hpp): bearer tokens, for HTTP and the
   // actor port's hello; the actor port's TLS peers by certificate common
   // name; the role of a port connection with neither.
-  std::vector<access_token> tokens;
+  std::vector<access_token> tokens;  // as the server started (reread_tokens: a reload's)
   std::vector<actors::named_peer> actor_peers;
   role actor_anonymous_role = role::test;
   std::uint32_t query_timeout_ms = 1000;
+  std::string config_file;  // --config, or empty: the file a reload reads again
   generic_profile_config profile = demo_profile_config();
   options opts;
   // The session matchmaker: datacenters and queues (the demo's co-op queue
@@ -104,6 +112,13 @@ struct server_config {
                                                 : 0;
   }
 };
+
+// The tokens of the config file the server was started with, read again for
+// a reload (SIGHUP, POST /api/admin/tokens/reload; docs/security.md). The
+// whole file must still be valid. Throws config_error naming the key: no
+// file, a token list that turns tokens on or off (the binding rules depend
+// on it), or a token name that a TLS peer has with another role.
+std::vector<access_token> reread_tokens(const server_config& running);
 
 // What the command line asked for.
 struct command_line {

@@ -82,8 +82,8 @@ void no_such_ticket(const http_reply& reply, const std::string& text) {
 // Whose running matches and lobbies a caller may read and change: an
 // admin's, every one's (""); another's, its own credential's.
 std::string acting_as(const http_context& ctx, const http_request& req) {
-  return caller_role(ctx.config, req) == role::admin ? std::string()
-                                                     : caller_credential(ctx.config, req);
+  return caller_role(ctx.access, req) == role::admin ? std::string()
+                                                     : caller_credential(ctx.access, req);
 }
 
 // The candidates an explanation judges: ?limit=, 1 to 10000, 1000 by default.
@@ -103,7 +103,7 @@ void add_backfill_routes(api_routes& api, http_context& ctx) {
   api.post_deferred(
       "/api/backfills", needed(operation::backfill_write), [&](auto& req, const http_reply& reply) {
         backfill_registration r = read_backfill_body(parse_body(req.body), false);
-        r.credential = caller_credential(ctx.config, req);
+        r.credential = caller_credential(ctx.access, req);
         bridge.ask<backfill_state>(answer<backfill_state>(reply, sys, backfill_json, 201),
                                    backfill_atom::value, create_atom::value, r);
       });
@@ -200,7 +200,7 @@ void add_session_routes(api_routes& api, http_context& ctx) {
   api.post_deferred("/api/tickets", needed(operation::ticket_create),
                     [&](auto& req, const http_reply& reply) {
                       ticket_body t = read_ticket_body(parse_body(req.body));
-                      t.ticket.credential = caller_credential(ctx.config, req);
+                      t.ticket.credential = caller_credential(ctx.access, req);
                       json queues = json::array({t.queue});
                       for (const auto& q : t.ticket.also_queues) queues.push_back(q);
                       bridge.create(std::move(t.queue), std::move(t.ticket),
@@ -222,8 +222,8 @@ void add_session_routes(api_routes& api, http_context& ctx) {
                  if (!id) return no_such_ticket(reply, req.matches[1]);
                  const auto wait = param(req, "wait", 0, max_ticket_wait_seconds);
                  std::optional<std::string> credential;  // an admin's: any
-                 if (caller_role(ctx.config, req) != role::admin)
-                   credential = caller_credential(ctx.config, req);
+                 if (caller_role(ctx.access, req) != role::admin)
+                   credential = caller_credential(ctx.access, req);
                  bridge.status(*id, std::chrono::seconds(wait), credential,
                                answer<ticket_outcome>(reply, sys, outcome_json));
                });
@@ -254,11 +254,11 @@ void add_session_routes(api_routes& api, http_context& ctx) {
                  auto done = answer<bool>(reply, sys, [id = *id](bool cancelled) {
                    return json{{"ticket", session::format_public_id(id)}, {"cancelled", cancelled}};
                  });
-                 if (caller_role(ctx.config, req) == role::admin)
+                 if (caller_role(ctx.access, req) == role::admin)
                    bridge.ask<bool>(std::move(done), cancel_atom::value, *id);
                  else
                    bridge.ask<bool>(std::move(done), cancel_atom::value, *id,
-                                    caller_credential(ctx.config, req));
+                                    caller_credential(ctx.access, req));
                });
 
   api.deferred(
@@ -282,8 +282,8 @@ void add_session_routes(api_routes& api, http_context& ctx) {
         const std::string name = req.matches[1];
         const auto offset = static_cast<std::uint32_t>(param(req, "offset", 0, 1'000'000'000));
         const auto limit = static_cast<std::uint32_t>(param(req, "limit", 100, 1000));
-        const bool admin = caller_role(ctx.config, req) == role::admin;
-        const std::string credential = caller_credential(ctx.config, req);
+        const bool admin = caller_role(ctx.access, req) == role::admin;
+        const std::string credential = caller_credential(ctx.access, req);
         bridge.ask<std::vector<waiting_ticket_view>>(
             [&bridge, &sys, reply, name, offset, limit, admin,
              credential](caf::expected<std::vector<waiting_ticket_view>> page) {
@@ -341,14 +341,14 @@ void add_session_routes(api_routes& api, http_context& ctx) {
   api.post_deferred(
       "/api/lobbies/find", needed(operation::lobby_find), [&](auto& req, const http_reply& reply) {
         lobby_query q = read_lobby_query(parse_body(req.body));
-        q.credential = caller_credential(ctx.config, req);
+        q.credential = caller_credential(ctx.access, req);
         bridge.ask<lobby_placement>(answer<lobby_placement>(reply, sys, placement_json),
                                     lobby_atom::value, find_atom::value, q);
       });
   api.post_deferred("/api/lobbies", needed(operation::lobby_write),
                     [&](auto& req, const http_reply& reply) {
                       lobby_registration l = read_lobby_body(parse_body(req.body));
-                      l.credential = caller_credential(ctx.config, req);
+                      l.credential = caller_credential(ctx.access, req);
                       bridge.ask<bool>(answer<bool>(
                                            reply, sys, [l](bool) { return lobby_json(l); }, 201),
                                        lobby_atom::value, create_atom::value, l);

@@ -19,11 +19,6 @@ std::int64_t unix_now_ms() {
       .count();
 }
 
-void say(const std::string& line) {
-  std::printf("%s\n", line.c_str());
-  std::fflush(stdout);
-}
-
 }  // namespace
 
 std::shared_ptr<ticket_recording> open_recording(const server_config& c) {
@@ -36,8 +31,9 @@ std::shared_ptr<ticket_recording> open_recording(const server_config& c) {
                  {"datacenters", datacenters_json(c.sessions)},
                  {"detour_factor", c.sessions.detour_factor}};
   auto r = std::make_shared<ticket_recording>(c.sessions.record, std::move(header));
-  say("matchmakerd: recording the tickets of " + std::to_string(c.sessions.record.queues.size()) +
-      " queue(s) into " + c.sessions.record.dir);
+  say("server", "matchmakerd: recording the tickets of " +
+                    std::to_string(c.sessions.record.queues.size()) + " queue(s) into " +
+                    c.sessions.record.dir);
   return r;
 }
 
@@ -90,6 +86,8 @@ void session_host::start(const write_fence& fence) {
   if (!fence.empty()) journal_store->set_write_fence(fence);
   sessions.ids = ids_;
   sessions.store = journal_store;
+  journal_health_->last_write_failed = false;  // this start's journal: nothing written yet
+  sessions.journal_writes = journal_health_;
   sessions.service_name = name_;
   sessions.outcome_retention = s.outcome_retention;
   sessions.max_outcomes = s.max_outcomes;
@@ -108,10 +106,11 @@ void session_host::start(const write_fence& fence) {
     adopt_token_names(config_, sessions.restored);
     const auto& back = sessions.restored;
     if (back.waiting.size() + back.retained.size() + back.unreadable + r.lobbies.size() > 0)
-      say("matchmakerd: sessions of the last run: " + std::to_string(back.waiting.size()) +
-          " waiting tickets back, " + std::to_string(back.retained.size()) + " outcomes kept, " +
-          std::to_string(back.unreadable) + " unreadable; " + std::to_string(r.lobbies.size()) +
-          " lobbies back");
+      say("server",
+          "matchmakerd: sessions of the last run: " + std::to_string(back.waiting.size()) +
+              " waiting tickets back, " + std::to_string(back.retained.size()) +
+              " outcomes kept, " + std::to_string(back.unreadable) + " unreadable; " +
+              std::to_string(r.lobbies.size()) + " lobbies back");
   }
   // The events written before stay readable from their sequence numbers
   // (the feed takes only those newer than what it holds).
@@ -146,31 +145,35 @@ void session_host::stop(const std::string& served_by) {
   self->request(service, std::chrono::seconds(10), actors::session_save_atom::value)
       .receive([&](bool) {},
                [&](caf::error& e) {
-                 log(log_level::error, "the session queues did not stop: " + sys_.render(e));
+                 log(log_level::error, "sessions",
+                     "the session queues did not stop: " + sys_.render(e));
                });
   std::optional<std::vector<actors::lobby_registration>> lobbies;
   self->request(service, std::chrono::seconds(10), actors::lobby_atom::value,
                 actors::inspect_atom::value)
       .receive([&](std::vector<actors::lobby_registration>& l) { lobbies = std::move(l); },
                [&](caf::error& e) {
-                 log(log_level::error, "the lobbies did not answer: " + sys_.render(e));
+                 log(log_level::error, "sessions", "the lobbies did not answer: " + sys_.render(e));
                });
   if (lobbies) {
     try {
       auto state_store = open_configured_store(config_);
       if (!fence_.empty()) state_store->set_write_fence(fence_);
       state_store->write_session_state(name_, session_state_of(*lobbies), unix_now_ms());
-      say("matchmakerd: kept " + std::to_string(lobbies->size()) +
-          " lobbies for the next start; the tickets are in the journal");
+      say("server", "matchmakerd: kept " + std::to_string(lobbies->size()) +
+                        " lobbies for the next start; the tickets are in the journal");
     } catch (const std::exception& e) {
-      log(log_level::error, std::string("the lobbies were not written: ") + e.what());
+      log(log_level::error, "sessions", std::string("the lobbies were not written: ") + e.what());
     }
   }
   self->monitor(service_);
   self->send_exit(service_, caf::exit_reason::user_shutdown);
   self->receive([](const caf::down_msg&) {},
                 caf::after(std::chrono::seconds(30)) >>
-                    [] { log(log_level::error, "the session service did not stop within 30 s"); });
+                    [] {
+                      log(log_level::error, "sessions",
+                          "the session service did not stop within 30 s");
+                    });
   service_ = nullptr;
   // Every event the stop wrote is in the feed: the followers get them, then
   // see the queues gone (on a node of a cluster) and go elsewhere.

@@ -21,6 +21,7 @@
 #include <string>
 
 #include "mm/actors/interface.hpp"
+#include "mm/actors/session_journal.hpp"
 #include "mm/actors/session_switch.hpp"
 #include "mm/actors/ticket_event_feed.hpp"
 #include "mm/session/public_id.hpp"
@@ -61,6 +62,9 @@ class session_host {
   bool running() const { return static_cast<bool>(service_); }
   // The running service, for a thread that reads its books (ticket polls).
   std::shared_ptr<const actors::session_target> target() const { return target_; }
+  // Whether the running journal's last write to the store failed (its
+  // batch or its prune; the next one that succeeds clears it).
+  bool journal_write_failed() const { return journal_health_->last_write_failed.load(); }
   // The ticket stream's recording (sessions.record), or null.
   const ticket_recording* recording() const { return recording_.get(); }
 
@@ -73,6 +77,8 @@ class session_host {
   std::shared_ptr<actors::session_target> target_;
   actors::session_interfaces::service handle_;
   std::shared_ptr<session::id_source> ids_;
+  std::shared_ptr<actors::journal_health> journal_health_ =
+      std::make_shared<actors::journal_health>();
   write_fence fence_;   // of the running service
   caf::actor service_;  // invalid while stopped
 };

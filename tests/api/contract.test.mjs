@@ -108,6 +108,14 @@ test('every route answers as docs/openapi.json says, successes and errors', asyn
   await call('GET', '/api/config', { token: null, expect: 401 });
   await call('GET', '/api/cluster', { token: tokens.view, expect: 200 });
   await call('GET', '/api/cluster', { token: null, expect: 401 });
+  // The probes need no token; ready once the first scans ran.
+  await call('GET', '/healthz', { token: null, expect: 200 });
+  await call('POST', '/healthz', { token: null, expect: 405 });
+  await until(async () => (await call('GET', '/readyz', { token: null })).status === 200, 'ready');
+  await call('DELETE', '/readyz', { token: null, expect: 405 });
+  // The config file's tokens again (the same ones): admin only.
+  await call('POST', '/api/admin/tokens/reload', { body: {}, expect: 200 });
+  await call('POST', '/api/admin/tokens/reload', { token: tokens.view, body: {}, expect: 403 });
   await call('GET', '/api/matchmakers/mm-0', { expect: 200 });
   await call('GET', '/api/matchmakers/mm-9', { expect: 404 });
   await call('GET', '/api/matchmakers/0/buckets/0?limit=3', { expect: 200 });

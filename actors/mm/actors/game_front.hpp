@@ -68,7 +68,7 @@ typename game_front_actor<Profile>::behavior_type game_front(
               if (!identities || !sender) return std::string(local_identity);
               auto who = identities->by_token(token);
               if (!who) return make_error(errc::forbidden, "token: not a token of this server");
-              if (!identities->present(sender->node(), *who))
+              if (!identities->present(sender->node(), token))
                 return make_error(errc::forbidden,
                                   "hello: only a connection of the port says hello");
               return who->name;

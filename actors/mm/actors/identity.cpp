@@ -31,7 +31,7 @@ std::optional<std::string> bad_identity_name(const std::string& name) {
 
 identity_book::identity_book(std::vector<named_token> tokens, std::vector<named_peer> peers,
                              role anonymous_role)
-    : tokens_(std::move(tokens)), peers_(std::move(peers)), anonymous_role_(anonymous_role) {}
+    : peers_(std::move(peers)), anonymous_role_(anonymous_role), tokens_(std::move(tokens)) {}
 
 const named_token* find_token(const std::vector<named_token>& tokens, std::string_view token) {
   const named_token* found = nullptr;
@@ -46,6 +46,7 @@ const named_token* find_token(const std::vector<named_token>& tokens, std::strin
 }
 
 std::optional<caller_identity> identity_book::by_token(std::string_view token) const {
+  std::lock_guard<std::mutex> lock(mutex_);
   if (const named_token* t = find_token(tokens_, token))
     return caller_identity{t->name, t->granted};
   return std::nullopt;
@@ -59,7 +60,7 @@ caller_identity identity_book::by_common_name(const std::string& cn) const {
 
 bool identity_book::bind(const caf::node_id& node, caller_identity who, const void* connection) {
   std::lock_guard<std::mutex> lock(mutex_);
-  return nodes_.emplace(node, binding{std::move(who), connection}).second;
+  return nodes_.emplace(node, binding{std::move(who), connection, {}}).second;
 }
 
 void identity_book::unbind(const caf::node_id& node, const void* connection) {
@@ -68,12 +69,33 @@ void identity_book::unbind(const caf::node_id& node, const void* connection) {
   if (it != nodes_.end() && it->second.connection == connection) nodes_.erase(it);
 }
 
-bool identity_book::present(const caf::node_id& node, caller_identity who) {
+bool identity_book::present(const caf::node_id& node, std::string_view token) {
   std::lock_guard<std::mutex> lock(mutex_);
   const auto it = nodes_.find(node);
-  if (it == nodes_.end()) return false;
-  it->second.who = std::move(who);
+  const named_token* t = find_token(tokens_, token);
+  if (it == nodes_.end() || !t) return false;
+  it->second.who = {t->name, t->granted};
+  it->second.token = std::string(token);
   return true;
+}
+
+void identity_book::replace_tokens(std::vector<named_token> tokens) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  tokens_ = std::move(tokens);
+  for (auto& [node, b] : nodes_) {
+    if (b.token.empty()) continue;
+    if (const named_token* t = find_token(tokens_, b.token))
+      b.who = {t->name, t->granted};
+    else
+      b.who.granted = role::none;
+  }
+}
+
+std::vector<caller_identity> identity_book::token_identities() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<caller_identity> out;
+  for (const auto& t : tokens_) out.push_back({t.name, t.granted});
+  return out;
 }
 
 caller_identity identity_book::of(const caf::node_id& node) const {

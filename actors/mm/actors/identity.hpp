@@ -77,14 +77,23 @@ class identity_book {
   caller_identity by_common_name(const std::string& cn) const;
   caller_identity anonymous() const { return {anonymous_identity, anonymous_role_}; }
 
+  // The tokens in force from now on (a reload: SIGHUP or POST
+  // /api/admin/tokens/reload). A connection that presented a token keeps
+  // the identity that token now grants: its new role, or role none (refused
+  // everything) when the token is gone; it says hello again with a current
+  // one, or reconnects.
+  void replace_tokens(std::vector<named_token> tokens);
+  // The names and roles in force (no secrets).
+  std::vector<caller_identity> token_identities() const;
+
   // The port's connections. `connection` tags the binding, so that only the
   // connection that made it ends it. False: the node is bound already (to
   // another connection: CAF would treat both as one peer).
   bool bind(const caf::node_id& node, caller_identity who, const void* connection);
   void unbind(const caf::node_id& node, const void* connection);
-  // A connection's identity after a valid `(hello, token)`; false when the
-  // node has no connection now.
-  bool present(const caf::node_id& node, caller_identity who);
+  // A connection's identity after a `(hello, token)`: the token's; false
+  // when the node has no connection now or the token is not one in force.
+  bool present(const caf::node_id& node, std::string_view token);
   // The identity of a message from `node`: role none for a node with no
   // connection on the port (it cannot be told apart from anyone).
   caller_identity of(const caf::node_id& node) const;
@@ -94,11 +103,12 @@ class identity_book {
   struct binding {
     caller_identity who;
     const void* connection = nullptr;
+    std::string token;  // the token it presented; empty: its certificate's or anonymous
   };
-  std::vector<named_token> tokens_;
   std::vector<named_peer> peers_;
   role anonymous_role_;
-  mutable std::mutex mutex_;
+  mutable std::mutex mutex_;  // over the tokens and the bindings
+  std::vector<named_token> tokens_;
   std::unordered_map<caf::node_id, binding> nodes_;
 };
 

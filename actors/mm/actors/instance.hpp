@@ -135,8 +135,9 @@ void write_snapshot(instance_pointer<Profile> self, std::function<void()> done =
           },
           [=](caf::error& e) {
             ++self->state.counters.snapshot_failures;
-            log(log_level::error, "matchmaker '" + self->state.config.id +
-                                      "': snapshot not written: " + self->system().render(e));
+            log(log_level::error, "matchmaker",
+                "matchmaker '" + self->state.config.id +
+                    "': snapshot not written: " + self->system().render(e));
             if (done) done();
           });
 }
@@ -185,6 +186,7 @@ void start_scan(instance_pointer<Profile> self) {
             auto& c = s.counters;
             c.last_scan_seconds = res.seconds;
             c.last_scan_unix_ms = now_unix_ms<Profile>(self);
+            if (c.ready_unix_ms == 0) c.ready_unix_ms = c.last_scan_unix_ms;
             c.last_scan_requested = requested;
             c.last_scan_found = static_cast<std::uint32_t>(res.rows.size() + res.unreadable);
             c.scan_seconds_total += res.seconds;
@@ -198,7 +200,7 @@ void start_scan(instance_pointer<Profile> self) {
             auto& s = self->state;
             s.scan_in_flight = false;
             ++s.counters.scan_errors;
-            log(log_level::warning,
+            log(log_level::warning, "matchmaker",
                 "matchmaker '" + s.config.id + "': scan failed: " + self->system().render(e));
           });
 }
@@ -217,14 +219,15 @@ void take_sizing_sample(instance_pointer<Profile> self) {
             auto& s = self->state;
             s.eng()->apply_rows(res.rows, res.unreadable);
             if (!res.reports.empty()) s.counters.scan_reports = std::move(res.reports);
-            log(log_level::info, "matchmaker '" + s.config.id + "': sizing sample of " +
-                                     std::to_string(res.rows.size()) + " rows in " +
-                                     std::to_string(res.seconds) + " s");
+            log(log_level::info, "matchmaker",
+                "matchmaker '" + s.config.id + "': sizing sample of " +
+                    std::to_string(res.rows.size()) + " rows in " + std::to_string(res.seconds) +
+                    " s");
             rebalance_if_due_early<Profile>(self);
           },
           [=](caf::error& e) {
             ++self->state.counters.scan_errors;
-            log(log_level::warning,
+            log(log_level::warning, "matchmaker",
                 "matchmaker '" + self->state.config.id +
                     "': sizing sample failed (the scans will size): " + self->system().render(e));
           });
@@ -234,6 +237,8 @@ template <class Profile>
 void finish_restore(instance_pointer<Profile> self) {
   auto& s = self->state;
   s.restore_done = true;
+  if (!s.config.opts.enable_database_scan && s.counters.ready_unix_ms == 0)
+    s.counters.ready_unix_ms = now_unix_ms<Profile>(self);  // no scan is coming
   for (const auto& u : s.pending_updates)
     s.eng()->update(u.id, std::span<const typename Profile::model_type>(u.models));
   s.pending_updates = {};
@@ -257,7 +262,8 @@ void restore(instance_pointer<Profile> self) {
             const shard owned{s.config.database.shard_count, s.config.database.shard_index};
             const auto r = restore_stored(*s.eng(), stored, now_unix_ms<Profile>(self), owned);
             if (r.restored) {
-              log(log_level::info,
+              s.counters.ready_unix_ms = now_unix_ms<Profile>(self);
+              log(log_level::info, "matchmaker",
                   "matchmaker '" + s.config.id + "': restored " + std::to_string(r.players) +
                       " players from its snapshot" +
                       (r.other_shard ? " (left out " + std::to_string(r.other_shard) +
@@ -273,7 +279,7 @@ void restore(instance_pointer<Profile> self) {
           },
           [=](caf::error& e) {
             finish_restore<Profile>(self);
-            log(log_level::error,
+            log(log_level::error, "matchmaker",
                 "matchmaker '" + self->state.config.id +
                     "': snapshot not read, starting empty: " + self->system().render(e));
           });

@@ -111,6 +111,9 @@ struct instance_counters {
   // fetch count, or a shard with few players, finds fewer), and their time.
   double last_scan_seconds = 0;
   std::int64_t last_scan_unix_ms = 0;  // when the last scan was applied; 0: none yet
+  // Since when it serves what it should (GET /readyz): its snapshot restored,
+  // or its first scan applied (at once without scans); 0: not yet.
+  std::int64_t ready_unix_ms = 0;
   std::uint32_t last_scan_requested = 0, last_scan_found = 0;
   double scan_seconds_total = 0;
   std::uint64_t scan_rows_requested_total = 0, scan_rows_found_total = 0;
@@ -224,7 +227,7 @@ typename Inspector::result_type inspect(Inspector& f, engine_info& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, instance_counters& x) {
   return f(caf::meta::type_name("instance_counters"), x.state_bytes, x.last_snapshot_unix_ms,
-           x.scan_errors, x.scan_reports, x.last_scan_seconds, x.last_scan_unix_ms,
+           x.scan_errors, x.scan_reports, x.last_scan_seconds, x.last_scan_unix_ms, x.ready_unix_ms,
            x.last_scan_requested, x.last_scan_found, x.scan_seconds_total,
            x.scan_rows_requested_total, x.scan_rows_found_total, x.last_snapshot_seconds,
            x.snapshots_written, x.snapshot_failures, x.routed);

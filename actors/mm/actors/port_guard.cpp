@@ -69,7 +69,7 @@ struct guard_context {
     std::string line = "actor port: " + what;
     if (unlogged > 0) line += " (and " + std::to_string(unlogged) + " more not logged)";
     unlogged = 0;
-    log(log_level::warning, line);
+    log(log_level::warning, "actor_port", line);
   }
 };
 

@@ -77,6 +77,12 @@ void add_tick_outcomes(session_journal_state& st, tick_outcomes& t) {
 
 // Writes what waits in one transaction, then tells the listener and answers
 // the writers.
+void note_write(session_journal_state& st, bool written) {
+  if (!st.config.health) return;
+  st.config.health->last_write_failed.store(!written, std::memory_order_relaxed);
+  if (!written) st.config.health->failures.fetch_add(1, std::memory_order_relaxed);
+}
+
 void flush(session_journal_pointer self) {
   auto& st = self->state;
   st.flush_sent = false;
@@ -135,8 +141,9 @@ void flush(session_journal_pointer self) {
     if (st.config.store) st.config.store->write_journal(st.config.service, batch);
   } catch (const mm::error& e) {
     ++st.failures;
-    log(log_level::error, std::string("session journal: ") + e.what() +
-                              "; the queues concerned start again from the store");
+    note_write(st, false);
+    log(log_level::error, "journal",
+        std::string(e.what()) + "; the queues concerned start again from the store");
     std::vector<std::string> queues;
     // The events hold each record's queue: a new ticket's first, an outcome's.
     for (const auto& record : events) queues.push_back(record.queue);
@@ -151,6 +158,7 @@ void flush(session_journal_pointer self) {
       if (b.promise) b.promise->deliver(err);
     return;
   }
+  note_write(st, true);
   st.last_seq = seq;
   ++st.batches;
   st.records += events.size();
@@ -182,8 +190,10 @@ void prune(session_journal_pointer self) {
   p.keep_finished = st.config.max_retained;
   try {
     st.config.store->prune_journal(st.config.service, p);
+    note_write(st, true);
   } catch (const mm::error& e) {
-    log(log_level::warning, std::string("session journal: ") + e.what());
+    note_write(st, false);
+    log(log_level::warning, "journal", e.what());
   }
 }
 
@@ -321,8 +331,8 @@ session_journal_actor::behavior_type session_journal(session_journal_pointer sel
           auto all =
               decode_backfills(c.store->read_backfills(c.service), c.unix_epoch_ms, &unreadable);
           if (unreadable > 0)
-            log(log_level::warning, "session journal: " + std::to_string(unreadable) +
-                                        " running matches do not decode and stay behind");
+            log(log_level::warning, "journal",
+                std::to_string(unreadable) + " running matches do not decode and stay behind");
           std::vector<backfill_state> out;
           for (auto& b : all)
             if (b.registration.queue == queue) out.push_back(std::move(b));
@@ -342,8 +352,8 @@ session_journal_actor::behavior_type session_journal(session_journal_pointer sel
           auto all = decode_waiting(c.store->read_waiting_tickets(c.service), c.unix_epoch_ms,
                                     &unreadable);
           if (unreadable > 0)
-            log(log_level::warning, "session journal: " + std::to_string(unreadable) +
-                                        " waiting tickets do not decode and stay behind");
+            log(log_level::warning, "journal",
+                std::to_string(unreadable) + " waiting tickets do not decode and stay behind");
           std::vector<durable_ticket> out;
           for (auto& t : all)
             if (std::find(t.queues.begin(), t.queues.end(), queue) != t.queues.end())

@@ -21,6 +21,7 @@
 // database); tests run it on the deterministic scheduler.
 #pragma once
 
+#include <atomic>
 #include <caf/all.hpp>
 #include <chrono>
 #include <cstdint>
@@ -94,6 +95,14 @@ using session_journal_actor = caf::typed_actor<
     // Its own timers.
     caf::reacts_to<journal_atom, flush_atom>, caf::reacts_to<journal_atom, prune_atom>>;
 
+// The journal's last write to the store (a batch, or the prune every
+// prune_every), for readiness (GET /readyz): set by the journal actor, read
+// by any thread.
+struct journal_health {
+  std::atomic<bool> last_write_failed{false};
+  std::atomic<std::uint64_t> failures{0};
+};
+
 struct session_journal_config {
   std::shared_ptr<player_store> store;           // used by the journal alone
   std::string service = "matchmakerd";           // the rows' owner (a cluster node's name)
@@ -104,6 +113,7 @@ struct session_journal_config {
   std::chrono::milliseconds retention{600'000};  // outcomes and events kept this long
   std::size_t max_retained = 100'000;            // and at most this many of each
   std::chrono::milliseconds prune_every{10'000};
+  std::shared_ptr<journal_health> health;  // none: nobody asks
 };
 
 struct session_journal_state;

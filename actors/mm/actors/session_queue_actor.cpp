@@ -182,8 +182,9 @@ void take_back(session_queue_pointer self) {
     try {
       st.queue->restore(to_queue_request(t), session::time_ms(t.created_ms), t.id);
     } catch (const mm::error& e) {
-      log(log_level::warning, "session queue '" + st.config.queue.name + "': a stored ticket " +
-                                  "no longer fits its queue and fails: " + e.what());
+      log(log_level::warning, "sessions",
+          "session queue '" + st.config.queue.name + "': a stored ticket " +
+              "no longer fits its queue and fails: " + e.what());
       if (t.queues.front() == st.config.queue.name)
         failed.push_back(outcome_in(st.config.queue.name, t.id, session::ticket_state::failed));
     }

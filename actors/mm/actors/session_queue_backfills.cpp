@@ -190,16 +190,16 @@ void take_back_backfills(session_queue_pointer self) {
           st.queue->restore_backfill(to_backfill_request(reg), session::time_ms(b.registered_ms),
                                      std::move(held), to_reservation(b.joined, reg.match_id));
     } catch (const mm::error& e) {
-      log(log_level::warning, "session queue '" + st.config.queue.name + "': running match '" +
-                                  reg.match_id +
-                                  "' no longer fits its queue and stops: " + e.what());
+      log(log_level::warning, "sessions",
+          "session queue '" + st.config.queue.name + "': running match '" + reg.match_id +
+              "' no longer fits its queue and stops: " + e.what());
       write_quietly(self, std::move(b), true);
       continue;
     }
     const std::string id = reg.match_id;
     st.registrations[id] = std::move(reg);
     if (!dropped.empty()) {
-      log(log_level::warning,
+      log(log_level::warning, "sessions",
           "session queue '" + st.config.queue.name + "': " + std::to_string(dropped.size()) +
               " reservations of match '" + id + "' no longer fit it and are dropped");
       write_quietly(self, state_of(self, id), false);

@@ -34,8 +34,9 @@ caf::result<Reply> to_queue(session_queue_supervisor_pointer self, Ts&&... xs) {
 
 void reload_failed(session_queue_supervisor_pointer self, const caf::error& e) {
   auto& sup = self->state;
-  log(log_level::error, "session queue '" + sup.config.queue.queue.name +
-                            "' cannot read its tickets back: " + to_string(e));
+  log(log_level::error, "sessions",
+      "session queue '" + sup.config.queue.queue.name +
+          "' cannot read its tickets back: " + to_string(e));
   sup.crashes_in_a_row += 1;
   self->delayed_send(self, backoff_delay(sup.config.backoff, sup.crashes_in_a_row),
                      sup_restart_atom::value);
@@ -65,8 +66,9 @@ session_queue_supervisor_actor::behavior_type session_queue_supervisor(
     const bool long_run = self->clock().now() - s.started >= s.config.backoff.reset_after;
     s.crashes_in_a_row = long_run ? 1 : s.crashes_in_a_row + 1;
     ++s.restarts;
-    log(log_level::warning, "session queue '" + s.config.queue.queue.name + "' ended (" +
-                                to_string(msg.reason) + "); it starts again from the store");
+    log(log_level::warning, "sessions",
+        "session queue '" + s.config.queue.queue.name + "' ended (" + to_string(msg.reason) +
+            "); it starts again from the store");
     self->delayed_send(self, backoff_delay(s.config.backoff, s.crashes_in_a_row),
                        sup_restart_atom::value);
   });

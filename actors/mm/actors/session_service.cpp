@@ -361,8 +361,8 @@ void take_back(session_service_pointer self) {
       o.ticket = t.id;
       o.state = session::ticket_state::failed;
       failed.push_back(std::move(o));
-      log(log_level::warning, "session service: ticket " + format_public_id(t.id) +
-                                  " of the last run fails: one of its queues is gone");
+      log(log_level::warning, "sessions",
+          "ticket " + format_public_id(t.id) + " of the last run fails: one of its queues is gone");
       continue;
     }
     for (const auto& p : t.ticket.players) e.players.push_back(p.id);
@@ -372,8 +372,9 @@ void take_back(session_service_pointer self) {
     for (const std::uint32_t slot : st.book->find(t.id)->slots) per_slot[slot].push_back(t);
   }
   if (!st.config.restored.waiting.empty())
-    log(log_level::info, "session service: " + std::to_string(st.book->waiting_count()) +
-                             " waiting tickets of the last run wait again");
+    log(log_level::info, "sessions",
+        "" + std::to_string(st.book->waiting_count()) +
+            " waiting tickets of the last run wait again");
   st.config.restored.waiting.clear();
   for (auto& o : st.config.restored.retained) st.book->keep(std::move(o), unix_now(self));
   st.config.restored.retained.clear();
@@ -398,6 +399,7 @@ session_journal_actor spawn_journal(session_service_pointer self) {
   j.max_batch = st.config.journal_batch;
   j.retention = st.config.outcome_retention;
   j.max_retained = st.config.max_outcomes;
+  j.health = st.config.journal_writes;
   auto journal = st.config.detached_journal
                      ? self->spawn<caf::linked + caf::detached>(session_journal, std::move(j))
                      : self->spawn<caf::linked>(session_journal, std::move(j));

@@ -72,6 +72,7 @@ struct session_service_config {
   // Durability (session_journal.hpp).
   // The journal's own connection; none: tickets are not durable (benchmarks).
   std::shared_ptr<player_store> store;
+  std::shared_ptr<journal_health> journal_writes;  // its last write, for readiness; may be null
   std::string service_name = "matchmakerd";
   std::int64_t unix_epoch_ms = 0;  // unix time of the service's start (engine time 0)
   std::shared_ptr<session::id_source> ids;

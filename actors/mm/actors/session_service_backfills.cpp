@@ -186,9 +186,9 @@ std::vector<std::vector<backfill_state>> take_back_backfills(session_service_poi
     bool made = false;
     const auto slot = st.registry->find_or_make(r.queue, made);
     if (!slot || st.backfills.contains(r.match_id)) {
-      log(log_level::warning, "session service: running match '" + r.match_id +
-                                  "' of the last run stops: its queue '" + r.queue +
-                                  "' is gone, or its id is held twice");
+      log(log_level::warning, "sessions",
+          "running match '" + r.match_id + "' of the last run stops: its queue '" + r.queue +
+              "' is gone, or its id is held twice");
       self->request(st.journal, caf::infinite, journal_atom::value, backfill_atom::value,
                     std::move(b), true)
           .then([](bool) {}, [](caf::error&) {});

@@ -116,9 +116,9 @@ typename interfaces<Profile>::supervisor::behavior_type supervisor_actor(
     if (uptime >= st.backoff.reset_after) st.crashes_in_a_row = 0;
     ++st.crashes_in_a_row;
     const auto delay = backoff_delay(st.backoff, st.crashes_in_a_row);
-    log(log_level::error, "matchmaker '" + st.config.id + "' crashed (" +
-                              self->system().render(msg.reason) + "); restarting in " +
-                              std::to_string(delay.count()) + " ms from its last snapshot");
+    log(log_level::error, "matchmaker",
+        "matchmaker '" + st.config.id + "' crashed (" + self->system().render(msg.reason) +
+            "); restarting in " + std::to_string(delay.count()) + " ms from its last snapshot");
     self->delayed_send(self, delay, restart_atom::value);
   });
   self->set_exit_handler([=](const caf::exit_msg& msg) {

@@ -753,6 +753,68 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/healthz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Liveness
+         * @description Answered on the HTTP server's network thread: an answer shows that the process and that thread turn. Needs no token; a request from another site's page is refused (403). docs/operations.md, "Health probes".
+         */
+        get: operations["getHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/readyz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Readiness
+         * @description Whether this node serves what it should: the store answers a read; on a node of a cluster, it has joined, its heartbeat is renewed in time and it holds what the plan gives it; every async shard served here has restored its snapshot or applied its first scan; where the session queues are served, the service runs and the ticket journal's last write succeeded. 200 when ready, 503 naming each check that is not. Computed at most once a second. Needs no token; a request from another site's page is refused (403). docs/operations.md, "Health probes".
+         */
+        get: operations["getReadiness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/tokens/reload": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Read the config file's tokens again
+         * @description Puts the `tokens` of the config file the server was started with (`--config`) in force at every door, without a restart; SIGHUP does the same. The whole file must still be valid. 400 naming the key when it is not, when the server was started without a file, or when the new list would turn tokens on or off (the addresses the server may bind depend on it); the old tokens then stay. A request already admitted keeps the role it was admitted with; an actor-port connection that said hello with a token gets that token's new role, or none when it is gone (docs/security.md, "Rotating tokens").
+         *
+         *     Needs the `admin` role.
+         */
+        post: operations["reloadTokens"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1295,6 +1357,28 @@ export interface components {
             mmr: number;
             attributes: components["schemas"]["AttributesByName"];
             matchmaker?: string;
+        };
+        Health: {
+            /** @constant */
+            alive: true;
+        };
+        Readiness: {
+            ready: boolean;
+            /** @description Each check by name (store, cluster, shards, sessions): "ok", or why it is not ready. */
+            checks: {
+                [key: string]: string;
+            };
+            /** @description The names of the checks that are not ok. */
+            not_ready: string[];
+            /** @description When not ready: "not ready: " and the names of the checks that are not ok. */
+            error?: string;
+        };
+        TokenList: {
+            /** @description The identities of the tokens now in force, in the file's order (never a secret). */
+            tokens: {
+                name: string;
+                role: components["schemas"]["Role"];
+            }[];
         };
     };
     responses: {
@@ -2828,6 +2912,95 @@ export interface operations {
             413: components["responses"]["413"];
             415: components["responses"]["415"];
             429: components["responses"]["429"];
+            431: components["responses"]["431"];
+            503: components["responses"]["503"];
+        };
+    };
+    getHealth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Health"];
+                };
+            };
+            400: components["responses"]["400"];
+            403: components["responses"]["403"];
+            405: components["responses"]["405"];
+            411: components["responses"]["411"];
+            413: components["responses"]["413"];
+            431: components["responses"]["431"];
+        };
+    };
+    getReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Readiness"];
+                };
+            };
+            400: components["responses"]["400"];
+            403: components["responses"]["403"];
+            405: components["responses"]["405"];
+            411: components["responses"]["411"];
+            413: components["responses"]["413"];
+            431: components["responses"]["431"];
+            /** @description Not ready: the body names each check that is not */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Readiness"];
+                };
+            };
+        };
+    };
+    reloadTokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: the tokens of the file are in force at every door */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenList"];
+                };
+            };
+            400: components["responses"]["400"];
+            401: components["responses"]["401"];
+            403: components["responses"]["403"];
+            411: components["responses"]["411"];
+            413: components["responses"]["413"];
+            415: components["responses"]["415"];
             431: components["responses"]["431"];
             503: components["responses"]["503"];
         };

@@ -43,7 +43,7 @@ void lease_agent::join() {
     ++counters_.joins;
   }
   table_->notify();  // the others plan again with this node in
-  log(log_level::info, "cluster: joined as node '" + id + "'");
+  log(log_level::info, "cluster", "joined as node '" + id + "'");
 }
 
 void lease_agent::renew() {
@@ -84,8 +84,9 @@ void lease_agent::lose_everything(const std::string& why) {
   } catch (const std::exception&) {
     table_.reset();  // the old view stays; the next round reads it again
   }
-  log(log_level::warning, "cluster: node '" + node_id_ + "' stops serving " +
-                              std::to_string(owned_.size()) + " resources: " + why);
+  log(log_level::warning, "cluster",
+      "node '" + node_id_ + "' stops serving " + std::to_string(owned_.size()) +
+          " resources: " + why);
   const auto held = owned_;
   for (const auto& [resource, epoch] : held) {
     hooks_.stop(resource, false);
@@ -113,7 +114,7 @@ void lease_agent::step() {
       ++counters_.database_errors;
     }
     table_.reset();  // a new connection next round
-    log(log_level::warning, std::string("cluster: ") + e.what());
+    log(log_level::warning, "cluster", e.what());
   }
   // Not renewed in time (the database unreachable): stop serving before
   // another node may take over.
@@ -217,8 +218,9 @@ void lease_agent::balance(const cluster_view& view) {
       ++counters_.takeovers;
       counters_.takeover_seconds_total += took;
       counters_.last_takeover_seconds = took;
-      log(log_level::info, "cluster: took over '" + l.resource + "' from dead node '" +
-                               t.previous_owner + "' at epoch " + std::to_string(t.epoch));
+      log(log_level::info, "cluster",
+          "took over '" + l.resource + "' from dead node '" + t.previous_owner + "' at epoch " +
+              std::to_string(t.epoch));
     }
   }
 }
@@ -250,11 +252,12 @@ void lease_agent::leave() {
   try {
     if (!table_) connect();
     table_->leave(node_id_);
-    log(log_level::info, "cluster: node '" + node_id_ + "' left; its leases are free");
+    log(log_level::info, "cluster", "node '" + node_id_ + "' left; its leases are free");
   } catch (const std::exception& e) {
-    log(log_level::warning, std::string("cluster: could not leave (the others take over once "
-                                        "this node's heartbeat expires): ") +
-                                e.what());
+    log(log_level::warning, "cluster",
+        std::string("could not leave (the others take over once "
+                    "this node's heartbeat expires): ") +
+            e.what());
   }
 }
 

@@ -47,6 +47,22 @@ const std::vector<migration>& postgres_migrations() {
   return all;
 }
 
+pqxx::connection& pg_database::sql() {
+  // libpqxx 6.4 restores a broken connection when a statement runs on it,
+  // but a transaction's constructor asks the connection's encoding first,
+  // which fails on a broken one ("Could not obtain client encoding: not
+  // connected"): without this, a connection that broke once (PostgreSQL
+  // restarted) failed every later call of its store for good. activate() is
+  // the restore itself; libpqxx 7 drops it (and the automatic restore).
+  if (!connection_.is_open()) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    connection_.activate();
+#pragma GCC diagnostic pop
+  }
+  return connection_;
+}
+
 int pg_database::latest_schema_version() {
   return postgres_migrations().back().version;
 }

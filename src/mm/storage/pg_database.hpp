@@ -31,7 +31,11 @@ class pg_database {
   // or holds a newer schema.
   explicit pg_database(const std::string& url);
 
-  pqxx::connection& sql() { return connection_; }
+  // The connection, reconnected first when it broke (a database restarted,
+  // a link cut): throws pqxx::broken_connection while the server cannot be
+  // reached. Its variables (set_variable) and prepared statements are
+  // restored with it.
+  pqxx::connection& sql();
   // The URL without its password.
   const std::string& where() const { return where_; }
   int schema_version() const { return version_; }

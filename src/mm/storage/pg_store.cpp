@@ -432,9 +432,9 @@ void pg_scanner::ensure_shard_index(std::uint32_t shards) {
     tx.commit();
   } catch (const std::exception& e) {
     // The scan still works without it, reading the other shards' rows too.
-    log(log_level::warning, describe() + ": cannot create the index " +
-                                shard_index_name(source_, shards) +
-                                " that lets a shard's scan read only its rows: " + e.what());
+    log(log_level::warning, "store",
+        describe() + ": cannot create the index " + shard_index_name(source_, shards) +
+            " that lets a shard's scan read only its rows: " + e.what());
   }
 }
 

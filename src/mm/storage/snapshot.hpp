@@ -123,10 +123,11 @@ restore_report restore_stored(engine<Profile>& e, const stored_state& stored,
 
 inline void log_set_aside(const std::string& instance_id, const stored_state& stored,
                           const std::string& problem) {
-  log(log_level::error, "matchmaker '" + instance_id + "': snapshot of " +
-                            std::to_string(stored.persisted_at_unix_ms) +
-                            " set aside in matchmaker_state_rejected (" + problem +
-                            "); starting empty, the scan will fill the cache");
+  log(log_level::error, "matchmaker",
+      "matchmaker '" + instance_id + "': snapshot of " +
+          std::to_string(stored.persisted_at_unix_ms) +
+          " set aside in matchmaker_state_rejected (" + problem +
+          "); starting empty, the scan will fill the cache");
 }
 
 // Reads and applies the instance's snapshot. Database errors propagate (the

@@ -63,14 +63,26 @@ class postgres_server {
     for (int attempt = 0;; ++attempt) {
       port_ = free_loopback_port();
       try {
-        run("pg_ctl start", bin_ + "/pg_ctl -D " + data() + " -l " + dir_ +
-                                "/server.log -w -t 60 -o '-p " + std::to_string(port_) + " -k " +
-                                dir_ + " -c listen_addresses=127.0.0.1 -c fsync=off'" + " start");
+        start();
         break;
       } catch (const std::runtime_error&) {
         if (attempt == 2) throw;
       }
     }
+  }
+
+  // Stops the server at once (its connections cut, as in a crash), for a
+  // test of a database that goes away; start() brings it back on its port.
+  void stop() {
+    if (!started_) return;
+    run("pg_ctl stop", bin_ + "/pg_ctl -D " + data() + " -m immediate -w stop");
+    started_ = false;
+  }
+  void start() {
+    if (started_) return;
+    run("pg_ctl start", bin_ + "/pg_ctl -D " + data() + " -l " + dir_ +
+                            "/server.log -w -t 60 -o '-p " + std::to_string(port_) + " -k " + dir_ +
+                            " -c listen_addresses=127.0.0.1 -c fsync=off'" + " start");
     started_ = true;
   }
 

@@ -1,0 +1,48 @@
+#include "readiness.hpp"
+
+#include <exception>
+
+namespace mm::server {
+
+bool readiness_report::ready() const {
+  for (const auto& c : checks)
+    if (c.problem) return false;
+  return true;
+}
+
+json readiness_report::to_json() const {
+  json checks_out = json::object();
+  json not_ready = json::array();
+  for (const auto& c : checks) {
+    checks_out[c.name] = c.problem ? *c.problem : std::string("ok");
+    if (c.problem) not_ready.push_back(c.name);
+  }
+  json out = {{"ready", not_ready.empty()}, {"checks", checks_out}, {"not_ready", not_ready}};
+  if (!not_ready.empty()) {  // as every error answer: a sentence under "error"
+    std::string names;
+    for (const auto& n : not_ready) names += (names.empty() ? "" : ", ") + n.get<std::string>();
+    out["error"] = "not ready: " + names;
+  }
+  return out;
+}
+
+readiness_report readiness_probe::report() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto now = std::chrono::steady_clock::now();
+  if (made_at_ && now - *made_at_ < reuse_for_) return last_;
+  readiness_report out;
+  for (const auto& c : checks_) {
+    std::optional<std::string> problem;
+    try {
+      problem = c.run();
+    } catch (const std::exception& e) {
+      problem = e.what();
+    }
+    out.checks.push_back({c.name, std::move(problem)});
+  }
+  last_ = out;
+  made_at_ = std::chrono::steady_clock::now();
+  return out;
+}
+
+}  // namespace mm::server

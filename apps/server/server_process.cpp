@@ -1,0 +1,336 @@
+#include "server_process.hpp"
+
+#include <cstdio>
+#include <filesystem>
+
+#include "demo_query_load.hpp"
+#include "demo_session_load.hpp"
+#include "mm/actors/registration.hpp"
+#include "mm/engine/log.hpp"
+#include "store_url.hpp"
+
+namespace mm::server {
+
+namespace {
+
+std::unique_ptr<player_store> open_demo_store(const server_config& c) {
+  if (c.database_url.empty()) {
+    const std::filesystem::path db_path(c.database_path);
+    if (db_path.has_parent_path()) std::filesystem::create_directories(db_path.parent_path());
+  }
+  auto db = open_configured_store(c);
+  if (auto problem = db->integrity_problem())
+    throw store_error("database '" + db->where() + "' is damaged (" + *problem +
+                      "): restore it from a backup, or move it aside to start on a new file");
+  fill_demo_table(*db, c.effective_demo_players());
+  say("server", "matchmakerd: database " + db->where() + " holds " +
+                    std::to_string(db->count_players()) + " players");
+  return db;
+}
+
+caf::actor_system_config& network_config(caf::actor_system_config& cfg, const server_config& c) {
+  actors::use_network(cfg, c.actor_tls);
+  actors::set_worker_idle(cfg, c.worker_idle);
+  cfg.set("logger.verbosity", caf::atom("quiet"));
+  actors::add_message_types<generic_profile>(cfg, "generic");
+  return cfg;
+}
+
+}  // namespace
+
+server_process::server_process(const server_config& c)
+    : config_(c),
+      db_(open_demo_store(c)),
+      // Before the actor system: a recording directory that cannot be
+      // written stops the start here.
+      recording_(open_recording(c)),
+      query_recording_(open_query_recording(c)),
+      sys_(network_config(actor_config_, c)),
+      self_(sys_),
+      // Who each caller is (mm/actors/identity.hpp): the tokens of HTTP and
+      // the port's hello, the TLS peers' certificates, the anonymous role.
+      identities_(
+          std::make_shared<actors::identity_book>(c.tokens, c.actor_peers, c.actor_anonymous_role)),
+      cluster_ref_(std::make_shared<std::atomic<const cluster_node*>>(nullptr)) {
+  actors::instance_config<profile> base;
+  base.id = "mm";
+  base.opts = c.opts;
+  base.profile = profile(c.profile);
+  base.database.path = store_location(c);
+  base.database.open = open_store_at;
+  if (query_recording_)
+    base.observe = [r = query_recording_](std::uint32_t shard) { return observer_of(r, shard); };
+  // In a cluster every shard has a dormant supervisor here, run while this
+  // node holds its lease (cluster_node.hpp).
+  if (c.cluster_total > 0) {
+    deadline_ = std::make_shared<cluster::serving_deadline>();
+    base.lease_gate = deadline_;
+    base.lease_idle_limit = std::max(std::chrono::milliseconds(100), c.cluster_takeover_after / 10);
+  }
+  const actors::set_part part = c.instance_part();
+  // The instances' engines, shared with the query bridge: an HTTP query is
+  // answered on the network thread where its instance is free (engine_slot.hpp).
+  slots_ = std::make_shared<actors::engine_slots<profile>>(part.total);
+  base.slots = slots_;
+  set_ = actors::spawn_instance_part<profile>(sys_, part, base);
+  actors::query_bridge<profile>::slot_list member_slots;
+  for (const std::uint32_t i : part.shards) member_slots.push_back(slots_->slots.at(i));
+  std::vector<std::string> names;
+  for (const std::uint32_t i : part.shards)
+    names.push_back(actors::member_config(base, part.total, i).id);
+  const auto timeout = std::chrono::milliseconds(c.query_timeout_ms);
+  client_ = actors::spawn_client<profile>(sys_, set_, std::uint64_t{1}, part);
+  bridge_.emplace(sys_, set_, names, client_, timeout);
+  queries_.emplace(sys_, set_, timeout, std::uint64_t{2}, std::move(member_slots));
+
+  // The session matchmaker: every queue behind one service actor, started
+  // here on a server alone, and by the lease on a node of a cluster.
+  events_ = std::make_shared<actors::ticket_event_feed>(
+      actors::ticket_event_feed::limits{c.sessions.max_outcomes, c.sessions.outcome_retention});
+  sessions_.emplace(sys_, c, c.cluster_total > 0 ? "cluster" : "matchmakerd", events_, recording_);
+  try {
+    if (c.cluster_total == 0) sessions_->start({});
+  } catch (...) {
+    stop_actors();
+    throw;
+  }
+  std::string list;
+  for (const auto& q : c.sessions.queues) list += (list.empty() ? "" : ", ") + q.name;
+  say("server", "matchmakerd: session queues: " + (list.empty() ? std::string("none") : list) +
+                    " over " + std::to_string(c.sessions.datacenters.size()) + " datacenters");
+}
+
+server_process::~server_process() {
+  stop();
+}
+
+bool server_process::open() {
+  const server_config& c = config_;
+  const auto session_service = sessions_->handle();
+  if (c.actor_port >= 0) {
+    // One actor for both halves: the routing client and the session service.
+    front_ = sys_.spawn(actors::game_front<profile>, client_, session_service,
+                        actors::served_now([&c, cluster_ref = cluster_ref_] {
+                          served_resources out;
+                          if (c.cluster_total == 0) {  // a server alone: all of its set
+                            for (std::uint32_t i = 0; i < c.instances; ++i) out.shards.push_back(i);
+                            out.sessions = true;
+                            return out;
+                          }
+                          if (const cluster_node* n = cluster_ref->load()) {
+                            out.shards = n->served_shards();
+                            out.sessions = n->serves(sessions_resource);
+                          }
+                          return out;
+                        }),
+                        identities_);
+    auto published =
+        actors::publish_actor(sys_, front_, static_cast<std::uint16_t>(c.actor_port), c.actor_host,
+                              c.actor_tls.enabled(), c.actor_limits, identities_);
+    if (!published) {
+      log(log_level::error, "server",
+          "cannot publish the actor port on " + c.actor_host + ":" + std::to_string(c.actor_port) +
+              ": " + sys_.render(published.error()));
+      stop();
+      return false;
+    }
+    actor_port_ = std::move(*published);
+    say("server", "matchmakerd: actor port listening on " + c.actor_host + ":" +
+                      std::to_string(actor_port_->port()) +
+                      (c.actor_tls.enabled() ? " (mutual TLS)" : ""));
+  }
+
+  if (c.effective_demo_qps() > 0)
+    query_load_ = sys_.spawn(demo_query_load, caf::actor_cast<iface::client>(client_),
+                             c.effective_demo_qps(), db_->count_players());
+  if (c.effective_demo_session_players() > 0 && !c.sessions.queues.empty()) {
+    const auto& q = c.sessions.queues.front();
+    session_load_ =
+        sys_.spawn(demo_session_load, session_service,
+                   demo_session_settings{q.name, q.max_party_size, c.sessions.datacenters,
+                                         c.effective_demo_session_players()});
+    say("server", "matchmakerd: demo: " + std::to_string(c.effective_demo_session_players()) +
+                      " synthetic players a second join session queue '" + q.name + "'");
+  }
+
+  read_db_ = open_configured_store(c);
+  const auto timeout = std::chrono::milliseconds(c.query_timeout_ms);
+  // Ticket polls are answered from the running service's books where they
+  // arrive (session_bridge.hpp).
+  session_bridge_.emplace(sys_, session_service, timeout, std::chrono::seconds(1),
+                          sessions_->target());
+  http_context_.emplace(c, *identities_, *bridge_, *queries_, *session_bridge_, *db_, *read_db_);
+  http_context& ctx = *http_context_;
+  ctx.events = events_.get();
+  ctx.recording = sessions_->recording();
+  ctx.queries_recording = query_recording_.get();
+  add_readiness_checks();
+  ctx.readiness = &readiness_;
+  ctx.reload_tokens = [this] { return reload_tokens(); };
+  // Every connection is a file descriptor: take what the system allows.
+  const std::uint64_t files = raise_open_file_limit();
+  if (files != 0 && files < c.http.max_connections + 256)
+    log(log_level::warning, "server",
+        "http.max_connections is " + std::to_string(c.http.max_connections) +
+            " but this process may open only " + std::to_string(files) +
+            " files (ulimit -n): connections past that are refused");
+  http_handlers handlers;
+  try {
+    handlers = api_handlers(ctx);
+  } catch (const std::logic_error& e) {
+    log(log_level::error, "server", e.what());
+    stop();
+    return false;
+  }
+  http_ = std::make_unique<http_server>(c.http, std::move(handlers));
+  ctx.counters.connections = &http_->stats();
+  ctx.counters.queries_answered_inline = [q = &*queries_] { return q->answered_inline(); };
+  ctx.counters.bridge_batches = [q = &*queries_] { return q->batch_answers(); };
+  ctx.counters.ticket_polls_answered_inline = [b = &*session_bridge_] {
+    return b->answered_here();
+  };
+  if (actor_port_) ctx.counters.actor_port = [p = actor_port_.get()] { return p->counters(); };
+  std::uint16_t http_port = 0;
+  try {
+    http_port = http_->listen(c.http_host, c.http_port);
+  } catch (const std::exception& e) {
+    log(log_level::error, "server", std::string(e.what()) + " (in use, or not an address here)");
+    stop();
+    return false;
+  }
+  say("server", "matchmakerd: http listening on http://" + c.http_host + ":" +
+                    std::to_string(http_port) + "/");
+
+  // A node of a cluster joins once its ports are known (the others redirect
+  // to them) and takes its share of the shards.
+  if (c.cluster_total > 0) {
+    std::vector<cluster_node::supervisor> supervisors;
+    for (const auto& m : set_) supervisors.push_back(caf::actor_cast<cluster_node::supervisor>(m));
+    try {
+      node_ = std::make_unique<cluster_node>(sys_, c, supervisors, *sessions_, deadline_, http_port,
+                                             actor_port_ ? actor_port_->port() : -1);
+    } catch (const std::exception& e) {
+      log(log_level::error, "server", std::string("cannot join the cluster: ") + e.what());
+      stop();
+      return false;
+    }
+    ctx.cluster = node_.get();
+    cluster_ref_->store(node_.get());
+    say("server", "matchmakerd: node '" + node_->report()["node"].get<std::string>() +
+                      "' of a cluster of " + std::to_string(c.cluster_total) + " shards");
+  }
+  return true;
+}
+
+json server_process::reload_tokens() {
+  std::lock_guard lock(reload_mutex_);  // a signal's and a route's at once: one after the other
+  auto tokens = reread_tokens(config_);
+  identities_->replace_tokens(std::move(tokens));
+  json list = json::array();
+  std::string names;
+  for (const auto& who : identities_->token_identities()) {
+    list.push_back({{"name", who.name}, {"role", std::string(to_string(who.granted))}});
+    names +=
+        (names.empty() ? "" : ", ") + who.name + " (" + std::string(to_string(who.granted)) + ")";
+  }
+  log(log_level::info, "server", "tokens reloaded from " + config_.config_file + ": " + names);
+  return {{"tokens", list}};
+}
+
+// GET /readyz (readiness.hpp): each check none when ok, else why not.
+void server_process::add_readiness_checks() {
+  using problem = std::optional<std::string>;
+  readiness_.add("store", [this]() -> problem {
+    std::lock_guard lock(http_context_->read_db_mutex);
+    // One indexed lookup (id 0 is never looked up); throws when the database
+    // cannot be read.
+    read_db_->find_player(1);
+    return std::nullopt;
+  });
+  if (config_.cluster_total > 0)
+    readiness_.add("cluster", [this]() -> problem {
+      const cluster_node* node = cluster_ref_->load();
+      if (!node) return "not joined yet";
+      if (!node->metrics().serving)
+        return "its heartbeat was not renewed in time: it serves nothing until it is";
+      std::string missing;
+      for (const auto& r : node->planned_not_held()) missing += (missing.empty() ? "" : ", ") + r;
+      if (!missing.empty()) return "not held yet, planned here: " + missing;
+      return std::nullopt;
+    });
+  readiness_.add("shards", [this]() -> problem {
+    const actors::set_part part = config_.instance_part();
+    std::vector<std::uint32_t> served = part.shards;  // a server alone: all of its part
+    if (config_.cluster_total > 0) {
+      const cluster_node* node = cluster_ref_->load();
+      served = node ? node->served_shards() : std::vector<std::uint32_t>{};
+    }
+    std::string waiting;
+    for (const std::uint32_t shard : served) {
+      const auto at = std::find(part.shards.begin(), part.shards.end(), shard);
+      if (at == part.shards.end()) continue;
+      const auto i = static_cast<std::size_t>(at - part.shards.begin());
+      const auto info = bridge_->info(i);
+      if (!info || info->instance.ready_unix_ms == 0)
+        waiting += (waiting.empty() ? "" : ", ") + bridge_->names()[i];
+    }
+    if (!waiting.empty())
+      return "neither restored from a snapshot nor past a first scan: " + waiting;
+    return std::nullopt;
+  });
+  if (!config_.sessions.queues.empty() || !config_.sessions.queue_template.empty())
+    readiness_.add("sessions", [this]() -> problem {
+      if (const cluster_node* node = cluster_ref_->load();
+          config_.cluster_total > 0 && !(node && node->serves(sessions_resource)))
+        return std::nullopt;  // another node's: the cluster check says if it should be here
+      if (!sessions_->running()) return "the session service is not running";
+      if (sessions_->journal_write_failed())
+        return "the ticket journal's last write to the store failed";
+      return std::nullopt;
+    });
+}
+
+void server_process::stop() {
+  if (actors_stopped_) return;
+  if (session_bridge_) session_bridge_->release_waiters();  // nothing holds the stop
+  events_->close();
+  if (http_) http_->stop();
+  if (http_context_) http_context_->cluster = nullptr;
+  cluster_ref_->store(nullptr);
+  // A node hands its shards over first: each writes its last snapshot, then
+  // its lease is freed and another node takes it at once.
+  if (node_) node_->stop();
+  if (query_load_) self_->send_exit(query_load_, caf::exit_reason::user_shutdown);
+  if (actor_port_) actor_port_->close();
+  // The queues stop and the journal writes what it holds (every ticket is
+  // durable already); the lobbies go to the session state table, read back
+  // at the next start.
+  sessions_->stop();
+  // After the save: the demo stream owns its tickets, and an owner that is
+  // gone has its tickets cancelled.
+  if (session_load_) self_->send_exit(session_load_, caf::exit_reason::user_shutdown);
+  stop_actors();
+}
+
+// Each supervisor passes the stop to its instance, which writes its snapshot
+// on the way out; the actor system's destructor waits for those last writes.
+void server_process::stop_actors() {
+  if (actors_stopped_) return;
+  actors_stopped_ = true;
+  for (auto& inst : set_) {
+    self_->monitor(inst);
+    self_->send_exit(inst, caf::exit_reason::user_shutdown);
+  }
+  self_->send_exit(client_, caf::exit_reason::user_shutdown);
+  if (front_) self_->send_exit(front_, caf::exit_reason::user_shutdown);
+  std::size_t down = 0;
+  self_->receive_while([&] { return down < set_.size(); })(
+      [&](const caf::down_msg&) { ++down; }, caf::after(std::chrono::seconds(30)) >>
+                                                 [&] {
+                                                   log(log_level::error, "server",
+                                                       "some matchmakers did not stop within 30 s");
+                                                   down = set_.size();
+                                                 });
+}
+
+}  // namespace mm::server
