@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "config_versions_checks.hpp"
 #include "mm/storage/csv_import.hpp"
 #include "mm/storage/database.hpp"
 #include "mm/storage/player_table.hpp"
@@ -180,4 +181,10 @@ TEST_CASE("players_after pages through the table in id order", "[db][players]") 
   }
   CHECK(seen == std::vector<player_id>{2, 3, 5, 7, 11});
   CHECK(players_after(db, max_stored_player_id, 10).empty());
+}
+
+TEST_CASE("configuration versions are only added, one writer per number", "[db][config]") {
+  mm::test::temp_dir dir;
+  mm::sqlite_store a(dir.file("mm.db")), b(dir.file("mm.db"));
+  mm::test::check_config_versions(a, b);
 }

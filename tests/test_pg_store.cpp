@@ -9,6 +9,7 @@
 #include <pqxx/pqxx>
 #include <set>
 
+#include "config_versions_checks.hpp"
 #include "mm/engine/synthetic_players.hpp"
 #include "mm/storage/pg_store.hpp"
 #include "mm/testing/postgres_server.hpp"
@@ -355,4 +356,12 @@ TEST_CASE("the event sequence survives a prune of every event, on both stores",
     store->write_journal("node-a", stale);
     CHECK(store->read_journal("node-a", everything).last_seq == 6);
   }
+}
+
+TEST_CASE("configuration versions on PostgreSQL: only added, one writer per number",
+          "[postgres][store][config]") {
+  if (!have_postgres()) return;
+  postgres_server server;
+  mm::pg_store a{server.url()}, b{server.url()};
+  mm::test::check_config_versions(a, b);
 }

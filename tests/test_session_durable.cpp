@@ -241,6 +241,9 @@ TEST_CASE("a tick whose write fails is forgotten: its tickets wait again, then m
   // at once instead of after 5 s.
   x.stop();
   x.store = std::make_shared<sqlite_store>(x.dir.file("journal.db"), database_options{50});
+  // What GET /readyz reads of the journal (its last write).
+  const auto health = std::make_shared<actors::journal_health>();
+  x.config.journal_writes = health;
   x.start(x.config);
   std::vector<std::uint64_t> ids;
   for (player_id p = 1; p <= 4; ++p) ids.push_back(x.create("coop", party({1000}, p)));
@@ -253,6 +256,8 @@ TEST_CASE("a tick whose write fails is forgotten: its tickets wait again, then m
     // the store, and the tickets still wait, under their ids.
     CHECK(x.got->empty());
     for (auto id : ids) CHECK(x.state(id) == ticket_state::waiting);
+    CHECK(health->last_write_failed);
+    CHECK(health->failures >= 1);
   }  // rolled back: the lock is free
   // The queue starts again after its back-off, reads its tickets back, and
   // ticks (the clock moved in steps: each step runs what falls due in it).
@@ -266,6 +271,7 @@ TEST_CASE("a tick whose write fails is forgotten: its tickets wait again, then m
     CHECK(o.match.id == x.got->front().match.id);
   }
   CHECK(told == std::set<std::uint64_t>(ids.begin(), ids.end()));
+  CHECK_FALSE(health->last_write_failed);  // the match was written
   for (int step = 0; step < 5; ++step) x.f.advance(1s);
   CHECK(x.got->size() == 4);  // told once
 }

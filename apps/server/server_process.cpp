@@ -72,23 +72,26 @@ server_process::server_process(const server_config& c)
   // answered on the network thread where its instance is free (engine_slot.hpp).
   slots_ = std::make_shared<actors::engine_slots<profile>>(part.total);
   base.slots = slots_;
-  set_ = actors::spawn_instance_part<profile>(sys_, part, base);
-  actors::query_bridge<profile>::slot_list member_slots;
-  for (const std::uint32_t i : part.shards) member_slots.push_back(slots_->slots.at(i));
-  std::vector<std::string> names;
-  for (const std::uint32_t i : part.shards)
-    names.push_back(actors::member_config(base, part.total, i).id);
-  const auto timeout = std::chrono::milliseconds(c.query_timeout_ms);
-  client_ = actors::spawn_client<profile>(sys_, set_, std::uint64_t{1}, part);
-  bridge_.emplace(sys_, set_, names, client_, timeout);
-  queries_.emplace(sys_, set_, timeout, std::uint64_t{2}, std::move(member_slots));
-
-  // The session matchmaker: every queue behind one service actor, started
-  // here on a server alone, and by the lease on a node of a cluster.
-  events_ = std::make_shared<actors::ticket_event_feed>(
-      actors::ticket_event_feed::limits{c.sessions.max_outcomes, c.sessions.outcome_retention});
-  sessions_.emplace(sys_, c, c.cluster_total > 0 ? "cluster" : "matchmakerd", events_, recording_);
+  // From the first actor on, a failure stops what runs before it is thrown:
+  // the actor system's destructor waits for every actor.
   try {
+    set_ = actors::spawn_instance_part<profile>(sys_, part, base);
+    actors::query_bridge<profile>::slot_list member_slots;
+    for (const std::uint32_t i : part.shards) member_slots.push_back(slots_->slots.at(i));
+    std::vector<std::string> names;
+    for (const std::uint32_t i : part.shards)
+      names.push_back(actors::member_config(base, part.total, i).id);
+    const auto timeout = std::chrono::milliseconds(c.query_timeout_ms);
+    client_ = actors::spawn_client<profile>(sys_, set_, std::uint64_t{1}, part);
+    bridge_.emplace(sys_, set_, names, client_, timeout);
+    queries_.emplace(sys_, set_, timeout, std::uint64_t{2}, std::move(member_slots));
+
+    // The session matchmaker: every queue behind one service actor, started
+    // here on a server alone, and by the lease on a node of a cluster.
+    events_ = std::make_shared<actors::ticket_event_feed>(
+        actors::ticket_event_feed::limits{c.sessions.max_outcomes, c.sessions.outcome_retention});
+    sessions_.emplace(sys_, c, c.cluster_total > 0 ? "cluster" : "matchmakerd", events_,
+                      recording_);
     if (c.cluster_total == 0) sessions_->start({});
   } catch (...) {
     stop_actors();

@@ -48,6 +48,10 @@ class pg_store final : public player_store {
   void prune_journal(const std::string& service, const journal_prune& p) override;
   std::uint64_t reserve_id_generation() override;
   id_key_words ticket_id_key(const id_key_words& fresh) override;
+  // The configuration's versions (pg_config_versions.cpp).
+  std::optional<config_version> latest_config(const std::string& scope) override;
+  std::vector<config_version> config_history(const std::string& scope, std::size_t limit) override;
+  bool append_config(const config_version& v) override;
   // PostgreSQL checks its own pages (and reports damage on read): nothing to
   // do at start.
   std::optional<std::string> integrity_problem() override { return std::nullopt; }

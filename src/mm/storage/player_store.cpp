@@ -59,6 +59,19 @@ session_state_rows sqlite_store::take_session_state(const std::string& service) 
   return mm::take_session_state(db_, service);
 }
 
+std::optional<config_version> sqlite_store::latest_config(const std::string& scope) {
+  return latest_config_version(db_, scope);
+}
+
+std::vector<config_version> sqlite_store::config_history(const std::string& scope,
+                                                         std::size_t limit) {
+  return config_versions(db_, scope, limit);
+}
+
+bool sqlite_store::append_config(const config_version& v) {
+  return append_config_version(db_, v);
+}
+
 void sqlite_store::write_journal(const std::string& service, const journal_batch& b) {
   mm::write_journal(db_, service, b);
 }

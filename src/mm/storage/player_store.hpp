@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "mm/engine/player_row.hpp"
+#include "mm/storage/config_versions.hpp"
 #include "mm/storage/database.hpp"
 #include "mm/storage/player_table.hpp"
 #include "mm/storage/row_scanner.hpp"
@@ -81,6 +82,13 @@ class player_store {
   virtual std::uint64_t reserve_id_generation() = 0;
   virtual id_key_words ticket_id_key(const id_key_words& fresh) = 0;
 
+  // The configuration's versions (mm/storage/config_versions.hpp): never
+  // fenced, any node of a cluster may add one.
+  virtual std::optional<config_version> latest_config(const std::string& scope) = 0;
+  virtual std::vector<config_version> config_history(const std::string& scope,
+                                                     std::size_t limit) = 0;
+  virtual bool append_config(const config_version& v) = 0;
+
   // A damaged store, found by a check at start, or nothing when it is sound.
   virtual std::optional<std::string> integrity_problem() = 0;
 
@@ -129,6 +137,9 @@ class sqlite_store final : public player_store {
   void prune_journal(const std::string& service, const journal_prune& p) override;
   std::uint64_t reserve_id_generation() override;
   id_key_words ticket_id_key(const id_key_words& fresh) override;
+  std::optional<config_version> latest_config(const std::string& scope) override;
+  std::vector<config_version> config_history(const std::string& scope, std::size_t limit) override;
+  bool append_config(const config_version& v) override;
   std::optional<std::string> integrity_problem() override;
   void set_write_fence(const write_fence& f) override;
   std::unique_ptr<row_scanner> open_scanner(const scan_options& o) override;
