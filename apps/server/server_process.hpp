@@ -8,6 +8,7 @@
 
 #include <caf/all.hpp>
 #include <memory>
+#include <mutex>
 #include <optional>
 
 #include "cluster_node.hpp"
