@@ -8,22 +8,6 @@
 
 namespace mm {
 
-namespace {
-
-template <class F>
-auto guard(pg_database& db, const char* what, F&& f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const mm::error&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw store_error(std::string("cannot ") + what + " in PostgreSQL database '" + db.where() +
-                      "': " + e.what());
-  }
-}
-
-}  // namespace
-
 std::optional<config_version> pg_store::latest_config(const std::string& scope) {
   const auto list = config_history(scope, 1);
   if (list.empty()) return std::nullopt;
@@ -31,7 +15,7 @@ std::optional<config_version> pg_store::latest_config(const std::string& scope) 
 }
 
 std::vector<config_version> pg_store::config_history(const std::string& scope, std::size_t limit) {
-  return guard(db_, "read the configuration's versions", [&] {
+  return pg_guarded(db_, "read the configuration's versions", [&] {
     pqxx::nontransaction tx(db_.sql());
     std::vector<config_version> out;
     for (const auto& r : tx.exec_params(
@@ -45,7 +29,7 @@ std::vector<config_version> pg_store::config_history(const std::string& scope, s
 }
 
 bool pg_store::append_config(const config_version& v) {
-  return guard(db_, "write a configuration version", [&] {
+  return pg_guarded(db_, "write a configuration version", [&] {
     pqxx::work tx(db_.sql());
     const auto latest =
         tx.exec_params("SELECT COALESCE(MAX(version), 0) FROM config_versions WHERE scope = $1",

@@ -10,8 +10,10 @@
 // exceptions never leave the storage library.
 #pragma once
 
+#include <exception>
 #include <pqxx/pqxx>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mm/storage/database.hpp"
@@ -24,6 +26,14 @@ const std::vector<migration>& postgres_migrations();
 
 // schema/postgresql/*.sql as (file name, SQL) pairs (cmake/EmbedFiles.cmake).
 const std::vector<std::pair<std::string_view, std::string_view>>& postgres_schema_files();
+
+class pg_database;
+
+// Runs `f` on `db`: libpqxx's (and the standard library's) exceptions become
+// store_error naming `what` and the database without its password; the
+// project's own errors (a refused fence, a store_error) pass as they are.
+template <class F>
+auto pg_guarded(const pg_database& db, const char* what, F&& f) -> decltype(f());
 
 class pg_database {
  public:
@@ -48,5 +58,17 @@ class pg_database {
   pqxx::connection connection_;
   int version_ = 0;
 };
+
+template <class F>
+auto pg_guarded(const pg_database& db, const char* what, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const mm::error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw store_error(std::string("cannot ") + what + " in PostgreSQL database '" + db.where() +
+                      "': " + e.what());
+  }
+}
 
 }  // namespace mm

@@ -40,14 +40,7 @@ std::string with_connection_options(const std::string& url,
 
 template <class F>
 auto pg_lease_table::guarded(const char* what, F&& f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const mm::error&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw store_error(std::string("cannot ") + what + " in PostgreSQL database '" + db_.where() +
-                      "': " + e.what());
-  }
+  return pg_guarded(db_, what, std::forward<F>(f));
 }
 
 pg_lease_table::pg_lease_table(const std::string& url, std::chrono::milliseconds io_timeout)

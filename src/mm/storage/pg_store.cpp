@@ -108,14 +108,7 @@ std::string upsert_statement(std::size_t rows) {
 
 template <class F>
 auto pg_store::guarded(const char* what, F&& f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const mm::error&) {
-    throw;  // store_error, or a refused fence
-  } catch (const std::exception& e) {
-    throw store_error(std::string("cannot ") + what + " in PostgreSQL database '" + db_.where() +
-                      "': " + e.what());
-  }
+  return pg_guarded(db_, what, std::forward<F>(f));
 }
 
 pg_store::pg_store(const std::string& url) : url_(url), db_(url) {}

@@ -8,18 +8,6 @@ namespace mm {
 
 namespace {
 
-template <class F>
-auto guard(pg_database& db, const char* what, F&& f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const mm::error&) {
-    throw;  // store_error, or a refused fence
-  } catch (const std::exception& e) {
-    throw store_error(std::string("cannot ") + what + " in PostgreSQL database '" + db.where() +
-                      "': " + e.what());
-  }
-}
-
 pqxx::binarystring bytes(const std::string& s) {
   return pqxx::binarystring(s.data(), s.size());
 }
@@ -35,7 +23,7 @@ std::int64_t signed_id(std::uint64_t id) {
 }  // namespace
 
 void pg_store::write_journal(const std::string& service, const journal_batch& b) {
-  guard(db_, "write the ticket journal", [&] {
+  pg_guarded(db_, "write the ticket journal", [&] {
     pqxx::work tx(db_.sql());
     check_fence(tx);
     for (const auto& t : b.created)
@@ -79,7 +67,7 @@ void pg_store::write_journal(const std::string& service, const journal_batch& b)
 }
 
 std::vector<journal_ticket> pg_store::read_waiting_tickets(const std::string& service) {
-  return guard(db_, "read the waiting tickets", [&] {
+  return pg_guarded(db_, "read the waiting tickets", [&] {
     std::vector<journal_ticket> out;
     pqxx::nontransaction tx(db_.sql());
     for (const auto& r :
@@ -94,7 +82,7 @@ std::vector<journal_ticket> pg_store::read_waiting_tickets(const std::string& se
 }
 
 std::vector<journal_backfill> pg_store::read_backfills(const std::string& service) {
-  return guard(db_, "read the backfills", [&] {
+  return pg_guarded(db_, "read the backfills", [&] {
     std::vector<journal_backfill> out;
     pqxx::nontransaction tx(db_.sql());
     for (const auto& r :
@@ -111,7 +99,7 @@ journal_contents pg_store::read_journal(const std::string& service, const journa
   journal_contents out;
   out.waiting = read_waiting_tickets(service);
   out.backfills = read_backfills(service);
-  guard(db_, "read the ticket journal", [&] {
+  pg_guarded(db_, "read the ticket journal", [&] {
     pqxx::nontransaction tx(db_.sql());
     for (const auto& r : tx.exec_params(
              "SELECT ticket_id, credential, state, finished_at, outcome FROM "
@@ -140,7 +128,7 @@ journal_contents pg_store::read_journal(const std::string& service, const journa
 }
 
 void pg_store::prune_journal(const std::string& service, const journal_prune& p) {
-  guard(db_, "prune the ticket journal", [&] {
+  pg_guarded(db_, "prune the ticket journal", [&] {
     pqxx::work tx(db_.sql());
     check_fence(tx);
     tx.exec_params0(
@@ -157,7 +145,7 @@ void pg_store::prune_journal(const std::string& service, const journal_prune& p)
 }
 
 std::uint64_t pg_store::reserve_id_generation() {
-  return guard(db_, "reserve a ticket id generation", [&] {
+  return pg_guarded(db_, "reserve a ticket id generation", [&] {
     pqxx::work tx(db_.sql());
     const auto g = tx.exec1(
                          "INSERT INTO session_counters (name, value) VALUES ('id_generation', 1) "
@@ -170,7 +158,7 @@ std::uint64_t pg_store::reserve_id_generation() {
 }
 
 id_key_words pg_store::ticket_id_key(const id_key_words& fresh) {
-  return guard(db_, "read the ticket id key", [&] {
+  return pg_guarded(db_, "read the ticket id key", [&] {
     pqxx::work tx(db_.sql());
     tx.exec_params0(
         "INSERT INTO session_secrets (name, value) VALUES ('ticket_id_key', $1) "
