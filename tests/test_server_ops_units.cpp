@@ -5,6 +5,7 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -61,13 +62,41 @@ TEST_CASE("readiness: a report is reused for its second, so a flood of probes co
     ++calls;
     return std::optional<std::string>();
   });
+  CHECK(probe.report().ready());
   std::vector<std::thread> probes;
+  std::atomic<int> ready{0};  // Catch's CHECK is not for other threads
   for (int i = 0; i < 8; ++i)
     probes.emplace_back([&] {
-      for (int k = 0; k < 100; ++k) CHECK(probe.report().ready());
+      for (int k = 0; k < 100; ++k) ready += probe.report().ready();
     });
   for (auto& t : probes) t.join();
+  CHECK(ready == 800);
   CHECK(calls == 1);
+}
+
+TEST_CASE("readiness: while a check blocks, other probes answer at once with the last report",
+          "[server][health]") {
+  readiness_probe probe(std::chrono::milliseconds(0));
+  std::mutex gate;
+  std::unique_lock<std::mutex> held(gate);  // the database does not answer
+  std::atomic<bool> entered{false};
+  probe.add("store", [&] {
+    entered = true;
+    std::lock_guard<std::mutex> wait(gate);
+    return std::optional<std::string>();
+  });
+  std::atomic<bool> stuck_ready{false};
+  std::thread stuck([&] { stuck_ready = probe.report().ready(); });
+  while (!entered) std::this_thread::yield();
+  // Before any report: not ready, naming the report itself; never blocked.
+  const auto first = probe.report();
+  CHECK_FALSE(first.ready());
+  REQUIRE(first.checks.size() == 1);
+  CHECK(first.checks[0].name == "readiness");
+  held.unlock();
+  stuck.join();
+  CHECK(stuck_ready);
+  CHECK(probe.report().ready());
 }
 
 TEST_CASE("logs: a JSON record is one object a line, whatever the message holds",

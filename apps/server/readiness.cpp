@@ -27,9 +27,16 @@ json readiness_report::to_json() const {
 }
 
 readiness_report readiness_probe::report() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  const auto now = std::chrono::steady_clock::now();
-  if (made_at_ && now - *made_at_ < reuse_for_) return last_;
+  {
+    std::lock_guard<std::mutex> last(last_mutex_);
+    if (made_at_ && std::chrono::steady_clock::now() - *made_at_ < reuse_for_) return last_;
+  }
+  std::unique_lock<std::mutex> computing(computing_, std::try_to_lock);
+  if (!computing.owns_lock()) {  // another caller runs the checks: do not wait for it
+    std::lock_guard<std::mutex> last(last_mutex_);
+    if (made_at_) return last_;
+    return {{{"readiness", std::string("the first report is being made")}}};
+  }
   readiness_report out;
   for (const auto& c : checks_) {
     std::optional<std::string> problem;
@@ -40,6 +47,7 @@ readiness_report readiness_probe::report() {
     }
     out.checks.push_back({c.name, std::move(problem)});
   }
+  std::lock_guard<std::mutex> last(last_mutex_);
   last_ = out;
   made_at_ = std::chrono::steady_clock::now();
   return out;

@@ -48,7 +48,10 @@ class readiness_probe {
 
   void add(std::string name, check c) { checks_.push_back({std::move(name), std::move(c)}); }
   // The checks in the order added, or the report of less than `reuse_for`
-  // ago. Thread-safe; one caller computes while the others wait for it.
+  // ago. Thread-safe, and never waits on another caller: while one computes
+  // (a check may block on a database that does not answer), the others get
+  // the last report at once (not ready, naming "readiness", before the
+  // first), so probes cannot pile up on the HTTP handler threads.
   readiness_report report();
 
  private:
@@ -58,7 +61,8 @@ class readiness_probe {
   };
   std::chrono::milliseconds reuse_for_;
   std::vector<named> checks_;
-  std::mutex mutex_;
+  std::mutex computing_;  // held by the one caller that runs the checks
+  std::mutex last_mutex_;
   std::optional<std::chrono::steady_clock::time_point> made_at_;
   readiness_report last_;
 };
