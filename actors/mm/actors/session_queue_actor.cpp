@@ -173,6 +173,17 @@ session_queue_report report_of(session_queue_pointer self) {
   return r;
 }
 
+// The engine's hooks: multi-queue tickets claimed, reservations' ids.
+void hook_engine(session_queue_pointer self) {
+  auto& st = self->state;
+  if (st.config.claims)
+    st.queue->set_claim_hook([claims = st.config.claims](std::span<const session::ticket_id> ids) {
+      return claims->try_claim(ids);
+    });
+  if (st.config.ids)  // reservations get public ids, as matches do
+    st.queue->set_reservation_ids([ids = st.config.ids] { return ids->next(); });
+}
+
 // The tickets of the store wait again, with their ids and times; one that no
 // longer fits the config fails (and its owner is told).
 void take_back(session_queue_pointer self) {
@@ -194,6 +205,55 @@ void take_back(session_queue_pointer self) {
     self->send(st.config.journal, journal_atom::value, finish_atom::value, std::move(failed));
 }
 
+// A new engine of config `next`, holding `tickets` and `backfills` (what the
+// journal holds of this queue); the tickets keep their ids and times.
+void rebuild(session_queue_pointer self, session::queue_config next,
+             std::vector<durable_ticket> tickets, std::vector<backfill_state> backfills) {
+  auto& st = self->state;
+  st.queue = std::make_unique<session::session_queue>(next, st.config.latency, st.config.seed);
+  st.config.queue = std::move(next);
+  st.registrations.clear();
+  st.wait_reasons.clear();  // their labels name the old config's rules
+  hook_engine(self);
+  st.config.restored = std::move(tickets);
+  st.config.restored_backfills = std::move(backfills);
+  take_back(self);
+  take_back_backfills(self);
+  log(log_level::info, "sessions",
+      "session queue '" + st.config.queue.name + "' took its new config: " +
+          std::to_string(st.queue->waiting()) + " waiting tickets carried over");
+}
+
+// Reads this queue's tickets and running matches back from the journal and
+// rebuilds (session_reconfigure.hpp). `await`: no other message is handled
+// until both answers are in, so nothing sent to the queue meanwhile reaches
+// the old engine or misses the new one.
+caf::result<bool> reconfigure(session_queue_pointer self, session::queue_config next) {
+  try {
+    session::validate(next, "sessions.queues." + next.name + ".");
+  } catch (const mm::error& e) {
+    return make_error(e.code(), e.what());
+  }
+  auto rp = self->make_response_promise<bool>();
+  const auto journal = self->state.config.journal;
+  const std::string name = self->state.config.queue.name;
+  self->request(journal, caf::infinite, journal_atom::value, reload_atom::value, name)
+      .await(
+          [self, rp, journal, name, next](std::vector<durable_ticket>& tickets) mutable {
+            self->request(journal, caf::infinite, journal_atom::value, reload_atom::value,
+                          backfill_atom::value, name)
+                .await(
+                    [self, rp, next,
+                     tickets = std::move(tickets)](std::vector<backfill_state>& backfills) mutable {
+                      rebuild(self, std::move(next), std::move(tickets), std::move(backfills));
+                      rp.deliver(true);
+                    },
+                    [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
+          },
+          [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
+  return rp;
+}
+
 }  // namespace
 
 session::ticket_request to_queue_request(const durable_ticket& t) {
@@ -210,12 +270,7 @@ session_queue_actor_type::behavior_type session_queue_actor(session_queue_pointe
   st.config = std::move(config);
   st.epoch = st.config.epoch.value_or(self->clock().now());
   st.sample_state = st.config.seed;
-  if (st.config.claims)
-    st.queue->set_claim_hook([claims = st.config.claims](std::span<const session::ticket_id> ids) {
-      return claims->try_claim(ids);
-    });
-  if (st.config.ids)  // reservations get public ids, as matches do
-    st.queue->set_reservation_ids([ids = st.config.ids] { return ids->next(); });
+  hook_engine(self);
   take_back(self);
   take_back_backfills(self);
   if (st.config.recorder)
@@ -315,6 +370,9 @@ session_queue_actor_type::behavior_type session_queue_actor(session_queue_pointe
         o.limit = std::min(limit, max_explain_candidates);
         if (auto e = self->state.queue->explain_backfill(id, now_of(self), o)) return std::move(*e);
         return make_error(errc::not_found, "match_id: no running match '" + id + "'");
+      },
+      [self](configure_atom, session::queue_config& next) {
+        return reconfigure(self, std::move(next));
       },
       [self](session_tick_atom) {
         run_tick(self);

@@ -26,6 +26,7 @@
 #include "mm/actors/backfill_messages.hpp"
 #include "mm/actors/interface.hpp"
 #include "mm/actors/session_journal.hpp"
+#include "mm/actors/session_reconfigure.hpp"
 #include "mm/actors/ticket_recorder.hpp"
 #include "mm/session/public_id.hpp"
 #include "mm/session/session_queue.hpp"
@@ -84,7 +85,11 @@ using session_queue_handle = caf::typed_actor<
     caf::replies_to<backfill_atom, explain_atom, std::string,
                     std::uint32_t>::with<session::explanation>>;
 
-using session_queue_actor_type = session_queue_handle::extend<caf::reacts_to<session_tick_atom>>;
+using session_queue_actor_type = session_queue_handle::extend<
+    caf::reacts_to<session_tick_atom>,
+    // A new config (session_reconfigure.hpp): true once the queue runs
+    // under it, or the error naming the key.
+    caf::replies_to<configure_atom, session::queue_config>::with<bool>>;
 
 struct session_queue_actor_config {
   session::queue_config queue;

@@ -36,17 +36,44 @@ session_queue_registry::session_queue_registry(const std::vector<session::queue_
                                                std::size_t max_queues)
     : default_queue_(std::move(default_queue)), max_queues_(max_queues) {
   for (const auto& q : queues) {
-    if (q.shard_by.empty())
+    if (q.shard_by.empty()) {
+      configured_[q.name] = q;
       add(q);
-    else
+    } else {
       sharded_[q.name] = q;
+    }
   }
 }
 
 std::size_t session_queue_registry::add(session::queue_config c) {
   by_name_[c.name] = slots_.size();
   slots_.push_back(std::move(c));
+  closed_.push_back(false);
   return slots_.size() - 1;
+}
+
+std::optional<session::queue_config> session_queue_registry::config_of(
+    const std::string& name) const {
+  if (const auto it = configured_.find(name); it != configured_.end()) return it->second;
+  return config_for_new(name);
+}
+
+std::vector<std::size_t> session_queue_registry::reconfigure(
+    const std::vector<session::queue_config>& queues,
+    std::optional<session::queue_config> default_queue) {
+  configured_.clear();
+  sharded_.clear();
+  for (const auto& q : queues) (q.shard_by.empty() ? configured_ : sharded_)[q.name] = q;
+  default_queue_ = std::move(default_queue);
+  std::vector<std::size_t> changed;
+  for (std::size_t slot = 0; slot < slots_.size(); ++slot) {
+    auto next = config_of(slots_[slot].name);
+    closed_[slot] = !next;
+    if (!next || *next == slots_[slot]) continue;
+    slots_[slot] = std::move(*next);
+    changed.push_back(slot);
+  }
+  return changed;
 }
 
 std::optional<session::queue_config> session_queue_registry::config_for_new(
@@ -98,7 +125,13 @@ caf::expected<std::size_t> session_queue_registry::place(const std::string& name
     if (!shard) return std::move(shard.error());
     target = std::move(*shard);
   }
-  if (auto at = find(target)) return *at;
+  if (auto at = find(target)) {
+    if (closed_[*at])
+      return make_error(
+          errc::invalid_argument,
+          field + ": queue '" + target + "' is closed: the configuration no longer has it");
+    return *at;
+  }
   if (target == name && !default_queue_)
     return make_error(errc::invalid_argument, field + ": no queue " + quoted);
   if (target == name && !session::valid_queue_name(name))

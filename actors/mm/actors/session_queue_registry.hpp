@@ -34,6 +34,15 @@ class session_queue_registry {
   std::optional<std::size_t> find_or_make(const std::string& full_name, bool& made);
   std::optional<std::size_t> find(const std::string& full_name) const;
 
+  // A new configuration (session_reconfigure.hpp): the slots whose config
+  // changed, which their queues are to take. A slot whose queue is no longer
+  // configured keeps its config and is closed to new tickets; one configured
+  // again opens. A shard or a queue made from the template takes its base's
+  // or the template's config.
+  std::vector<std::size_t> reconfigure(const std::vector<session::queue_config>& queues,
+                                       std::optional<session::queue_config> default_queue);
+  bool closed(std::size_t slot) const { return closed_[slot]; }
+
   const session::queue_config& config(std::size_t slot) const { return slots_[slot]; }
   std::size_t size() const { return slots_.size(); }
   std::size_t max_queues() const { return max_queues_; }
@@ -42,7 +51,13 @@ class session_queue_registry {
   std::optional<session::queue_config> config_for_new(const std::string& name) const;
   std::size_t add(session::queue_config c);
 
+  // The config of a queue named `name` under the current configuration.
+  std::optional<session::queue_config> config_of(const std::string& name) const;
+
   std::vector<session::queue_config> slots_;
+  std::vector<bool> closed_;  // by slot: no longer configured
+  // The configured queues that are not split, by name.
+  std::unordered_map<std::string, session::queue_config> configured_;
   std::unordered_map<std::string, std::size_t> by_name_;
   // Configured queues split by a ticket attribute: no slot of their own.
   std::unordered_map<std::string, session::queue_config> sharded_;

@@ -140,6 +140,12 @@ session_queue_supervisor_actor::behavior_type session_queue_supervisor(
                 },
                 [self](caf::error& e) { reload_failed(self, e); });
       },
+      [self](configure_atom a, session::queue_config& next) -> caf::result<bool> {
+        auto& s = self->state;
+        s.config.queue.queue = next;  // what a restart after a crash starts with
+        if (!s.queue) return true;
+        return self->delegate(s.queue, a, std::move(next));
+      },
       [self](lost_atom) {
         if (self->state.queue) self->send_exit(self->state.queue, caf::exit_reason::kill);
       },

@@ -26,7 +26,9 @@ using session_queue_supervisor_actor = session_queue_handle::extend<
     // The journal lost records of this queue: start again from the store.
     caf::reacts_to<lost_atom>,
     // Stop the queue for good (a graceful stop): true once it has stopped.
-    caf::replies_to<stop_atom>::with<bool>>;
+    caf::replies_to<stop_atom>::with<bool>,
+    // A new config, passed to the queue and kept for its restarts.
+    caf::replies_to<configure_atom, session::queue_config>::with<bool>>;
 
 struct session_queue_supervisor_config {
   session_queue_actor_config queue;  // its `restored` tickets are the first start's

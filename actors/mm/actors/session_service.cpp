@@ -407,27 +407,6 @@ session_journal_actor spawn_journal(session_service_pointer self) {
   return journal;
 }
 
-// A graceful stop: every queue stops, then the journal writes what it holds.
-caf::result<bool> save(session_service_pointer self) {
-  auto& st = self->state;
-  if (st.saving) return make_error(errc::invalid_argument, "the service is stopping already");
-  st.saving = true;
-  auto rp = self->make_response_promise<bool>();
-  auto left = std::make_shared<std::size_t>(st.slots.size() + 1);
-  auto one_done = [self, rp, left]() mutable {
-    if (--*left > 0) return;
-    self->request(self->state.journal, caf::infinite, journal_atom::value, sync_atom::value)
-        .then([rp](bool ok) mutable { rp.deliver(ok); },
-              [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
-  };
-  for (const auto& slot : st.slots)
-    self->request(slot, caf::infinite, stop_atom::value)
-        .then([one_done](bool) mutable { one_done(); },
-              [one_done](caf::error&) mutable { one_done(); });
-  one_done();
-  return rp;
-}
-
 }  // namespace
 
 session_service_actor::behavior_type session_service(session_service_pointer self,
@@ -591,7 +570,8 @@ session_service_actor::behavior_type session_service(session_service_pointer sel
       [self](backfill_atom, inspect_atom, const std::string& queue, const std::string& credential) {
         return route_backfill_list(self, queue, credential);
       },
-      [self](session_save_atom) { return save(self); },
+      [self](session_save_atom) { return save_and_stop_queues(self); },
+      [self](configure_atom, queue_set& next) { return reconfigure_queues(self, next); },
       [self](session_restart_atom) {
         if (!self->state.lobbies) start_lobbies(self, {});
       },

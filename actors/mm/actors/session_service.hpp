@@ -38,6 +38,7 @@
 #include "mm/actors/session_lobbies_actor.hpp"
 #include "mm/actors/session_queue_registry.hpp"
 #include "mm/actors/session_queue_supervisor.hpp"
+#include "mm/actors/session_reconfigure.hpp"
 #include "mm/actors/ticket_book.hpp"
 #include "mm/actors/ticket_event_feed.hpp"
 #include "mm/actors/ticket_recorder.hpp"
@@ -98,7 +99,11 @@ using session_service_actor = session_interfaces::service::extend_with<journal_l
     caf::reacts_to<session_restart_atom>,
     // A graceful stop: every queue stops (none restarts) and the journal
     // writes what it holds; true once done. The lobbies keep serving.
-    caf::replies_to<session_save_atom>::with<bool>>;
+    caf::replies_to<session_save_atom>::with<bool>,
+    // A new configuration (session_reconfigure.hpp): the number of queues
+    // that changed, once each runs under its new config; or the error
+    // naming the key, nothing changed.
+    caf::replies_to<configure_atom, queue_set>::with<std::uint32_t>>;
 
 struct session_service_state {
   session_service_state() = default;  // not an aggregate (CAF)
@@ -132,6 +137,11 @@ using session_service_pointer = session_service_actor::stateful_pointer<session_
 // step, shared with session_service_backfills.cpp).
 void start_slot(session_service_pointer self, std::size_t slot,
                 std::vector<durable_ticket> restored, std::vector<backfill_state> backfills);
+
+// The service's step of a new configuration (session_service_control.cpp).
+caf::result<std::uint32_t> reconfigure_queues(session_service_pointer self, queue_set& next);
+// A graceful stop: every queue stops, then the journal writes what it holds.
+caf::result<bool> save_and_stop_queues(session_service_pointer self);
 
 // Every queue config (and the default) is tried at the start: one that
 // cannot run makes the service exit at once with mm::config_error, naming

@@ -94,6 +94,7 @@ struct latency_stages {
   std::chrono::milliseconds expand_after{10'000};
   std::chrono::milliseconds warm_body_after{20'000};
   std::chrono::milliseconds fail_after{30'000};
+  bool operator==(const latency_stages&) const = default;
 };
 
 enum class latency_stage : std::uint8_t { ideal, expand, warm_body, failed };

@@ -51,6 +51,9 @@ struct queue_config {
   // tickets could never match across values (a region, a platform) spreads
   // over the cores. Empty: one queue. The engine itself ignores it.
   std::string shard_by;
+  // Every field the same (a running queue takes a new config only when
+  // it differs: session_reconfigure.hpp).
+  bool operator==(const queue_config&) const = default;
 };
 
 // Whether `name` may name a queue in a server: 1 to 64 of a-z, 0-9, _ and -

@@ -38,6 +38,7 @@ struct expansion {
   double step = 0;
   std::chrono::milliseconds every{0};
   double limit = 0;  // 0: initial (no growth)
+  bool operator==(const expansion&) const = default;
 };
 
 struct rule {
@@ -54,6 +55,7 @@ struct rule {
   // After this wait the rule no longer filters, but still orders the
   // candidates (those that satisfy it go first). Unset: always filters.
   std::optional<std::chrono::milliseconds> optional_after;
+  bool operator==(const rule&) const = default;
 };
 
 // The rule's threshold after the seed waited `waited` (difference and
