@@ -11,6 +11,7 @@
 #include "access.hpp"
 #include "api_routes.hpp"
 #include "cluster_node.hpp"
+#include "config_api.hpp"
 #include "dashboard_files.hpp"
 #include "event_api.hpp"
 #include "json_codec.hpp"
@@ -520,6 +521,7 @@ http_handlers api_handlers(http_context& ctx) {
   // session queues' lease; the others redirect.
   api.served_by(sessions_resource);
   add_session_routes(api, ctx);
+  add_config_routes(api, ctx);
   add_event_routes(api, ctx);
   api.served_by("");
 

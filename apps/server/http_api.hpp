@@ -26,6 +26,7 @@
 namespace mm::server {
 
 class cluster_node;
+class live_config;
 
 struct http_context {
   http_context(const server_config& c, const actors::identity_book& identities,
@@ -65,6 +66,9 @@ struct http_context {
   // POST /api/admin/tokens/reload: the names and roles now in force; throws
   // config_error naming the key. None: the route answers 503.
   std::function<json()> reload_tokens;
+  // The session queues' configuration versions (live_config.hpp); none: the
+  // /api/admin/config routes answer 503.
+  live_config* live = nullptr;
 };
 
 http_handlers api_handlers(http_context& ctx);

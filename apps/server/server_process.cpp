@@ -90,9 +90,16 @@ server_process::server_process(const server_config& c)
     // here on a server alone, and by the lease on a node of a cluster.
     events_ = std::make_shared<actors::ticket_event_feed>(
         actors::ticket_event_feed::limits{c.sessions.max_outcomes, c.sessions.outcome_retention});
-    sessions_.emplace(sys_, c, c.cluster_total > 0 ? "cluster" : "matchmakerd", events_,
-                      recording_);
+    const std::string service_name = c.cluster_total > 0 ? "cluster" : "matchmakerd";
+    sessions_.emplace(sys_, c, service_name, events_, recording_);
+    // The queues' configuration versions (live_config.hpp): the store's
+    // latest is in force before the service starts, and followed after.
+    live_.emplace(c, service_name,
+                  [this](std::int64_t version, const std::vector<session::queue_config>& q) {
+                    return sessions_->apply_queues(version, q);
+                  });
     if (c.cluster_total == 0) sessions_->start({});
+    live_->follow();
   } catch (...) {
     stop_actors();
     throw;
@@ -170,6 +177,7 @@ bool server_process::open() {
   add_readiness_checks();
   ctx.readiness = &readiness_;
   ctx.reload_tokens = [this] { return reload_tokens(); };
+  ctx.live = &*live_;
   // Every connection is a file descriptor: take what the system allows.
   const std::uint64_t files = raise_open_file_limit();
   if (files != 0 && files < c.http.max_connections + 256)
@@ -303,6 +311,7 @@ void server_process::stop() {
   // A node hands its shards over first: each writes its last snapshot, then
   // its lease is freed and another node takes it at once.
   if (node_) node_->stop();
+  live_.reset();  // no change reaches the queues while they stop
   if (query_load_) self_->send_exit(query_load_, caf::exit_reason::user_shutdown);
   if (actor_port_) actor_port_->close();
   // The queues stop and the journal writes what it holds (every ticket is

@@ -13,6 +13,7 @@
 
 #include "cluster_node.hpp"
 #include "http_api.hpp"
+#include "live_config.hpp"
 #include "mm/actors/admin_bridge.hpp"
 #include "mm/actors/game_front.hpp"
 #include "mm/actors/generic_actors.hpp"
@@ -76,6 +77,8 @@ class server_process {
   // The session half.
   std::shared_ptr<actors::ticket_event_feed> events_;
   std::optional<session_host> sessions_;
+  // The session queues' configuration versions, followed in the store.
+  std::optional<live_config> live_;
   // Who the callers are, at every door (mm/actors/identity.hpp); its tokens
   // are replaced by reload_tokens.
   std::shared_ptr<actors::identity_book> identities_;

@@ -4,6 +4,8 @@
 #include <chrono>
 
 #include "access.hpp"
+#include "mm/actors/errors.hpp"
+#include "mm/actors/session_reconfigure.hpp"
 #include "mm/actors/session_service.hpp"
 #include "mm/engine/log.hpp"
 #include "session_persistence.hpp"
@@ -45,7 +47,8 @@ session_host::session_host(caf::actor_system& sys, const server_config& c, std::
       name_(std::move(service_name)),
       events_(std::move(events)),
       recording_(std::move(recording)),
-      target_(std::make_shared<actors::session_target>()) {
+      target_(std::make_shared<actors::session_target>()),
+      queues_(c.sessions.queues) {
   handle_ = caf::actor_cast<actors::session_interfaces::service>(actors::make_session_switch(
       sys, target_, sys.message_types<actors::session_interfaces::service>()));
   // Ids come from the deployment's key and generations drawn in the store:
@@ -60,15 +63,49 @@ session_host::~session_host() {
   stop();
 }
 
+namespace {
+
+std::optional<session::queue_config> template_of(const std::vector<session::queue_config>& queues,
+                                                 const std::string& name) {
+  for (const auto& q : queues)
+    if (q.name == name) return q;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::uint32_t session_host::apply_queues(std::int64_t version,
+                                         std::vector<session::queue_config> queues) {
+  std::lock_guard lock(mutex_);
+  queues_ = std::move(queues);
+  queues_version_ = version;
+  if (!service_) return 0;
+  const auto service = caf::actor_cast<actors::session_service_actor>(service_);
+  caf::scoped_actor self{sys_};
+  std::uint32_t changed = 0;
+  caf::error failed;
+  self->request(service, std::chrono::seconds(30), actors::configure_atom::value,
+                actors::queue_set{queues_, template_of(queues_, config_.sessions.queue_template)})
+      .receive([&](std::uint32_t n) { changed = n; },
+               [&](caf::error& e) { failed = std::move(e); });
+  if (failed) {
+    // The project's own sentence when it has one (it names the key).
+    const bool ours = error_code_of(failed) && failed.context().match_elements<std::string>();
+    throw mm::error(error_code_of(failed).value_or(errc::instance_down),
+                    ours ? failed.context().get_as<std::string>(0) : sys_.render(failed));
+  }
+  return changed;
+}
+
 void session_host::start(const write_fence& fence) {
+  std::lock_guard lock(mutex_);
   if (service_) return;
   fence_ = fence;
   const auto& s = config_.sessions;
   actors::session_service_config sessions;
-  sessions.queues = s.queues;
+  sessions.queues = queues_;
   sessions.latency = latency_model_of(s);
-  for (const auto& q : s.queues)
-    if (q.name == s.queue_template) sessions.default_queue = q;
+  sessions.default_queue = template_of(queues_, s.queue_template);
   sessions.max_queues = s.max_queues;
   sessions.lobbies.max_lobbies = s.max_lobbies;
   sessions.lobbies.max_lobbies_per_owner = s.max_lobbies_per_credential;
@@ -128,6 +165,7 @@ void session_host::start(const write_fence& fence) {
 }
 
 void session_host::abandon() {
+  std::lock_guard lock(mutex_);
   target_->clear({});
   if (service_) caf::anon_send_exit(service_, caf::exit_reason::kill);
   service_ = nullptr;
@@ -135,6 +173,7 @@ void session_host::abandon() {
 }
 
 void session_host::stop(const std::string& served_by) {
+  std::lock_guard lock(mutex_);
   target_->clear(served_by);
   if (!service_) return;
   const auto service = caf::actor_cast<actors::session_service_actor>(service_);

@@ -18,7 +18,9 @@
 #include <caf/actor.hpp>
 #include <caf/actor_system.hpp>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "mm/actors/interface.hpp"
 #include "mm/actors/session_journal.hpp"
@@ -67,6 +69,11 @@ class session_host {
   bool journal_write_failed() const { return journal_health_->last_write_failed.load(); }
   // The ticket stream's recording (sessions.record), or null.
   const ticket_recording* recording() const { return recording_.get(); }
+  // The queues of configuration version `version` (live_config.hpp): the
+  // service runs them from now on, and each start runs them. The number of
+  // running queues that changed. Throws mm::error when the service refuses
+  // them (it keeps its queues).
+  std::uint32_t apply_queues(std::int64_t version, std::vector<session::queue_config> queues);
 
  private:
   caf::actor_system& sys_;
@@ -79,8 +86,13 @@ class session_host {
   std::shared_ptr<session::id_source> ids_;
   std::shared_ptr<actors::journal_health> journal_health_ =
       std::make_shared<actors::journal_health>();
-  write_fence fence_;   // of the running service
-  caf::actor service_;  // invalid while stopped
+  // start, stop, abandon and apply_queues, which come from other threads
+  // (the cluster node's, the configuration's follower).
+  std::mutex mutex_;
+  std::vector<session::queue_config> queues_;  // in force
+  std::int64_t queues_version_ = 0;            // their configuration version; 0: the file's
+  write_fence fence_;                          // of the running service
+  caf::actor service_;                         // invalid while stopped
 };
 
 }  // namespace mm::server

@@ -1,0 +1,92 @@
+#include "config_api.hpp"
+
+#include "live_config.hpp"
+#include "mm/engine/error.hpp"
+
+namespace mm::server {
+
+namespace {
+
+live_config& live_of(http_context& ctx) {
+  if (!ctx.live) throw http_error(503, "this server keeps no configuration versions");
+  return *ctx.live;
+}
+
+const json& field_of(const json& body, const char* name) {
+  if (!body.contains(name)) throw bad_request(std::string(name) + ": required");
+  return body[name];
+}
+
+std::string comment_of(const json& body) {
+  if (!body.contains("comment")) return {};
+  if (!body["comment"].is_string() || body["comment"].get<std::string>().size() > 500)
+    throw bad_request("comment: a text of at most 500 bytes");
+  return body["comment"].get<std::string>();
+}
+
+bool force_of(const json& body) {
+  if (!body.contains("force")) return false;
+  if (!body["force"].is_boolean()) throw bad_request("force: true or false");
+  return body["force"].get<bool>();
+}
+
+// Errors of a change as their statuses: a conflict 409 (another change came
+// first), what would strand tickets 409 with the counts.
+template <class F>
+void changing(http_response& res, F&& f) {
+  try {
+    send_json(res, f());
+  } catch (const stranding_refused& r) {
+    send_json(res,
+              {{"error", "the change would strand " + r.stranded["tickets"].dump() +
+                             " waiting tickets: send force: true to apply it anyway"},
+               {"stranded", r.stranded}},
+              409);
+  } catch (const mm::error& e) {
+    if (e.code() == errc::conflict) throw http_error(409, e.what());
+    if (e.code() == errc::not_found) throw http_error(404, e.what());
+    throw;
+  }
+}
+
+}  // namespace
+
+void add_config_routes(api_routes& api, http_context& ctx) {
+  api.get("/api/admin/config/sessions", role::view,
+          [&ctx](auto&, auto& res) { send_json(res, live_of(ctx).current()); });
+  api.get("/api/admin/config/sessions/versions", role::view, [&ctx](auto& req, auto& res) {
+    const auto limit = param(req, "limit", 20, max_config_versions_listed);
+    send_json(res, live_of(ctx).history(limit));
+  });
+  api.post("/api/admin/config/sessions/check", role::admin, [&ctx](auto& req, auto& res) {
+    const json body = parse_body(req.body);
+    send_json(res, live_of(ctx).check(field_of(body, "document")));
+  });
+  api.post("/api/admin/config/sessions", role::admin, [&ctx](auto& req, auto& res) {
+    const json body = parse_body(req.body);
+    std::optional<std::int64_t> base;
+    if (body.contains("base_version")) {
+      if (!body["base_version"].is_number_integer())
+        throw bad_request("base_version: the version the change was made from, an integer");
+      base = body["base_version"].get<std::int64_t>();
+    }
+    const auto& document = field_of(body, "document");
+    const std::string author = caller_credential(ctx.access, req);
+    changing(res, [&] {
+      return live_of(ctx).apply(document, author, comment_of(body), force_of(body), base);
+    });
+  });
+  api.post("/api/admin/config/sessions/rollback", role::admin, [&ctx](auto& req, auto& res) {
+    const json body = parse_body(req.body);
+    const auto& version = field_of(body, "version");
+    if (!version.is_number_integer() || version.get<std::int64_t>() < 1)
+      throw bad_request("version: a version number, 1 or more");
+    const std::string author = caller_credential(ctx.access, req);
+    changing(res, [&] {
+      return live_of(ctx).rollback(version.get<std::int64_t>(), author, comment_of(body),
+                                   force_of(body));
+    });
+  });
+}
+
+}  // namespace mm::server
