@@ -521,9 +521,10 @@ http_handlers api_handlers(http_context& ctx) {
   // session queues' lease; the others redirect.
   api.served_by(sessions_resource);
   add_session_routes(api, ctx);
-  add_config_routes(api, ctx);
   add_event_routes(api, ctx);
   api.served_by("");
+  // Any node: the versions are in the shared store, and every node follows.
+  add_config_routes(api, ctx);
 
   // A route without its operation in docs/openapi.json (or the reverse) is a
   // defect of the build: the server refuses to start, naming each.
