@@ -259,6 +259,8 @@ int run(const std::vector<std::string>& args) {
   else if (cmd == "tokens") {
     if (f.positional != std::vector<std::string>{"reload"}) throw usage_error("tokens reload");
     print(a.post("/api/admin/tokens/reload", json::object()));
+  } else if (is_config_command(cmd)) {
+    return config_command(a, f);
   } else if (is_session_command(cmd)) {
     mm::client::event_connect c;
     mm::client::parse_base_url(url, c);
@@ -275,7 +277,8 @@ int main(int argc, char** argv) {
   try {
     return run(std::vector<std::string>(argv + 1, argv + argc));
   } catch (const usage_error& e) {
-    std::cerr << "mmctl: " << e.what() << "\n\n" << async_usage << session_usage << usage_end;
+    std::cerr << "mmctl: " << e.what() << "\n\n"
+              << async_usage << session_usage << config_usage << usage_end;
     return 2;
   } catch (const server_error& e) {
     std::fprintf(stderr, "mmctl: %s\n", e.what());

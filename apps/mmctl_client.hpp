@@ -97,7 +97,9 @@ struct flags {
 inline flags parse_flags(const std::vector<std::string>& args, std::size_t from) {
   flags f;
   for (std::size_t i = from; i < args.size(); ++i) {
-    if (args[i].rfind("--", 0) == 0) {
+    if (args[i] == "--force") {  // the one flag without a value
+      f.named.emplace_back("force", "true");
+    } else if (args[i].rfind("--", 0) == 0) {
       if (i + 1 >= args.size()) throw usage_error(args[i] + " needs a value");
       f.named.emplace_back(args[i].substr(2), args[i + 1]);
       ++i;
@@ -142,6 +144,10 @@ inline std::string path_segment(const std::string& s) {
 // The session commands (mmctl_sessions.cpp): their usage lines, and the
 // command itself, for `ticket`, `queues`, `lobby` and `backfill`.
 extern const char* const session_usage;
+// mmctl_config.cpp: the configuration's versions.
+extern const char* const config_usage;
+bool is_config_command(const std::string& cmd);
+int config_command(api& a, const flags& f);
 bool is_session_command(const std::string& cmd);
 int session_command(api& a, const std::string& cmd, const flags& f,
                     mm::client::event_connect events);

@@ -5,6 +5,7 @@
 // refused when it would strand waiting tickets unless forced; kept across a
 // restart.
 #include <atomic>
+#include <fstream>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -212,4 +213,42 @@ TEST_CASE(
   s.post_json("/api/admin/config/sessions", {{"document", duel_only}}, admin_token);
   const json closed = s.post_json("/api/tickets", solo("coop", 9, 1000), test_token, 400);
   CHECK(closed["error"].get<std::string>().find("closed") != std::string::npos);
+}
+
+TEST_CASE("mmctl: config show, check, apply, history and rollback", "[server][mmctl][live_config]") {
+  live_server s(server_patch());
+  const std::vector<std::pair<std::string, std::string>> env = {{"MMCTL_URL", s.url()},
+                                                                {"MMCTL_TOKEN", admin_token}};
+  const auto mmctl = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), MMCTL_BINARY);
+    auto [status, out] = run_binary(args, env);
+    INFO(out);
+    const auto brace = out.find('{');
+    return std::make_pair(status, brace == std::string::npos
+                                      ? json(out)
+                                      : json::parse(out.substr(brace), nullptr, false));
+  };
+  auto [shown, now] = mmctl({"config", "show"});
+  CHECK(shown == 0);
+  CHECK(now["version"] == 1);
+  // A whole config file works too: its sessions.queues is the candidate.
+  const std::string file = s.dir().file("wider.json");
+  std::ofstream(file) << json{{"sessions", duel_with_skill(250)}}.dump();
+  auto [checked, report] = mmctl({"config", "check", file});
+  CHECK(checked == 0);
+  CHECK(report["diff"][0]["to"] == 250);
+  auto [applied, result] = mmctl({"config", "apply", file, "--comment", "by hand", "--base", "1"});
+  CHECK(applied == 0);
+  CHECK(result["version"] == 2);
+  auto [listed, history] = mmctl({"config", "history", "--limit", "5"});
+  CHECK(listed == 0);
+  CHECK(history["versions"][0]["comment"] == "by hand");
+  auto [rolled, back] = mmctl({"config", "rollback", "1", "--force"});
+  CHECK(rolled == 0);
+  CHECK(back["version"] == 3);
+  auto [stale, why] = mmctl({"config", "apply", file, "--base", "1"});
+  CHECK(stale == 1);
+  CHECK(why.get<std::string>().find("HTTP 409") != std::string::npos);
+  auto [bad, usage] = mmctl({"config", "apply"});
+  CHECK(bad == 2);
 }
