@@ -14,7 +14,8 @@ const char* const config_usage =
     "  config check FILE.json|-              what a candidate would change and strand\n"
     "  config apply FILE.json|- [--comment TEXT] [--base VERSION] [--force]\n"
     "                                        make it the next version (role admin); FILE holds\n"
-    "                                        {\"queues\": [...]} or a config file with sessions.queues\n"
+    "                                        {\"queues\": [...]} or a config file with "
+    "sessions.queues\n"
     "  config rollback VERSION [--comment TEXT] [--force]\n"
     "                                        apply an earlier version again (role admin)\n"
     "\n";
@@ -59,7 +60,8 @@ int config_command(api& a, const flags& f) {
   if (what == "show" && p.size() == 1) {
     print(a.get(base));
   } else if (what == "history" && p.size() == 1) {
-    print(a.get(base + "/versions?limit=" + std::to_string(number_arg("--limit", f.one("limit", "20")))));
+    print(a.get(base +
+                "/versions?limit=" + std::to_string(number_arg("--limit", f.one("limit", "20")))));
   } else if (what == "check" && p.size() == 2) {
     print(a.post(base + "/check", {{"document", read_document(p[1])}}));
   } else if (what == "apply" && p.size() == 2) {

@@ -60,9 +60,18 @@ TEST_CASE("live config: two nodes on one PostgreSQL apply the same version",
   // The file seeded version 1 once, whichever node came first.
   CHECK(applies_within(a, 1, std::chrono::seconds(10)));
   CHECK(applies_within(b, 1, std::chrono::seconds(10)));
+  // Settled: both nodes live, every lease with the owner the plan gives it,
+  // the queues running on one node.
+  const auto settled = [&] {
+    const json view = a.get_json("/api/cluster", view_token);
+    if (view["nodes"].size() != 2) return false;
+    for (const auto& l : view["leases"])
+      if (l["owner"] != l["planned_owner"]) return false;
+    return runs_sessions(a) != runs_sessions(b);
+  };
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (runs_sessions(a) == runs_sessions(b) && std::chrono::steady_clock::now() < until)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  while (!settled() && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // polling processes
   REQUIRE(runs_sessions(a) != runs_sessions(b));
   live_server& holder = runs_sessions(a) ? a : b;
   live_server& other = runs_sessions(a) ? b : a;

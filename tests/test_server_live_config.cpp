@@ -215,7 +215,8 @@ TEST_CASE(
   CHECK(closed["error"].get<std::string>().find("closed") != std::string::npos);
 }
 
-TEST_CASE("mmctl: config show, check, apply, history and rollback", "[server][mmctl][live_config]") {
+TEST_CASE("mmctl: config show, check, apply, history and rollback",
+          "[server][mmctl][live_config]") {
   live_server s(server_patch());
   const std::vector<std::pair<std::string, std::string>> env = {{"MMCTL_URL", s.url()},
                                                                 {"MMCTL_TOKEN", admin_token}};

@@ -116,6 +116,21 @@ test('every route answers as docs/openapi.json says, successes and errors', asyn
   // The config file's tokens again (the same ones): admin only.
   await call('POST', '/api/admin/tokens/reload', { body: {}, expect: 200 });
   await call('POST', '/api/admin/tokens/reload', { token: tokens.view, body: {}, expect: 403 });
+  // The session queues' configuration versions: read, checked, applied, rolled back.
+  const inForce = (await call('GET', '/api/admin/config/sessions', { token: tokens.view, expect: 200 })).body;
+  await call('GET', '/api/admin/config/sessions', { token: null, expect: 401 });
+  await call('GET', '/api/admin/config/sessions/versions?limit=5', { token: tokens.view, expect: 200 });
+  await call('GET', '/api/admin/config/sessions/versions?limit=x', { token: tokens.view, expect: 400 });
+  const longer = structuredClone(inForce.document);
+  longer.queues[0].give_up_after = '90s';
+  await call('POST', '/api/admin/config/sessions/check', { body: { document: longer }, expect: 200 });
+  await call('POST', '/api/admin/config/sessions/check', { body: { document: { queues: 'none' } }, expect: 400 });
+  await call('POST', '/api/admin/config/sessions', {
+    body: { document: longer, comment: 'contract', base_version: inForce.version }, expect: 200 });
+  await call('POST', '/api/admin/config/sessions', {
+    body: { document: longer, base_version: inForce.version }, expect: 409 });
+  await call('POST', '/api/admin/config/sessions/rollback', { body: { version: inForce.version }, expect: 200 });
+  await call('POST', '/api/admin/config/sessions/rollback', { body: { version: 9999 }, expect: 404 });
   await call('GET', '/api/matchmakers/mm-0', { expect: 200 });
   await call('GET', '/api/matchmakers/mm-9', { expect: 404 });
   await call('GET', '/api/matchmakers/0/buckets/0?limit=3', { expect: 200 });

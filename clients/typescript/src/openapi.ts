@@ -815,6 +815,100 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/config/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The session queues' configuration version in force
+         * @description The latest version in the store, its document, who applied it and why, and the version this node runs (docs/operations.md, "Changing the configuration while it runs").
+         *
+         *     Needs the `view` role (or a stronger one).
+         */
+        get: operations["getSessionsConfig"];
+        put?: never;
+        /**
+         * Apply a new configuration of the session queues
+         * @description Checks the document as the config file's `sessions.queues` is checked (400 naming the key), counts the waiting tickets it would strand (409 unless `force`), adds it as the next version in the store and applies it: every node takes it within a second, and each queue whose config changed runs it from its next tick, its waiting tickets kept with their ids and waiting times (docs/operations.md, "Changing the configuration while it runs").
+         *
+         *     Needs the `admin` role.
+         */
+        post: operations["applySessionsConfig"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/config/sessions/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The session queues' configuration versions, newest first
+         * @description Each with who, when, why and its diff from the version before (docs/operations.md, "Changing the configuration while it runs").
+         *
+         *     Needs the `view` role (or a stronger one).
+         */
+        get: operations["listSessionsConfigVersions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/config/sessions/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check a candidate configuration without applying it
+         * @description 400 naming the key when it cannot run; else its diff from the version this node runs and the waiting tickets it would strand. Nothing changes (docs/operations.md, "Changing the configuration while it runs").
+         *
+         *     Needs the `admin` role.
+         */
+        post: operations["checkSessionsConfig"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/config/sessions/rollback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Apply an earlier version's configuration again
+         * @description A new version with the earlier one's document, checked, counted and applied as any change (404 for a version not among the last 1000) (docs/operations.md, "Changing the configuration while it runs").
+         *
+         *     Needs the `admin` role.
+         */
+        post: operations["rollbackSessionsConfig"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1379,6 +1473,100 @@ export interface components {
                 name: string;
                 role: components["schemas"]["Role"];
             }[];
+        };
+        /** @description The session queues' configuration: the list the config file's `sessions.queues` holds, in the same form (docs/session.md). */
+        QueuesDocument: {
+            queues: Record<string, never>[];
+        };
+        /** @description What differs, key by key: lists of named objects are matched by name (`queues.duel.rules.skill.max_difference`); at most 200 entries. */
+        ConfigDiff: {
+            key: string;
+            /** @description the value before; null when absent */
+            from: unknown;
+            /** @description the value after; null when removed */
+            to: unknown;
+        }[];
+        /** @description The waiting tickets (read from the ticket journal) a change would strand: those that no longer fit a queue they wait in (they fail) and those in a queue the change closes. */
+        Stranded: {
+            /** @description distinct tickets stranded */
+            tickets: number;
+            /** @description per queue with any */
+            queues: {
+                [key: string]: {
+                    no_longer_fit: number;
+                    closed: number;
+                };
+            };
+        };
+        ConfigVersion: {
+            /** @enum {string} */
+            scope: "sessions";
+            /** @description the version in force in the store */
+            version?: number;
+            /** @description the version this node runs (it looks for a newer one every second) */
+            applied_version: number;
+            /** @description the name of the token that applied it; `file` for the config file */
+            author?: string;
+            created_unix_ms?: number;
+            comment?: string;
+            document?: components["schemas"]["QueuesDocument"];
+        };
+        ConfigHistory: {
+            /** @enum {string} */
+            scope: "sessions";
+            /** @description newest first */
+            versions: {
+                version: number;
+                author: string;
+                created_unix_ms: number;
+                comment: string;
+                /** @description from the version before */
+                diff: components["schemas"]["ConfigDiff"];
+            }[];
+        };
+        ConfigCandidate: {
+            document: components["schemas"]["QueuesDocument"];
+        } & {
+            [key: string]: unknown;
+        };
+        ConfigCheck: {
+            /** @enum {boolean} */
+            valid: true;
+            diff: components["schemas"]["ConfigDiff"];
+            stranded: components["schemas"]["Stranded"];
+        };
+        ConfigChange: {
+            document: components["schemas"]["QueuesDocument"];
+            /** @description why, kept with the version */
+            comment?: string;
+            /**
+             * @description apply even when waiting tickets would be stranded
+             * @default false
+             */
+            force: boolean;
+            /** @description the version the change was made from: 409 when another is in force */
+            base_version?: number;
+        };
+        ConfigRollback: {
+            /** @description the earlier version whose document is applied again (among the last 1000) */
+            version: number;
+            comment?: string;
+            /** @default false */
+            force: boolean;
+        };
+        ConfigApplied: {
+            /** @description the new version (the one in force when `unchanged`) */
+            version: number;
+            /** @description the document is the one in force: no version was added */
+            unchanged: boolean;
+            diff: components["schemas"]["ConfigDiff"];
+            stranded: components["schemas"]["Stranded"];
+            /** @description running queues on this node that took a new config (0 on a node that does not serve the session queues: their node takes it within a second) */
+            queues_changed: number;
+        };
+        ConfigRefused: {
+            error: string;
+            stranded: components["schemas"]["Stranded"];
         };
     };
     responses: {
@@ -2998,6 +3186,174 @@ export interface operations {
             400: components["responses"]["400"];
             401: components["responses"]["401"];
             403: components["responses"]["403"];
+            411: components["responses"]["411"];
+            413: components["responses"]["413"];
+            415: components["responses"]["415"];
+            431: components["responses"]["431"];
+            503: components["responses"]["503"];
+        };
+    };
+    getSessionsConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfigVersion"];
+                };
+            };
+            400: components["responses"]["400"];
+            401: components["responses"]["401"];
+            403: components["responses"]["403"];
+            431: components["responses"]["431"];
+            503: components["responses"]["503"];
+        };
+    };
+    applySessionsConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConfigChange"];
+            };
+        };
+        responses: {
+            /** @description OK: in force */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfigApplied"];
+                };
+            };
+            400: components["responses"]["400"];
+            401: components["responses"]["401"];
+            403: components["responses"]["403"];
+            /** @description Refused: another version is in force than `base_version` (or was added first), or the change would strand waiting tickets (then with `stranded`; send `force: true`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfigRefused"] | components["schemas"]["Error"];
+                };
+            };
+            411: components["responses"]["411"];
+            413: components["responses"]["413"];
+            415: components["responses"]["415"];
+            431: components["responses"]["431"];
+            503: components["responses"]["503"];
+        };
+    };
+    listSessionsConfigVersions: {
+        parameters: {
+            query?: {
+                /** @description versions at most */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfigHistory"];
+                };
+            };
+            400: components["responses"]["400"];
+            401: components["responses"]["401"];
+            403: components["responses"]["403"];
+            431: components["responses"]["431"];
+            503: components["responses"]["503"];
+        };
+    };
+    checkSessionsConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConfigCandidate"];
+            };
+        };
+        responses: {
+            /** @description OK: it can run */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfigCheck"];
+                };
+            };
+            400: components["responses"]["400"];
+            401: components["responses"]["401"];
+            403: components["responses"]["403"];
+            411: components["responses"]["411"];
+            413: components["responses"]["413"];
+            415: components["responses"]["415"];
+            431: components["responses"]["431"];
+            503: components["responses"]["503"];
+        };
+    };
+    rollbackSessionsConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConfigRollback"];
+            };
+        };
+        responses: {
+            /** @description OK: in force */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfigApplied"];
+                };
+            };
+            400: components["responses"]["400"];
+            401: components["responses"]["401"];
+            403: components["responses"]["403"];
+            404: components["responses"]["404"];
+            /** @description Refused: another version is in force than `base_version` (or was added first), or the change would strand waiting tickets (then with `stranded`; send `force: true`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfigRefused"] | components["schemas"]["Error"];
+                };
+            };
             411: components["responses"]["411"];
             413: components["responses"]["413"];
             415: components["responses"]["415"];
