@@ -1,5 +1,7 @@
 #include "config_api.hpp"
 
+#include "cluster_node.hpp"
+#include "dry_run.hpp"
 #include "live_config.hpp"
 #include "mm/engine/error.hpp"
 
@@ -76,6 +78,35 @@ void add_config_routes(api_routes& api, http_context& ctx) {
       return live_of(ctx).apply(document, author, comment_of(body), force_of(body), base);
     });
   });
+  // On the node that runs the session queues: it writes their recording.
+  api.served_by(sessions_resource);
+  api.post("/api/admin/config/sessions/dry-run", role::admin, [&ctx](auto& req, auto& res) {
+    const json body = parse_body(req.body);
+    dry_run_request r;
+    if (body.contains("window_s")) {
+      const auto& w = body["window_s"];
+      if (!w.is_number_integer() || w.get<std::int64_t>() < 60 || w.get<std::int64_t>() > 86'400)
+        throw bad_request("window_s: seconds of the recording to replay, 60 to 86400");
+      r.window = std::chrono::seconds(w.get<std::int64_t>());
+    }
+    live_config& live = live_of(ctx);
+    r.current = ctx.config.sessions;
+    r.current.queues = live.queues_in_force();
+    r.current_version = live.applied_version();
+    r.candidate = ctx.config.sessions;
+    r.candidate.queues = read_sessions_document(ctx.config.sessions, field_of(body, "document"));
+    if (!ctx.dry_run) throw http_error(503, "this server cannot run a dry run");
+    try {
+      send_json(res, ctx.dry_run->run(r));
+    } catch (const mm::error& e) {
+      if (e.code() == errc::not_found) throw http_error(404, e.what());
+      if (e.code() == errc::limit_reached) throw http_error(429, e.what());
+      if (e.code() == errc::invalid_argument)
+        throw http_error(409, std::string("the recording cannot be replayed: ") + e.what());
+      throw;
+    }
+  });
+  api.served_by("");
   api.post("/api/admin/config/sessions/rollback", role::admin, [&ctx](auto& req, auto& res) {
     const json body = parse_body(req.body);
     const auto& version = field_of(body, "version");

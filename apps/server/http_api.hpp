@@ -27,6 +27,7 @@ namespace mm::server {
 
 class cluster_node;
 class live_config;
+class dry_runner;
 
 struct http_context {
   http_context(const server_config& c, const actors::identity_book& identities,
@@ -69,6 +70,8 @@ struct http_context {
   // The session queues' configuration versions (live_config.hpp); none: the
   // /api/admin/config routes answer 503.
   live_config* live = nullptr;
+  // POST /api/admin/config/sessions/dry-run (dry_run.hpp); none: 503.
+  dry_runner* dry_run = nullptr;
 };
 
 http_handlers api_handlers(http_context& ctx);

@@ -91,13 +91,14 @@ class live_config {
   json rollback(std::int64_t version, const std::string& author, const std::string& comment,
                 bool force);
   std::int64_t applied_version() const;
+  // The queues of the applied version.
+  std::vector<session::queue_config> queues_in_force();
 
  private:
   // Applies the store's latest when newer than the applied one; the queues
   // changed (0 when nothing was newer).
   std::uint32_t adopt_latest();
   void seed_from_file();
-  std::vector<session::queue_config> queues_in_force();
 
   const server_config& config_;
   std::string service_name_;

@@ -88,7 +88,7 @@ bool line_reader::next(std::string& line) {
     const int c = in_.get();
     if (c == std::char_traits<char>::eof()) {
       if (in_.bad()) refuse_recording(where() + ": cannot be read");
-      if (line.empty()) return false;
+      if (line.empty() || limits_.last_line_may_be_cut) return false;
       refuse_recording(where() +
                        ": the file ends inside this line (the recording was cut short; remove "
                        "the partial line to replay what comes before it)");

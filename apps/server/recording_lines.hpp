@@ -25,6 +25,10 @@ struct recording_limits {
   // From the first event to the last: a replay's virtual clock walks every
   // tick and scan of it.
   std::int64_t max_span_ms = 31ll * 86'400'000;
+  // A recording still being written (a dry run reads it while the server
+  // records): a file may end inside its last line, which is left out
+  // instead of refused.
+  bool last_line_may_be_cut = false;
 };
 
 [[noreturn]] void refuse_recording(const std::string& what);

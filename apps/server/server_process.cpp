@@ -100,6 +100,9 @@ server_process::server_process(const server_config& c)
                   });
     if (c.cluster_total == 0) sessions_->start({});
     live_->follow();
+    std::function<void()> flush;
+    if (recording_) flush = [r = recording_] { r->flush(); };
+    dry_run_.emplace(c, std::move(flush));
   } catch (...) {
     stop_actors();
     throw;
@@ -178,6 +181,7 @@ bool server_process::open() {
   ctx.readiness = &readiness_;
   ctx.reload_tokens = [this] { return reload_tokens(); };
   ctx.live = &*live_;
+  ctx.dry_run = &*dry_run_;
   // Every connection is a file descriptor: take what the system allows.
   const std::uint64_t files = raise_open_file_limit();
   if (files != 0 && files < c.http.max_connections + 256)

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "cluster_node.hpp"
+#include "dry_run.hpp"
 #include "http_api.hpp"
 #include "live_config.hpp"
 #include "mm/actors/admin_bridge.hpp"
@@ -79,6 +80,8 @@ class server_process {
   std::optional<session_host> sessions_;
   // The session queues' configuration versions, followed in the store.
   std::optional<live_config> live_;
+  // Candidates replayed on the recording before they are applied.
+  std::optional<dry_runner> dry_run_;
   // Who the callers are, at every door (mm/actors/identity.hpp); its tokens
   // are replaced by reload_tokens.
   std::shared_ptr<actors::identity_book> identities_;

@@ -22,8 +22,9 @@ std::vector<key_spec> with_session_keys(std::vector<key_spec> keys) {
        [](const server_config& c) -> json { return c.sessions.detour_factor; }},
       {"sessions.queues", K::list, "the demo's 4-player co-op queue 'coop'",
        "session queues: [{\"name\", \"min_players\", \"max_players\", \"teams\", "
-       "\"team_size\", \"max_party_size\", \"latency\", \"rules\", ...}] (file only; "
-       "docs/session.md)",
+       "\"team_size\", \"max_party_size\", \"latency\", \"rules\", ...}] (docs/session.md); "
+       "the file seeds version 1 of the configuration changed while the server runs "
+       "(/api/admin/config/sessions)",
        [](server_config& c, const json& v) {
          c.sessions.queues = read_queues("sessions.queues", v);
        },

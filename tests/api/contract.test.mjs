@@ -34,9 +34,11 @@ test('the OpenAPI document passes the linter', () => {
 
 test('every route answers as docs/openapi.json says, successes and errors', async (t) => {
   // Fake opponents on, so that a FakeOpponent answer is checked too.
-  const server = await startServer({
+  // The co-op queue recorded, for the configuration's dry run.
+  const server = await startServer((dir) => ({
     matchmaker: { database_scan_first_delay: '0s', database_scan_tick: '500ms', random_seed: 1, enable_fake_opponents: true },
-  });
+    sessions: { record: { queues: ['coop'], dir: `${dir}/recordings` } },
+  }));
   t.after(() => server.stop());
   const contract = new Contract();
 
@@ -195,6 +197,11 @@ test('every route answers as docs/openapi.json says, successes and errors', asyn
   await call('GET', '/api/queues', { token: null, expect: 401 });
   await call('GET', '/api/queues/coop?limit=2', { token: tokens.view, expect: 200 });
   await call('GET', '/api/queues/ranked', { token: tokens.view, expect: 404 });
+  // A dry run of a candidate on the recording of the co-op queue.
+  const candidate = (await call('GET', '/api/admin/config/sessions', { token: tokens.view, expect: 200 })).body.document;
+  candidate.queues[0].give_up_after = '120s';
+  await call('POST', '/api/admin/config/sessions/dry-run', { body: { document: candidate, window_s: 600 }, expect: 200 });
+  await call('POST', '/api/admin/config/sessions/dry-run', { body: { document: candidate, window_s: 1 }, expect: 400 });
 
   // Ticket events: the long-poll, and the WebSocket with each message type.
   await call('GET', '/api/events?after=0&limit=5', { token: tokens.test, expect: 200 });

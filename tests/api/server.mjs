@@ -14,7 +14,8 @@ export const tokens = {
   admin: 'admin-token-0123456789',
 };
 
-// Starts matchmakerd with `patch` over a small base config; resolves once it
+// Starts matchmakerd with `patch` (or `patch(dir)`, given the server's
+// temporary directory) over a small base config; resolves once it
 // listens. `stop()` sends SIGTERM and waits for the exit.
 export async function startServer(patch = {}) {
   const binary = process.env.MATCHMAKERD;
@@ -33,7 +34,7 @@ export async function startServer(patch = {}) {
       { token: tokens.admin, role: 'admin' },
     ],
     matchmaker: { database_scan_first_delay: '0s', database_scan_tick: '500ms', random_seed: 1 },
-    ...patch,
+    ...(typeof patch === 'function' ? patch(dir) : patch),
   };
   writeFileSync(join(dir, 'matchmakerd.json'), JSON.stringify(config, null, 2));
   const child = spawn(binary, ['--config', join(dir, 'matchmakerd.json')], {

@@ -909,6 +909,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/config/sessions/dry-run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replay the recorded tickets under the version in force and under a candidate
+         * @description The tickets of the session recording (`sessions.record`) created in its last `window_s` are replayed under the version in force and under the candidate, as `mmsim replay` replays them (seed 1): the same figures side by side, with what really happened. One dry run at a time (429 while one runs), on a thread at the lowest CPU priority, stopped (429) past its CPU budget of 20 s or 60 s of wall time; 404 without a recording. Answered by the node that runs the session queues (docs/operations.md, "A dry run before applying").
+         *
+         *     Needs the `admin` role.
+         */
+        post: operations["dryRunSessionsConfig"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1567,6 +1589,70 @@ export interface components {
         ConfigRefused: {
             error: string;
             stranded: components["schemas"]["Stranded"];
+        };
+        ReplayDistribution: {
+            count: number;
+            mean: number;
+            p50: number;
+            p95: number;
+            max: number;
+        };
+        /** @description One side of a replay, as mmsim replay reports it: the tickets created in the window, how they ended, and of the matched the time to match, the MMR spread and the worst RTT. */
+        ReplayFigures: {
+            tickets: number;
+            matched: number;
+            cancelled: number;
+            expired: number;
+            failed: number;
+            waiting: number;
+            refused: number;
+            matched_share: number;
+            expired_share: number;
+            time_to_match_s: components["schemas"]["ReplayDistribution"];
+            mmr_spread: components["schemas"]["ReplayDistribution"];
+            /** @description the matches' highest RTT (matches without a datacenter left out) */
+            worst_rtt_ms: components["schemas"]["ReplayDistribution"];
+        };
+        DryRunRequest: {
+            document: components["schemas"]["QueuesDocument"];
+            /**
+             * @description replay the tickets created in the recording's last this many seconds
+             * @default 3600
+             */
+            window_s: number;
+        };
+        DryRun: {
+            recording: {
+                dir: string;
+                files: number;
+                tickets: number;
+                from_unix_ms: number;
+                to_unix_ms: number;
+                window_s: number;
+            };
+            /** @description what really happened to those tickets */
+            recorded: {
+                figures: components["schemas"]["ReplayFigures"];
+            };
+            current: {
+                figures: components["schemas"]["ReplayFigures"];
+                /** @description per queue the tickets were created for */
+                queues: {
+                    [key: string]: components["schemas"]["ReplayFigures"];
+                };
+                /** @description the version in force on this node */
+                version: number;
+            };
+            candidate: {
+                figures: components["schemas"]["ReplayFigures"];
+                /** @description per queue the tickets were created for */
+                queues: {
+                    [key: string]: components["schemas"]["ReplayFigures"];
+                };
+            };
+            /** @description the CPU time both replays took (the reading included) */
+            cpu_seconds: number;
+            wall_seconds: number;
         };
     };
     responses: {
@@ -3357,6 +3443,42 @@ export interface operations {
             411: components["responses"]["411"];
             413: components["responses"]["413"];
             415: components["responses"]["415"];
+            431: components["responses"]["431"];
+            503: components["responses"]["503"];
+        };
+    };
+    dryRunSessionsConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DryRunRequest"];
+            };
+        };
+        responses: {
+            /** @description OK: both replays ran */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DryRun"];
+                };
+            };
+            307: components["responses"]["307"];
+            400: components["responses"]["400"];
+            401: components["responses"]["401"];
+            403: components["responses"]["403"];
+            404: components["responses"]["404"];
+            409: components["responses"]["409"];
+            411: components["responses"]["411"];
+            413: components["responses"]["413"];
+            415: components["responses"]["415"];
+            429: components["responses"]["429"];
             431: components["responses"]["431"];
             503: components["responses"]["503"];
         };

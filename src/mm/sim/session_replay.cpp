@@ -81,7 +81,8 @@ class replay {
   std::vector<ticket_end> run() {
     std::size_t next_join = 0, next_cancel = 0;
     enum phase { joining, cancelling, ticking, joining_late };
-    for (;;) {
+    for (std::uint64_t step = 1;; ++step) {
+      if (c_.check_budget && step % 4096 == 0) c_.check_budget();
       std::pair<std::int64_t, int> next{never, joining};
       if (next_join < joins_.size()) {
         const auto& [at, late, i] = joins_[next_join];

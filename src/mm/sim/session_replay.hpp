@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -91,6 +92,9 @@ struct session_replay_config {
   // (multiples of it since 0).
   std::map<std::string, std::vector<std::int64_t>> ticks;
   std::map<std::string, std::uint64_t> seeds;
+  // Called every few thousand steps of the replay (none: never): it throws
+  // to stop a replay that has run past its budget (a dry run's CPU time).
+  std::function<void()> check_budget;
 };
 
 // One side's figures over a set of tickets (those created in an hour, or for
