@@ -1,6 +1,7 @@
 // mmctl's configuration commands: the session queues' configuration as
 // versions changed while the server runs (docs/operations.md, "Changing the
 // configuration while it runs").
+#include <cstdio>
 #include <fstream>
 #include <iterator>
 
@@ -16,6 +17,9 @@ const char* const config_usage =
     "                                        make it the next version (role admin); FILE holds\n"
     "                                        {\"queues\": [...]} or a config file with "
     "sessions.queues\n"
+    "  config dry-run FILE.json|- [--window SECONDS]\n"
+    "                                        replay the recording's last hour (or window) under\n"
+    "                                        the version in force and the candidate (role admin)\n"
     "  config rollback VERSION [--comment TEXT] [--force]\n"
     "                                        apply an earlier version again (role admin)\n"
     "\n";
@@ -47,6 +51,25 @@ json change_body(const flags& f) {
   return body;
 }
 
+// The two sides in words, then the JSON for tools.
+void print_dry_run(const json& r) {
+  const auto side = [](const char* name, const json& f) {
+    std::fprintf(stderr,
+                 "  %-10s %5llu tickets: matched %5.1f%%, expired %5.1f%%; time to match p50 %.1f s, "
+                 "p95 %.1f s; MMR spread mean %.0f; worst RTT mean %.0f ms\n",
+                 name, f["tickets"].get<unsigned long long>(), 100 * f["matched_share"].get<double>(),
+                 100 * f["expired_share"].get<double>(), f["time_to_match_s"]["p50"].get<double>(),
+                 f["time_to_match_s"]["p95"].get<double>(), f["mmr_spread"]["mean"].get<double>(),
+                 f["worst_rtt_ms"]["mean"].get<double>());
+  };
+  std::fprintf(stderr, "dry run over %llu recorded tickets (%.1f s of CPU):\n",
+               r["recording"]["tickets"].get<unsigned long long>(), r["cpu_seconds"].get<double>());
+  side("recorded", r["recorded"]["figures"]);
+  side("in force", r["current"]["figures"]);
+  side("candidate", r["candidate"]["figures"]);
+  print(r);
+}
+
 }  // namespace
 
 bool is_config_command(const std::string& cmd) {
@@ -69,12 +92,17 @@ int config_command(api& a, const flags& f) {
     body["document"] = read_document(p[1]);
     if (f.has("base")) body["base_version"] = number_arg("--base", f.one("base"));
     print(a.post(base, body));
+  } else if (what == "dry-run" && p.size() == 2) {
+    json body = {{"document", read_document(p[1])}};
+    if (f.has("window")) body["window_s"] = number_arg("--window", f.one("window"));
+    print_dry_run(a.post(base + "/dry-run", body));
   } else if (what == "rollback" && p.size() == 2) {
     json body = change_body(f);
     body["version"] = number_arg("VERSION", p[1]);
     print(a.post(base + "/rollback", body));
   } else {
-    throw usage_error("config show | history | check FILE | apply FILE | rollback VERSION");
+    throw usage_error(
+        "config show | history | check FILE | dry-run FILE | apply FILE | rollback VERSION");
   }
   return 0;
 }

@@ -199,3 +199,74 @@ TEST_CASE(
     std::filesystem::copy_file(s.dir().file("sessions.png"), keep,
                                std::filesystem::copy_options::overwrite_existing);
 }
+
+TEST_CASE(
+    "the configuration page replays a candidate beside the version in force before its apply "
+    "button shows, applies it and rolls it back, in headless Chromium",
+    "[server][browser][live_config]") {
+  REQUIRE(std::filesystem::exists(chromium_path));
+  REQUIRE(std::filesystem::exists(chromedriver_path));
+  // The demo's stream of players into a recorded co-op queue.
+  temp_dir rec;
+  live_server s(json{{"demo", {{"session_players_per_second", 40}}},
+                     {"sessions",
+                      {{"datacenters",
+                        {{{"name", "paris"}, {"latitude", 48.9}, {"longitude", 2.4}},
+                         {{"name", "tokyo"}, {"latitude", 35.7}, {"longitude", 139.7}}}},
+                       {"record", {{"queues", {"coop"}}, {"dir", rec.file("recordings")}}},
+                       {"queues",
+                        {{{"name", "coop"},
+                          {"min_players", 4},
+                          {"max_players", 4},
+                          {"teams", 0},
+                          {"max_party_size", 4},
+                          {"tick", "200ms"},
+                          {"latency", {{"ideal_ms", 50}}}}}}}}},
+                100);
+  // Some matches recorded first (polling the process).
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (s.get_json("/api/queues", view_token)["queues"][0]["matches"] < 5 &&
+         std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  browser b(s.dir());
+  b.open(s.url() + "/config.html");
+  b.script("document.getElementById('token').value = '" + admin_token +
+           "'; document.getElementById('token').dispatchEvent(new Event('change'));");
+  REQUIRE(b.wait_for("document.getElementById('version').textContent === '1'"));
+  REQUIRE(b.wait_for("document.getElementById('candidate').value.includes('coop')"));
+  CHECK(b.script("return document.getElementById('apply-form').hidden;") == true);
+
+  // The candidate: a wider latency ideal. Replayed first: the two columns.
+  b.script(
+      "const t = document.getElementById('candidate'); const d = JSON.parse(t.value);"
+      "d.queues[0].latency.ideal_ms = 80; t.value = JSON.stringify(d, null, 2);"
+      "t.dispatchEvent(new Event('input'));");
+  b.click("#dry-run");
+  const bool replayed = b.wait_for("!document.getElementById('compare').hidden");
+  INFO(b.script("return document.getElementById('candidate-result').textContent;").dump());
+  REQUIRE(replayed);
+  CHECK(b.script("return document.querySelectorAll('#compare-rows tr').length;") == 7);
+  const json tickets = b.script(
+      "return [...document.querySelectorAll('#compare-rows tr[data-figure=tickets] td')]"
+      ".map(td => td.textContent);");
+  REQUIRE(tickets.size() == 3);
+  CHECK(tickets[1] == tickets[2]);  // the same recorded tickets on both sides
+  CHECK(tickets[1] != "0");
+  CHECK(b.script("return document.getElementById('apply-form').hidden;") == false);
+
+  b.type("#comment", "wider ideal");
+  b.click("#apply");
+  REQUIRE(b.wait_for("document.getElementById('version').textContent === '2'"));
+  const json now = s.get_json("/api/admin/config/sessions", view_token);
+  CHECK(now["comment"] == "wider ideal");
+  CHECK(now["document"]["queues"][0]["latency"]["ideal_ms"] == 80);
+  REQUIRE(b.wait_for("document.querySelectorAll('#history-rows tr').length === 2"));
+  b.click("#history-rows tr[data-version='1'] button.rollback");
+  REQUIRE(b.wait_for("document.getElementById('version').textContent === '3'"));
+  CHECK(s.get_json("/api/admin/config/sessions", view_token)["document"]["queues"][0]["latency"]
+                  ["ideal_ms"] == 50);
+  b.screenshot(s.dir().file("config.png"));
+  if (const char* keep = std::getenv("MM_CONFIG_SCREENSHOT"))
+    std::filesystem::copy_file(s.dir().file("config.png"), keep,
+                               std::filesystem::copy_options::overwrite_existing);
+}

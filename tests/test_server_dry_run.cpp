@@ -71,6 +71,15 @@ TEST_CASE(
   CHECK(s.get_json("/api/admin/config/sessions", view_token)["version"] == 1);
   s.post_json("/api/admin/config/sessions/dry-run",
               {{"document", ranked_document(400)}, {"window_s", 5}}, admin_token, 400);
+  // The same through mmctl, in words and JSON.
+  std::ofstream(rec.file("wide-doc.json")) << ranked_document(400).dump();
+  const auto [by_mmctl, said] =
+      run_binary({MMCTL_BINARY, "config", "dry-run", rec.file("wide-doc.json"), "--window", "3600"},
+                 {{"MMCTL_URL", s.url()}, {"MMCTL_TOKEN", admin_token}});
+  INFO(said);
+  CHECK(by_mmctl == 0);
+  CHECK(said.find("candidate") != std::string::npos);
+  CHECK(said.find("\"candidate\"") != std::string::npos);
   REQUIRE(s.stop() == 0);
 
   // mmsim replay of the same recording and candidate: the same figures.
