@@ -22,6 +22,9 @@ const char* const config_usage =
     "                                        the version in force and the candidate (role admin)\n"
     "  config rollback VERSION [--comment TEXT] [--force]\n"
     "                                        apply an earlier version again (role admin)\n"
+    "                                        config commands take --scope profile for the async\n"
+    "                                        profile's tunables (FILE: {\"mmr_window\": ...} or a\n"
+    "                                        config file with profile)\n"
     "\n";
 
 namespace {
@@ -41,6 +44,7 @@ json read_document(const std::string& path) {
   if (j.is_object() && j.contains("sessions") && j["sessions"].is_object() &&
       j["sessions"].contains("queues"))
     return {{"queues", j["sessions"]["queues"]}};
+  if (j.is_object() && j.contains("profile") && j["profile"].is_object()) return j["profile"];
   return j;
 }
 
@@ -54,13 +58,14 @@ json change_body(const flags& f) {
 // The two sides in words, then the JSON for tools.
 void print_dry_run(const json& r) {
   const auto side = [](const char* name, const json& f) {
-    std::fprintf(stderr,
-                 "  %-10s %5llu tickets: matched %5.1f%%, expired %5.1f%%; time to match p50 %.1f s, "
-                 "p95 %.1f s; MMR spread mean %.0f; worst RTT mean %.0f ms\n",
-                 name, f["tickets"].get<unsigned long long>(), 100 * f["matched_share"].get<double>(),
-                 100 * f["expired_share"].get<double>(), f["time_to_match_s"]["p50"].get<double>(),
-                 f["time_to_match_s"]["p95"].get<double>(), f["mmr_spread"]["mean"].get<double>(),
-                 f["worst_rtt_ms"]["mean"].get<double>());
+    std::fprintf(
+        stderr,
+        "  %-10s %5llu tickets: matched %5.1f%%, expired %5.1f%%; time to match p50 %.1f s, "
+        "p95 %.1f s; MMR spread mean %.0f; worst RTT mean %.0f ms\n",
+        name, f["tickets"].get<unsigned long long>(), 100 * f["matched_share"].get<double>(),
+        100 * f["expired_share"].get<double>(), f["time_to_match_s"]["p50"].get<double>(),
+        f["time_to_match_s"]["p95"].get<double>(), f["mmr_spread"]["mean"].get<double>(),
+        f["worst_rtt_ms"]["mean"].get<double>());
   };
   std::fprintf(stderr, "dry run over %llu recorded tickets (%.1f s of CPU):\n",
                r["recording"]["tickets"].get<unsigned long long>(), r["cpu_seconds"].get<double>());
@@ -79,7 +84,10 @@ bool is_config_command(const std::string& cmd) {
 int config_command(api& a, const flags& f) {
   const auto& p = f.positional;
   const std::string what = p.empty() ? "" : p[0];
-  const std::string base = "/api/admin/config/sessions";
+  const std::string scope = f.one("scope", "sessions");
+  if (scope != "sessions" && scope != "profile")
+    throw usage_error("--scope is sessions or profile");
+  const std::string base = "/api/admin/config/" + scope;
   if (what == "show" && p.size() == 1) {
     print(a.get(base));
   } else if (what == "history" && p.size() == 1) {

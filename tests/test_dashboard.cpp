@@ -263,8 +263,23 @@ TEST_CASE(
   REQUIRE(b.wait_for("document.querySelectorAll('#history-rows tr').length === 2"));
   b.click("#history-rows tr[data-version='1'] button.rollback");
   REQUIRE(b.wait_for("document.getElementById('version').textContent === '3'"));
-  CHECK(s.get_json("/api/admin/config/sessions", view_token)["document"]["queues"][0]["latency"]
-                  ["ideal_ms"] == 50);
+  CHECK(s.get_json("/api/admin/config/sessions",
+                   view_token)["document"]["queues"][0]["latency"]["ideal_ms"] == 50);
+  // The async profile's: checked and applied the same way (no recording to replay).
+  b.script(
+      "const s = document.getElementById('scope'); s.value = 'profile';"
+      "s.dispatchEvent(new Event('change'));");
+  REQUIRE(b.wait_for("document.getElementById('candidate').value.includes('mmr_window')"));
+  CHECK(b.script("return document.getElementById('dry-run').hidden;") == true);
+  b.script(
+      "const t = document.getElementById('candidate'); const d = JSON.parse(t.value);"
+      "d.mmr_window = 150; t.value = JSON.stringify(d, null, 2); t.dispatchEvent(new "
+      "Event('input'));");
+  b.click("#check");
+  REQUIRE(b.wait_for("!document.getElementById('apply-form').hidden"));
+  b.click("#apply");
+  REQUIRE(b.wait_for("document.getElementById('version').textContent === '2'"));
+  CHECK(s.get_json("/api/admin/config/profile", view_token)["document"]["mmr_window"] == 150);
   b.screenshot(s.dir().file("config.png"));
   if (const char* keep = std::getenv("MM_CONFIG_SCREENSHOT"))
     std::filesystem::copy_file(s.dir().file("config.png"), keep,

@@ -56,6 +56,9 @@ iface::matchmaker::behavior_type silent_matchmaker(
       [=](top_atom, std::uint32_t) -> caf::result<std::vector<model>> { return never(); },
       [=](rebalance_atom) -> caf::result<rebalance_report> { return never(); },
       [=](clear_atom) -> caf::result<bool> { return never(); },
+      [=](configure_atom, profile_change<generic_profile>&) -> caf::result<bool> {
+        return never();
+      },
       [=](explain_atom, const match_request<generic_query>&,
           std::uint32_t) -> caf::result<query_explanation> { return never(); },
   };
@@ -112,6 +115,9 @@ iface::matchmaker::behavior_type recording_matchmaker(
       [=](top_atom, std::uint32_t) -> caf::result<std::vector<model>> { return never(); },
       [=](rebalance_atom) -> caf::result<rebalance_report> { return never(); },
       [=](clear_atom) -> caf::result<bool> { return never(); },
+      [=](configure_atom, profile_change<generic_profile>&) -> caf::result<bool> {
+        return never();
+      },
       [=](explain_atom, const match_request<generic_query>&,
           std::uint32_t) -> caf::result<query_explanation> { return never(); },
   };

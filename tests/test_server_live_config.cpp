@@ -252,4 +252,77 @@ TEST_CASE("mmctl: config show, check, apply, history and rollback",
   CHECK(why.get<std::string>().find("HTTP 409") != std::string::npos);
   auto [bad, usage] = mmctl({"config", "apply"});
   CHECK(bad == 2);
+  auto [profile_shown, profile] = mmctl({"config", "show", "--scope", "profile"});
+  CHECK(profile_shown == 0);
+  CHECK(profile["document"]["mmr_window"] == 100);
+}
+
+TEST_CASE(
+    "live config: the profile's window holds from the next query, a bucketing change rebuilds "
+    "the buckets, the attributes' names stay, and a restart keeps the version",
+    "[server][live_config]") {
+  const json patch = {{"demo", {{"queries_per_second", 0}}}};
+  live_server s(patch);
+  s.wait_until_filled();
+  const json first = s.get_json("/api/admin/config/profile", view_token);
+  CHECK(first["version"] == 1);
+  CHECK(first["author"] == "file");
+  const auto window_said = [&] {
+    const json far =
+        s.post_json("/api/test-query", {{"attacker_id", 999'999}, {"mmr", 1e7}, {"max_retries", 0}},
+                    test_token);
+    INFO(far.dump());
+    REQUIRE(far.contains("matchmakers"));
+    REQUIRE_FALSE(far["matchmakers"][0]["rejected"].empty());
+    return far["matchmakers"][0]["rejected"][0]["reason"].get<std::string>();
+  };
+  CHECK_THAT(window_said(), Catch::Matchers::Contains("the window 100 at retry 0"));
+
+  json wider = first["document"];
+  wider["mmr_window"] = 300;
+  const json checked =
+      s.post_json("/api/admin/config/profile/check", {{"document", wider}}, admin_token);
+  CHECK(checked["rebuild"] == false);
+  CHECK(checked["diff"] == json::array({{{"key", "mmr_window"}, {"from", 100.0}, {"to", 300}}}));
+  const json applied = s.post_json("/api/admin/config/profile",
+                                   {{"document", wider}, {"comment", "wider"}}, admin_token);
+  CHECK(applied["version"] == 2);
+  CHECK(applied["rebuild"] == false);
+  CHECK(applied["matchmakers_changed"] == 2);
+  CHECK_THAT(window_said(), Catch::Matchers::Contains("the window 300 at retry 0"));
+  CHECK(s.get_json("/api/config", view_token)["profile"]["mmr_window"] == 300);
+
+  // A bucketing: said first, then the buckets start over and a scan refills them.
+  json ranked = wider;
+  ranked["attributes"][3]["bucketing"] = "ranged";
+  ranked["attributes"][3]["tier_width"] = 2;
+  const json rebuilds =
+      s.post_json("/api/admin/config/profile/check", {{"document", ranked}}, admin_token);
+  CHECK(rebuilds["rebuild"] == true);
+  CHECK(rebuilds["rebuild_keys"] ==
+        json({"attributes.league.bucketing", "attributes.league.tier_width"}));
+  const json rebuilt =
+      s.post_json("/api/admin/config/profile", {{"document", ranked}}, admin_token);
+  CHECK(rebuilt["rebuild"] == true);
+  s.wait_until_filled();
+  CHECK_THAT(window_said(), Catch::Matchers::Contains("the window 300 at retry 0"));
+
+  // The attributes' names stay (the table's columns follow them).
+  json renamed = ranked;
+  renamed["attributes"][0]["name"] = "realm";
+  const json no =
+      s.post_json("/api/admin/config/profile", {{"document", renamed}}, admin_token, 400);
+  CHECK_THAT(no["error"].get<std::string>(), Catch::Matchers::Contains("names and order"));
+
+  // A restart starts the matchmakers with the version in force.
+  CHECK(s.stop() == 0);
+  s.restart(patch);
+  s.wait_until_filled();
+  CHECK(s.get_json("/api/admin/config/profile", view_token)["applied_version"] == 3);
+  CHECK_THAT(window_said(), Catch::Matchers::Contains("the window 300 at retry 0"));
+  const json back =
+      s.post_json("/api/admin/config/profile/rollback", {{"version", 1}}, admin_token);
+  CHECK(back["rebuild"] == true);
+  s.wait_until_filled();
+  CHECK_THAT(window_said(), Catch::Matchers::Contains("the window 100 at retry 0"));
 }

@@ -1,6 +1,7 @@
 #include "config_api.hpp"
 
 #include "cluster_node.hpp"
+#include "config_scopes.hpp"
 #include "dry_run.hpp"
 #include "live_config.hpp"
 #include "mm/engine/error.hpp"
@@ -9,9 +10,11 @@ namespace mm::server {
 
 namespace {
 
-live_config& live_of(http_context& ctx) {
-  if (!ctx.live) throw http_error(503, "this server keeps no configuration versions");
-  return *ctx.live;
+// The scope a route's path names ("sessions" or "profile").
+live_config& live_of(http_context& ctx, const http_request& req) {
+  live_config* live = req.matches.at(1) == "profile" ? ctx.live_profile : ctx.live_sessions;
+  if (!live) throw http_error(503, "this server keeps no configuration versions");
+  return *live;
 }
 
 const json& field_of(const json& body, const char* name) {
@@ -54,17 +57,17 @@ void changing(http_response& res, F&& f) {
 }  // namespace
 
 void add_config_routes(api_routes& api, http_context& ctx) {
-  api.get("/api/admin/config/sessions", role::view,
-          [&ctx](auto&, auto& res) { send_json(res, live_of(ctx).current()); });
-  api.get("/api/admin/config/sessions/versions", role::view, [&ctx](auto& req, auto& res) {
+  api.get("/api/admin/config/sessions|profile", role::view,
+          [&ctx](auto& req, auto& res) { send_json(res, live_of(ctx, req).current()); });
+  api.get("/api/admin/config/sessions|profile/versions", role::view, [&ctx](auto& req, auto& res) {
     const auto limit = param(req, "limit", 20, max_config_versions_listed);
-    send_json(res, live_of(ctx).history(limit));
+    send_json(res, live_of(ctx, req).history(limit));
   });
-  api.post("/api/admin/config/sessions/check", role::admin, [&ctx](auto& req, auto& res) {
+  api.post("/api/admin/config/sessions|profile/check", role::admin, [&ctx](auto& req, auto& res) {
     const json body = parse_body(req.body);
-    send_json(res, live_of(ctx).check(field_of(body, "document")));
+    send_json(res, live_of(ctx, req).check(field_of(body, "document")));
   });
-  api.post("/api/admin/config/sessions", role::admin, [&ctx](auto& req, auto& res) {
+  api.post("/api/admin/config/sessions|profile", role::admin, [&ctx](auto& req, auto& res) {
     const json body = parse_body(req.body);
     std::optional<std::int64_t> base;
     if (body.contains("base_version")) {
@@ -75,7 +78,7 @@ void add_config_routes(api_routes& api, http_context& ctx) {
     const auto& document = field_of(body, "document");
     const std::string author = caller_credential(ctx.access, req);
     changing(res, [&] {
-      return live_of(ctx).apply(document, author, comment_of(body), force_of(body), base);
+      return live_of(ctx, req).apply(document, author, comment_of(body), force_of(body), base);
     });
   });
   // On the node that runs the session queues: it writes their recording.
@@ -89,9 +92,10 @@ void add_config_routes(api_routes& api, http_context& ctx) {
         throw bad_request("window_s: seconds of the recording to replay, 60 to 86400");
       r.window = std::chrono::seconds(w.get<std::int64_t>());
     }
-    live_config& live = live_of(ctx);
+    if (!ctx.live_sessions) throw http_error(503, "this server keeps no configuration versions");
+    live_config& live = *ctx.live_sessions;
     r.current = ctx.config.sessions;
-    r.current.queues = live.queues_in_force();
+    r.current.queues = read_sessions_document(ctx.config.sessions, live.applied_document());
     r.current_version = live.applied_version();
     r.candidate = ctx.config.sessions;
     r.candidate.queues = read_sessions_document(ctx.config.sessions, field_of(body, "document"));
@@ -107,17 +111,18 @@ void add_config_routes(api_routes& api, http_context& ctx) {
     }
   });
   api.served_by("");
-  api.post("/api/admin/config/sessions/rollback", role::admin, [&ctx](auto& req, auto& res) {
-    const json body = parse_body(req.body);
-    const auto& version = field_of(body, "version");
-    if (!version.is_number_integer() || version.get<std::int64_t>() < 1)
-      throw bad_request("version: a version number, 1 or more");
-    const std::string author = caller_credential(ctx.access, req);
-    changing(res, [&] {
-      return live_of(ctx).rollback(version.get<std::int64_t>(), author, comment_of(body),
-                                   force_of(body));
-    });
-  });
+  api.post("/api/admin/config/sessions|profile/rollback", role::admin,
+           [&ctx](auto& req, auto& res) {
+             const json body = parse_body(req.body);
+             const auto& version = field_of(body, "version");
+             if (!version.is_number_integer() || version.get<std::int64_t>() < 1)
+               throw bad_request("version: a version number, 1 or more");
+             const std::string author = caller_credential(ctx.access, req);
+             changing(res, [&] {
+               return live_of(ctx, req).rollback(version.get<std::int64_t>(), author,
+                                                 comment_of(body), force_of(body));
+             });
+           });
 }
 
 }  // namespace mm::server

@@ -12,9 +12,11 @@
 #include "api_routes.hpp"
 #include "cluster_node.hpp"
 #include "config_api.hpp"
+#include "config_scopes.hpp"
 #include "dashboard_files.hpp"
 #include "event_api.hpp"
 #include "json_codec.hpp"
+#include "live_config.hpp"
 #include "mm/actors/permissions.hpp"
 #include "mm/storage/player_table.hpp"
 #include "session_api.hpp"
@@ -197,11 +199,9 @@ T answered(const http_context& ctx, std::size_t i, caf::expected<T> x) {
 json config_json(const http_context& ctx, role r) {
   const auto& c = ctx.config;
   return {{"matchmakers", ctx.bridge.names()},
+          // The version in force (config_scopes.hpp).
           {"profile",
-           {{"attributes", attributes_json(c.profile.attributes)},
-            {"mmr_window", c.profile.mmr_window},
-            {"mmr_window_per_retry", c.profile.mmr_window_per_retry},
-            {"mmr_window_max", c.profile.mmr_window_max}}},
+           ctx.live_profile ? ctx.live_profile->applied_document() : profile_document(c.profile)},
           {"fake_opponents", c.opts.enable_fake_opponents},
           {"matching_candidate_amount", c.opts.matching_candidate_amount},
           {"matching_max_search", c.opts.matching_max_search},

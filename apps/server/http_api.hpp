@@ -67,9 +67,10 @@ struct http_context {
   // POST /api/admin/tokens/reload: the names and roles now in force; throws
   // config_error naming the key. None: the route answers 503.
   std::function<json()> reload_tokens;
-  // The session queues' configuration versions (live_config.hpp); none: the
-  // /api/admin/config routes answer 503.
-  live_config* live = nullptr;
+  // The configuration's versions (live_config.hpp): the session queues' and
+  // the profile's; none: their /api/admin/config routes answer 503.
+  live_config* live_sessions = nullptr;
+  live_config* live_profile = nullptr;
   // POST /api/admin/config/sessions/dry-run (dry_run.hpp); none: 503.
   dry_runner* dry_run = nullptr;
 };

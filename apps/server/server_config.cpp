@@ -245,8 +245,9 @@ const std::vector<key_spec>& keys() {
        },
        [](const server_config& c) -> json { return to_string(c.actor_anonymous_role); }},
       {"profile.attributes", K::list, "the demo profile: region, guild, hero, league",
-       "up to 4 attributes: [{\"name\", \"rule\", \"weight\", \"bucketing\", \"tier_width\"}] "
-       "(file only)",
+       "up to 4 attributes: [{\"name\", \"rule\", \"weight\", \"bucketing\", \"tier_width\"}]; "
+       "the file seeds version 1 of the profile changed while the server runs "
+       "(/api/admin/config/profile; names and order stay)",
        [](server_config& c, const json& v) {
          c.profile.attributes = as_attributes("profile.attributes", v);
        },

@@ -52,10 +52,16 @@ server_process::server_process(const server_config& c)
       identities_(
           std::make_shared<actors::identity_book>(c.tokens, c.actor_peers, c.actor_anonymous_role)),
       cluster_ref_(std::make_shared<std::atomic<const cluster_node*>>(nullptr)) {
+  // The profile's configuration versions (config_scopes.hpp): the store's
+  // latest is the instances' profile from their start, and followed after.
+  live_profile_.emplace(
+      c, profile_config_scope(c, [this](const generic_profile_config& p, bool rebuild) {
+        return apply_profile(p, rebuild);
+      }));
   actors::instance_config<profile> base;
   base.id = "mm";
   base.opts = c.opts;
-  base.profile = profile(c.profile);
+  base.profile = profile(read_profile_document(c.profile, live_profile_->applied_document()));
   base.database.path = store_location(c);
   base.database.open = open_store_at;
   if (query_recording_)
@@ -94,16 +100,21 @@ server_process::server_process(const server_config& c)
     sessions_.emplace(sys_, c, service_name, events_, recording_);
     // The queues' configuration versions (live_config.hpp): the store's
     // latest is in force before the service starts, and followed after.
-    live_.emplace(c, service_name,
-                  [this](std::int64_t version, const std::vector<session::queue_config>& q) {
-                    return sessions_->apply_queues(version, q);
-                  });
+    live_sessions_.emplace(
+        c, sessions_config_scope(
+               c, service_name,
+               [this](std::int64_t version, const std::vector<session::queue_config>& q) {
+                 return sessions_->apply_queues(version, q);
+               }));
     if (c.cluster_total == 0) sessions_->start({});
-    live_->follow();
+    live_sessions_->follow();
+    live_profile_->follow();
     std::function<void()> flush;
     if (recording_) flush = [r = recording_] { r->flush(); };
     dry_run_.emplace(c, std::move(flush));
   } catch (...) {
+    live_sessions_.reset();
+    live_profile_.reset();
     stop_actors();
     throw;
   }
@@ -180,7 +191,8 @@ bool server_process::open() {
   add_readiness_checks();
   ctx.readiness = &readiness_;
   ctx.reload_tokens = [this] { return reload_tokens(); };
-  ctx.live = &*live_;
+  ctx.live_sessions = &*live_sessions_;
+  ctx.live_profile = &*live_profile_;
   ctx.dry_run = &*dry_run_;
   // Every connection is a file descriptor: take what the system allows.
   const std::uint64_t files = raise_open_file_limit();
@@ -235,6 +247,22 @@ bool server_process::open() {
                       "' of a cluster of " + std::to_string(c.cluster_total) + " shards");
   }
   return true;
+}
+
+std::uint32_t server_process::apply_profile(const generic_profile_config& p, bool rebuild) {
+  // Before the instances start (the first version): they start with it.
+  if (set_.empty()) return 0;
+  caf::scoped_actor self{sys_};  // this thread's own (the follower's, a handler's)
+  std::uint32_t changed = 0;
+  for (const auto& m : set_)
+    self->request(m, std::chrono::seconds(30), actors::configure_atom::value,
+                  actors::profile_change<profile>{profile(p), rebuild})
+        .receive([&](bool) { ++changed; },
+                 [&](caf::error& e) {
+                   log(log_level::error, "matchmaker",
+                       "a matchmaker did not take the new profile: " + sys_.render(e));
+                 });
+  return changed;
 }
 
 json server_process::reload_tokens() {
@@ -315,7 +343,9 @@ void server_process::stop() {
   // A node hands its shards over first: each writes its last snapshot, then
   // its lease is freed and another node takes it at once.
   if (node_) node_->stop();
-  live_.reset();  // no change reaches the queues while they stop
+  // No change reaches the queues or the matchmakers while they stop.
+  live_sessions_.reset();
+  live_profile_.reset();
   if (query_load_) self_->send_exit(query_load_, caf::exit_reason::user_shutdown);
   if (actor_port_) actor_port_->close();
   // The queues stop and the journal writes what it holds (every ticket is

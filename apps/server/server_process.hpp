@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "cluster_node.hpp"
+#include "config_scopes.hpp"
 #include "dry_run.hpp"
 #include "http_api.hpp"
 #include "live_config.hpp"
@@ -57,10 +58,15 @@ class server_process {
 
  private:
   void stop_actors();
+  // Puts a profile in force in every matchmaker here (config_scopes.hpp).
+  std::uint32_t apply_profile(const generic_profile_config& p, bool rebuild);
   void add_readiness_checks();
 
   const server_config& config_;
   std::unique_ptr<player_store> db_;
+  // The profile's configuration versions, followed in the store: before
+  // the instances, which start with the latest.
+  std::optional<live_config> live_profile_;
   std::shared_ptr<ticket_recording> recording_;
   std::shared_ptr<query_recording> query_recording_;
   caf::actor_system_config actor_config_;
@@ -79,7 +85,7 @@ class server_process {
   std::shared_ptr<actors::ticket_event_feed> events_;
   std::optional<session_host> sessions_;
   // The session queues' configuration versions, followed in the store.
-  std::optional<live_config> live_;
+  std::optional<live_config> live_sessions_;
   // Candidates replayed on the recording before they are applied.
   std::optional<dry_runner> dry_run_;
   // Who the callers are, at every door (mm/actors/identity.hpp); its tokens

@@ -10,18 +10,9 @@
 #include "mm/engine/log.hpp"
 #include "session_persistence.hpp"
 #include "store_url.hpp"
+#include "unix_time.hpp"
 
 namespace mm::server {
-
-namespace {
-
-std::int64_t unix_now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
 
 std::shared_ptr<ticket_recording> open_recording(const server_config& c) {
   if (c.sessions.record.queues.empty()) return nullptr;

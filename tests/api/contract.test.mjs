@@ -133,6 +133,18 @@ test('every route answers as docs/openapi.json says, successes and errors', asyn
     body: { document: longer, base_version: inForce.version }, expect: 409 });
   await call('POST', '/api/admin/config/sessions/rollback', { body: { version: inForce.version }, expect: 200 });
   await call('POST', '/api/admin/config/sessions/rollback', { body: { version: 9999 }, expect: 404 });
+  // The async profile's, the same way.
+  const profile = (await call('GET', '/api/admin/config/profile', { token: tokens.view, expect: 200 })).body;
+  await call('GET', '/api/admin/config/profile', { token: null, expect: 401 });
+  await call('GET', '/api/admin/config/profile/versions', { token: tokens.view, expect: 200 });
+  await call('GET', '/api/admin/config/profile/versions?limit=-1', { token: tokens.view, expect: 400 });
+  const wider = { ...profile.document, mmr_window: 150 };
+  await call('POST', '/api/admin/config/profile/check', { body: { document: wider }, expect: 200 });
+  await call('POST', '/api/admin/config/profile/check', { body: { document: { mmr_window: 'wide' } }, expect: 400 });
+  await call('POST', '/api/admin/config/profile', { body: { document: wider, comment: 'contract' }, expect: 200 });
+  await call('POST', '/api/admin/config/profile', { token: tokens.test, body: { document: wider }, expect: 403 });
+  await call('POST', '/api/admin/config/profile/rollback', { body: { version: profile.version }, expect: 200 });
+  await call('POST', '/api/admin/config/profile/rollback', { body: { version: 9999 }, expect: 404 });
   await call('GET', '/api/matchmakers/mm-0', { expect: 200 });
   await call('GET', '/api/matchmakers/mm-9', { expect: 404 });
   await call('GET', '/api/matchmakers/0/buckets/0?limit=3', { expect: 200 });

@@ -17,6 +17,7 @@
 
 #include "mm/actors/db_worker.hpp"
 #include "mm/actors/engine_slot.hpp"
+#include "mm/actors/errors.hpp"
 #include "mm/actors/interface.hpp"
 #include "mm/cluster/serving_deadline.hpp"
 #include "mm/engine/engine.hpp"
@@ -413,6 +414,20 @@ typename interfaces<Profile>::instance::behavior_type instance_actor(
         auto report = self->state.eng()->rebalance(now_unix_ms<Profile>(self));
         if (report.performed) write_snapshot<Profile>(self);
         return report;
+      },
+      [=](configure_atom, profile_change<Profile>& change) -> caf::result<bool> {
+        auto& s = self->state;
+        try {
+          s.eng()->set_profile(change.profile, change.rebuild);
+        } catch (const mm::error& e) {
+          return make_error(e.code(), e.what());
+        }
+        s.config.profile = std::move(change.profile);
+        if (change.rebuild) {
+          write_snapshot<Profile>(self);
+          if (s.config.opts.enable_database_scan) start_scan<Profile>(self);
+        }
+        return true;
       },
       [=](clear_atom) {
         self->state.eng()->clear();

@@ -9,6 +9,7 @@
 // interface is internal and lives beside it (db_worker.hpp).
 #pragma once
 
+#include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/atom.hpp>
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
@@ -33,6 +34,7 @@ using inspect_atom = caf::atom_constant<caf::atom("inspect")>;
 using top_atom = caf::atom_constant<caf::atom("top")>;
 using rebalance_atom = caf::atom_constant<caf::atom("rebalance")>;
 using clear_atom = caf::atom_constant<caf::atom("clear")>;
+using configure_atom = caf::atom_constant<caf::atom("configure")>;
 using explain_atom = caf::atom_constant<caf::atom("explain")>;
 using stats_atom = caf::atom_constant<caf::atom("stats")>;
 using next_atom = caf::atom_constant<caf::atom("next")>;
@@ -58,6 +60,14 @@ using status_atom = caf::atom_constant<caf::atom("status")>;
 using session_tick_atom = caf::atom_constant<caf::atom("sesstick")>;
 using lobby_atom = caf::atom_constant<caf::atom("lobby")>;
 using close_atom = caf::atom_constant<caf::atom("close")>;
+
+// A matchmaker's new profile (configure_atom): `rebuild` when its buckets
+// differ from the old one's.
+template <class Profile>
+struct profile_change {
+  Profile profile;
+  bool rebuild = false;
+};
 
 template <class Profile>
 struct interfaces {
@@ -119,6 +129,11 @@ struct interfaces {
       caf::replies_to<rebalance_atom>::with<rebalance_report>,
       // Drop every cached player (then snapshot; the scan refills).
       caf::replies_to<clear_atom>::with<bool>,
+      // A new profile (docs/operations.md, "Changing the configuration while
+      // it runs"): judged from the next query; with rebuild true the buckets
+      // start over (then snapshot; a scan refills at once). Sent between the
+      // actors of one process only.
+      typename caf::replies_to<configure_atom, profile_change<Profile>>::template with<bool>,
       // "Why no match": the request tried with retries 0..N, changing nothing.
       typename caf::replies_to<explain_atom, match_request<query>,
                                std::uint32_t>::template with<query_explanation>>;
@@ -241,3 +256,10 @@ struct session_interfaces {
 };
 
 }  // namespace mm::actors
+
+// A profile change travels between the actors of one process only (never
+// over the network), whatever the profile.
+namespace caf {
+template <class Profile>
+struct allowed_unsafe_message_type<mm::actors::profile_change<Profile>> : std::true_type {};
+}  // namespace caf

@@ -18,15 +18,13 @@
 #pragma once
 
 #include <caf/allowed_unsafe_message_type.hpp>
-#include <caf/atom.hpp>
 #include <optional>
 #include <vector>
 
+#include "mm/actors/interface.hpp"  // configure_atom
 #include "mm/session/queue_config.hpp"
 
 namespace mm::actors {
-
-using configure_atom = caf::atom_constant<caf::atom("configure")>;
 
 // Every queue's config, and the template of queues made on first use.
 struct queue_set {

@@ -214,6 +214,12 @@ typename interfaces<Profile>::supervisor::behavior_type supervisor_actor(
         if (!serving<Profile>(self)) return down();
         return self->delegate(self->state.instance, a);
       },
+      [=](configure_atom a, profile_change<Profile>& change) -> caf::result<bool> {
+        // Kept for the next run, served here or not.
+        self->state.config.profile = change.profile;
+        if (!self->state.instance) return true;
+        return self->delegate(self->state.instance, a, std::move(change));
+      },
       [=](explain_atom a, const match_request<query>& r,
           std::uint32_t max_retries) -> caf::result<query_explanation> {
         if (!serving<Profile>(self)) return down();

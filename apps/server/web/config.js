@@ -5,9 +5,19 @@
 // configuration while it runs").
 "use strict";
 
-const BASE = "/api/admin/config/sessions";
+let BASE = "/api/admin/config/sessions";
 const page = { inForce: null, checkedText: null };
 onTokenChange(() => start());
+
+$("scope").addEventListener("change", () => {
+  BASE = "/api/admin/config/" + $("scope").value;
+  $("candidate").value = "";
+  for (const id of ["apply-form", "compare", "diff"]) $(id).hidden = true;
+  $("candidate-result").textContent = "";
+  // Only the session queues have a recording to replay.
+  $("dry-run").hidden = $("scope").value !== "sessions";
+  start();
+});
 
 function showInForce(c) {
   page.inForce = c;
@@ -85,9 +95,12 @@ $("check").addEventListener("click", async () => {
   const result = $("candidate-result");
   try {
     const r = await api(BASE + "/check", { method: "POST", body: JSON.stringify({ document: candidate() }) });
-    showDiff(r.diff, r.stranded);
+    const stranded = r.stranded ?? { tickets: 0 };
+    showDiff(r.diff, stranded);
     result.className = "success";
-    result.textContent = r.diff.length ? `${r.diff.length} change(s); ${r.stranded.tickets} waiting tickets stranded`
+    const effect = r.rebuild ? "rebuilds the buckets (" + r.rebuild_keys.join(", ") + ")"
+                             : `${stranded.tickets} waiting tickets stranded`;
+    result.textContent = r.diff.length ? `${r.diff.length} change(s); ${effect}`
                                        : "the same as the version this node runs";
     readyToApply($("candidate").value);
   } catch (e) {
@@ -138,7 +151,10 @@ async function change(path, body) {
   try {
     const r = await api(path, { method: "POST", body: JSON.stringify(body) });
     result.className = "success";
-    result.textContent = r.unchanged ? "nothing changed" : `version ${r.version} in force; ${r.queues_changed} queue(s) here changed`;
+    const here = r.queues_changed !== undefined ? `${r.queues_changed} queue(s) here changed`
+                                                : `${r.matchmakers_changed} matchmaker(s) here took it` +
+                                                  (r.rebuild ? ", their buckets rebuilt" : "");
+    result.textContent = r.unchanged ? "nothing changed" : `version ${r.version} in force; ${here}`;
     $("candidate").value = "";
     for (const id of ["apply-form", "compare", "diff"]) $(id).hidden = true;
     await start();

@@ -931,6 +931,100 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/config/profile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The async profile's configuration version in force
+         * @description The latest version of the async profile's tunables in the store, who applied it and why, and the version this node runs (docs/operations.md, "Changing the configuration while it runs").
+         *
+         *     Needs the `view` role (or a stronger one).
+         */
+        get: operations["getProfileConfig"];
+        put?: never;
+        /**
+         * Apply a new configuration of the async profile
+         * @description Checks the document as the config file's `profile` keys are checked (400 naming the key; the attributes' names and order must stay), adds it as the next version and puts it in force in every matchmaker of every node within a second: a rule, a weight or a window from the next query; a bucketing or a tier width rebuilds the buckets (`rebuild`: the cache starts over and a scan refills it) (docs/operations.md, "Changing the configuration while it runs").
+         *
+         *     Needs the `admin` role.
+         */
+        post: operations["applyProfileConfig"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/config/profile/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The async profile's configuration versions, newest first
+         * @description Each with who, when, why and its diff from the version before (docs/operations.md, "Changing the configuration while it runs").
+         *
+         *     Needs the `view` role (or a stronger one).
+         */
+        get: operations["listProfileConfigVersions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/config/profile/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check a candidate configuration without applying it
+         * @description 400 naming the key when it cannot run; else its diff from the version this node runs and whether it rebuilds the buckets. Nothing changes (docs/operations.md, "Changing the configuration while it runs").
+         *
+         *     Needs the `admin` role.
+         */
+        post: operations["checkProfileConfig"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/config/profile/rollback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Apply an earlier version's configuration again
+         * @description A new version with the earlier one's document, checked and applied as any change (404 for a version not among the last 1000) (docs/operations.md, "Changing the configuration while it runs").
+         *
+         *     Needs the `admin` role.
+         */
+        post: operations["rollbackProfileConfig"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1522,7 +1616,7 @@ export interface components {
         };
         ConfigVersion: {
             /** @enum {string} */
-            scope: "sessions";
+            scope: "sessions" | "profile";
             /** @description the version in force in the store */
             version?: number;
             /** @description the version this node runs (it looks for a newer one every second) */
@@ -1531,11 +1625,11 @@ export interface components {
             author?: string;
             created_unix_ms?: number;
             comment?: string;
-            document?: components["schemas"]["QueuesDocument"];
+            document?: components["schemas"]["QueuesDocument"] | components["schemas"]["ProfileDocument"];
         };
         ConfigHistory: {
             /** @enum {string} */
-            scope: "sessions";
+            scope: "sessions" | "profile";
             /** @description newest first */
             versions: {
                 version: number;
@@ -1547,7 +1641,7 @@ export interface components {
             }[];
         };
         ConfigCandidate: {
-            document: components["schemas"]["QueuesDocument"];
+            document: components["schemas"]["QueuesDocument"] | components["schemas"]["ProfileCandidate"];
         } & {
             [key: string]: unknown;
         };
@@ -1555,10 +1649,15 @@ export interface components {
             /** @enum {boolean} */
             valid: true;
             diff: components["schemas"]["ConfigDiff"];
-            stranded: components["schemas"]["Stranded"];
+            /** @description sessions: the waiting tickets it strands */
+            stranded?: components["schemas"]["Stranded"];
+            /** @description profile: the change rebuilds the buckets (a bucketing or a tier width changed): the cache starts over and a scan refills it */
+            rebuild?: boolean;
+            /** @description profile: the keys that make it rebuild */
+            rebuild_keys?: string[];
         };
         ConfigChange: {
-            document: components["schemas"]["QueuesDocument"];
+            document: components["schemas"]["QueuesDocument"] | components["schemas"]["ProfileCandidate"];
             /** @description why, kept with the version */
             comment?: string;
             /**
@@ -1582,9 +1681,16 @@ export interface components {
             /** @description the document is the one in force: no version was added */
             unchanged: boolean;
             diff: components["schemas"]["ConfigDiff"];
-            stranded: components["schemas"]["Stranded"];
-            /** @description running queues on this node that took a new config (0 on a node that does not serve the session queues: their node takes it within a second) */
-            queues_changed: number;
+            /** @description sessions: the waiting tickets it strands */
+            stranded?: components["schemas"]["Stranded"];
+            /** @description sessions: running queues on this node that took a new config (0 on a node that does not serve the session queues: their node takes it within a second) */
+            queues_changed?: number;
+            /** @description profile: the change rebuilds the buckets (a bucketing or a tier width changed): the cache starts over and a scan refills it */
+            rebuild?: boolean;
+            /** @description profile: the keys that make it rebuild */
+            rebuild_keys?: string[];
+            /** @description profile: the matchmakers here that took it (dormant shards of a cluster node included: they start with it) */
+            matchmakers_changed?: number;
         };
         ConfigRefused: {
             error: string;
@@ -1653,6 +1759,20 @@ export interface components {
             /** @description the CPU time both replays took (the reading included) */
             cpu_seconds: number;
             wall_seconds: number;
+        };
+        /** @description The async profile's tunables, as the config file's `profile` keys hold them. The attributes' names and order cannot change while the server runs. */
+        ProfileDocument: {
+            attributes: components["schemas"]["ProfileAttribute"][];
+            mmr_window: number;
+            mmr_window_per_retry: number;
+            mmr_window_max: number;
+        };
+        /** @description Any of the profile's keys; those left out keep the config file's value. */
+        ProfileCandidate: {
+            attributes?: Record<string, never>[];
+            mmr_window?: number;
+            mmr_window_per_retry?: number;
+            mmr_window_max?: number;
         };
     };
     responses: {
@@ -3479,6 +3599,158 @@ export interface operations {
             413: components["responses"]["413"];
             415: components["responses"]["415"];
             429: components["responses"]["429"];
+            431: components["responses"]["431"];
+            503: components["responses"]["503"];
+        };
+    };
+    getProfileConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfigVersion"];
+                };
+            };
+            400: components["responses"]["400"];
+            401: components["responses"]["401"];
+            403: components["responses"]["403"];
+            431: components["responses"]["431"];
+            503: components["responses"]["503"];
+        };
+    };
+    applyProfileConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConfigChange"];
+            };
+        };
+        responses: {
+            /** @description OK: in force */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfigApplied"];
+                };
+            };
+            400: components["responses"]["400"];
+            401: components["responses"]["401"];
+            403: components["responses"]["403"];
+            409: components["responses"]["409"];
+            411: components["responses"]["411"];
+            413: components["responses"]["413"];
+            415: components["responses"]["415"];
+            431: components["responses"]["431"];
+            503: components["responses"]["503"];
+        };
+    };
+    listProfileConfigVersions: {
+        parameters: {
+            query?: {
+                /** @description versions at most */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfigHistory"];
+                };
+            };
+            400: components["responses"]["400"];
+            401: components["responses"]["401"];
+            403: components["responses"]["403"];
+            431: components["responses"]["431"];
+            503: components["responses"]["503"];
+        };
+    };
+    checkProfileConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConfigCandidate"];
+            };
+        };
+        responses: {
+            /** @description OK: it can run */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfigCheck"];
+                };
+            };
+            400: components["responses"]["400"];
+            401: components["responses"]["401"];
+            403: components["responses"]["403"];
+            411: components["responses"]["411"];
+            413: components["responses"]["413"];
+            415: components["responses"]["415"];
+            431: components["responses"]["431"];
+            503: components["responses"]["503"];
+        };
+    };
+    rollbackProfileConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConfigRollback"];
+            };
+        };
+        responses: {
+            /** @description OK: in force */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfigApplied"];
+                };
+            };
+            400: components["responses"]["400"];
+            401: components["responses"]["401"];
+            403: components["responses"]["403"];
+            404: components["responses"]["404"];
+            409: components["responses"]["409"];
+            411: components["responses"]["411"];
+            413: components["responses"]["413"];
+            415: components["responses"]["415"];
             431: components["responses"]["431"];
             503: components["responses"]["503"];
         };

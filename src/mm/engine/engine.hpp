@@ -18,6 +18,7 @@
 #include "mm/engine/exclusion_set.hpp"
 #include "mm/engine/game_profile.hpp"
 #include "mm/engine/introspection.hpp"
+#include "mm/engine/model_check.hpp"
 #include "mm/engine/options.hpp"
 #include "mm/engine/player_cache.hpp"
 #include "mm/engine/sizing.hpp"
@@ -56,6 +57,20 @@ class engine {
 
   const options& opts() const { return opt_; }
   const Profile& profile() const { return profile_; }
+
+  // A new profile: without `rebuild` bucketing as the old one (only how a
+  // candidate is judged changes); with it the engine starts over as a new one
+  // (stats and observer kept; a scan refills it). Throws config_error, unchanged.
+  void set_profile(Profile p, bool rebuild) {
+    if (!rebuild) {
+      profile_ = std::move(p);
+      return;
+    }
+    engine fresh(opt_, std::move(p));
+    fresh.stats_ = stats_;
+    fresh.observer_ = observer_;
+    *this = std::move(fresh);
+  }
   const mmr_strategy& mmr() const { return mmr_; }
   const pool_type& pool() const { return cache_.pool(); }
   engine_stats stats() const {
@@ -166,7 +181,7 @@ class engine {
   // beside the player's other entries in multiple-entries mode. Not a sample.
   update_result restore_entry(const model_type& m) {
     const player_id id = Profile::id_of(m);
-    update_result r = check_model(id, m);
+    update_result r = check_model<Profile>(id, m);
     if (r.outcome == update_outcome::rejected) return counted(r);
     if (!opt_.allow_multiple_entries_per_player)
       return counted(cache_.place(m, labels_of(m), /*force_insert=*/true, rng_));
@@ -290,7 +305,10 @@ class engine {
                                       opt_.mmr_range_high_percentile);
     for (std::uint32_t s = 0; s < strategies_.size(); ++s)
       strategies_[s]->rebalance(samples_.extra_column(s));
-    set_sizing(measure_sizing(now_unix_ms));
+    set_sizing(measure_sizing(
+        samples_, [&](double mmr) { return mmr_.index_of(mmr); },
+        static_cast<std::uint32_t>(strategies_.size()), mmr_.low(), mmr_.high(),
+        opt_.player_cache_size, now_unix_ms));
     cache_.rebuild(
         range.changed, [&](const model_type& m) { return labels_of(m); }, r, rng_);
     r.mmr_range_changed = range.changed;
@@ -525,15 +543,6 @@ class engine {
     }
   }
 
-  static update_result check_model(player_id id, const model_type& m) {
-    if (id == invalid_player) return {update_outcome::rejected, 0, "player id 0 is invalid"};
-    if (Profile::id_of(m) != id)
-      return {update_outcome::rejected, 0, "the model's id differs from the update's"};
-    if (!std::isfinite(Profile::mmr_of(m)))
-      return {update_outcome::rejected, 0, "MMR is not finite"};
-    return {};
-  }
-
   void set_sizing(sizing_model s) {
     sizing_ = std::move(s);
     cache_.set_plan(capacity_plan(sizing_, opt_));
@@ -547,7 +556,7 @@ class engine {
       return opt_.allow_multiple_entries_per_player ? update_result{update_outcome::no_op}
                                                     : cache_.remove_all(id);
     for (const model_type& m : models) {
-      update_result r = check_model(id, m);
+      update_result r = check_model<Profile>(id, m);
       if (r.outcome == update_outcome::rejected) return r;
     }
     if (sample)
@@ -556,26 +565,6 @@ class engine {
       return cache_.place_all(
           id, models, [&](const model_type& m) { return labels_of(m); }, force_insert, rng_);
     return cache_.place(models[0], labels_of(models[0]), force_insert, rng_);
-  }
-
-  sizing_model measure_sizing(std::int64_t now_unix_ms) const {
-    sizing_model s;
-    s.mmr_low = mmr_.low();
-    s.mmr_high = mmr_.high();
-    s.player_cache_size = opt_.player_cache_size;
-    s.sample_count = samples_.size();
-    s.computed_at_unix_ms = now_unix_ms;
-    std::unordered_map<label_tuple, std::uint64_t, label_tuple_hash> counts;
-    const auto mmrs = samples_.mmrs();
-    for (std::size_t i = 0; i < mmrs.size(); ++i) {
-      label_tuple t;
-      t.mmr_index = mmr_.index_of(mmrs[i]);
-      t.extra_count = static_cast<std::uint32_t>(strategies_.size());
-      for (std::uint32_t k = 0; k < t.extra_count; ++k) t.extra[k] = samples_.extra(i, k);
-      ++counts[t];
-    }
-    for (auto& [t, n] : counts) s.ratios.emplace(t, static_cast<double>(n) / mmrs.size());
-    return s;
   }
 
   options opt_;

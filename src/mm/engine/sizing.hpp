@@ -76,6 +76,32 @@ struct sizing_model {
   bool empty() const { return ratios.empty(); }
 };
 
+// The sizing model of `samples`: each label tuple's share of them (a
+// sample's MMR slice from `mmr_index`, then its `extra_count` strategy
+// labels), for a cache of `cache_size` players.
+template <class MmrIndex>
+sizing_model measure_sizing(const sample_fifo& samples, MmrIndex mmr_index,
+                            std::uint32_t extra_count, double mmr_low, double mmr_high,
+                            std::uint32_t cache_size, std::int64_t now_unix_ms) {
+  sizing_model s;
+  s.mmr_low = mmr_low;
+  s.mmr_high = mmr_high;
+  s.player_cache_size = cache_size;
+  s.sample_count = samples.size();
+  s.computed_at_unix_ms = now_unix_ms;
+  std::unordered_map<label_tuple, std::uint64_t, label_tuple_hash> counts;
+  const auto mmrs = samples.mmrs();
+  for (std::size_t i = 0; i < mmrs.size(); ++i) {
+    label_tuple t;
+    t.mmr_index = mmr_index(mmrs[i]);
+    t.extra_count = extra_count;
+    for (std::uint32_t k = 0; k < extra_count; ++k) t.extra[k] = samples.extra(i, k);
+    ++counts[t];
+  }
+  for (auto& [t, n] : counts) s.ratios.emplace(t, static_cast<double>(n) / mmrs.size());
+  return s;
+}
+
 // The capacity of every sized bucket, derived from a sizing model: a tuple's
 // share of the samples times player_cache_size, at least a floor
 // (planned_floor: bucket_min_size, lowered when not every tuple fits at that
