@@ -32,6 +32,8 @@ json server_patch() {
 
 double skill_threshold(const live_server& s, const std::string& ticket) {
   const json why = s.get_json("/api/tickets/" + ticket + "/explain", test_token);
+  REQUIRE(why.contains("queues"));
+  REQUIRE_FALSE(why["queues"].empty());
   for (const auto& r : why["queues"][0]["rules"])
     if (r["name"] == "skill") return r["threshold"].get<double>();
   FAIL("no skill rule in " << why.dump());
@@ -110,6 +112,8 @@ TEST_CASE(
   // Two players far above the load, 450 apart: the duel's 100 keeps them apart.
   const std::string a = create(s, solo("duel", 1, 5000));
   const std::string b = create(s, solo("duel", 2, 5450));
+  // Far from everyone: waits under either rule, for explain to show it.
+  const std::string alone = create(s, solo("duel", 5, 20000));
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   CHECK(state_of(s, a) == "waiting");
   CHECK(skill_threshold(s, a) == 100);
@@ -132,7 +136,7 @@ TEST_CASE(
   CHECK(applied["version"] == 2);
   CHECK(applied["queues_changed"] == 1);
   // The queue took it at once; its next tick matches the pair.
-  CHECK(skill_threshold(s, a) == 600);
+  CHECK(skill_threshold(s, alone) == 600);
   CHECK(reaches(s, a, "matched"));
   CHECK(reaches(s, b, "matched"));
 
