@@ -29,6 +29,8 @@ class matchmakerd_process {
                                      "0",
                                      "--actor.port",
                                      "0",
+                                     "--resp.port",
+                                     "0",
                                      "--demo.queries_per_second",
                                      "0",
                                      "--matchmaker.player_cache_size",
@@ -45,14 +47,17 @@ class matchmakerd_process {
     const std::string actor_line =
         process_->wait_for_line("actor port listening on", std::chrono::seconds(600));
     const std::string http_line = process_->wait_for_line("http listening on http://127.0.0.1:");
-    if (actor_line.empty() || http_line.empty())
+    const std::string resp_line = process_->wait_for_line("resp listening on");
+    if (actor_line.empty() || http_line.empty() || resp_line.empty())
       throw std::runtime_error("matchmakerd did not start");
     actor_port_ = test::port_of(actor_line);
     http_port_ = test::port_of(http_line);
+    resp_port_ = test::port_of(resp_line);
   }
 
   std::uint16_t actor_port() const { return actor_port_; }
   std::uint16_t http_port() const { return http_port_; }
+  std::uint16_t resp_port() const { return resp_port_; }
   long pid() const { return process_->pid(); }
   // SIGTERM and wait: 0 when it stopped cleanly (its snapshots written).
   int stop() { return process_->stop(); }
@@ -85,7 +90,7 @@ class matchmakerd_process {
 
  private:
   std::unique_ptr<test::child_process> process_;
-  std::uint16_t actor_port_ = 0, http_port_ = 0;
+  std::uint16_t actor_port_ = 0, http_port_ = 0, resp_port_ = 0;
 };
 
 }  // namespace mm::bench

@@ -84,8 +84,19 @@ class live_server {
       if (line.find("http listening on http://127.0.0.1:") != std::string::npos)
         port_ = port_of(line);
     }
+    // The RESP port's line, when it is open, comes after the HTTP line.
+    resp_port_ = 0;
+    const bool resp = config_.contains("resp") && config_["resp"].value("port", -1) >= 0;
+    while (resp && resp_port_ == 0 && !proc_->output_ended() &&
+           std::chrono::steady_clock::now() < deadline) {
+      const std::string line = proc_->read_line(std::chrono::seconds(1));
+      if (said.size() < 4096) said += line + "\n";
+      if (line.find("resp listening on 127.0.0.1:") != std::string::npos)
+        resp_port_ = port_of(line);
+    }
     INFO("matchmakerd said before it stopped or the deadline passed:\n" << said);
     REQUIRE(port_ != 0);
+    REQUIRE((!resp || resp_port_ != 0));
   }
 
   // Starts again, with `patch` merged into the configuration.
@@ -163,6 +174,7 @@ class live_server {
 
   std::uint16_t port() const { return port_; }
   std::uint16_t actor_port() const { return actor_port_; }  // 0: not published
+  std::uint16_t resp_port() const { return resp_port_; }    // 0: not open
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   const temp_dir& dir() const { return dir_; }
   const json& config() const { return config_; }
@@ -194,6 +206,7 @@ class live_server {
   std::unique_ptr<child_process> proc_;
   std::uint16_t port_ = 0;
   std::uint16_t actor_port_ = 0;
+  std::uint16_t resp_port_ = 0;
   bool with_stderr_ = false;
 };
 

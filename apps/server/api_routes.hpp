@@ -95,12 +95,10 @@ using deferred_handler = std::function<void(const http_request&, const http_repl
 // Whether the caller may use a route that needs `needed`: another site's
 // browser, a missing or unknown token (401) and a weaker role (403) are
 // answered here, from the head, before the body is read.
-inline std::optional<http_response> refusal(http_context& ctx, const http_request& req,
-                                            role needed) {
-  if (auto why = foreign_request(ctx.config, req)) {
-    ++ctx.counters.unauthorized;
-    return error_response(403, *why);
-  }
+// The role check alone, for every door: a door with no browser behind it
+// (the RESP port) has no other.
+inline std::optional<http_response> role_refusal(http_context& ctx, const http_request& req,
+                                                 role needed) {
   const role r = caller_role(ctx.access, req);
   if (r == role::none) {
     ++ctx.counters.unauthorized;
@@ -115,6 +113,15 @@ inline std::optional<http_response> refusal(http_context& ctx, const http_reques
                                    "' role; the token has '" + std::string(to_string(r)) + "'");
   }
   return std::nullopt;
+}
+
+inline std::optional<http_response> refusal(http_context& ctx, const http_request& req,
+                                            role needed) {
+  if (auto why = foreign_request(ctx.config, req)) {
+    ++ctx.counters.unauthorized;
+    return error_response(403, *why);
+  }
+  return role_refusal(ctx, req, needed);
 }
 
 // Bodies are JSON. A POST or PUT whose Content-Type says otherwise (a
@@ -331,6 +338,39 @@ class api_routes {
         405, clipped(req.path) + " takes " + allowed + ", not " + clipped(req.method));
     res.set_header("Allow", allowed);
     return res;
+  }
+
+  // The route registered as `method pattern`, for another door's table of
+  // names (resp_commands.cpp); std::logic_error when there is none.
+  std::size_t find_route(std::string_view method, std::string_view pattern) const {
+    for (std::size_t i = 0; i < routes_.size(); ++i)
+      if (routes_[i].method == method && routes_[i].pattern_text == pattern) return i;
+    throw std::logic_error("no route " + std::string(method) + " " + std::string(pattern));
+  }
+  const api_route& at(std::size_t i) const { return routes_.at(i); }
+  // The route with a role (not a file or a probe) that serves `method path`.
+  std::optional<std::size_t> route_for(std::string_view method, std::string_view path) const {
+    for (std::size_t i = 0; i < routes_.size(); ++i)
+      if (routes_[i].needed && routes_[i].method == method && routes_[i].pattern.match(path))
+        return i;
+    return std::nullopt;
+  }
+
+  // A request another door made for route `i` (the RESP port): its path
+  // must be the route's, then the caller's role and the node that serves it
+  // are checked as `admit` checks them; no browser is behind such a door, so
+  // there is no same-site check. Nothing: `handle` or `start` may run it.
+  std::optional<http_response> admit_at(std::size_t i, http_request& req) const {
+    const api_route& r = routes_.at(i);
+    auto captured = r.pattern.match(req.path);
+    if (!captured) return error_response(400, "an argument is empty or holds '/'");
+    if (r.needed)
+      if (auto no = role_refusal(ctx_, req, *r.needed)) return no;
+    if (!r.resource.empty())
+      if (auto elsewhere = served_elsewhere(ctx_, req, r.resource)) return elsewhere;
+    req.route = static_cast<int>(i);
+    req.matches = std::move(*captured);
+    return std::nullopt;
   }
 
   http_response handle(const http_request& req) const {

@@ -40,5 +40,7 @@ std::vector<key_spec> with_session_keys(std::vector<key_spec> keys);
 std::vector<key_spec> with_recording_keys(std::vector<key_spec> keys);
 // The keys given, followed by the log.* keys (log_keys.cpp).
 std::vector<key_spec> with_log_keys(std::vector<key_spec> keys);
+// The keys given, followed by the resp.* keys (resp_keys.cpp).
+std::vector<key_spec> with_resp_keys(std::vector<key_spec> keys);
 
 }  // namespace mm::server

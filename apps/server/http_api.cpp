@@ -19,6 +19,7 @@
 #include "live_config.hpp"
 #include "mm/actors/permissions.hpp"
 #include "mm/storage/player_table.hpp"
+#include "query_text.hpp"
 #include "session_api.hpp"
 
 namespace mm::server {
@@ -270,6 +271,10 @@ json test_query(http_context& ctx, const query_body& q) {
 }  // namespace
 
 http_handlers api_handlers(http_context& ctx) {
+  return api_handlers(ctx, api_table(ctx));
+}
+
+std::shared_ptr<const api_routes> api_table(http_context& ctx) {
   const auto& profile = ctx.config.profile;
   auto routes = std::make_shared<api_routes>(ctx);
   api_routes& api = *routes;
@@ -432,26 +437,36 @@ http_handlers api_handlers(http_context& ctx) {
   // profile and the actor system, which outlive every actor.
   api.post_deferred("/api/query", actors::needed(actors::operation::find),
                     [&ctx, &profile](auto& req, const http_reply& reply) {
-                      const json body = parse_body(req.body);
-                      if (body.is_object() && body.contains("queries"))
-                        return answer_query_batch(ctx, profile, body, reply);
-                      query_body q = read_query(body, profile, false);
+                      // The plain single query without a tree (query_text.hpp).
+                      std::optional<query_body> plain = read_plain_query(req.body, profile);
+                      if (!plain) {
+                        const json body = parse_body(req.body);
+                        if (body.is_object() && body.contains("queries"))
+                          return answer_query_batch(ctx, profile, body, reply);
+                        plain = read_query(body, profile, false);
+                      }
                       caf::actor_system* sys = &ctx.queries.system();
-                      ctx.queries.find(std::move(q.request), [reply, &profile, sys](auto answer) {
-                        // Nothing may escape into the bridge's actor: it serves every query.
-                        http_response res;
-                        try {
-                          int status = 200;
-                          json j = answer_json(answer, profile, *sys, status);
-                          if (status == 200)
-                            send_json(res, j);
-                          else
-                            send_error(res, status, j["error"].get<std::string>());
-                        } catch (const std::exception& e) {
-                          send_error(res, 500, std::string("internal error: ") + e.what());
-                        }
-                        reply(std::move(res));
-                      });
+                      ctx.queries.find(
+                          std::move(plain->request), [reply, &profile, sys](auto answer) {
+                            // Nothing may escape into the bridge's actor: it serves every query.
+                            http_response res;
+                            try {
+                              int status = 200;
+                              std::optional<std::string> text;
+                              if (answer && answer->type != match_type::invalid_request)
+                                text = reply_text(*answer, profile);
+                              json j = text ? json() : answer_json(answer, profile, *sys, status);
+                              if (text)
+                                res.set_content(std::move(*text), "application/json");
+                              else if (status == 200)
+                                send_json(res, j);
+                              else
+                                send_error(res, status, j["error"].get<std::string>());
+                            } catch (const std::exception& e) {
+                              send_error(res, 500, std::string("internal error: ") + e.what());
+                            }
+                            reply(std::move(res));
+                          });
                     });
   api.post("/api/test-query", actors::needed(actors::operation::find),
            [&ctx, &profile](auto& req, auto& res) {
@@ -533,7 +548,10 @@ http_handlers api_handlers(http_context& ctx) {
     for (const auto& g : gaps) all += "\n  " + g;
     throw std::logic_error("the routes and the API document differ:" + all);
   }
+  return routes;
+}
 
+http_handlers api_handlers(http_context& ctx, std::shared_ptr<const api_routes> routes) {
   http_handlers h;
   h.admit = [routes](http_request& req) { return routes->admit(req); };
   h.start = [routes](http_request& req, const http_reply& reply) {

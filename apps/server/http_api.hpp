@@ -9,6 +9,7 @@
 #pragma once
 
 #include <atomic>
+#include <memory>
 #include <mutex>
 
 #include "access.hpp"
@@ -75,6 +76,14 @@ struct http_context {
   dry_runner* dry_run = nullptr;
 };
 
-http_handlers api_handlers(http_context& ctx);
+class api_routes;
+
+// Every route of the API (api_routes.hpp), in one table that every door
+// serves: HTTP through api_handlers, the RESP port through its command names
+// (resp_commands.hpp). Throws std::logic_error when the routes and the API
+// document differ.
+std::shared_ptr<const api_routes> api_table(http_context& ctx);
+http_handlers api_handlers(http_context& ctx, std::shared_ptr<const api_routes> routes);
+http_handlers api_handlers(http_context& ctx);  // with a table of its own
 
 }  // namespace mm::server

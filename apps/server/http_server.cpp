@@ -96,14 +96,15 @@ class http_session;
 // after stop() gave up on it finds a stopped io_context rather than freed
 // memory) and its connection. Declared in this order so that the connection
 // is released first, while the server it unregisters from still exists.
-struct http_reply::state {
+struct http_reply::state : http_reply::sink {
   state(std::shared_ptr<http_server::impl> s, std::shared_ptr<http_session> c)
       : srv(std::move(s)), session(std::move(c)) {
     ++srv->replies_owed;
   }
   state(const state&) = delete;
   state& operator=(const state&) = delete;
-  ~state();
+  ~state() override;
+  void deliver(http_response answer) override;
 
   // True for the first call only: that caller answers, then calls owed_no_more().
   bool claim() { return !answered.exchange(true); }
@@ -397,8 +398,8 @@ class http_session : public std::enable_shared_from_this<http_session> {
 // A reply is owed until it is answered, not until its last copy is gone: a
 // handler that keeps an answered reply must hold back neither stop() nor the
 // network thread's polling (both wait for replies_owed to reach 0).
-void http_reply::operator()(http_response answer) const {
-  state& st = *state_;
+void http_reply::state::deliver(http_response answer) {
+  state& st = *this;
   if (!st.claim()) return;
   asio::post(st.srv->io,
              [c = st.session, a = std::move(answer)]() mutable { c->send(std::move(a), false); });

@@ -148,14 +148,22 @@ struct websocket_answer {
 // without holding one while it waits. The first call sends the answer; a reply
 // whose last copy is dropped unanswered sends a 500, so no client is left
 // waiting on a connection that nothing will answer.
+//
+// Where the answer goes is a `sink`: an HTTP connection's (http_server.cpp),
+// or another door's that serves the same routes (the RESP port's).
 class http_reply {
  public:
-  struct state;  // http_server.cpp
-  explicit http_reply(std::shared_ptr<state> s) : state_(std::move(s)) {}
-  void operator()(http_response answer) const;
+  class sink {
+   public:
+    virtual ~sink() = default;
+    virtual void deliver(http_response answer) = 0;
+  };
+  struct state;  // http_server.cpp: an HTTP connection's sink
+  explicit http_reply(std::shared_ptr<sink> s) : sink_(std::move(s)) {}
+  void operator()(http_response answer) const { sink_->deliver(std::move(answer)); }
 
  private:
-  std::shared_ptr<state> state_;
+  std::shared_ptr<sink> sink_;
 };
 
 struct http_handlers {

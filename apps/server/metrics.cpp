@@ -306,6 +306,21 @@ std::string render_metrics(const std::vector<matchmaker_figures>& all,
              "mm_http_connections_open).");
     w.sample("mm_http_websockets_open", "", c->websockets.load());
   }
+  if (const resp_stats* r = http.resp) {
+    w.family("mm_resp_connections_open", "gauge", "RESP port connections open now.");
+    w.sample("mm_resp_connections_open", "", r->open.load());
+    w.family("mm_resp_connections_total", "counter",
+             "RESP port connections by what became of them: accepted; evicted (the one quiet "
+             "longest, for a new one at a cap); refused (every one busy, or no file descriptor "
+             "left); timed_out; protocol_error (closed after an error reply).");
+    w.sample("mm_resp_connections_total", "outcome=\"accepted\"", r->accepted.load());
+    w.sample("mm_resp_connections_total", "outcome=\"evicted\"", r->evicted.load());
+    w.sample("mm_resp_connections_total", "outcome=\"refused\"", r->refused.load());
+    w.sample("mm_resp_connections_total", "outcome=\"timed_out\"", r->timed_out.load());
+    w.sample("mm_resp_connections_total", "outcome=\"protocol_error\"", r->protocol_errors.load());
+    w.family("mm_resp_commands_total", "counter", "Commands read on the RESP port.");
+    w.sample("mm_resp_commands_total", "", r->commands.load());
+  }
   if (http.actor_port) {
     const actors::port_guard_counters g = http.actor_port();
     w.family("mm_actor_port_connections_open", "gauge",

@@ -15,6 +15,7 @@
 #include "mm/actors/port_guard.hpp"
 #include "mm/actors/session_messages.hpp"
 #include "mm/actors/ticket_event_feed.hpp"
+#include "resp_server.hpp"
 
 namespace mm::server {
 
@@ -22,6 +23,7 @@ namespace mm::server {
 struct http_counters {
   std::atomic<std::uint64_t> ok{0}, client_error{0}, server_error{0}, unauthorized{0};
   const http_connection_stats* connections = nullptr;  // the server's, once it listens
+  const resp_stats* resp = nullptr;                    // the RESP port's, when it is open
   // The actor port's refusals, when it is published.
   std::function<actors::port_guard_counters()> actor_port;
   // Single POST /api/query answered on the network thread (engine_slot.hpp).

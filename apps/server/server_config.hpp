@@ -18,6 +18,7 @@
 #include "mm/engine/options.hpp"
 #include "mm/engine/synthetic_players.hpp"
 #include "query_recording.hpp"
+#include "resp_server.hpp"
 #include "session_config.hpp"
 
 namespace mm::server {
@@ -64,6 +65,8 @@ struct server_config {
   // Names (no port) a browser may reach the API by besides http.host and the
   // loopback names, e.g. the name of a reverse proxy. See http_api.cpp.
   std::vector<std::string> http_allowed_hosts;
+  // The RESP port (resp_server.hpp): the API's commands for Redis clients.
+  resp_settings resp;
   std::string actor_host = "127.0.0.1";
   std::int32_t actor_port = 4242;    // 0: any free port; -1: not published
   actors::actor_tls actor_tls;       // mutual TLS; required off loopback
@@ -105,6 +108,10 @@ struct server_config {
   }
   std::int64_t effective_demo_qps() const {
     return demo_queries_per_second >= 0 ? demo_queries_per_second : demo_database() ? 50 : 0;
+  }
+  // The RESP port: resp.port, or (auto) 6380 on the demo database; -1: off.
+  std::int32_t effective_resp_port() const {
+    return resp.port != -2 ? resp.port : demo_database() ? 6380 : -1;
   }
   std::int64_t effective_demo_session_players() const {
     return demo_session_players_per_second >= 0 ? demo_session_players_per_second

@@ -202,8 +202,10 @@ bool server_process::open() {
             " but this process may open only " + std::to_string(files) +
             " files (ulimit -n): connections past that are refused");
   http_handlers handlers;
+  std::shared_ptr<const api_routes> routes;
   try {
-    handlers = api_handlers(ctx);
+    routes = api_table(ctx);
+    handlers = api_handlers(ctx, routes);
   } catch (const std::logic_error& e) {
     log(log_level::error, "server", e.what());
     stop();
@@ -227,6 +229,20 @@ bool server_process::open() {
   }
   say("server", "matchmakerd: http listening on http://" + c.http_host + ":" +
                     std::to_string(http_port) + "/");
+  if (c.effective_resp_port() >= 0) {
+    resp_commands_ = std::make_unique<resp_commands>(ctx, routes, c.resp);
+    resp_ = std::make_unique<resp_server>(c.resp, resp_commands_->handlers());
+    ctx.counters.resp = &resp_->stats();
+    try {
+      const auto port =
+          resp_->listen(c.resp.host, static_cast<std::uint16_t>(c.effective_resp_port()));
+      say("server", "matchmakerd: resp listening on " + c.resp.host + ":" + std::to_string(port));
+    } catch (const std::exception& e) {
+      log(log_level::error, "server", std::string(e.what()) + " (in use, or not an address here)");
+      stop();
+      return false;
+    }
+  }
 
   // A node of a cluster joins once its ports are known (the others redirect
   // to them) and takes its share of the shards.
@@ -337,7 +353,9 @@ void server_process::stop() {
   if (actors_stopped_) return;
   if (session_bridge_) session_bridge_->release_waiters();  // nothing holds the stop
   events_->close();
+  if (resp_) resp_->stop();
   if (http_) http_->stop();
+  resp_commands_.reset();  // after both doors: waits for its commands running
   if (http_context_) http_context_->cluster = nullptr;
   cluster_ref_->store(nullptr);
   // A node hands its shards over first: each writes its last snapshot, then

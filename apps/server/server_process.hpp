@@ -23,6 +23,8 @@
 #include "mm/actors/remote.hpp"
 #include "mm/actors/session_bridge.hpp"
 #include "query_recording.hpp"
+#include "resp_commands.hpp"
+#include "resp_server.hpp"
 #include "server_config.hpp"
 #include "session_host.hpp"
 
@@ -104,6 +106,9 @@ class server_process {
   std::optional<http_context> http_context_;
   readiness_probe readiness_;
   std::unique_ptr<http_server> http_;
+  // The RESP port (resp.port): the same routes as http_, by command names.
+  std::unique_ptr<resp_commands> resp_commands_;
+  std::unique_ptr<resp_server> resp_;
   // A node of a cluster: joins once the ports are known.
   std::unique_ptr<cluster_node> node_;
   std::mutex reload_mutex_;

@@ -45,13 +45,20 @@ export async function startServer(patch = {}) {
     if (log.length < 65536) log += d;
   });
   const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal)));
+  // The RESP port's line, when it is open, comes after the HTTP line.
+  const withResp = config.resp !== undefined && config.resp.port >= 0;
+  let respPort = 0;
   const port = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('matchmakerd did not listen within 120 s:\n' + log)), 120_000);
+    let httpPort = 0;
     createInterface({ input: child.stdout }).on('line', (line) => {
       const m = /http listening on http:\/\/127\.0\.0\.1:(\d+)\//.exec(line);
-      if (m) {
+      if (m) httpPort = Number(m[1]);
+      const r = /resp listening on 127\.0\.0\.1:(\d+)/.exec(line);
+      if (r) respPort = Number(r[1]);
+      if (httpPort && (!withResp || respPort)) {
         clearTimeout(timer);
-        resolve(Number(m[1]));
+        resolve(httpPort);
       }
     });
     exited.then((code) => {
@@ -62,6 +69,7 @@ export async function startServer(patch = {}) {
   return {
     url: `http://127.0.0.1:${port}`,
     port,
+    respPort,
     dir,
     log: () => log,
     async stop() {

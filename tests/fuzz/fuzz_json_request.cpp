@@ -8,6 +8,7 @@
 #include "fuzz_target.hpp"
 #include "json_codec.hpp"
 #include "mm/engine/synthetic_players.hpp"
+#include "query_text.hpp"
 
 namespace {
 
@@ -27,6 +28,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace mm::server;
   static const mm::generic_profile_config profile = mm::demo_profile_config();
   const std::string text(reinterpret_cast<const char*>(data), size);
+  // The single query's fast path (query_text.hpp) answers only what the
+  // tree answers, value for value.
+  if (const auto plain = read_plain_query(text, profile)) {
+    const query_body tree = read_query(parse_body(text), profile, false);
+    mm::fuzz::require(plain->request.query.attacker == tree.request.query.attacker &&
+                      plain->request.query.mmr == tree.request.query.mmr &&
+                      plain->request.query.attributes == tree.request.query.attributes &&
+                      plain->request.num_retries == tree.request.num_retries &&
+                      plain->request.excluded_player_ids == tree.request.excluded_player_ids);
+  }
   json body;
   try {
     body = parse_body(text);
