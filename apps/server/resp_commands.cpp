@@ -161,7 +161,7 @@ const std::vector<resp_command_spec>& resp_command_table() {
        B::required,
        {},
        "ticket-json",
-       "a ticket for one queue or several (\"also_queues\"), a player or a party"},
+       "a ticket for one queue or several (\"queues\"), a player or a party"},
       {"MM.TICKET.GET",
        "GET",
        "/api/tickets/*",

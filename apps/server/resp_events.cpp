@@ -127,9 +127,11 @@ class event_pushes : public resp_client::stream {
   bool done_ = false;
 };
 
-std::string subscription_reply(const char* kind, int count, int protocol) {
+// The command's own reply: a plain array in either protocol, so that any
+// client waiting for a reply gets one (the messages that follow are pushes).
+std::string subscription_reply(const char* kind, int count) {
   std::string out;
-  resp::push(out, 3, protocol);
+  resp::array(out, 3);
   resp::bulk(out, kind);
   resp::bulk(out, stream_key);
   resp::integer(out, count);
@@ -203,7 +205,7 @@ void resp_commands::subscribe(resp_client& client, std::vector<std::string>& arg
   if (a.refusal) return reply(resp_answer(*a.refusal));
   if (!a.feed) return reply(error_reply("ERR", "the ticket events are not served here"));
   client.pushes = std::make_shared<event_pushes>(std::move(a.feed), client.protocol, client.wake);
-  reply(subscription_reply("subscribe", 1, client.protocol));
+  reply(subscription_reply("subscribe", 1));
   client.wake();
 }
 
@@ -212,7 +214,7 @@ void resp_commands::unsubscribe(resp_client& client, const resp_reply& reply) {
     client.pushes->closed();
     client.pushes.reset();
   }
-  reply(subscription_reply("unsubscribe", 0, client.protocol));
+  reply(subscription_reply("unsubscribe", 0));
 }
 
 }  // namespace mm::server
