@@ -77,11 +77,12 @@ TEST_CASE("config: no token means loopback only and off loopback the actor port 
   CHECK(config_problem([] { parse({"--actor.tls.certificate=a.pem"}); }).find("all three") !=
         std::string::npos);
   // The RESP port: the same rule as HTTP's, when it is open.
-  CHECK(config_problem([] { parse({"--resp.host=0.0.0.0", "--resp.port=6380"}); })
-            .find("refusing to serve the RESP port on '0.0.0.0'") != std::string::npos);
+  CHECK(config_problem([] {
+          parse({"--resp.host=0.0.0.0", "--resp.port=6380"});
+        }).find("refusing to serve the RESP port on '0.0.0.0'") != std::string::npos);
   CHECK(parse({"--resp.host=0.0.0.0", "--resp.port=-1"}).config.effective_resp_port() == -1);
   CHECK(parse({"--database.path=x.db"}).config.effective_resp_port() == -1);  // auto: off
-  CHECK(parse({}).config.effective_resp_port() == 6380);                       // auto: the demo's
+  CHECK(parse({}).config.effective_resp_port() == 6380);                      // auto: the demo's
   CHECK(config_problem([] { parse({"--resp.idle_timeout=0s"}); }).find("resp.idle_timeout") !=
         std::string::npos);
 }
