@@ -7,6 +7,7 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
@@ -92,5 +93,23 @@ class matchmakerd_process {
   std::unique_ptr<test::child_process> process_;
   std::uint16_t actor_port_ = 0, http_port_ = 0, resp_port_ = 0;
 };
+
+// The product as after a restart in production: filled by fast scans,
+// stopped (its instances write their snapshots) and started again with the
+// default scan schedule, so its background scan does not share the
+// measurements' CPU. `cached`: the players it holds then. Throws
+// std::runtime_error when it does not start or stop cleanly.
+inline std::unique_ptr<matchmakerd_process> warm_matchmakerd(const std::vector<std::string>& flags,
+                                                             std::size_t players,
+                                                             std::uint64_t* cached = nullptr) {
+  std::unique_ptr<matchmakerd_process> server;
+  for (const bool fill : {true, false}) {
+    server = std::make_unique<matchmakerd_process>(flags, players, fill);
+    const std::uint64_t held = server->wait_until_settled();
+    if (cached) *cached = held;
+    if (fill && server->stop() != 0) throw std::runtime_error("matchmakerd did not stop cleanly");
+  }
+  return server;
+}
 
 }  // namespace mm::bench

@@ -16,6 +16,8 @@
 #include "actor_load.hpp"
 #include "bench_util.hpp"
 #include "mm/engine/synthetic_players.hpp"
+#include "mm/testing/child_process.hpp"
+#include "mm/testing/temp_dir.hpp"
 
 namespace mm::bench {
 
@@ -135,6 +137,45 @@ inline redis_measurement redis_closed(redisContext* c, const std::vector<redis_q
                                       double seconds, long pid, std::size_t in_flight = depth) {
   return closed_loop(
       c, [&](std::size_t i) { append(c, qs[i % qs.size()]); }, seconds, pid, in_flight);
+}
+
+// redis-server on a free loopback port, without persistence, holding the
+// demo table's `players` (the same seed as matchmakerd's demo data).
+struct loaded_redis {
+  std::unique_ptr<test::child_process> process;
+  redisContext* context = nullptr;
+  ~loaded_redis() {
+    if (context) redisFree(context);
+  }
+};
+
+// Throws std::runtime_error when it does not start or answer.
+inline std::unique_ptr<loaded_redis> start_redis(const std::string& binary,
+                                                 const test::temp_dir& dir, std::size_t players) {
+  auto out = std::make_unique<loaded_redis>();
+  const std::uint16_t port = test::free_loopback_port();
+  out->process = std::make_unique<test::child_process>(
+      std::vector<std::string>{binary, "--port", std::to_string(port), "--bind", "127.0.0.1",
+                               "--save", "", "--appendonly", "no", "--dir", dir.file("")});
+  if (out->process->wait_for_line("Ready to accept connections").empty())
+    throw std::runtime_error("redis-server did not start");
+  out->context = redisConnect("127.0.0.1", port);
+  if (!out->context || out->context->err)
+    throw std::runtime_error("cannot connect to redis-server");
+  rng r(2026);  // as matchmakerd's demo table: the same players
+  load_redis(out->context, make_players(synthetic_population{}, players, 1, r));
+  return out;
+}
+
+// The same queries for both servers: 200,000 attackers from the population.
+inline std::vector<request_t> attackers(std::size_t players, rng& r) {
+  std::vector<request_t> reqs;
+  for (std::size_t i = 0; i < 200'000; ++i) {
+    request_t q;
+    q.query = make_query(synthetic_population{}, 1 + r.below(players), r);
+    reqs.push_back(q);
+  }
+  return reqs;
 }
 
 }  // namespace mm::bench

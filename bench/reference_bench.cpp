@@ -196,12 +196,7 @@ int main(int argc, char** argv) {
   std::unique_ptr<matchmakerd_process> mm_server;
   std::uint64_t cached = 0;
   try {
-    for (const bool fill : {true, false}) {
-      mm_server = std::make_unique<matchmakerd_process>(flags, players, fill);
-      cached = mm_server->wait_until_settled();
-      if (fill && mm_server->stop() != 0)
-        throw std::runtime_error("matchmakerd did not stop cleanly");
-    }
+    mm_server = warm_matchmakerd(flags, players, &cached);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "mm_reference_bench: %s\n", e.what());
     return 1;
@@ -209,32 +204,18 @@ int main(int argc, char** argv) {
   emit("reference", "matchmaker_cached_players", static_cast<double>(cached), "players", params);
 
   // Redis, with the same players: one sorted set per region, scored by MMR.
-  const std::uint16_t redis_port = test::free_loopback_port();
-  test::child_process redis({redis_binary, "--port", std::to_string(redis_port), "--bind",
-                             "127.0.0.1", "--save", "", "--appendonly", "no", "--dir",
-                             dir.file("")});
-  if (redis.wait_for_line("Ready to accept connections").empty()) {
-    std::fprintf(stderr, "mm_reference_bench: redis-server did not start\n");
+  std::unique_ptr<loaded_redis> redis;
+  try {
+    redis = start_redis(redis_binary, dir, players);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mm_reference_bench: %s\n", e.what());
     return 1;
   }
-  redisContext* rc = redisConnect("127.0.0.1", redis_port);
-  if (!rc || rc->err) {
-    std::fprintf(stderr, "mm_reference_bench: cannot connect to redis-server\n");
-    return 1;
-  }
-  {
-    rng r(2026);  // as matchmakerd's demo table: the same players
-    load_redis(rc, make_players(synthetic_population{}, players, 1, r));
-  }
+  redisContext* rc = redis->context;
 
   // The same queries for both: attackers from the population.
   rng r(11);
-  std::vector<request_t> reqs;
-  for (std::size_t i = 0; i < 200'000; ++i) {
-    request_t q;
-    q.query = make_query(synthetic_population{}, 1 + r.below(players), r);
-    reqs.push_back(q);
-  }
+  const std::vector<request_t> reqs = attackers(players, r);
   const auto lookups = redis_queries(reqs, r);
 
   caf::actor_system_config cfg;
@@ -247,7 +228,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "mm_reference_bench: actor port: %s\n", sys.render(port.error()).c_str());
     return 1;
   }
-  const long mm_pid = mm_server->pid(), redis_pid = redis.pid();
+  const long mm_pid = mm_server->pid(), redis_pid = redis->process->pid();
   // The game's client over the node, as a game spawns it (one node, so no
   // refresh): single queries sent while others are in flight go as batches
   // (query_coalescer.hpp).
@@ -441,7 +422,6 @@ int main(int argc, char** argv) {
   emit("reference", "actor_port_idle_server_cores", idle_cores(mm_pid, seconds), "cores", ip);
 
   caf::anon_send_exit(cluster, caf::exit_reason::user_shutdown);
-  redisFree(rc);
   return mm_server->stop() == 0 ? 0 : 1;
 }
 #endif

@@ -94,40 +94,25 @@ int main(int argc, char** argv) {
                                        std::to_string(players), "--instances",     "2"};
   std::unique_ptr<matchmakerd_process> mm_server;
   try {
-    for (const bool fill : {true, false}) {
-      mm_server = std::make_unique<matchmakerd_process>(flags, players, fill);
-      mm_server->wait_until_settled();
-      if (fill && mm_server->stop() != 0)
-        throw std::runtime_error("matchmakerd did not stop cleanly");
-    }
+    mm_server = warm_matchmakerd(flags, players);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "mm_resp_bench: %s\n", e.what());
     return 1;
   }
-  const std::uint16_t redis_port = test::free_loopback_port();
-  test::child_process redis({redis_binary, "--port", std::to_string(redis_port), "--bind",
-                             "127.0.0.1", "--save", "", "--appendonly", "no", "--dir",
-                             dir.file("")});
-  if (redis.wait_for_line("Ready to accept connections").empty()) {
-    std::fprintf(stderr, "mm_resp_bench: redis-server did not start\n");
+  std::unique_ptr<loaded_redis> redis;
+  try {
+    redis = start_redis(redis_binary, dir, players);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mm_resp_bench: %s\n", e.what());
     return 1;
   }
-  redisContext* rc = connect(redis_port);
-  {
-    rng r(2026);  // as matchmakerd's demo table: the same players
-    load_redis(rc, make_players(synthetic_population{}, players, 1, r));
-  }
+  redisContext* rc = redis->context;
   rng r(11);
-  std::vector<request_t> reqs;
-  for (std::size_t i = 0; i < 200'000; ++i) {
-    request_t q;
-    q.query = make_query(synthetic_population{}, 1 + r.below(players), r);
-    reqs.push_back(q);
-  }
+  const std::vector<request_t> reqs = attackers(players, r);
   const auto lookups = redis_queries(reqs, r);
   const auto bodies = find_bodies(reqs, demo_profile_config().attributes.size());
   redisContext* mc = connect(mm_server->resp_port());
-  const long mm_pid = mm_server->pid(), redis_pid = redis.pid();
+  const long mm_pid = mm_server->pid(), redis_pid = redis->process->pid();
 
   // Warm-up of both, not counted.
   redis_closed(rc, lookups, 1.0, redis_pid);
@@ -180,7 +165,6 @@ int main(int argc, char** argv) {
   emit("resp", "resp_pipelined_cpu_vs_redis", piped.resp.server_cpu_us / piped.redis.server_cpu_us,
        "ratio", pp + ", \"goal\": 1");
   redisFree(mc);
-  redisFree(rc);
   return mm_server->stop() == 0 ? 0 : 1;
 }
 #endif

@@ -10,6 +10,7 @@
 #include <random>
 #include <thread>
 
+#include "loopback_socket.hpp"
 #include "mm/engine/synthetic_players.hpp"
 #include "query_text.hpp"
 #include "resp_commands.hpp"
@@ -28,12 +29,8 @@ resp_parse parse(std::string_view text, std::vector<std::string>& args,
 }
 
 int connect_to(std::uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  const int fd = test::loopback_socket(port);
+  REQUIRE(fd >= 0);
   timeval tv{5, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   return fd;

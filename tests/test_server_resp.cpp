@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "loopback_socket.hpp"
 #include "resp_test_support.hpp"
 
 using namespace mm::test;
@@ -56,12 +57,8 @@ std::string read_until(int fd, const std::string& want, std::chrono::millisecond
 }
 
 int plain_socket(std::uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  const int fd = loopback_socket(port);
+  REQUIRE(fd >= 0);
   return fd;
 }
 

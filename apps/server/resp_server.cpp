@@ -33,8 +33,8 @@ constexpr std::size_t read_chunk = 64 * 1024;
 // What one turn of the loop does for one source, so that none holds the
 // others back: connections accepted, commands run for one connection (the
 // rest wait for the next turn).
-constexpr int accepts_per_turn = 64;
-constexpr std::size_t commands_per_turn = 256;
+constexpr int accepts_per_turn = 16;
+constexpr std::size_t commands_per_turn = 32;
 constexpr auto sweep_every = std::chrono::milliseconds(250);
 // After a protocol error or QUIT, the replies still owed get this long.
 constexpr auto closing_grace = std::chrono::seconds(5);
@@ -409,11 +409,12 @@ void resp_server::impl::readable(const std::shared_ptr<resp_connection>& c) {
   // At most a chunk past the command limit is held: a command that is not
   // whole by then is refused (process).
   const std::size_t cap = settings.max_command_bytes + read_chunk;
+  // Read into one buffer of the thread's, then keep what came: growing the
+  // connection's buffer by a chunk before each read would zero it each time.
+  static thread_local char chunk[read_chunk];
   while (!c->closing && c->in.size() < cap) {
-    const std::size_t had = c->in.size();
-    c->in.resize(had + read_chunk);
-    const ssize_t got = ::recv(c->fd, c->in.data() + had, read_chunk, 0);
-    c->in.resize(had + (got > 0 ? static_cast<std::size_t>(got) : 0));
+    const ssize_t got = ::recv(c->fd, chunk, read_chunk, 0);
+    if (got > 0) c->in.append(chunk, static_cast<std::size_t>(got));
     if (got > 0) {
       if (static_cast<std::size_t>(got) < read_chunk) break;
       continue;

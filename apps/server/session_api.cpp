@@ -93,295 +93,329 @@ std::uint32_t explain_limit(const http_request& req) {
   return static_cast<std::uint32_t>(limit);
 }
 
+// Each route is one named function: read and check the request, ask the
+// session bridge, answer through the reply. The owner is the caller's
+// identity (caller_credential), as at every door.
+
 // Backfill (docs/session.md, "Backfill"): a game server registers its
 // running match, changes it, confirms or releases the seats of its
 // placements, and stops it. The match belongs to the credential that
 // registered it (another's is a 404); an admin reads and changes every one.
-void add_backfill_routes(api_routes& api, http_context& ctx) {
+void register_backfill(http_context& ctx, const http_request& req, const http_reply& reply) {
+  backfill_registration r = read_backfill_body(parse_body(req.body), false);
+  r.credential = caller_credential(ctx.access, req);
+  ctx.sessions.ask<backfill_state>(
+      answer<backfill_state>(reply, ctx.sessions.system(), backfill_json, 201),
+      backfill_atom::value, create_atom::value, r);
+}
+
+void list_backfills(http_context& ctx, const http_request& req, const http_reply& reply) {
+  const std::string queue = req.has_param("queue") ? req.param("queue") : std::string();
+  const auto offset = param(req, "offset", 0, 1'000'000);
+  const auto limit = param(req, "limit", 100, 1000);
+  ctx.sessions.ask<std::vector<backfill_state>>(
+      answer<std::vector<backfill_state>>(
+          reply, ctx.sessions.system(),
+          [offset, limit](const std::vector<backfill_state>& all) {
+            json list = json::array();
+            for (auto i = offset; i < all.size() && i < offset + limit; ++i)
+              list.push_back(backfill_json(all[i]));
+            return json{
+                {"total", all.size()}, {"offset", offset}, {"limit", limit}, {"backfills", list}};
+          }),
+      backfill_atom::value, inspect_atom::value, queue, acting_as(ctx, req));
+}
+
+void get_backfill(http_context& ctx, const http_request& req, const http_reply& reply) {
+  ctx.sessions.ask<backfill_state>(
+      answer<backfill_state>(reply, ctx.sessions.system(), backfill_json), backfill_atom::value,
+      status_atom::value, std::string(req.matches[1]), acting_as(ctx, req));
+}
+
+void update_backfill(http_context& ctx, const http_request& req, const http_reply& reply) {
+  backfill_registration r = read_backfill_body(parse_body(req.body), true);
+  r.match_id = req.matches[1];
+  r.credential = acting_as(ctx, req);
+  ctx.sessions.ask<backfill_state>(
+      answer<backfill_state>(reply, ctx.sessions.system(), backfill_json), backfill_atom::value,
+      update_atom::value, r);
+}
+
+void stop_backfill(http_context& ctx, const http_request& req, const http_reply& reply) {
+  const std::string id = req.matches[1];
+  ctx.sessions.ask<bool>(answer<bool>(reply, ctx.sessions.system(),
+                                      [id](bool stopped) {
+                                        return json{{"match_id", id}, {"stopped", stopped}};
+                                      }),
+                         backfill_atom::value, close_atom::value, id, acting_as(ctx, req));
+}
+
+void explain_backfill(http_context& ctx, const http_request& req, const http_reply& reply) {
+  const std::string id = req.matches[1];
+  ctx.sessions.ask<session::explanation>(
+      answer<session::explanation>(reply, ctx.sessions.system(),
+                                   [id](const session::explanation& e) {
+                                     json out = explanation_json(e);
+                                     out["match_id"] = id;
+                                     out["open_seats"] = e.players;
+                                     return out;
+                                   }),
+      backfill_atom::value, explain_atom::value, id, explain_limit(req), acting_as(ctx, req));
+}
+
+// A placement's seats: its players came (confirm) or not (release).
+void change_seats(http_context& ctx, const http_request& req, const http_reply& reply,
+                  bool joined) {
+  seat_change c;
+  c.match_id = req.matches[1];
+  const auto id = session::parse_public_id(std::string(req.matches[2]));
+  if (!id) {
+    http_response res;
+    send_error(res, 404, "reservation: no reservation '" + clipped(req.matches[2]) + "'");
+    return reply(std::move(res));
+  }
+  c.reservation = *id;
+  c.players = read_seat_players(parse_body(req.body.empty() ? "{}" : req.body));
+  c.credential = acting_as(ctx, req);
+  auto done = answer<backfill_state>(reply, ctx.sessions.system(), backfill_json);
+  if (joined)
+    ctx.sessions.ask<backfill_state>(std::move(done), backfill_atom::value, confirm_atom::value, c);
+  else
+    ctx.sessions.ask<backfill_state>(std::move(done), backfill_atom::value, release_atom::value, c);
+}
+
+void confirm_seats(http_context& ctx, const http_request& req, const http_reply& reply) {
+  change_seats(ctx, req, reply, true);
+}
+
+void release_seats(http_context& ctx, const http_request& req, const http_reply& reply) {
+  change_seats(ctx, req, reply, false);
+}
+
+void create_ticket(http_context& ctx, const http_request& req, const http_reply& reply) {
+  ticket_body t = read_ticket_body(parse_body(req.body));
+  t.ticket.credential = caller_credential(ctx.access, req);
+  json queues = json::array({t.queue});
+  for (const auto& q : t.ticket.also_queues) queues.push_back(q);
+  ctx.sessions.create(std::move(t.queue), std::move(t.ticket),
+                      answer<std::uint64_t>(
+                          reply, ctx.sessions.system(),
+                          [queues](std::uint64_t id) {
+                            json out = {{"ticket", session::format_public_id(id)},
+                                        {"queue", queues[0]},
+                                        {"state", "waiting"}};
+                            if (queues.size() > 1) out["queues"] = queues;
+                            return out;
+                          },
+                          201));
+}
+
+// A ticket the caller did not create is answered as one that does not exist.
+void get_ticket(http_context& ctx, const http_request& req, const http_reply& reply) {
+  const auto id = ticket_in_path(req);
+  if (!id) return no_such_ticket(reply, req.matches[1]);
+  const auto wait = param(req, "wait", 0, max_ticket_wait_seconds);
+  std::optional<std::string> credential;  // an admin's: any
+  if (caller_role(ctx.access, req) != role::admin) credential = caller_credential(ctx.access, req);
+  ctx.sessions.status(*id, std::chrono::seconds(wait), credential,
+                      answer<ticket_outcome>(reply, ctx.sessions.system(), outcome_json));
+}
+
+// Why a waiting ticket waits, in each of its queues (docs/session.md, "Why
+// is my ticket waiting?"): another's ticket is answered as one that does
+// not exist, and other credentials' candidates come without their ids.
+void explain_ticket(http_context& ctx, const http_request& req, const http_reply& reply) {
+  const auto id = ticket_in_path(req);
+  if (!id) return no_such_ticket(reply, req.matches[1]);
+  const auto limit = explain_limit(req);
+  ctx.sessions.ask<std::vector<session::explanation>>(
+      answer<std::vector<session::explanation>>(
+          reply, ctx.sessions.system(),
+          [id = *id](const std::vector<session::explanation>& all) {
+            json queues = json::array();
+            for (const auto& e : all) queues.push_back(explanation_json(e));
+            return json{{"ticket", session::format_public_id(id)},
+                        {"state", "waiting"},
+                        {"queues", queues}};
+          }),
+      explain_atom::value, *id, limit, acting_as(ctx, req));
+}
+
+void cancel_ticket(http_context& ctx, const http_request& req, const http_reply& reply) {
+  const auto id = ticket_in_path(req);
+  if (!id) return no_such_ticket(reply, req.matches[1]);
+  auto done = answer<bool>(reply, ctx.sessions.system(), [id = *id](bool cancelled) {
+    return json{{"ticket", session::format_public_id(id)}, {"cancelled", cancelled}};
+  });
+  if (caller_role(ctx.access, req) == role::admin)
+    ctx.sessions.ask<bool>(std::move(done), cancel_atom::value, *id);
+  else
+    ctx.sessions.ask<bool>(std::move(done), cancel_atom::value, *id,
+                           caller_credential(ctx.access, req));
+}
+
+void list_queues(http_context& ctx, const http_request&, const http_reply& reply) {
+  ctx.sessions.ask<std::vector<session_queue_report>>(
+      answer<std::vector<session_queue_report>>(reply, ctx.sessions.system(),
+                                                [](const auto& reports) {
+                                                  json list = json::array();
+                                                  for (const auto& r : reports)
+                                                    list.push_back(queue_report_json(r));
+                                                  return json{{"queues", list}};
+                                                }),
+      info_atom::value);
+}
+
+// One queue: its report, then a page of its waiting tickets, oldest first.
+// A ticket's id and players are shown to an admin and to the credential
+// that created it; to others, null.
+void get_queue(http_context& ctx, const http_request& req, const http_reply& reply) {
   session_bridge& bridge = ctx.sessions;
   caf::actor_system& sys = bridge.system();
-  api.post_deferred(
-      "/api/backfills", needed(operation::backfill_write), [&](auto& req, const http_reply& reply) {
-        backfill_registration r = read_backfill_body(parse_body(req.body), false);
-        r.credential = caller_credential(ctx.access, req);
-        bridge.ask<backfill_state>(answer<backfill_state>(reply, sys, backfill_json, 201),
-                                   backfill_atom::value, create_atom::value, r);
-      });
-  api.deferred("GET", "/api/backfills", needed(operation::backfill_read),
-               [&](auto& req, const http_reply& reply) {
-                 const std::string queue =
-                     req.has_param("queue") ? req.param("queue") : std::string();
-                 const auto offset = param(req, "offset", 0, 1'000'000);
-                 const auto limit = param(req, "limit", 100, 1000);
-                 bridge.ask<std::vector<backfill_state>>(
-                     answer<std::vector<backfill_state>>(
-                         reply, sys,
-                         [offset, limit](const std::vector<backfill_state>& all) {
-                           json list = json::array();
-                           for (auto i = offset; i < all.size() && i < offset + limit; ++i)
-                             list.push_back(backfill_json(all[i]));
-                           return json{{"total", all.size()},
-                                       {"offset", offset},
-                                       {"limit", limit},
-                                       {"backfills", list}};
-                         }),
-                     backfill_atom::value, inspect_atom::value, queue, acting_as(ctx, req));
-               });
-  api.deferred("GET", "/api/backfills/*", needed(operation::backfill_read),
-               [&](auto& req, const http_reply& reply) {
-                 bridge.ask<backfill_state>(answer<backfill_state>(reply, sys, backfill_json),
-                                            backfill_atom::value, status_atom::value,
-                                            std::string(req.matches[1]), acting_as(ctx, req));
-               });
-  api.deferred("PUT", "/api/backfills/*", needed(operation::backfill_write),
-               [&](auto& req, const http_reply& reply) {
-                 backfill_registration r = read_backfill_body(parse_body(req.body), true);
-                 r.match_id = req.matches[1];
-                 r.credential = acting_as(ctx, req);
-                 bridge.ask<backfill_state>(answer<backfill_state>(reply, sys, backfill_json),
-                                            backfill_atom::value, update_atom::value, r);
-               });
-  api.deferred("DELETE", "/api/backfills/*", needed(operation::backfill_write),
-               [&](auto& req, const http_reply& reply) {
-                 const std::string id = req.matches[1];
-                 bridge.ask<bool>(
-                     answer<bool>(reply, sys,
-                                  [id](bool stopped) {
-                                    return json{{"match_id", id}, {"stopped", stopped}};
-                                  }),
-                     backfill_atom::value, close_atom::value, id, acting_as(ctx, req));
-               });
-  api.deferred("GET", "/api/backfills/*/explain", needed(operation::backfill_read),
-               [&](auto& req, const http_reply& reply) {
-                 const std::string id = req.matches[1];
-                 bridge.ask<session::explanation>(
-                     answer<session::explanation>(reply, sys,
-                                                  [id](const session::explanation& e) {
-                                                    json out = explanation_json(e);
-                                                    out["match_id"] = id;
-                                                    out["open_seats"] = e.players;
-                                                    return out;
-                                                  }),
-                     backfill_atom::value, explain_atom::value, id, explain_limit(req),
-                     acting_as(ctx, req));
-               });
-  for (const bool joined : {true, false})
-    api.post_deferred(
-        std::string("/api/backfills/*/reservations/*/") + (joined ? "confirm" : "release"),
-        needed(operation::backfill_write), [&, joined](auto& req, const http_reply& reply) {
-          seat_change c;
-          c.match_id = req.matches[1];
-          const auto id = session::parse_public_id(std::string(req.matches[2]));
-          if (!id) {
-            http_response res;
-            send_error(res, 404, "reservation: no reservation '" + clipped(req.matches[2]) + "'");
-            return reply(std::move(res));
-          }
-          c.reservation = *id;
-          c.players = read_seat_players(parse_body(req.body.empty() ? "{}" : req.body));
-          c.credential = acting_as(ctx, req);
-          auto done = answer<backfill_state>(reply, sys, backfill_json);
-          if (joined)
-            bridge.ask<backfill_state>(std::move(done), backfill_atom::value, confirm_atom::value,
-                                       c);
-          else
-            bridge.ask<backfill_state>(std::move(done), backfill_atom::value, release_atom::value,
-                                       c);
-        });
+  const std::string name = req.matches[1];
+  const auto offset = static_cast<std::uint32_t>(param(req, "offset", 0, 1'000'000'000));
+  const auto limit = static_cast<std::uint32_t>(param(req, "limit", 100, 1000));
+  const bool admin = caller_role(ctx.access, req) == role::admin;
+  const std::string credential = caller_credential(ctx.access, req);
+  bridge.ask<std::vector<waiting_ticket_view>>(
+      [&bridge, &sys, reply, name, offset, limit, admin,
+       credential](caf::expected<std::vector<waiting_ticket_view>> page) {
+        if (!page) {
+          answer<bool>(reply, sys, [](bool) { return json(); })(page.error());
+          return;
+        }
+        json tickets = json::array();
+        for (const auto& v : *page) {
+          json t = waiting_view_json(v);
+          if (!admin && v.credential != credential) t["ticket"] = t["players"] = nullptr;
+          tickets.push_back(std::move(t));
+        }
+        bridge.ask<std::vector<session_queue_report>>(
+            answer<std::vector<session_queue_report>>(
+                reply, sys,
+                [name, offset, limit, tickets](const auto& reports) {
+                  json out = {{"offset", offset}, {"limit", limit}, {"waiting_tickets", tickets}};
+                  for (const auto& r : reports)
+                    if (r.queue == name) out["queue"] = queue_report_json(r);
+                  return out;
+                }),
+            info_atom::value);
+      },
+      inspect_atom::value, name, offset, limit);
 }
+
+void list_lobbies(http_context& ctx, const http_request& req, const http_reply& reply) {
+  session_bridge& bridge = ctx.sessions;
+  caf::actor_system& sys = bridge.system();
+  const auto limit = param(req, "limit", 1000, 10'000);
+  bridge.ask<lobbies_report>(
+      [&bridge, &sys, reply, limit](caf::expected<lobbies_report> report) {
+        if (!report) {
+          answer<bool>(reply, sys, [](bool) { return json(); })(report.error());
+          return;
+        }
+        bridge.ask<std::vector<lobby_registration>>(
+            answer<std::vector<lobby_registration>>(reply, sys,
+                                                    [r = *report, limit](const auto& all) {
+                                                      json list = json::array();
+                                                      for (const auto& l : all) {
+                                                        if (list.size() == limit) break;
+                                                        list.push_back(lobby_json(l));
+                                                      }
+                                                      json out = lobbies_report_json(r);
+                                                      out["list"] = list;
+                                                      return out;
+                                                    }),
+            lobby_atom::value, inspect_atom::value);
+      },
+      lobby_atom::value, info_atom::value);
+}
+
+void find_lobby(http_context& ctx, const http_request& req, const http_reply& reply) {
+  lobby_query q = read_lobby_query(parse_body(req.body));
+  q.credential = caller_credential(ctx.access, req);
+  ctx.sessions.ask<lobby_placement>(
+      answer<lobby_placement>(reply, ctx.sessions.system(), placement_json), lobby_atom::value,
+      find_atom::value, q);
+}
+
+void create_lobby(http_context& ctx, const http_request& req, const http_reply& reply) {
+  lobby_registration l = read_lobby_body(parse_body(req.body));
+  l.credential = caller_credential(ctx.access, req);
+  ctx.sessions.ask<bool>(
+      answer<bool>(
+          reply, ctx.sessions.system(), [l](bool) { return lobby_json(l); }, 201),
+      lobby_atom::value, create_atom::value, l);
+}
+
+void update_lobby(http_context& ctx, const http_request& req, const http_reply& reply) {
+  const std::string id = req.matches[1];
+  const std::uint32_t players = read_lobby_players(parse_body(req.body));
+  ctx.sessions.ask<bool>(answer<bool>(
+                             reply, ctx.sessions.system(),
+                             [id, players](bool) {
+                               return json{{"id", id}, {"players", players}};
+                             },
+                             200),
+                         lobby_atom::value, update_atom::value, id, players, acting_as(ctx, req));
+}
+
+void close_lobby(http_context& ctx, const http_request& req, const http_reply& reply) {
+  const std::string id = req.matches[1];
+  ctx.sessions.ask<bool>(
+      [reply, id](caf::expected<bool> closed) {
+        http_response res;
+        if (closed && *closed)
+          send_json(res, {{"id", id}, {"closed", true}});
+        else if (closed)
+          send_error(res, 404, "id: no lobby '" + id.substr(0, 128) + "'");
+        else
+          send_error(res, 503, "the lobbies did not answer");
+        reply(std::move(res));
+      },
+      lobby_atom::value, close_atom::value, id, acting_as(ctx, req));
+}
+
+// The table: method, path, the operation (its role, permissions.hpp),
+// function — nothing else. Every door serves it: HTTP, and the RESP port by
+// command names (resp_commands.cpp).
+struct session_route {
+  const char* method;
+  const char* path;
+  operation op;
+  void (*run)(http_context&, const http_request&, const http_reply&);
+};
+
+const session_route session_routes[] = {
+    {"POST", "/api/backfills", operation::backfill_write, register_backfill},
+    {"GET", "/api/backfills", operation::backfill_read, list_backfills},
+    {"GET", "/api/backfills/*", operation::backfill_read, get_backfill},
+    {"PUT", "/api/backfills/*", operation::backfill_write, update_backfill},
+    {"DELETE", "/api/backfills/*", operation::backfill_write, stop_backfill},
+    {"GET", "/api/backfills/*/explain", operation::backfill_read, explain_backfill},
+    {"POST", "/api/backfills/*/reservations/*/confirm", operation::backfill_write, confirm_seats},
+    {"POST", "/api/backfills/*/reservations/*/release", operation::backfill_write, release_seats},
+    {"POST", "/api/tickets", operation::ticket_create, create_ticket},
+    {"GET", "/api/tickets/*", operation::ticket_read, get_ticket},
+    {"GET", "/api/tickets/*/explain", operation::ticket_read, explain_ticket},
+    {"DELETE", "/api/tickets/*", operation::ticket_cancel, cancel_ticket},
+    {"GET", "/api/queues", operation::queue_read, list_queues},
+    {"GET", "/api/queues/*", operation::queue_read, get_queue},
+    {"GET", "/api/lobbies", operation::lobby_read, list_lobbies},
+    {"POST", "/api/lobbies/find", operation::lobby_find, find_lobby},
+    {"POST", "/api/lobbies", operation::lobby_write, create_lobby},
+    {"PUT", "/api/lobbies/*", operation::lobby_write, update_lobby},
+    {"DELETE", "/api/lobbies/*", operation::lobby_write, close_lobby},
+};
 
 }  // namespace
 
 void add_session_routes(api_routes& api, http_context& ctx) {
-  session_bridge& bridge = ctx.sessions;
-  caf::actor_system& sys = bridge.system();
-  add_backfill_routes(api, ctx);
-
-  api.post_deferred("/api/tickets", needed(operation::ticket_create),
-                    [&](auto& req, const http_reply& reply) {
-                      ticket_body t = read_ticket_body(parse_body(req.body));
-                      t.ticket.credential = caller_credential(ctx.access, req);
-                      json queues = json::array({t.queue});
-                      for (const auto& q : t.ticket.also_queues) queues.push_back(q);
-                      bridge.create(std::move(t.queue), std::move(t.ticket),
-                                    answer<std::uint64_t>(
-                                        reply, sys,
-                                        [queues](std::uint64_t id) {
-                                          json out = {{"ticket", session::format_public_id(id)},
-                                                      {"queue", queues[0]},
-                                                      {"state", "waiting"}};
-                                          if (queues.size() > 1) out["queues"] = queues;
-                                          return out;
-                                        },
-                                        201));
-                    });
-  // A ticket the caller did not create is answered as one that does not exist.
-  api.deferred("GET", "/api/tickets/*", needed(operation::ticket_read),
-               [&](auto& req, const http_reply& reply) {
-                 const auto id = ticket_in_path(req);
-                 if (!id) return no_such_ticket(reply, req.matches[1]);
-                 const auto wait = param(req, "wait", 0, max_ticket_wait_seconds);
-                 std::optional<std::string> credential;  // an admin's: any
-                 if (caller_role(ctx.access, req) != role::admin)
-                   credential = caller_credential(ctx.access, req);
-                 bridge.status(*id, std::chrono::seconds(wait), credential,
-                               answer<ticket_outcome>(reply, sys, outcome_json));
-               });
-  // Why a waiting ticket waits, in each of its queues (docs/session.md, "Why
-  // is my ticket waiting?"): another's ticket is answered as one that does
-  // not exist, and other credentials' candidates come without their ids.
-  api.deferred("GET", "/api/tickets/*/explain", needed(operation::ticket_read),
-               [&](auto& req, const http_reply& reply) {
-                 const auto id = ticket_in_path(req);
-                 if (!id) return no_such_ticket(reply, req.matches[1]);
-                 const auto limit = explain_limit(req);
-                 bridge.ask<std::vector<session::explanation>>(
-                     answer<std::vector<session::explanation>>(
-                         reply, sys,
-                         [id = *id](const std::vector<session::explanation>& all) {
-                           json queues = json::array();
-                           for (const auto& e : all) queues.push_back(explanation_json(e));
-                           return json{{"ticket", session::format_public_id(id)},
-                                       {"state", "waiting"},
-                                       {"queues", queues}};
-                         }),
-                     explain_atom::value, *id, limit, acting_as(ctx, req));
-               });
-  api.deferred("DELETE", "/api/tickets/*", needed(operation::ticket_cancel),
-               [&](auto& req, const http_reply& reply) {
-                 const auto id = ticket_in_path(req);
-                 if (!id) return no_such_ticket(reply, req.matches[1]);
-                 auto done = answer<bool>(reply, sys, [id = *id](bool cancelled) {
-                   return json{{"ticket", session::format_public_id(id)}, {"cancelled", cancelled}};
+  for (const session_route& r : session_routes)
+    api.deferred(r.method, r.path, needed(r.op),
+                 [&ctx, run = r.run](const http_request& req, const http_reply& reply) {
+                   run(ctx, req, reply);
                  });
-                 if (caller_role(ctx.access, req) == role::admin)
-                   bridge.ask<bool>(std::move(done), cancel_atom::value, *id);
-                 else
-                   bridge.ask<bool>(std::move(done), cancel_atom::value, *id,
-                                    caller_credential(ctx.access, req));
-               });
-
-  api.deferred(
-      "GET", "/api/queues", needed(operation::queue_read), [&](auto&, const http_reply& reply) {
-        bridge.ask<std::vector<session_queue_report>>(
-            answer<std::vector<session_queue_report>>(reply, sys,
-                                                      [](const auto& reports) {
-                                                        json list = json::array();
-                                                        for (const auto& r : reports)
-                                                          list.push_back(queue_report_json(r));
-                                                        return json{{"queues", list}};
-                                                      }),
-            info_atom::value);
-      });
-  // One queue: its report, then a page of its waiting tickets, oldest first.
-  // A ticket's id and players are shown to an admin and to the credential
-  // that created it; to others, null.
-  api.deferred(
-      "GET", "/api/queues/*", needed(operation::queue_read),
-      [&](auto& req, const http_reply& reply) {
-        const std::string name = req.matches[1];
-        const auto offset = static_cast<std::uint32_t>(param(req, "offset", 0, 1'000'000'000));
-        const auto limit = static_cast<std::uint32_t>(param(req, "limit", 100, 1000));
-        const bool admin = caller_role(ctx.access, req) == role::admin;
-        const std::string credential = caller_credential(ctx.access, req);
-        bridge.ask<std::vector<waiting_ticket_view>>(
-            [&bridge, &sys, reply, name, offset, limit, admin,
-             credential](caf::expected<std::vector<waiting_ticket_view>> page) {
-              if (!page) {
-                answer<bool>(reply, sys, [](bool) { return json(); })(page.error());
-                return;
-              }
-              json tickets = json::array();
-              for (const auto& v : *page) {
-                json t = waiting_view_json(v);
-                if (!admin && v.credential != credential) t["ticket"] = t["players"] = nullptr;
-                tickets.push_back(std::move(t));
-              }
-              bridge.ask<std::vector<session_queue_report>>(
-                  answer<std::vector<session_queue_report>>(
-                      reply, sys,
-                      [name, offset, limit, tickets](const auto& reports) {
-                        json out = {
-                            {"offset", offset}, {"limit", limit}, {"waiting_tickets", tickets}};
-                        for (const auto& r : reports)
-                          if (r.queue == name) out["queue"] = queue_report_json(r);
-                        return out;
-                      }),
-                  info_atom::value);
-            },
-            inspect_atom::value, name, offset, limit);
-      });
-
-  api.deferred(
-      "GET", "/api/lobbies", needed(operation::lobby_read),
-      [&](auto& req, const http_reply& reply) {
-        const auto limit = param(req, "limit", 1000, 10'000);
-        bridge.ask<lobbies_report>(
-            [&bridge, &sys, reply, limit](caf::expected<lobbies_report> report) {
-              if (!report) {
-                answer<bool>(reply, sys, [](bool) { return json(); })(report.error());
-                return;
-              }
-              bridge.ask<std::vector<lobby_registration>>(
-                  answer<std::vector<lobby_registration>>(reply, sys,
-                                                          [r = *report, limit](const auto& all) {
-                                                            json list = json::array();
-                                                            for (const auto& l : all) {
-                                                              if (list.size() == limit) break;
-                                                              list.push_back(lobby_json(l));
-                                                            }
-                                                            json out = lobbies_report_json(r);
-                                                            out["list"] = list;
-                                                            return out;
-                                                          }),
-                  lobby_atom::value, inspect_atom::value);
-            },
-            lobby_atom::value, info_atom::value);
-      });
-  api.post_deferred(
-      "/api/lobbies/find", needed(operation::lobby_find), [&](auto& req, const http_reply& reply) {
-        lobby_query q = read_lobby_query(parse_body(req.body));
-        q.credential = caller_credential(ctx.access, req);
-        bridge.ask<lobby_placement>(answer<lobby_placement>(reply, sys, placement_json),
-                                    lobby_atom::value, find_atom::value, q);
-      });
-  api.post_deferred("/api/lobbies", needed(operation::lobby_write),
-                    [&](auto& req, const http_reply& reply) {
-                      lobby_registration l = read_lobby_body(parse_body(req.body));
-                      l.credential = caller_credential(ctx.access, req);
-                      bridge.ask<bool>(answer<bool>(
-                                           reply, sys, [l](bool) { return lobby_json(l); }, 201),
-                                       lobby_atom::value, create_atom::value, l);
-                    });
-  api.deferred("PUT", "/api/lobbies/*", needed(operation::lobby_write),
-               [&](auto& req, const http_reply& reply) {
-                 const std::string id = req.matches[1];
-                 const std::uint32_t players = read_lobby_players(parse_body(req.body));
-                 bridge.ask<bool>(answer<bool>(
-                                      reply, sys,
-                                      [id, players](bool) {
-                                        return json{{"id", id}, {"players", players}};
-                                      },
-                                      200),
-                                  lobby_atom::value, update_atom::value, id, players,
-                                  acting_as(ctx, req));
-               });
-  api.deferred("DELETE", "/api/lobbies/*", needed(operation::lobby_write),
-               [&](auto& req, const http_reply& reply) {
-                 const std::string id = req.matches[1];
-                 bridge.ask<bool>(
-                     [reply, id](caf::expected<bool> closed) {
-                       http_response res;
-                       if (closed && *closed)
-                         send_json(res, {{"id", id}, {"closed", true}});
-                       else if (closed)
-                         send_error(res, 404, "id: no lobby '" + id.substr(0, 128) + "'");
-                       else
-                         send_error(res, 503, "the lobbies did not answer");
-                       reply(std::move(res));
-                     },
-                     lobby_atom::value, close_atom::value, id, acting_as(ctx, req));
-               });
 }
 
 }  // namespace mm::server
