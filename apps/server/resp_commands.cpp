@@ -11,6 +11,8 @@ namespace mm::server {
 namespace {
 
 using body_kind = resp_command_spec::body_kind;
+using resp::error_reply;
+using resp::upper;
 
 // A body of at most this many bytes is parsed on the network thread, as the
 // HTTP server's http.inline_body_bytes; a larger one on a command thread.
@@ -18,20 +20,9 @@ constexpr std::size_t inline_body_bytes = 16 * 1024;
 // What a client may send before AUTH, when tokens are required.
 constexpr std::size_t unauthenticated_bulk_bytes = 4096;
 
-std::string upper(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
-
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
-}
-
-std::string error_reply(std::string_view code, std::string_view message) {
-  std::string out;
-  resp::error(out, code, message);
-  return out;
 }
 
 std::string wrong_arguments(const std::string& name, const std::string& usage) {

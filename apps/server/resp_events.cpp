@@ -14,22 +14,14 @@ namespace mm::server {
 
 namespace {
 
-constexpr const char* stream_key = "tickets";
+using resp::error_reply;
+using resp::upper;
 
-std::string error_reply(std::string_view code, std::string_view message) {
-  std::string out;
-  resp::error(out, code, message);
-  return out;
-}
+constexpr const char* stream_key = "tickets";
 
 bool digits(const std::string& s) {
   return !s.empty() && s.size() <= 19 &&
          std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
-}
-
-std::string upper(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
 }
 
 // One stream entry: ["<seq>-<n>", [field, value, ...]].

@@ -1,5 +1,6 @@
 #include "resp_protocol.hpp"
 
+#include <cctype>
 #include <charconv>
 
 namespace mm::server {
@@ -158,6 +159,17 @@ void error(std::string& out, std::string_view code, std::string_view message) {
   for (std::size_t i = from; i < out.size(); ++i)
     if (out[i] == '\r' || out[i] == '\n') out[i] = ' ';
   out += "\r\n";
+}
+
+std::string error_reply(std::string_view code, std::string_view message) {
+  std::string out;
+  error(out, code, message);
+  return out;
+}
+
+std::string upper(std::string word) {
+  for (char& c : word) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return word;
 }
 
 void integer(std::string& out, long long n) {

@@ -54,6 +54,10 @@ void null_array(std::string& out, int protocol);
 void array(std::string& out, std::size_t n);
 void map(std::string& out, std::size_t pairs, int protocol);
 void push(std::string& out, std::size_t n, int protocol);
+// An error as a whole reply.
+std::string error_reply(std::string_view code, std::string_view message);
+// A command's name or option as compared (RESP's words ignore case).
+std::string upper(std::string word);
 }  // namespace resp
 
 }  // namespace mm::server
