@@ -216,6 +216,10 @@ TEST_CASE("the plain query path answers only what the JSON tree answers, value f
                           "1",
                           "42",
                           "-3",
+                          "-0",
+                          "-0.0",
+                          "-0e0",
+                          "-9223372036854775809",
                           "1.5",
                           "1e3",
                           "1e400",
@@ -228,9 +232,14 @@ TEST_CASE("the plain query path answers only what the JSON tree answers, value f
                           "\"max_retries\"",
                           "\\u0041"};
   int plain = 0;
+  // The signs of zero: an integer literal is the tree's integer 0 (+0), a
+  // fraction or an exponent its double (-0).
+  const char* zeros[] = {"-0", "0", "-0.0", "-0e0", "-0E+0", "0.0"};
   for (int round = 0; round < 20000; ++round) {
     std::string text;
-    if (round % 2 == 0) {
+    if (round < static_cast<int>(std::size(zeros))) {
+      text = std::string("{\"attacker_id\": 7, \"mmr\": ") + zeros[round] + "}";
+    } else if (round % 2 == 0) {
       // A well-formed query, each field present or not, in a random order.
       std::vector<std::string> fields{
           "\"attacker_id\": " + std::to_string(1 + r() % 1000),
@@ -264,6 +273,7 @@ TEST_CASE("the plain query path answers only what the JSON tree answers, value f
         text += pieces[r() % std::size(pieces)];
     }
     const auto fast = read_plain_query(text, profile);
+    if (round < static_cast<int>(std::size(zeros))) REQUIRE(fast);
     if (!fast) continue;
     ++plain;
     INFO(text);

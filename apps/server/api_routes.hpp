@@ -1,13 +1,14 @@
 // The API's routing and its shared pieces: routes by method and path
 // pattern, each with the role it needs, callers checked from a request's
 // head; handlers' exceptions turned into JSON errors; query and path readers.
-// Used by http_api.cpp (the matchmaker's routes) and session_api.cpp.
+// Used by every group of routes (route_row) and by the RESP port.
 #pragma once
 
 #include <algorithm>
 #include <cctype>
 #include <functional>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -238,6 +239,20 @@ struct api_route {
   probe_kind probe = probe_kind::none;
 };
 
+// One row of a route table (method, path, the role it needs, function): the
+// form every group of routes takes (async_api.cpp, session_api.cpp,
+// event_api.cpp, config_api.cpp, http_api.cpp). The function answers at once
+// on a handler thread (`now`, it may block), or later through the reply,
+// holding no thread (`later`, it must not block). Every door serves the rows:
+// HTTP by path, the RESP port by command names (resp_commands.cpp).
+struct route_row {
+  const char* method;
+  const char* path;
+  role needed;
+  void (*now)(http_context&, const http_request&, http_response&) = nullptr;
+  void (*later)(http_context&, const http_request&, const http_reply&) = nullptr;
+};
+
 // Where a request for `resource` goes when this node does not serve it: a
 // 307 to the node that does, or 503 while nobody does (http_api.cpp).
 std::optional<http_response> served_elsewhere(const http_context& ctx, const http_request& req,
@@ -247,29 +262,28 @@ class api_routes {
  public:
   explicit api_routes(http_context& ctx) : ctx_(ctx) {}
 
-  void get(const std::string& pattern, role needed, handler h) {
-    add("GET", pattern, needed, std::move(h));
-  }
-  void post(const std::string& pattern, role needed, handler h) {
-    add("POST", pattern, needed, std::move(h));
-  }
-  void put(const std::string& pattern, role needed, handler h) {
-    add("PUT", pattern, needed, std::move(h));
-  }
-  void del(const std::string& pattern, role needed, handler h) {
-    add("DELETE", pattern, needed, std::move(h));
-  }
   // Answered later through the reply (waiting on actors), holding no thread.
   void deferred(const char* method, const std::string& pattern, role needed, deferred_handler h) {
     routes_.push_back({method, pattern, path_pattern(pattern), needed, nullptr, std::move(h),
                        resource_, api_route::probe_kind::none});
   }
+  // A table of routes (route_row), each served with this table's context.
+  void add_rows(std::span<const route_row> rows) {
+    http_context& ctx = ctx_;
+    for (const route_row& r : rows) {
+      if (r.later)
+        deferred(r.method, r.path, r.needed,
+                 [&ctx, f = r.later](const http_request& req, const http_reply& reply) {
+                   f(ctx, req, reply);
+                 });
+      else
+        add(r.method, r.path, r.needed,
+            [&ctx, f = r.now](const http_request& req, http_response& res) { f(ctx, req, res); });
+    }
+  }
   // The routes added from now on are answered by the holder of `resource`'s
   // lease; "" for any node.
   void served_by(std::string resource) { resource_ = std::move(resource); }
-  void post_deferred(const std::string& pattern, role needed, deferred_handler h) {
-    deferred("POST", pattern, needed, std::move(h));
-  }
   void file(const std::string& path, handler h) {
     routes_.push_back({"GET",
                        path,

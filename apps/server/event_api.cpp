@@ -277,38 +277,44 @@ ticket_event_feed& feed_of(const http_context& ctx) {
   return *ctx.events;
 }
 
+// GET /api/events without an upgrade: a page of events after `after`, or
+// a long-poll that waits up to `wait` seconds for the first one.
+void poll_events(http_context& ctx, const http_request& req, const http_reply& reply) {
+  ticket_event_feed& feed = feed_of(ctx);
+  event_filter filter = filter_of(ctx, req);
+  const std::uint64_t after = after_of(req, feed);
+  const auto limit = static_cast<std::size_t>(param(req, "limit", 100, max_poll_events));
+  const auto wait = param(req, "wait", 0, max_ticket_wait_seconds);
+  if (limit == 0) throw bad_request("parameter 'limit' must be at least 1");
+  auto page = feed.read_after(after, filter, limit);
+  if (!page.events.empty() || page.missed || wait == 0 || feed.closing()) {
+    http_response res;
+    send_json(res, page_json(page, after));
+    return reply(std::move(res));
+  }
+  const auto credential = filter.credential;
+  auto poll =
+      std::make_shared<event_poll>(feed, std::move(filter), after, limit, reply, moved_of(ctx));
+  actors::session_bridge& bridge = ctx.sessions;
+  const std::uint64_t follower = follow(ctx, req, feed, credential, [poll, &bridge] {
+    bridge.run_later(std::chrono::milliseconds(0), [poll] { poll->try_answer(false); });
+  });
+  {
+    std::lock_guard lock(poll->mutex);
+    poll->follower = follower;
+  }
+  bridge.run_later(std::chrono::seconds(wait), [poll] { poll->try_answer(true); });
+  poll->try_answer(false);  // an event appended before the subscription
+}
+
+const route_row event_routes[] = {
+    {"GET", "/api/events", actors::needed(actors::operation::events_read), nullptr, poll_events},
+};
+
 }  // namespace
 
-void add_event_routes(api_routes& api, http_context& ctx) {
-  api.deferred(
-      "GET", "/api/events", actors::needed(actors::operation::events_read),
-      [&](auto& req, const http_reply& reply) {
-        ticket_event_feed& feed = feed_of(ctx);
-        event_filter filter = filter_of(ctx, req);
-        const std::uint64_t after = after_of(req, feed);
-        const auto limit = static_cast<std::size_t>(param(req, "limit", 100, max_poll_events));
-        const auto wait = param(req, "wait", 0, max_ticket_wait_seconds);
-        if (limit == 0) throw bad_request("parameter 'limit' must be at least 1");
-        auto page = feed.read_after(after, filter, limit);
-        if (!page.events.empty() || page.missed || wait == 0 || feed.closing()) {
-          http_response res;
-          send_json(res, page_json(page, after));
-          return reply(std::move(res));
-        }
-        const auto credential = filter.credential;
-        auto poll = std::make_shared<event_poll>(feed, std::move(filter), after, limit, reply,
-                                                 moved_of(ctx));
-        actors::session_bridge& bridge = ctx.sessions;
-        const std::uint64_t follower = follow(ctx, req, feed, credential, [poll, &bridge] {
-          bridge.run_later(std::chrono::milliseconds(0), [poll] { poll->try_answer(false); });
-        });
-        {
-          std::lock_guard lock(poll->mutex);
-          poll->follower = follower;
-        }
-        bridge.run_later(std::chrono::seconds(wait), [poll] { poll->try_answer(true); });
-        poll->try_answer(false);  // an event appended before the subscription
-      });
+void add_event_routes(api_routes& api, http_context&) {
+  api.add_rows(event_routes);
 }
 
 std::shared_ptr<websocket_feed> make_event_socket(ticket_event_feed& feed, event_filter filter,

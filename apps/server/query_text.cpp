@@ -69,12 +69,15 @@ class plain_reader {
     const std::size_t int_from = at_;
     while (at_ < s_.size() && s_[at_] >= '0' && s_[at_] <= '9') ++at_;
     if (at_ == int_from || (at_ - int_from > 1 && s_[int_from] == '0')) return false;
+    bool integer = true;  // the tree keeps "-0" as the integer 0, so +0.0
     if (at_ < s_.size() && s_[at_] == '.') {
+      integer = false;
       const std::size_t frac = ++at_;
       while (at_ < s_.size() && s_[at_] >= '0' && s_[at_] <= '9') ++at_;
       if (at_ == frac) return false;
     }
     if (at_ < s_.size() && (s_[at_] == 'e' || s_[at_] == 'E')) {
+      integer = false;
       ++at_;
       if (at_ < s_.size() && (s_[at_] == '+' || s_[at_] == '-')) ++at_;
       const std::size_t exp = at_;
@@ -83,6 +86,7 @@ class plain_reader {
     }
     if (at_ < s_.size() && is_number_part(s_[at_])) return false;
     const auto [end, ec] = std::from_chars(s_.data() + from, s_.data() + at_, out);
+    if (integer && out == 0) out = 0.0;
     return ec == std::errc() && end == s_.data() + at_ && std::isfinite(out);
   }
 

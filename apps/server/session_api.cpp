@@ -376,46 +376,37 @@ void close_lobby(http_context& ctx, const http_request& req, const http_reply& r
       lobby_atom::value, close_atom::value, id, acting_as(ctx, req));
 }
 
-// The table: method, path, the operation (its role, permissions.hpp),
-// function — nothing else. Every door serves it: HTTP, and the RESP port by
-// command names (resp_commands.cpp).
-struct session_route {
-  const char* method;
-  const char* path;
-  operation op;
-  void (*run)(http_context&, const http_request&, const http_reply&);
-};
-
-const session_route session_routes[] = {
-    {"POST", "/api/backfills", operation::backfill_write, register_backfill},
-    {"GET", "/api/backfills", operation::backfill_read, list_backfills},
-    {"GET", "/api/backfills/*", operation::backfill_read, get_backfill},
-    {"PUT", "/api/backfills/*", operation::backfill_write, update_backfill},
-    {"DELETE", "/api/backfills/*", operation::backfill_write, stop_backfill},
-    {"GET", "/api/backfills/*/explain", operation::backfill_read, explain_backfill},
-    {"POST", "/api/backfills/*/reservations/*/confirm", operation::backfill_write, confirm_seats},
-    {"POST", "/api/backfills/*/reservations/*/release", operation::backfill_write, release_seats},
-    {"POST", "/api/tickets", operation::ticket_create, create_ticket},
-    {"GET", "/api/tickets/*", operation::ticket_read, get_ticket},
-    {"GET", "/api/tickets/*/explain", operation::ticket_read, explain_ticket},
-    {"DELETE", "/api/tickets/*", operation::ticket_cancel, cancel_ticket},
-    {"GET", "/api/queues", operation::queue_read, list_queues},
-    {"GET", "/api/queues/*", operation::queue_read, get_queue},
-    {"GET", "/api/lobbies", operation::lobby_read, list_lobbies},
-    {"POST", "/api/lobbies/find", operation::lobby_find, find_lobby},
-    {"POST", "/api/lobbies", operation::lobby_write, create_lobby},
-    {"PUT", "/api/lobbies/*", operation::lobby_write, update_lobby},
-    {"DELETE", "/api/lobbies/*", operation::lobby_write, close_lobby},
+// The table (route_row): method, path, the role of its operation
+// (permissions.hpp), function. Each answers later through the reply.
+const route_row session_routes[] = {
+    {"POST", "/api/backfills", needed(operation::backfill_write), nullptr, register_backfill},
+    {"GET", "/api/backfills", needed(operation::backfill_read), nullptr, list_backfills},
+    {"GET", "/api/backfills/*", needed(operation::backfill_read), nullptr, get_backfill},
+    {"PUT", "/api/backfills/*", needed(operation::backfill_write), nullptr, update_backfill},
+    {"DELETE", "/api/backfills/*", needed(operation::backfill_write), nullptr, stop_backfill},
+    {"GET", "/api/backfills/*/explain", needed(operation::backfill_read), nullptr,
+     explain_backfill},
+    {"POST", "/api/backfills/*/reservations/*/confirm", needed(operation::backfill_write), nullptr,
+     confirm_seats},
+    {"POST", "/api/backfills/*/reservations/*/release", needed(operation::backfill_write), nullptr,
+     release_seats},
+    {"POST", "/api/tickets", needed(operation::ticket_create), nullptr, create_ticket},
+    {"GET", "/api/tickets/*", needed(operation::ticket_read), nullptr, get_ticket},
+    {"GET", "/api/tickets/*/explain", needed(operation::ticket_read), nullptr, explain_ticket},
+    {"DELETE", "/api/tickets/*", needed(operation::ticket_cancel), nullptr, cancel_ticket},
+    {"GET", "/api/queues", needed(operation::queue_read), nullptr, list_queues},
+    {"GET", "/api/queues/*", needed(operation::queue_read), nullptr, get_queue},
+    {"GET", "/api/lobbies", needed(operation::lobby_read), nullptr, list_lobbies},
+    {"POST", "/api/lobbies/find", needed(operation::lobby_find), nullptr, find_lobby},
+    {"POST", "/api/lobbies", needed(operation::lobby_write), nullptr, create_lobby},
+    {"PUT", "/api/lobbies/*", needed(operation::lobby_write), nullptr, update_lobby},
+    {"DELETE", "/api/lobbies/*", needed(operation::lobby_write), nullptr, close_lobby},
 };
 
 }  // namespace
 
-void add_session_routes(api_routes& api, http_context& ctx) {
-  for (const session_route& r : session_routes)
-    api.deferred(r.method, r.path, needed(r.op),
-                 [&ctx, run = r.run](const http_request& req, const http_reply& reply) {
-                   run(ctx, req, reply);
-                 });
+void add_session_routes(api_routes& api, http_context&) {
+  api.add_rows(session_routes);
 }
 
 }  // namespace mm::server
