@@ -152,6 +152,10 @@ TEST_CASE("the RESP port through hiredis: a find, tickets to their match, a resu
   CHECK(admin.json_of({"MM.CALL", "GET", "/api/queues"})["queues"].size() == 2);
   CHECK(admin.json_of({"MM.TICKET.CANCEL", d["ticket"]})["cancelled"] == true);
   CHECK(admin.error_of({"MM.CALL", "GET", "/api/nothing"}).rfind("NOTFOUND", 0) == 0);
+  // Its target is read as HTTP reads one: the query percent-decoded.
+  CHECK(admin.json_of({"MM.CALL", "GET", "/api/players?after=0&limit=%33"})["players"].size() == 3);
+  CHECK(admin.error_of({"MM.CALL", "GET", "/api/players?limit=x%20y"}).find("'limit'") !=
+        std::string::npos);
 
   // The command table.
   auto docs = c.run({"COMMAND", "DOCS", "mm.find"});

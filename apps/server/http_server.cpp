@@ -53,6 +53,8 @@ std::string percent_decoded(std::string_view s, bool plus_is_space) {
   return out;
 }
 
+}  // namespace
+
 void parse_target(std::string_view target, http_request& req) {
   const auto q = target.find('?');
   req.path = percent_decoded(target.substr(0, q), false);
@@ -71,8 +73,6 @@ void parse_target(std::string_view target, http_request& req) {
     query.remove_prefix(amp + 1);
   }
 }
-
-}  // namespace
 
 bool http_request::has_header(std::string_view name) const {
   return std::any_of(headers.begin(), headers.end(),

@@ -66,6 +66,11 @@ struct http_limits {
   std::chrono::milliseconds websocket_idle_timeout{60'000};
 };
 
+struct http_request;
+// A request target ("/api/players?after=5"): its path and its query
+// parameters, percent-decoded ('+' a space in the query), into `req`.
+void parse_target(std::string_view target, http_request& req);
+
 struct http_request {
   std::string method;                         // "GET", "POST", ...
   std::string path;                           // percent-decoded, without the query

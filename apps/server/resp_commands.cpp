@@ -479,22 +479,10 @@ bool resp_commands::connection_command(resp_client& client, const std::string& n
   if (name == "MM.CALL") {
     // Any route of the API by its method and path: MM.CALL GET /api/cluster.
     if (n != 3 && n != 4) return reply(wrong_arguments(name, "method path [body-json]")), true;
-    std::string path = args[2];
-    std::map<std::string, std::string> params;
-    if (const auto q = path.find('?'); q != std::string::npos) {
-      std::string_view rest = std::string_view(path).substr(q + 1);
-      while (!rest.empty()) {
-        const auto amp = rest.find('&');
-        const std::string_view pair = rest.substr(0, amp);
-        const auto eq = pair.find('=');
-        params.emplace(std::string(pair.substr(0, eq)), eq == std::string_view::npos
-                                                            ? std::string()
-                                                            : std::string(pair.substr(eq + 1)));
-        if (amp == std::string_view::npos) break;
-        rest.remove_prefix(amp + 1);
-      }
-      path.resize(q);
-    }
+    // The target as HTTP reads it: path and query percent-decoded.
+    http_request target;
+    parse_target(args[2], target);
+    const std::string& path = target.path;
     const std::string method = upper(args[1]);
     const auto route = routes_->route_for(method, path);
     if (!route)
@@ -502,7 +490,7 @@ bool resp_commands::connection_command(resp_client& client, const std::string& n
                                "no such endpoint: " + clipped(method) + " " + clipped(path))),
              true;
     http_request req = request_of(client, method, path);
-    req.params = std::move(params);
+    req.params = std::move(target.params);
     if (n == 4) req.body = std::move(args[3]);
     run(std::move(req), *route, reply, client.protocol, encode_answer);
     return true;
