@@ -164,8 +164,8 @@ TEST_CASE("RESP floods of garbage, huge headers, idle and unread connections lea
   UNSCOPED_INFO("finds " << ms.size() << ", p50 " << ms[ms.size() / 2] << " ms, p99 " << p99
                          << " ms, worst " << worst << " ms; " << stolen
                          << " with steal, the worst of the others " << worst_unstolen
-                         << " ms; garbage connections " << garbage_sent.load()
-                         << ", idle opened " << idle_open.load());
+                         << " ms; garbage connections " << garbage_sent.load() << ", idle opened "
+                         << idle_open.load());
   CHECK(idle_open.load() == 10'000);
   CHECK(garbage_sent.load() > 50);
   CHECK(worst_unstolen < worst_goal_ms);
