@@ -59,16 +59,22 @@ class pg_database {
   int version_ = 0;
 };
 
+// The same for a database named by `where` (its URL without the password).
 template <class F>
-auto pg_guarded(const pg_database& db, const char* what, F&& f) -> decltype(f()) {
+auto pg_guarded_at(const std::string& where, const char* what, F&& f) -> decltype(f()) {
   try {
     return f();
   } catch (const mm::error&) {
     throw;
   } catch (const std::exception& e) {
-    throw store_error(std::string("cannot ") + what + " in PostgreSQL database '" + db.where() +
+    throw store_error(std::string("cannot ") + what + " in PostgreSQL database '" + where +
                       "': " + e.what());
   }
+}
+
+template <class F>
+auto pg_guarded(const pg_database& db, const char* what, F&& f) -> decltype(f()) {
+  return pg_guarded_at(db.where(), what, std::forward<F>(f));
 }
 
 }  // namespace mm

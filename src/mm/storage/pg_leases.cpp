@@ -1,9 +1,10 @@
 #include "mm/storage/pg_leases.hpp"
 
-#include <pqxx/pqxx>
+#include <algorithm>
 
 #include "mm/engine/error.hpp"
 #include "mm/storage/name_list.hpp"
+#include "mm/storage/player_store.hpp"
 
 namespace mm {
 
@@ -15,15 +16,24 @@ std::int64_t ms(std::chrono::milliseconds d) {
   return static_cast<std::int64_t>(d.count());
 }
 
-}  // namespace
+// The lease connection's limits on the server's side, set on each
+// connection it makes: a statement or an idle transaction of a paused or
+// cut-off agent ends within `io_timeout`, and so does the session of an
+// agent whose link went silent (TCP user timeout and keepalives of the
+// server's socket), or whose client went away mid-statement.
+std::vector<std::pair<std::string, std::string>> server_limits(std::chrono::milliseconds io) {
+  const std::string t = std::to_string(ms(io));
+  const std::string s = std::to_string(std::max<std::int64_t>(1, (ms(io) + 999) / 1000));
+  return {{"statement_timeout", t},
+          {"idle_in_transaction_session_timeout", t},
+          {"tcp_user_timeout", t},
+          {"tcp_keepalives_idle", "1"},
+          {"tcp_keepalives_interval", "1"},
+          {"tcp_keepalives_count", "3"},
+          {"client_connection_check_interval", s + "s"}};
+}
 
-// Listens (LISTEN) for as long as it lives, and marks what came.
-class pg_lease_table::wake_flag final : public pqxx::notification_receiver {
- public:
-  explicit wake_flag(pqxx::connection_base& c) : pqxx::notification_receiver(c, listen_channel) {}
-  void operator()(const std::string&, int) override { woken = true; }
-  bool woken = false;
-};
+}  // namespace
 
 std::string with_connection_options(const std::string& url,
                                     const std::vector<std::pair<std::string, std::string>>& opts) {
@@ -40,29 +50,31 @@ std::string with_connection_options(const std::string& url,
 
 template <class F>
 auto pg_lease_table::guarded(const char* what, F&& f) -> decltype(f()) {
-  return pg_guarded(db_, what, std::forward<F>(f));
+  return pg_guarded_at(where_, what, std::forward<F>(f));
 }
 
+namespace {
+
+// The URL with the client side's limits: the kernel gives up on data left
+// unacknowledged for `io_timeout`, and probes an idle link every second.
+std::string lease_url(const std::string& url, std::chrono::milliseconds io_timeout) {
+  return with_connection_options(url, {{"connect_timeout", std::to_string(std::max<std::int64_t>(
+                                                               2, (ms(io_timeout) + 999) / 1000))},
+                                       {"tcp_user_timeout", std::to_string(ms(io_timeout))},
+                                       {"keepalives", "1"},
+                                       {"keepalives_idle", "1"},
+                                       {"keepalives_interval", "1"},
+                                       {"keepalives_count", "3"}});
+}
+
+}  // namespace
+
 pg_lease_table::pg_lease_table(const std::string& url, std::chrono::milliseconds io_timeout)
-    : db_(with_connection_options(url, {{"connect_timeout", std::to_string(std::max<std::int64_t>(
-                                                                1, (ms(io_timeout) + 999) / 1000))},
-                                        {"tcp_user_timeout", std::to_string(ms(io_timeout))},
-                                        {"keepalives", "1"},
-                                        {"keepalives_idle", "1"},
-                                        {"keepalives_interval", "1"},
-                                        {"keepalives_count", "3"}})) {
-  guarded("set the lease connection's time limit", [&] {
-    // set_variable, not a SET statement: libpqxx restores these when it
-    // reconnects a broken connection (the database ends one on the limit
-    // below), and would silently drop a plain SET.
-    db_.sql().set_variable("statement_timeout", std::to_string(ms(io_timeout)));
-    // An agent paused inside a take (it locks its own row and the lease's)
-    // must not hold the others' takes back: the database ends its idle
-    // transaction as it ends a fenced writer's.
-    db_.sql().set_variable("idle_in_transaction_session_timeout", std::to_string(ms(io_timeout)));
-  });
-  wake_ = guarded("listen for the cluster's changes",
-                  [&] { return std::make_unique<wake_flag>(db_.sql()); });
+    : where_(redacted_url(url)),
+      sql_(lease_url(url, io_timeout), io_timeout, server_limits(io_timeout)) {
+  // The schema, migrated once through the stores' connection, which is let go.
+  pg_database migrated(lease_url(url, io_timeout));
+  guarded("listen for the cluster's changes", [&] { sql_.listen(listen_channel); });
 }
 
 pg_lease_table::~pg_lease_table() = default;
@@ -78,17 +90,17 @@ constexpr const char* node_lock_number = "(substring($1 from '#([0-9]+)$')::bigi
 
 std::string pg_lease_table::join(const cluster_node_info& me, std::chrono::milliseconds lease) {
   return guarded("join the cluster", [&] {
-    pqxx::work tx(db_.sql());
-    const auto n = tx.exec1("SELECT nextval('cluster_node_incarnations')")[0].as<std::int64_t>();
+    pg::transaction tx(sql_);
+    const auto n = tx.exec("SELECT nextval('cluster_node_incarnations')").int64(0, 0);
     const std::string id = me.name + "#" + std::to_string(n);
-    tx.exec_params0(
+    tx.exec_params(
         "INSERT INTO cluster_nodes (node_id, name, http_url, actor_endpoint, pinned, expires_at) "
         "VALUES ($1, $2, $3, $4, $5, clock_timestamp() + $6 * interval '1 millisecond')",
         id, me.name, me.http_url, me.actor_endpoint, join_names(me.pinned), ms(lease));
     tx.exec_params(
         std::string("SELECT pg_try_advisory_lock($2::int, ") + node_lock_number + "::int)", id,
         node_lock_class);
-    tx.exec0(
+    tx.exec(
         "DELETE FROM cluster_nodes WHERE NOT alive AND left_at < clock_timestamp() - "
         "interval '1 hour' AND node_id NOT IN (SELECT owner FROM cluster_leases "
         "WHERE owner IS NOT NULL)");
@@ -99,12 +111,13 @@ std::string pg_lease_table::join(const cluster_node_info& me, std::chrono::milli
 
 bool pg_lease_table::renew(const std::string& node, std::chrono::milliseconds lease) {
   return guarded("renew the node's lease", [&] {
-    pqxx::work tx(db_.sql());
-    const auto r = tx.exec_params0(
+    pg::transaction tx(sql_);
+    const auto r = tx.exec_params(
         "UPDATE cluster_nodes SET expires_at = clock_timestamp() + $2 * interval '1 millisecond' "
         "WHERE node_id = $1 AND alive AND expires_at > clock_timestamp()",
         node, ms(lease));
-    // Again after a reconnect (libpqxx may reconnect silently); held already: nothing.
+    // Again after a reconnect (a failed call closes the connection, the next
+    // makes a new one); held already: nothing.
     tx.exec_params(std::string("SELECT pg_try_advisory_lock($2::int, ") + node_lock_number +
                        "::int) WHERE NOT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = "
                        "'advisory' AND pid = pg_backend_pid() AND classid::bigint = $2 AND "
@@ -118,12 +131,12 @@ bool pg_lease_table::renew(const std::string& node, std::chrono::milliseconds le
 
 void pg_lease_table::leave(const std::string& node) {
   guarded("leave the cluster", [&] {
-    pqxx::work tx(db_.sql());
-    tx.exec_params0(
+    pg::transaction tx(sql_);
+    tx.exec_params(
         "UPDATE cluster_leases SET owner = NULL, since = clock_timestamp() "
         "WHERE owner = $1",
         node);
-    tx.exec_params0(
+    tx.exec_params(
         "UPDATE cluster_nodes SET alive = false, left_at = clock_timestamp() WHERE node_id = $1",
         node);
     tx.exec(std::string("NOTIFY ") + listen_channel);
@@ -133,9 +146,9 @@ void pg_lease_table::leave(const std::string& node) {
 
 void pg_lease_table::add_resources(const std::vector<std::string>& resources) {
   guarded("add the cluster's resources", [&] {
-    pqxx::work tx(db_.sql());
+    pg::transaction tx(sql_);
     for (const auto& r : resources)
-      tx.exec_params0(
+      tx.exec_params(
           "INSERT INTO cluster_leases (resource) VALUES ($1) ON CONFLICT (resource) DO NOTHING", r);
     tx.commit();
   });
@@ -145,37 +158,39 @@ cluster_view pg_lease_table::view() {
   return guarded("read the cluster's leases", [&] {
     cluster_view v;
     // One snapshot for both tables.
-    pqxx::transaction<pqxx::repeatable_read> tx(db_.sql());
-    v.now_unix_ms = tx.exec1("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint")[0]
-                        .as<std::int64_t>();
-    for (const auto& r :
-         tx.exec("SELECT node_id, name, http_url, actor_endpoint, pinned, alive, "
-                 "alive AND expires_at > clock_timestamp(), "
-                 "(extract(epoch FROM expires_at - clock_timestamp()) * 1000)::bigint, "
-                 "(extract(epoch FROM started_at) * 1000)::bigint, EXISTS (SELECT 1 FROM "
-                 "pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 "
-                 "AND l.classid::bigint = " +
-                 std::to_string(node_lock_class) +
-                 " AND l.objid::bigint = substring(node_id from '#([0-9]+)$')::bigint % "
-                 "2147483648) FROM cluster_nodes ORDER BY node_id")) {
+    pg::transaction tx(sql_, "BEGIN ISOLATION LEVEL REPEATABLE READ");
+    v.now_unix_ms =
+        tx.exec("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint").int64(0, 0);
+    const pg::result nodes = tx.exec(
+        "SELECT node_id, name, http_url, actor_endpoint, pinned, alive, "
+        "alive AND expires_at > clock_timestamp(), "
+        "(extract(epoch FROM expires_at - clock_timestamp()) * 1000)::bigint, "
+        "(extract(epoch FROM started_at) * 1000)::bigint, EXISTS (SELECT 1 FROM "
+        "pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 "
+        "AND l.classid::bigint = " +
+        std::to_string(node_lock_class) +
+        " AND l.objid::bigint = substring(node_id from '#([0-9]+)$')::bigint % "
+        "2147483648) FROM cluster_nodes ORDER BY node_id");
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
       cluster_node_row n;
-      n.id = r[0].as<std::string>();
-      n.info = {r[1].as<std::string>(), r[2].as<std::string>(), r[3].as<std::string>(),
-                split_names(r[4].as<std::string>())};
-      n.alive = r[5].as<bool>();
-      n.live = r[6].as<bool>();
-      n.expires_in_ms = r[7].as<std::int64_t>();
-      n.started_unix_ms = r[8].as<std::int64_t>();
-      n.connected = r[9].as<bool>();
+      n.id = nodes.text(i, 0);
+      n.info = {nodes.text(i, 1), nodes.text(i, 2), nodes.text(i, 3),
+                split_names(nodes.text(i, 4))};
+      n.alive = nodes.boolean(i, 5);
+      n.live = nodes.boolean(i, 6);
+      n.expires_in_ms = nodes.int64(i, 7);
+      n.started_unix_ms = nodes.int64(i, 8);
+      n.connected = nodes.boolean(i, 9);
       v.nodes.push_back(std::move(n));
     }
-    for (const auto& r :
-         tx.exec("SELECT resource, COALESCE(owner, ''), epoch, "
-                 "COALESCE((extract(epoch FROM since) * 1000)::bigint, 0), takeovers "
-                 "FROM cluster_leases ORDER BY resource")) {
-      v.leases.push_back({r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<std::uint64_t>(),
-                          r[3].as<std::int64_t>(), r[4].as<std::uint64_t>()});
-    }
+    const pg::result leases = tx.exec(
+        "SELECT resource, COALESCE(owner, ''), epoch, "
+        "COALESCE((extract(epoch FROM since) * 1000)::bigint, 0), takeovers "
+        "FROM cluster_leases ORDER BY resource");
+    for (std::size_t i = 0; i < leases.size(); ++i)
+      v.leases.push_back({leases.text(i, 0), leases.text(i, 1),
+                          static_cast<std::uint64_t>(leases.int64(i, 2)), leases.int64(i, 3),
+                          static_cast<std::uint64_t>(leases.int64(i, 4))});
     tx.commit();
     return v;
   });
@@ -184,7 +199,7 @@ cluster_view pg_lease_table::view() {
 lease_take pg_lease_table::take(const std::string& resource, const std::string& node) {
   return guarded("take a lease", [&] {
     lease_take out;
-    pqxx::work tx(db_.sql());
+    pg::transaction tx(sql_);
     // The taker must be alive itself; its row stays locked to the commit, so
     // it is not declared dead in between.
     if (tx.exec_params("SELECT 1 FROM cluster_nodes WHERE node_id = $1 AND alive AND "
@@ -192,27 +207,27 @@ lease_take pg_lease_table::take(const std::string& resource, const std::string& 
                        node)
             .empty())
       return out;
-    tx.exec0(
+    tx.exec(
         "UPDATE cluster_nodes SET alive = false, left_at = clock_timestamp() "
         "WHERE alive AND expires_at <= clock_timestamp()");
     const auto lease = tx.exec_params(
         "SELECT COALESCE(owner, ''), epoch FROM cluster_leases WHERE resource = $1 FOR UPDATE",
         resource);
     if (lease.empty()) return out;
-    const std::string owner = lease[0][0].as<std::string>();
+    const std::string owner = lease.text(0, 0);
     if (owner == node) return out;  // already its own: no new epoch
     if (!owner.empty() &&
         !tx.exec_params("SELECT 1 FROM cluster_nodes WHERE node_id = $1 AND alive FOR SHARE", owner)
              .empty())
       return out;  // a live owner keeps it
-    const auto r = tx.exec_params1(
+    const auto r = tx.exec_params(
         "UPDATE cluster_leases SET owner = $2, epoch = epoch + 1, since = clock_timestamp(), "
         "takeovers = takeovers + $3 WHERE resource = $1 RETURNING epoch",
         resource, node, owner.empty() ? 0 : 1);
     tx.exec(std::string("NOTIFY ") + listen_channel);  // the others see the new owner at once
     tx.commit();
     out.taken = true;
-    out.epoch = r[0].as<std::uint64_t>();
+    out.epoch = static_cast<std::uint64_t>(r.int64(0, 0));
     out.previous_owner = owner;
     return out;
   });
@@ -221,8 +236,8 @@ lease_take pg_lease_table::take(const std::string& resource, const std::string& 
 bool pg_lease_table::release(const std::string& resource, const std::string& node,
                              std::uint64_t epoch) {
   return guarded("release a lease", [&] {
-    pqxx::work tx(db_.sql());
-    const auto r = tx.exec_params0(
+    pg::transaction tx(sql_);
+    const auto r = tx.exec_params(
         "UPDATE cluster_leases SET owner = NULL, since = clock_timestamp() "
         "WHERE resource = $1 AND owner = $2 AND epoch = $3",
         resource, node, static_cast<std::int64_t>(epoch));
@@ -233,22 +248,12 @@ bool pg_lease_table::release(const std::string& resource, const std::string& nod
 }
 
 void pg_lease_table::notify() {
-  guarded("wake the cluster", [&] {
-    pqxx::nontransaction tx(db_.sql());
-    tx.exec(std::string("NOTIFY ") + listen_channel);
-  });
+  guarded("wake the cluster", [&] { sql_.exec(std::string("NOTIFY ") + listen_channel); });
 }
 
 bool pg_lease_table::wait_for_notification(std::chrono::milliseconds timeout) {
-  return guarded("wait for the cluster", [&] {
-    wake_->woken = false;
-    if (db_.sql().get_notifs() == 0) {  // none queued yet: wait for one
-      const auto t = std::max<std::int64_t>(0, ms(timeout));
-      db_.sql().await_notification(static_cast<long>(t / 1000),
-                                   static_cast<long>((t % 1000) * 1000));
-    }
-    return wake_->woken;
-  });
+  return guarded("wait for the cluster",
+                 [&] { return sql_.wait_for_notification(std::max(timeout, timeout.zero())); });
 }
 
 }  // namespace mm

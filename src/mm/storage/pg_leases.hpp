@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "mm/storage/pg_connection.hpp"
 #include "mm/storage/pg_database.hpp"
 
 namespace mm {
@@ -74,9 +75,12 @@ struct lease_take {
 
 class pg_lease_table {
  public:
-  // Its own connection, which gives up on an unreachable server within
-  // `io_timeout` (connect_timeout, tcp_user_timeout, statement_timeout):
-  // an agent cut off from the database must notice in time.
+  // Its own connection, on which every call (connecting, a statement, a
+  // transaction's each statement) gives up within `io_timeout` by its own
+  // deadline, and whose server ends the session's leftovers within it too
+  // (statement and idle-transaction timeouts, the server socket's TCP user
+  // timeout): an agent cut off from the database must notice in time, and
+  // no call of it waits for ever on a silent link. Migrates the schema.
   pg_lease_table(const std::string& url, std::chrono::milliseconds io_timeout);
   ~pg_lease_table();
 
@@ -101,15 +105,14 @@ class pg_lease_table {
   // Waits up to `timeout` for a notification; true when one came.
   bool wait_for_notification(std::chrono::milliseconds timeout);
 
-  const std::string& where() const { return db_.where(); }
+  const std::string& where() const { return where_; }
 
  private:
   template <class F>
   auto guarded(const char* what, F&& f) -> decltype(f());
 
-  class wake_flag;
-  pg_database db_;
-  std::unique_ptr<wake_flag> wake_;
+  std::string where_;
+  pg::connection sql_;  // libpq itself: every call bounded (pg_connection.hpp)
 };
 
 // `url` with libpq options added (a URL gets "?a=b&c=d", a key=value string

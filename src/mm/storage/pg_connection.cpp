@@ -1,0 +1,249 @@
+#include "mm/storage/pg_connection.hpp"
+
+#include <libpq-fe.h>
+#include <poll.h>
+
+#include <algorithm>
+#include <cerrno>
+
+namespace mm::pg {
+
+namespace {
+
+// SQLSTATEs that mean a statement ran out of time on the server
+// (statement_timeout, lock_timeout) rather than being wrong.
+bool is_timeout_state(const std::string& s) {
+  return s == "57014" || s == "55P03";
+}
+
+// Classes of SQLSTATE that mean the server is ending or has ended the
+// session: 57P0x (admin shutdown, crash shutdown, cannot connect now), 08
+// (connection exceptions).
+bool is_broken_state(const std::string& s) {
+  return s.rfind("57P0", 0) == 0 || s.rfind("08", 0) == 0;
+}
+
+std::string trimmed(const char* message) {
+  std::string m = message ? message : "";
+  while (!m.empty() && (m.back() == '\n' || m.back() == ' ')) m.pop_back();
+  return m;
+}
+
+}  // namespace
+
+result::result(pg_result* r) : r_(r) {}
+
+void result::clear::operator()(pg_result* r) const {
+  PQclear(r);
+}
+
+std::size_t result::size() const {
+  return static_cast<std::size_t>(PQntuples(r_.get()));
+}
+
+std::uint64_t result::affected_rows() const {
+  const char* n = PQcmdTuples(r_.get());
+  return n && *n ? std::stoull(n) : 0;
+}
+
+bool result::is_null(std::size_t row, int column) const {
+  return PQgetisnull(r_.get(), static_cast<int>(row), column) != 0;
+}
+
+std::string result::text(std::size_t row, int column) const {
+  if (row >= size() || column < 0 || column >= PQnfields(r_.get()))
+    throw failure(failure_kind::refused, {},
+                  "no field " + std::to_string(column) + " in row " + std::to_string(row));
+  const int r = static_cast<int>(row);
+  return std::string(PQgetvalue(r_.get(), r, column),
+                     static_cast<std::size_t>(PQgetlength(r_.get(), r, column)));
+}
+
+std::int64_t result::int64(std::size_t row, int column) const {
+  return std::stoll(text(row, column));
+}
+
+bool result::boolean(std::size_t row, int column) const {
+  return text(row, column) == "t";
+}
+
+connection::connection(std::string conninfo, std::chrono::milliseconds call_timeout,
+                       std::vector<std::pair<std::string, std::string>> settings)
+    : conninfo_(std::move(conninfo)), call_timeout_(call_timeout), settings_(std::move(settings)) {}
+
+connection::~connection() {
+  close();
+}
+
+void connection::close() {
+  if (conn_) PQfinish(conn_);
+  conn_ = nullptr;
+}
+
+void connection::fail(failure_kind kind, const std::string& why) {
+  if (kind != failure_kind::refused) close();
+  throw failure(kind, {}, why);
+}
+
+bool connection::wait(short events, clock::time_point deadline) const {
+  for (;;) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
+    if (left <= 0) return false;
+    pollfd p{PQsocket(conn_), events, 0};
+    const int n = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 60'000)));
+    if (n > 0) return true;
+    if (n < 0 && errno != EINTR) return true;  // let libpq see and name the error
+  }
+}
+
+void connection::open() {
+  if (conn_) return;
+  const auto deadline = clock::now() + call_timeout_;
+  connect(deadline);
+  for (const auto& [name, value] : settings_)
+    // set_config skips what this server does not know, where SET would fail.
+    run("SELECT set_config(name, $2, false) FROM pg_settings WHERE name = $1", {name, value},
+        deadline);
+  for (const auto& channel : channels_) run("LISTEN \"" + channel + "\"", {}, deadline);
+}
+
+void connection::connect(clock::time_point deadline) {
+  // expand_dbname: `conninfo` may be a URL or key=value pairs.
+  const char* keys[] = {"dbname", nullptr};
+  const char* values[] = {conninfo_.c_str(), nullptr};
+  conn_ = PQconnectStartParams(keys, values, 1);
+  if (!conn_) throw failure(failure_kind::broken, {}, "out of memory for a connection");
+  if (PQstatus(conn_) == CONNECTION_BAD)
+    fail(failure_kind::broken, "cannot connect: " + trimmed(PQerrorMessage(conn_)));
+  for (PostgresPollingStatusType s = PGRES_POLLING_WRITING;;) {
+    if (s == PGRES_POLLING_OK) break;
+    if (s == PGRES_POLLING_FAILED)
+      fail(failure_kind::broken, "cannot connect: " + trimmed(PQerrorMessage(conn_)));
+    if (!wait(s == PGRES_POLLING_READING ? POLLIN : POLLOUT, deadline))
+      fail(failure_kind::timed_out,
+           "cannot connect within " + std::to_string(call_timeout_.count()) + " ms");
+    s = PQconnectPoll(conn_);
+  }
+  if (PQsetnonblocking(conn_, 1) != 0)
+    fail(failure_kind::broken, "cannot make the connection non-blocking");
+  ++generation_;
+}
+
+result connection::exec(std::string_view sql, const std::vector<param>& params) {
+  open();
+  return run(sql, params, clock::now() + call_timeout_);
+}
+
+result connection::run(std::string_view sql, const std::vector<param>& params,
+                       clock::time_point deadline) {
+  std::vector<const char*> values;
+  values.reserve(params.size());
+  for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
+  const std::string text(sql);
+  if (!PQsendQueryParams(conn_, text.c_str(), static_cast<int>(values.size()), nullptr,
+                         values.data(), nullptr, nullptr, 0))
+    fail(failure_kind::broken, "cannot send a statement: " + trimmed(PQerrorMessage(conn_)));
+  // Sending: a large statement may need the socket writable more than once.
+  for (int f; (f = PQflush(conn_)) != 0;) {
+    if (f < 0) fail(failure_kind::broken, "cannot send: " + trimmed(PQerrorMessage(conn_)));
+    if (!wait(POLLIN | POLLOUT, deadline))
+      fail(failure_kind::timed_out,
+           "no answer within " + std::to_string(call_timeout_.count()) + " ms");
+    if (!PQconsumeInput(conn_))
+      fail(failure_kind::broken, "connection lost: " + trimmed(PQerrorMessage(conn_)));
+  }
+  // Reading every result of the statement, each owned as it comes; the last
+  // one is the answer (one statement gives one, then none).
+  std::optional<result> last;
+  std::string error_state, error_text;
+  for (;;) {
+    while (PQisBusy(conn_)) {
+      if (!wait(POLLIN, deadline))
+        fail(failure_kind::timed_out,
+             "no answer within " + std::to_string(call_timeout_.count()) + " ms");
+      if (!PQconsumeInput(conn_))
+        fail(failure_kind::broken, "connection lost: " + trimmed(PQerrorMessage(conn_)));
+    }
+    pg_result* r = PQgetResult(conn_);
+    if (!r) break;
+    result owned(r);  // owned before anything else is asked
+    const ExecStatusType status = PQresultStatus(r);
+    if (status == PGRES_FATAL_ERROR || status == PGRES_BAD_RESPONSE ||
+        status == PGRES_NONFATAL_ERROR) {
+      const char* state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+      error_state = state ? state : "";
+      error_text = trimmed(PQresultErrorMessage(r));
+    }
+    last.emplace(std::move(owned));
+  }
+  take_notifications();
+  if (PQstatus(conn_) == CONNECTION_BAD || is_broken_state(error_state)) {
+    const std::string why = error_text.empty() ? trimmed(PQerrorMessage(conn_)) : error_text;
+    close();
+    throw failure(failure_kind::broken, error_state, "connection lost: " + why);
+  }
+  if (!error_state.empty() || !error_text.empty())
+    throw failure(is_timeout_state(error_state) ? failure_kind::timed_out : failure_kind::refused,
+                  error_state, error_text);
+  if (!last) fail(failure_kind::broken, "no result for a statement");
+  return std::move(*last);
+}
+
+void connection::listen(const std::string& channel) {
+  if (std::find(channels_.begin(), channels_.end(), channel) == channels_.end())
+    channels_.push_back(channel);
+  exec("LISTEN \"" + channel + "\"");
+}
+
+std::size_t connection::take_notifications() {
+  std::size_t n = 0;
+  while (PGnotify* note = PQnotifies(conn_)) {
+    PQfreemem(note);
+    ++n;
+  }
+  notified_ += n;
+  return n;
+}
+
+bool connection::wait_for_notification(std::chrono::milliseconds timeout) {
+  open();
+  const auto deadline = clock::now() + timeout;
+  for (;;) {
+    if (notified_ > 0) {
+      notified_ = 0;
+      return true;
+    }
+    if (!wait(POLLIN, deadline)) return false;
+    if (!PQconsumeInput(conn_))
+      fail(failure_kind::broken, "connection lost: " + trimmed(PQerrorMessage(conn_)));
+    take_notifications();
+  }
+}
+
+transaction::transaction(connection& c, const char* begin) : c_(c) {
+  c_.exec(begin);
+  generation_ = c_.generation();
+}
+
+result transaction::exec(std::string_view sql, const std::vector<param>& params) {
+  if (!c_.is_open() || c_.generation() != generation_)
+    throw failure(failure_kind::broken, {}, "the connection was lost during the transaction");
+  return c_.exec(sql, params);
+}
+
+transaction::~transaction() {
+  if (done_ || !c_.is_open() || c_.generation() != generation_) return;
+  try {
+    c_.exec("ROLLBACK");
+  } catch (const failure&) {
+    // The connection is closed by the failure, which ends the transaction.
+  }
+}
+
+void transaction::commit() {
+  exec("COMMIT");
+  done_ = true;
+}
+
+}  // namespace mm::pg

@@ -1,0 +1,156 @@
+// The project's own libpq connection (mm/storage/pg_connection.hpp) on a
+// real server each test starts: statements and their failures by kind,
+// every call within its deadline (a server that never answers included),
+// reconnection with the session's settings and LISTENs, and a transaction
+// that never goes on over a new connection.
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <functional>
+
+#include "mm/storage/pg_connection.hpp"
+#include "mm/testing/postgres_server.hpp"
+#include "postgres_available.hpp"
+
+using mm::test::have_postgres;
+using mm::test::postgres_server;
+using namespace mm::pg;
+using namespace std::chrono_literals;
+
+namespace {
+
+failure_kind kind_of(const std::function<void()>& f, std::string* state = nullptr) {
+  try {
+    f();
+  } catch (const failure& e) {
+    if (state) *state = e.state;
+    return e.kind;
+  }
+  FAIL("no failure");
+  return failure_kind::refused;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+}  // namespace
+
+TEST_CASE("the libpq connection runs statements and names each failure's kind",
+          "[postgres][pg_connection]") {
+  if (!have_postgres()) return;
+  postgres_server pg;
+  connection c(pg.url(), 5s, {{"statement_timeout", "400"}, {"no_such_setting", "1"}});
+  c.exec("CREATE TABLE t (id BIGINT PRIMARY KEY, name TEXT, ok BOOLEAN)");
+  CHECK(c.exec_params("INSERT INTO t VALUES ($1, $2, $3), ($4, NULL, false)", std::int64_t{1},
+                      "one", true, std::int64_t{2})
+            .affected_rows() == 2);
+  const result r = c.exec("SELECT id, name, ok FROM t ORDER BY id");
+  REQUIRE(r.size() == 2);
+  CHECK(r.int64(0, 0) == 1);
+  CHECK(r.text(0, 1) == "one");
+  CHECK(r.boolean(0, 2));
+  CHECK(r.is_null(1, 1));
+  CHECK_FALSE(r.boolean(1, 2));
+  CHECK(kind_of([&] { (void)r.text(2, 0); }) == failure_kind::refused);
+  // The settings hold (an unknown one is skipped, not an error).
+  CHECK(c.exec("SHOW statement_timeout").text(0, 0) == "400ms");
+
+  // Refused by the server: the connection stays and serves.
+  std::string state;
+  CHECK(kind_of([&] { c.exec("SELECT * FROM nowhere"); }, &state) == failure_kind::refused);
+  CHECK(state == "42P01");
+  CHECK(c.is_open());
+  CHECK(c.exec("SELECT 1").int64(0, 0) == 1);
+
+  // The server's statement_timeout: timed out, by its SQLSTATE.
+  CHECK(kind_of([&] { c.exec("SELECT pg_sleep(2)"); }, &state) == failure_kind::timed_out);
+  CHECK(state == "57014");
+
+  // A backend ended under the statement: broken, closed, and the next call
+  // connects again with the settings set again.
+  const auto generation = c.generation();
+  CHECK(kind_of([&] { c.exec("SELECT pg_terminate_backend(pg_backend_pid())"); }) ==
+        failure_kind::broken);
+  CHECK_FALSE(c.is_open());
+  CHECK(c.exec("SHOW statement_timeout").text(0, 0) == "400ms");
+  CHECK(c.generation() == generation + 1);
+}
+
+TEST_CASE("every libpq call ends by its deadline: a slow statement, a server that never answers",
+          "[postgres][pg_connection]") {
+  if (!have_postgres()) return;
+  postgres_server pg;
+  // The client's deadline, well before the server's limit.
+  connection c(pg.url(), 300ms, {{"statement_timeout", "60000"}});
+  auto t = std::chrono::steady_clock::now();
+  CHECK(kind_of([&] { c.exec("SELECT pg_sleep(10)"); }) == failure_kind::timed_out);
+  CHECK(seconds_since(t) < 1.5);
+  CHECK_FALSE(c.is_open());
+  CHECK(c.exec("SELECT 2").int64(0, 0) == 2);
+
+  // A listener that takes the connection and says nothing (a silent peer):
+  // the connect gives up by its deadline, as every later attempt does.
+  const int silent = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(silent, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  REQUIRE(::listen(silent, 16) == 0);
+  socklen_t len = sizeof a;
+  ::getsockname(silent, reinterpret_cast<sockaddr*>(&a), &len);
+  connection mute("postgresql://mm@127.0.0.1:" + std::to_string(ntohs(a.sin_port)) + "/mm", 300ms);
+  for (int i = 0; i < 3; ++i) {
+    t = std::chrono::steady_clock::now();
+    CHECK(kind_of([&] { mute.exec("SELECT 1"); }) == failure_kind::timed_out);
+    CHECK(seconds_since(t) < 1.5);
+  }
+  ::close(silent);
+}
+
+TEST_CASE("a transaction never goes on over a new connection, and notifications survive one",
+          "[postgres][pg_connection]") {
+  if (!have_postgres()) return;
+  postgres_server pg;
+  connection c(pg.url(), 5s);
+  connection other(pg.url(), 5s);
+  c.exec("CREATE TABLE t (id BIGINT)");
+  {
+    transaction tx(c);
+    tx.exec_params("INSERT INTO t VALUES ($1)", std::int64_t{1});
+    const auto pid = c.exec("SELECT pg_backend_pid()").int64(0, 0);
+    other.exec_params("SELECT pg_terminate_backend($1)", pid);
+    // The first statement after finds the connection gone; the next would
+    // run on a new connection, outside the transaction: refused as broken.
+    CHECK(kind_of([&] { tx.exec("INSERT INTO t VALUES (2)"); }) == failure_kind::broken);
+    CHECK(kind_of([&] { tx.exec("INSERT INTO t VALUES (3)"); }) == failure_kind::broken);
+    CHECK(kind_of([&] { tx.commit(); }) == failure_kind::broken);
+  }
+  CHECK(other.exec("SELECT count(*) FROM t").int64(0, 0) == 0);
+  {
+    transaction tx(c);
+    tx.exec("INSERT INTO t VALUES (4)");
+    tx.commit();
+  }
+  {
+    transaction tx(c);
+    tx.exec("INSERT INTO t VALUES (5)");
+  }  // not committed: rolled back
+  CHECK(other.exec("SELECT array_agg(id)::text FROM t").text(0, 0) == "{4}");
+
+  c.listen("news");
+  auto t = std::chrono::steady_clock::now();
+  CHECK_FALSE(c.wait_for_notification(200ms));
+  CHECK(seconds_since(t) >= 0.19);
+  other.exec("NOTIFY news");
+  CHECK(c.wait_for_notification(5s));
+  // After a reconnect the connection listens again.
+  CHECK(kind_of([&] { c.exec("SELECT pg_terminate_backend(pg_backend_pid())"); }) ==
+        failure_kind::broken);
+  c.open();
+  other.exec("NOTIFY news");
+  CHECK(c.wait_for_notification(5s));
+}
