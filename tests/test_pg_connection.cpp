@@ -78,6 +78,12 @@ TEST_CASE("the libpq connection runs statements and names each failure's kind",
   CHECK_FALSE(c.is_open());
   CHECK(c.exec("SHOW statement_timeout").text(0, 0) == "400ms");
   CHECK(c.generation() == generation + 1);
+
+  // A setting the server refuses: no connection is kept without it.
+  connection bad(pg.url(), 5s, {{"statement_timeout", "soon"}});
+  CHECK(kind_of([&] { bad.exec("SELECT 1"); }, &state) == failure_kind::refused);
+  CHECK(state == "22023");
+  CHECK_FALSE(bad.is_open());
 }
 
 TEST_CASE("every libpq call ends by its deadline: a slow statement, a server that never answers",

@@ -101,11 +101,18 @@ void connection::open() {
   if (conn_) return;
   const auto deadline = clock::now() + call_timeout_;
   connect(deadline);
-  for (const auto& [name, value] : settings_)
-    // set_config skips what this server does not know, where SET would fail.
-    run("SELECT set_config(name, $2, false) FROM pg_settings WHERE name = $1", {name, value},
-        deadline);
-  for (const auto& channel : channels_) run("LISTEN \"" + channel + "\"", {}, deadline);
+  // A connection without its settings or its LISTENs is not kept: the next
+  // call tries again from the start.
+  try {
+    for (const auto& [name, value] : settings_)
+      // set_config skips what this server does not know, where SET would fail.
+      run("SELECT set_config(name, $2, false) FROM pg_settings WHERE name = $1", {name, value},
+          deadline);
+    for (const auto& channel : channels_) run("LISTEN \"" + channel + "\"", {}, deadline);
+  } catch (const failure&) {
+    close();
+    throw;
+  }
 }
 
 void connection::connect(clock::time_point deadline) {
