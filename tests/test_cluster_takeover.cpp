@@ -17,111 +17,15 @@
 #include <pqxx/pqxx>
 #include <thread>
 
-#include "mm/engine/synthetic_players.hpp"
-#include "mm/storage/pg_store.hpp"
+#include "cluster_fixture.hpp"
 #include "mm/testing/postgres_server.hpp"
 #include "postgres_available.hpp"
-#include "server_fixture.hpp"
-#include "ticket_ledger.hpp"
 
 using namespace mm;
 using namespace mm::test;
 using namespace std::chrono_literals;
 
 namespace {
-
-constexpr std::uint32_t shards = 6;
-constexpr auto takeover_after = 2s;
-
-json node_patch(const std::string& url, const std::string& name) {
-  json c = ticket_queues_patch();
-  c["database"] = {{"url", url}};
-  c["cluster"] = {{"total", shards}, {"node", name}, {"takeover_after", "2s"}};
-  c["matchmaker"] = {{"state_snapshot_interval", "1s"}};
-  return c;
-}
-
-std::vector<std::string> all_resources() {
-  std::vector<std::string> out;
-  for (std::uint32_t i = 0; i < shards; ++i) out.push_back("mm-" + std::to_string(i));
-  out.push_back("sessions");
-  return out;
-}
-
-// resource -> the names of the nodes that say they serve it now.
-std::map<std::string, std::set<std::string>> servers(
-    const std::map<std::string, live_server*>& nodes) {
-  std::map<std::string, std::set<std::string>> out;
-  for (const auto& [name, s] : nodes) {
-    auto r = s->get("/api/cluster", view_token);
-    if (!r || r->status != 200) continue;
-    const json c = json::parse(r->body);
-    if (c.value("serving", false))
-      for (const auto& o : c["owned"]) out[o["resource"]].insert(name);
-  }
-  return out;
-}
-
-bool each_served_once(const std::map<std::string, live_server*>& nodes) {
-  const auto s = servers(nodes);
-  for (const auto& r : all_resources())
-    if (!s.count(r) || s.at(r).size() != 1) return false;
-  return true;
-}
-
-// Every resource served once, and each node serving its share: 7 resources
-// over n nodes, floor(7 / n) at least. A node that is not serving does not
-// count: what it reports may be what it held before a pause, not yet
-// corrected by its first round after it.
-bool settled(const std::map<std::string, live_server*>& nodes) {
-  if (!each_served_once(nodes)) return false;
-  for (const auto& [name, s] : nodes) {
-    const json c = s->get_json("/api/cluster", view_token);
-    if (!c.value("serving", false) || c["owned"].size() < all_resources().size() / nodes.size())
-      return false;
-  }
-  return true;
-}
-
-// Polls until `done` or `limit`; true when done.
-template <class Done>
-bool poll(std::chrono::milliseconds limit, Done done) {
-  const auto end = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < end) {
-    if (done()) return true;
-    std::this_thread::sleep_for(25ms);  // polling processes
-  }
-  return done();
-}
-
-// What every session of the database is doing and waiting on, for a test
-// that failed to see a takeover: who holds what, and who waits behind it.
-std::string database_activity(const std::string& url) {
-  std::string out;
-  try {
-    pqxx::connection conn(url);
-    pqxx::nontransaction w(conn);
-    for (const auto& r :
-         w.exec("SELECT pid, state, COALESCE(wait_event_type, ''), COALESCE(wait_event, ''), "
-                "COALESCE(pg_blocking_pids(pid)::text, ''), "
-                "COALESCE(extract(epoch FROM clock_timestamp() - xact_start)::text, ''), "
-                "left(query, 160) FROM pg_stat_activity WHERE datname = current_database() "
-                "AND pid <> pg_backend_pid()"))
-      out += r[0].as<std::string>() + " " + r[1].as<std::string>("") +
-             " wait=" + r[2].as<std::string>() + "/" + r[3].as<std::string>() +
-             " blocked_by=" + r[4].as<std::string>() + " xact_s=" + r[5].as<std::string>() + " | " +
-             r[6].as<std::string>("") + "\n";
-  } catch (const std::exception& e) {
-    out += std::string("cannot read the activity: ") + e.what();
-  }
-  return out;
-}
-
-void write_players(const std::string& url) {
-  pg_store store(url);
-  rng r(29);
-  store.upsert_players(make_players(synthetic_population{}, 4000, 1, r));
-}
 
 // Queries through HTTP to the live nodes, counted by phase.
 struct query_load {

@@ -160,3 +160,64 @@ TEST_CASE("a transaction never goes on over a new connection, and notifications 
   other.exec("NOTIFY news");
   CHECK(c.wait_for_notification(5s));
 }
+
+TEST_CASE("bytes go as bytea both ways, and prepared statements and settings outlive a reconnect",
+          "[postgres][pg_connection]") {
+  if (!have_postgres()) return;
+  postgres_server pg;
+  connection c(pg.url(), 5s);
+  connection other(pg.url(), 5s);
+  c.exec("CREATE TABLE b (id BIGINT PRIMARY KEY, v BYTEA)");
+  // Every byte value, a NUL among them, and an empty value and a NULL.
+  std::string all;
+  for (int i = 0; i < 256; ++i) all.push_back(static_cast<char>(i));
+  c.exec_params("INSERT INTO b VALUES (1, $1), (2, $2), (3, NULL)", param::bytes(all),
+                param::bytes(""));
+  const result r = c.exec("SELECT v FROM b ORDER BY id");
+  CHECK(r.bytes(0, 0) == all);
+  CHECK(r.bytes(1, 0).empty());
+  CHECK(r.bytes(2, 0).empty());
+  CHECK(r.is_null(2, 0));
+  CHECK(kind_of([&] { (void)c.exec("SELECT 'not hex'::text").bytes(0, 0); }) ==
+        failure_kind::refused);
+
+  c.prepare("by_id", "SELECT length(v) FROM b WHERE id = $1");
+  c.set("work_mem", "8MB");
+  CHECK(c.exec_prepared("by_id", {"1"}).int64(0, 0) == 256);
+  CHECK(kind_of([&] { c.prepare("by_id", "SELECT 1"); }) == failure_kind::refused);
+  // The server ends the session: the next calls connect again, prepare again
+  // and set again.
+  const auto before = c.generation();
+  other.exec_params(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> "
+      "pg_backend_pid() AND datname = current_database()");
+  CHECK(kind_of([&] { c.exec("SELECT 1"); }) == failure_kind::broken);
+  CHECK(c.exec_prepared("by_id", {"1"}).int64(0, 0) == 256);
+  CHECK(c.generation() == before + 1);
+  CHECK(c.exec("SHOW work_mem").text(0, 0) == "8MB");
+  // Several statements in one text, without parameters: the last one answers.
+  CHECK(c.exec("SELECT 1; SELECT 2").int64(0, 0) == 2);
+  {
+    longer_calls longer(c, 20s);
+    CHECK(c.call_timeout() == 20s);
+  }
+  CHECK(c.call_timeout() == 5s);
+}
+
+TEST_CASE("a transaction's statements share one deadline", "[postgres][pg_connection]") {
+  if (!have_postgres()) return;
+  postgres_server pg;
+  connection c(pg.url(), 1s);
+  // Each statement well within a call's second; the three together not.
+  const auto start = std::chrono::steady_clock::now();
+  CHECK(kind_of([&] {
+          transaction tx(c);
+          for (int i = 0; i < 3; ++i) tx.exec("SELECT pg_sleep(0.4)");
+          tx.commit();
+        }) == failure_kind::timed_out);
+  CHECK(seconds_since(start) < 1.5);
+  // A budget of its own: the same three fit.
+  transaction tx(c, 3s);
+  for (int i = 0; i < 3; ++i) tx.exec("SELECT pg_sleep(0.4)");
+  tx.commit();
+}

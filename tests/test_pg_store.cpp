@@ -159,20 +159,16 @@ TEST_CASE("a shard's scan on PostgreSQL reads only its own rows, through an inde
   both_stores s;
   s.upsert(game_players(30'000, 8));
   auto scanner = s.pg.open_scanner({"players", 1, 4, 2});
-  {
-    pqxx::work w(s.pg.db().sql());
-    w.exec0("ANALYZE players");
-    w.commit();
-  }
+  auto& w = s.pg.db().sql();
+  w.exec("ANALYZE players");
   CHECK(scanner->scan(500, 100).rows.size() == 500);
-  pqxx::nontransaction w(s.pg.db().sql());
-  w.exec0(std::string("SET random_page_cost = ") +
-          mm::pg_scanner::scan_random_page_cost);  // as the scanner sets it
+  w.exec(std::string("SET random_page_cost = ") +
+         mm::pg_scanner::scan_random_page_cost);  // as the scanner sets it
   const auto plan =
       w.exec(
            "EXPLAIN (ANALYZE, FORMAT JSON) SELECT id, mmr, attr0, attr1, attr2, attr3, payload, "
-           "is_bot FROM players WHERE id > 5000 AND id % 4 = 2 ORDER BY id LIMIT 200")[0][0]
-          .as<std::string>();
+           "is_bot FROM players WHERE id > 5000 AND id % 4 = 2 ORDER BY id LIMIT 200")
+          .text(0, 0);
   INFO(plan);
   CHECK(plan.find("\"Index Name\": \"" + mm::pg_scanner::shard_index_name("players", 4) + "\"") !=
         std::string::npos);
@@ -234,11 +230,7 @@ TEST_CASE("unreadable rows of a PostgreSQL view are reported as on SQLite",
       "CASE WHEN id % 100 = 1 THEN NULL ELSE mmr END AS mmr, attr0, attr1, attr2, attr3, "
       "payload, CASE WHEN id % 100 = 2 THEN NULL ELSE is_bot END AS is_bot FROM players";
   s.sqlite.db().sql().exec(view);
-  {
-    pqxx::work w(s.pg.db().sql());
-    w.exec0(view);
-    w.commit();
-  }
+  s.pg.db().sql().exec(view);
   auto a = s.sqlite.open_scanner({"odd_players", 4});
   auto b = s.pg.open_scanner({"odd_players", 4});
   const auto x = a->scan(1000, 1000), y = b->scan(1000, 1000);

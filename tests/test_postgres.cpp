@@ -17,19 +17,16 @@ using mm::test::postgres_server;
 namespace {
 
 // Column name -> type of a table, as PostgreSQL reports them.
-std::map<std::string, std::string> columns(pqxx::connection& c, const std::string& table) {
-  pqxx::work w(c);
+std::map<std::string, std::string> columns(mm::pg::connection& c, const std::string& table) {
   std::map<std::string, std::string> out;
-  for (const auto& row : w.exec_params(
-           "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = $1",
-           table))
-    out[row[0].as<std::string>()] = row[1].as<std::string>();
+  const auto r = c.exec_params(
+      "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = $1", table);
+  for (std::size_t i = 0; i < r.size(); ++i) out[r.text(i, 0)] = r.text(i, 1);
   return out;
 }
 
-int migration_rows(pqxx::connection& c) {
-  pqxx::work w(c);
-  return w.exec1("SELECT count(*) FROM schema_migrations")[0].as<int>();
+int migration_rows(mm::pg::connection& c) {
+  return static_cast<int>(c.exec("SELECT count(*) FROM schema_migrations").int64(0, 0));
 }
 
 }  // namespace
@@ -114,9 +111,7 @@ TEST_CASE("a PostgreSQL database that cannot be used is a clear error", "[postgr
   postgres_server pg;
   {
     mm::pg_database db(pg.url());
-    pqxx::work w(db.sql());
-    w.exec0("INSERT INTO schema_migrations VALUES (999, '999_future.sql', 0)");
-    w.commit();
+    db.sql().exec("INSERT INTO schema_migrations VALUES (999, '999_future.sql', 0)");
   }
   CHECK_THROWS_WITH(mm::pg_database(pg.url()),
                     Catch::Contains("has schema version 999, newer than this build's"));

@@ -33,6 +33,14 @@ const std::vector<key_spec>& keys() {
            "of it: libpq reads PGPASSWORD or ~/.pgpass",
            [](server_config& c, const json& v) { c.database_url = as_text("database.url", v); },
            [](const server_config& c) -> json { return redacted_url(c.database_url); }},
+          {"database.io_timeout", K::duration, "0s",
+           "each call to PostgreSQL (connecting, a statement, its answer) gives up after this, "
+           "and the server ends its side by the same limit; 0s: cluster.takeover_after on a "
+           "node of a cluster, else 30s",
+           [](server_config& c, const json& v) {
+             c.database_io_timeout = as_duration("database.io_timeout", v);
+           },
+           [](const server_config& c) -> json { return seconds_text(c.database_io_timeout); }},
           {"demo.players", K::integer, "auto",
            "synthetic players written into an EMPTY player table; auto: 50000 on the demo "
            "database, "

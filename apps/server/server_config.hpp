@@ -36,6 +36,14 @@ struct server_config {
   // A PostgreSQL URL: the player store shared by several nodes. Empty: the
   // SQLite file database_path. Never printed with its password.
   std::string database_url;
+  // Each call to PostgreSQL gives up after this, on both sides; 0: the
+  // cluster's takeover time on a node of a cluster (a write that outlives
+  // its lease is refused anyway), else 30 s.
+  std::chrono::milliseconds database_io_timeout{0};
+  std::chrono::milliseconds store_io_timeout() const {
+    if (database_io_timeout.count() > 0) return database_io_timeout;
+    return cluster_total > 0 ? cluster_takeover_after : std::chrono::milliseconds(30'000);
+  }
   // Synthetic players written into an empty player table; -1: 50,000 on the
   // demo database, none on any other (a real table is never filled with fakes).
   std::int64_t demo_players = -1;

@@ -63,7 +63,9 @@ server_process::server_process(const server_config& c)
   base.opts = c.opts;
   base.profile = profile(read_profile_document(c.profile, live_profile_->applied_document()));
   base.database.path = store_location(c);
-  base.database.open = open_store_at;
+  base.database.open = [io = c.store_io_timeout()](const std::string& where) {
+    return open_store_at(where, io);
+  };
   if (query_recording_)
     base.observe = [r = query_recording_](std::uint32_t shard) { return observer_of(r, shard); };
   // In a cluster every shard has a dormant supervisor here, run while this
@@ -355,6 +357,7 @@ void server_process::stop() {
   events_->close();
   if (resp_) resp_->stop();
   if (http_) http_->stop();
+  readiness_.stop();       // its checks read what stops next; waits for a run in flight
   resp_commands_.reset();  // after both doors: waits for its commands running
   if (http_context_) http_context_->cluster = nullptr;
   cluster_ref_->store(nullptr);

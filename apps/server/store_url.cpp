@@ -24,10 +24,11 @@ const std::string& store_location(const server_config& c) {
   return c.database_url.empty() ? c.database_path : c.database_url;
 }
 
-std::unique_ptr<player_store> open_store_at(const std::string& where) {
+std::unique_ptr<player_store> open_store_at(const std::string& where,
+                                            [[maybe_unused]] std::chrono::milliseconds io_timeout) {
   if (!is_postgres_url(where)) return std::make_unique<sqlite_store>(where);
 #ifdef MM_HAVE_POSTGRES
-  return std::make_unique<pg_store>(where);
+  return std::make_unique<pg_store>(where, io_timeout);
 #else
   throw config_error(
       "config key 'database.url': this matchmakerd was built without PostgreSQL "
@@ -37,7 +38,7 @@ std::unique_ptr<player_store> open_store_at(const std::string& where) {
 }
 
 std::unique_ptr<player_store> open_configured_store(const server_config& c) {
-  return open_store_at(store_location(c));
+  return open_store_at(store_location(c), c.store_io_timeout());
 }
 
 }  // namespace mm::server

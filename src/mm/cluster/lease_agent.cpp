@@ -162,6 +162,7 @@ void lease_agent::balance(const cluster_view& view) {
         deadline_->open()) {
       if (!keep_alive()) return;
       if (!hooks_.start(l.resource, node_id_, l.epoch)) {
+        start_failed_[l.resource] = steady::now();
         table_->release(l.resource, node_id_, l.epoch);
         continue;
       }
@@ -175,10 +176,14 @@ void lease_agent::balance(const cluster_view& view) {
     if (target == plan.end() || target->second == node_id_) continue;
     if (!keep_alive()) return;
     hooks_.stop(resource, true);
+    {
+      // Out of the report before the release: once freed, the next owner
+      // may serve it and say so, and this node must no longer claim it.
+      std::lock_guard<std::mutex> lock(mutex_);
+      owned_.erase(resource);
+      ++counters_.releases;
+    }
     table_->release(resource, node_id_, epoch);
-    std::lock_guard<std::mutex> lock(mutex_);
-    owned_.erase(resource);
-    ++counters_.releases;
   }
   // Taken: what the plan gives to this node and is free (or its owner dead),
   // and what has been free for three rounds whoever the plan gives it to (its
@@ -195,6 +200,9 @@ void lease_agent::balance(const cluster_view& view) {
     const auto target = plan.find(l.resource);
     const bool planned_here = target != plan.end() && target->second == node_id_;
     if (!planned_here && now - first_seen < config_.check_every() * 3) continue;
+    if (const auto failed = start_failed_.find(l.resource);
+        failed != start_failed_.end() && now - failed->second < config_.check_every())
+      continue;
     if (!keep_alive()) return;
     if (!deadline_->open()) continue;
     const lease_take t = table_->take(l.resource, node_id_);
@@ -206,6 +214,7 @@ void lease_agent::balance(const cluster_view& view) {
     const auto started = steady::now();
     free_since_.erase(l.resource);
     if (!hooks_.start(l.resource, node_id_, t.epoch)) {
+      start_failed_[l.resource] = steady::now();
       table_->release(l.resource, node_id_, t.epoch);
       continue;
     }

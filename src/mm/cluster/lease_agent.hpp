@@ -135,6 +135,11 @@ class lease_agent {
   std::map<std::string, std::uint64_t> owned_;  // resource -> epoch
   std::map<std::string, std::string> plan_;
   std::map<std::string, std::chrono::steady_clock::time_point> free_since_;
+  // Resources whose start failed here, and when: not taken again here for
+  // a round. (Taken at once, each failure's release woke every agent and
+  // the same node took it again: a loop of takes, epochs by the hundred,
+  // while an old instance of it was still stopping.)
+  std::map<std::string, std::chrono::steady_clock::time_point> start_failed_;
   std::chrono::steady_clock::time_point last_renewal_sent_{};
   cluster_view last_view_;
   std::chrono::steady_clock::time_point last_view_at_{};

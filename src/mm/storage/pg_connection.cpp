@@ -31,6 +31,47 @@ std::string trimmed(const char* message) {
 
 }  // namespace
 
+std::string with_options(const std::string& conninfo,
+                         const std::vector<std::pair<std::string, std::string>>& options) {
+  const bool is_url =
+      conninfo.rfind("postgresql://", 0) == 0 || conninfo.rfind("postgres://", 0) == 0;
+  std::string out = conninfo;
+  for (const auto& [key, value] : options) {
+    if (is_url)
+      out += (out.find('?') == std::string::npos ? "?" : "&") + key + "=" + value;
+    else
+      out += " " + key + "=" + value;
+  }
+  return out;
+}
+
+namespace {
+std::int64_t whole_seconds(std::chrono::milliseconds d) {
+  return std::max<std::int64_t>(1, (static_cast<std::int64_t>(d.count()) + 999) / 1000);
+}
+}  // namespace
+
+std::string with_client_limits(const std::string& conninfo, std::chrono::milliseconds io) {
+  return with_options(
+      conninfo, {{"connect_timeout", std::to_string(std::max<std::int64_t>(2, whole_seconds(io)))},
+                 {"tcp_user_timeout", std::to_string(io.count())},
+                 {"keepalives", "1"},
+                 {"keepalives_idle", "1"},
+                 {"keepalives_interval", "1"},
+                 {"keepalives_count", "3"}});
+}
+
+std::vector<std::pair<std::string, std::string>> server_limits(std::chrono::milliseconds io) {
+  const std::string t = std::to_string(io.count());
+  return {{"statement_timeout", t},
+          {"idle_in_transaction_session_timeout", t},
+          {"tcp_user_timeout", t},
+          {"tcp_keepalives_idle", "1"},
+          {"tcp_keepalives_interval", "1"},
+          {"tcp_keepalives_count", "3"},
+          {"client_connection_check_interval", std::to_string(whole_seconds(io)) + "s"}};
+}
+
 result::result(pg_result* r) : r_(r) {}
 
 void result::clear::operator()(pg_result* r) const {
@@ -50,13 +91,35 @@ bool result::is_null(std::size_t row, int column) const {
   return PQgetisnull(r_.get(), static_cast<int>(row), column) != 0;
 }
 
-std::string result::text(std::size_t row, int column) const {
+std::string_view result::view(std::size_t row, int column) const {
   if (row >= size() || column < 0 || column >= PQnfields(r_.get()))
     throw failure(failure_kind::refused, {},
                   "no field " + std::to_string(column) + " in row " + std::to_string(row));
   const int r = static_cast<int>(row);
-  return std::string(PQgetvalue(r_.get(), r, column),
-                     static_cast<std::size_t>(PQgetlength(r_.get(), r, column)));
+  return {PQgetvalue(r_.get(), r, column),
+          static_cast<std::size_t>(PQgetlength(r_.get(), r, column))};
+}
+
+std::string result::text(std::size_t row, int column) const {
+  return std::string(view(row, column));
+}
+
+std::string result::bytes(std::size_t row, int column) const {
+  const std::string_view hex = view(row, column);
+  if (is_null(row, column)) return {};
+  if (hex.size() < 2 || hex[0] != '\\' || hex[1] != 'x' || hex.size() % 2 != 0)
+    throw failure(failure_kind::refused, {},
+                  "field " + std::to_string(column) + " is not bytea's hex form");
+  auto digit = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    throw failure(failure_kind::refused, {}, "a bytea field holds a non-hex digit");
+  };
+  std::string out((hex.size() - 2) / 2, '\0');
+  for (std::size_t i = 0; i < out.size(); ++i)
+    out[i] = static_cast<char>(digit(hex[2 + 2 * i]) * 16 + digit(hex[3 + 2 * i]));
+  return out;
 }
 
 std::int64_t result::int64(std::size_t row, int column) const {
@@ -109,6 +172,7 @@ void connection::open() {
       run("SELECT set_config(name, $2, false) FROM pg_settings WHERE name = $1", {name, value},
           deadline);
     for (const auto& channel : channels_) run("LISTEN \"" + channel + "\"", {}, deadline);
+    for (const auto& [name, sql] : prepared_) run(send_as::preparation, name, {}, deadline, sql);
   } catch (const failure&) {
     close();
     throw;
@@ -142,15 +206,69 @@ result connection::exec(std::string_view sql, const std::vector<param>& params) 
   return run(sql, params, clock::now() + call_timeout_);
 }
 
-result connection::run(std::string_view sql, const std::vector<param>& params,
-                       clock::time_point deadline) {
+result connection::exec_by(clock::time_point deadline, std::string_view sql,
+                           const std::vector<param>& params, bool prepared) {
+  if (!conn_) throw failure(failure_kind::broken, {}, "the connection is not open");
+  if (clock::now() >= deadline)
+    fail(failure_kind::timed_out, "the transaction's time ran out before its next statement");
+  return run(prepared ? send_as::prepared : send_as::statement, std::string(sql), params, deadline);
+}
+
+result connection::exec_prepared(const std::string& name, const std::vector<param>& params) {
+  open();
+  return run(send_as::prepared, name, params, clock::now() + call_timeout_);
+}
+
+void connection::prepare(const std::string& name, const std::string& sql) {
+  for (auto& [n, s] : prepared_)
+    if (n == name) throw failure(failure_kind::refused, {}, "'" + name + "' is prepared already");
+  prepared_.emplace_back(name, sql);
+  // Prepared by `open` when it connects; here only on a connection open now.
+  if (conn_) run(send_as::preparation, name, {}, clock::now() + call_timeout_, sql);
+}
+
+void connection::set(const std::string& name, const std::string& value) {
+  bool known = false;
+  for (auto& [n, v] : settings_)
+    if (n == name) {
+      v = value;
+      known = true;
+    }
+  if (!known) settings_.emplace_back(name, value);
+  if (conn_)
+    run("SELECT set_config(name, $2, false) FROM pg_settings WHERE name = $1", {name, value},
+        clock::now() + call_timeout_);
+}
+
+result connection::run(send_as how, const std::string& text, const std::vector<param>& params,
+                       clock::time_point deadline, const std::string& sql) {
   std::vector<const char*> values;
+  std::vector<int> lengths, formats;
   values.reserve(params.size());
-  for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
-  const std::string text(sql);
-  if (!PQsendQueryParams(conn_, text.c_str(), static_cast<int>(values.size()), nullptr,
-                         values.data(), nullptr, nullptr, 0))
+  lengths.reserve(params.size());
+  formats.reserve(params.size());
+  for (const auto& p : params) {
+    values.push_back(p.value ? p.value->data() : nullptr);
+    lengths.push_back(p.value ? static_cast<int>(p.value->size()) : 0);
+    formats.push_back(p.binary ? 1 : 0);
+  }
+  const int n = static_cast<int>(values.size());
+  // Without parameters, the simple protocol: one text may hold several
+  // statements (a migration's file); the last one's result is the answer.
+  const int sent = how == send_as::statement && n == 0 ? PQsendQuery(conn_, text.c_str())
+                   : how == send_as::statement
+                       ? PQsendQueryParams(conn_, text.c_str(), n, nullptr, values.data(),
+                                           lengths.data(), formats.data(), 0)
+                   : how == send_as::prepared
+                       ? PQsendQueryPrepared(conn_, text.c_str(), n, values.data(), lengths.data(),
+                                             formats.data(), 0)
+                       : PQsendPrepare(conn_, text.c_str(), sql.c_str(), 0, nullptr);
+  if (!sent)
     fail(failure_kind::broken, "cannot send a statement: " + trimmed(PQerrorMessage(conn_)));
+  return answer(deadline);
+}
+
+result connection::answer(clock::time_point deadline) {
   // Sending: a large statement may need the socket writable more than once.
   for (int f; (f = PQflush(conn_)) != 0;) {
     if (f < 0) fail(failure_kind::broken, "cannot send: " + trimmed(PQerrorMessage(conn_)));
@@ -228,15 +346,26 @@ bool connection::wait_for_notification(std::chrono::milliseconds timeout) {
   }
 }
 
-transaction::transaction(connection& c, const char* begin) : c_(c) {
-  c_.exec(begin);
+transaction::transaction(connection& c, const char* begin)
+    : transaction(c, c.call_timeout(), begin) {}
+
+transaction::transaction(connection& c, std::chrono::milliseconds budget, const char* begin)
+    : c_(c), deadline_(std::chrono::steady_clock::now() + budget) {
+  c_.open();
   generation_ = c_.generation();
+  c_.exec_by(deadline_, begin, {});
 }
 
 result transaction::exec(std::string_view sql, const std::vector<param>& params) {
   if (!c_.is_open() || c_.generation() != generation_)
     throw failure(failure_kind::broken, {}, "the connection was lost during the transaction");
-  return c_.exec(sql, params);
+  return c_.exec_by(deadline_, sql, params);
+}
+
+result transaction::exec_prepared(const std::string& name, const std::vector<param>& params) {
+  if (!c_.is_open() || c_.generation() != generation_)
+    throw failure(failure_kind::broken, {}, "the connection was lost during the transaction");
+  return c_.exec_by(deadline_, name, params, true);
 }
 
 transaction::~transaction() {

@@ -6,18 +6,23 @@
 // migrations run in one transaction under an advisory lock. A database whose
 // schema is newer than this build is refused, never touched.
 //
-// Errors are store_error naming the database without its password; libpqxx's
-// exceptions never leave the storage library.
+// Every call on its connection is bounded in time on both sides
+// (pg_connection.hpp): the client's deadline and the server's limits are
+// `io_timeout`, 30 s unless the opener says otherwise.
+//
+// Errors are store_error naming the database without its password; libpq's
+// failures never leave the storage library as they are.
 #pragma once
 
+#include <chrono>
 #include <exception>
-#include <pqxx/pqxx>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "mm/storage/database.hpp"
 #include "mm/storage/migrations.hpp"
+#include "mm/storage/pg_connection.hpp"
 
 namespace mm {
 
@@ -29,7 +34,7 @@ const std::vector<std::pair<std::string_view, std::string_view>>& postgres_schem
 
 class pg_database;
 
-// Runs `f` on `db`: libpqxx's (and the standard library's) exceptions become
+// Runs `f` on `db`: pg::failure (and the standard library's exceptions) become
 // store_error naming `what` and the database without its password; the
 // project's own errors (a refused fence, a store_error) pass as they are.
 template <class F>
@@ -37,15 +42,17 @@ auto pg_guarded(const pg_database& db, const char* what, F&& f) -> decltype(f())
 
 class pg_database {
  public:
+  static constexpr std::chrono::milliseconds default_io_timeout{30'000};
+
   // Throws store_error when the server cannot be reached, refuses the login,
   // or holds a newer schema.
-  explicit pg_database(const std::string& url);
+  explicit pg_database(const std::string& url,
+                       std::chrono::milliseconds io_timeout = default_io_timeout);
 
-  // The connection, reconnected first when it broke (a database restarted,
-  // a link cut): throws pqxx::broken_connection while the server cannot be
-  // reached. Its variables (set_variable) and prepared statements are
-  // restored with it.
-  pqxx::connection& sql();
+  // The connection. A call on it after a failure connects again (a database
+  // restarted, a link cut), with its settings and prepared statements; while
+  // the server cannot be reached each call fails as broken or timed_out.
+  pg::connection& sql() { return connection_; }
   // The URL without its password.
   const std::string& where() const { return where_; }
   int schema_version() const { return version_; }
@@ -55,7 +62,7 @@ class pg_database {
   void migrate();
 
   std::string where_;
-  pqxx::connection connection_;
+  pg::connection connection_;
   int version_ = 0;
 };
 

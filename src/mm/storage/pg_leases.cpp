@@ -16,64 +16,18 @@ std::int64_t ms(std::chrono::milliseconds d) {
   return static_cast<std::int64_t>(d.count());
 }
 
-// The lease connection's limits on the server's side, set on each
-// connection it makes: a statement or an idle transaction of a paused or
-// cut-off agent ends within `io_timeout`, and so does the session of an
-// agent whose link went silent (TCP user timeout and keepalives of the
-// server's socket), or whose client went away mid-statement.
-std::vector<std::pair<std::string, std::string>> server_limits(std::chrono::milliseconds io) {
-  const std::string t = std::to_string(ms(io));
-  const std::string s = std::to_string(std::max<std::int64_t>(1, (ms(io) + 999) / 1000));
-  return {{"statement_timeout", t},
-          {"idle_in_transaction_session_timeout", t},
-          {"tcp_user_timeout", t},
-          {"tcp_keepalives_idle", "1"},
-          {"tcp_keepalives_interval", "1"},
-          {"tcp_keepalives_count", "3"},
-          {"client_connection_check_interval", s + "s"}};
-}
-
 }  // namespace
-
-std::string with_connection_options(const std::string& url,
-                                    const std::vector<std::pair<std::string, std::string>>& opts) {
-  const bool is_url = url.rfind("postgresql://", 0) == 0 || url.rfind("postgres://", 0) == 0;
-  std::string out = url;
-  for (const auto& [key, value] : opts) {
-    if (is_url)
-      out += (out.find('?') == std::string::npos ? "?" : "&") + key + "=" + value;
-    else
-      out += " " + key + "=" + value;
-  }
-  return out;
-}
 
 template <class F>
 auto pg_lease_table::guarded(const char* what, F&& f) -> decltype(f()) {
   return pg_guarded_at(where_, what, std::forward<F>(f));
 }
 
-namespace {
-
-// The URL with the client side's limits: the kernel gives up on data left
-// unacknowledged for `io_timeout`, and probes an idle link every second.
-std::string lease_url(const std::string& url, std::chrono::milliseconds io_timeout) {
-  return with_connection_options(url, {{"connect_timeout", std::to_string(std::max<std::int64_t>(
-                                                               2, (ms(io_timeout) + 999) / 1000))},
-                                       {"tcp_user_timeout", std::to_string(ms(io_timeout))},
-                                       {"keepalives", "1"},
-                                       {"keepalives_idle", "1"},
-                                       {"keepalives_interval", "1"},
-                                       {"keepalives_count", "3"}});
-}
-
-}  // namespace
-
 pg_lease_table::pg_lease_table(const std::string& url, std::chrono::milliseconds io_timeout)
     : where_(redacted_url(url)),
-      sql_(lease_url(url, io_timeout), io_timeout, server_limits(io_timeout)) {
-  // The schema, migrated once through the stores' connection, which is let go.
-  pg_database migrated(lease_url(url, io_timeout));
+      sql_(pg::with_client_limits(url, io_timeout), io_timeout, pg::server_limits(io_timeout)) {
+  // The schema, migrated once through a connection of the stores' kind, let go.
+  pg_database migrated(url, io_timeout);
   guarded("listen for the cluster's changes", [&] { sql_.listen(listen_channel); });
 }
 

@@ -115,9 +115,4 @@ class pg_lease_table {
   pg::connection sql_;  // libpq itself: every call bounded (pg_connection.hpp)
 };
 
-// `url` with libpq options added (a URL gets "?a=b&c=d", a key=value string
-// " a=b c=d"): for the lease connection's time limits.
-std::string with_connection_options(const std::string& url,
-                                    const std::vector<std::pair<std::string, std::string>>& opts);
-
 }  // namespace mm

@@ -22,54 +22,37 @@ constexpr long long shard_index_lock = 0x6d6d207368617264LL;
 // A field's whole text as a number (int64 or double); false for NULL or
 // anything else, without an exception.
 template <class Number>
-bool parse(const pqxx::field& f, Number& v) {
-  if (f.is_null()) return false;
-  const char* s = f.c_str();
-  const char* end = s + f.size();
-  const auto [p, ec] = std::from_chars(s, end, v);
-  return ec == std::errc{} && p == end;
+bool parse(const pg::result& r, std::size_t row, int column, Number& v) {
+  if (r.is_null(row, column)) return false;
+  const std::string_view s = r.view(row, column);
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  return ec == std::errc{} && p == s.data() + s.size();
 }
 
-std::string payload_of(const pqxx::field& f) {
-  return f.is_null() ? std::string() : pqxx::binarystring(f).str();
-}
-
-player_row read_row(const pqxx::row& r) {
+player_row read_row(const pg::result& r, std::size_t row) {
   player_row p;
   std::int64_t v = 0;
-  parse(r[0], v);
+  parse(r, row, 0, v);
   p.id = static_cast<player_id>(v);
-  parse(r[1], p.mmr);
+  parse(r, row, 1, p.mmr);
   for (int a = 0; a < 4; ++a) {
-    parse(r[2 + a], v);
+    v = 0;
+    parse(r, row, 2 + a, v);
     p.attributes[a] = v;
   }
-  p.payload = payload_of(r[6]);
-  p.is_bot = r[7].as<std::int64_t>(0) != 0;
-  parse(r[8], v);
+  p.payload = r.bytes(row, 6);
+  v = 0;
+  parse(r, row, 7, v);
+  p.is_bot = v != 0;
+  v = 0;
+  parse(r, row, 8, v);
   p.updated_at_unix_ms = v;
   return p;
 }
 
-// Text for a parameter: what libpq sends for each value of a row.
 std::string text(std::int64_t v) {
   char buf[24];
   return std::string(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
-}
-std::string text(double v) {
-  char buf[32];  // the shortest form that reads back as the same double
-  return std::string(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
-}
-// bytea's hex input form.
-std::string hex_bytea(std::string_view bytes) {
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string out = "\\x";
-  out.reserve(2 + bytes.size() * 2);
-  for (unsigned char c : bytes) {
-    out.push_back(digits[c >> 4]);
-    out.push_back(digits[c & 15]);
-  }
-  return out;
 }
 
 // An array literal of ids for = ANY($1::bigint[]).
@@ -111,20 +94,21 @@ auto pg_store::guarded(const char* what, F&& f) -> decltype(f()) {
   return pg_guarded(db_, what, std::forward<F>(f));
 }
 
-pg_store::pg_store(const std::string& url) : url_(url), db_(url) {}
+pg_store::pg_store(const std::string& url, std::chrono::milliseconds io_timeout)
+    : url_(url), io_timeout_(io_timeout), db_(url, io_timeout) {}
 
 void pg_store::set_write_fence(const write_fence& f) {
   fence_ = f;
   if (f.empty()) return;
-  // set_variable: kept across libpqxx's reconnection of a broken connection
-  // (a paused writer's is ended by this very limit), where a SET is lost.
+  // A setting of the connection: kept across its reconnection (a paused
+  // writer's is ended by this very limit), where a SET would be lost.
   guarded("limit idle transactions", [&] {
-    db_.sql().set_variable("idle_in_transaction_session_timeout",
-                           std::to_string(std::max<std::int64_t>(1, f.idle_limit.count())));
+    db_.sql().set("idle_in_transaction_session_timeout",
+                  std::to_string(std::max<std::int64_t>(1, f.idle_limit.count())));
   });
 }
 
-void pg_store::check_fence(pqxx::work& tx) const {
+void pg_store::check_fence(pg::transaction& tx) const {
   if (fence_.empty()) return;
   const auto r = tx.exec_params(
       "SELECT 1 FROM cluster_leases l JOIN cluster_nodes n ON n.node_id = l.owner "
@@ -158,9 +142,10 @@ write_report pg_store::upsert_players(std::span<const player_row> rows) {
   }
   if (send.empty()) return report;
   guarded("write players", [&] {
-    pqxx::work tx(db_.sql());
-    std::vector<std::string> values;
-    std::vector<const char*> params;
+    // A call's time for each statement of the batch.
+    const auto statements = (send.size() + rows_per_statement - 1) / rows_per_statement;
+    pg::transaction tx(db_.sql(), db_.sql().call_timeout() * static_cast<std::int64_t>(statements));
+    std::vector<pg::param> values;
     for (std::size_t from = 0; from < send.size(); from += rows_per_statement) {
       const std::size_t n = std::min(rows_per_statement, send.size() - from);
       values.clear();
@@ -168,17 +153,14 @@ write_report pg_store::upsert_players(std::span<const player_row> rows) {
       for (std::size_t k = 0; k < n; ++k) {
         const player_row& r = rows[send[from + k]];
         values.push_back(text(static_cast<std::int64_t>(r.id)));
-        values.push_back(text(r.mmr));
+        values.push_back(pg::to_param(r.mmr));
         for (int a = 0; a < 4; ++a) values.push_back(text(r.attributes[a]));
-        values.push_back(r.payload.empty() ? std::string() : hex_bytea(r.payload));
+        // An empty payload is NULL, as on SQLite.
+        values.push_back(r.payload.empty() ? pg::param(std::nullopt) : pg::param::bytes(r.payload));
         values.push_back(r.is_bot ? "1" : "0");
         values.push_back(text(r.updated_at_unix_ms ? r.updated_at_unix_ms : now));
       }
-      // An empty payload is NULL, as on SQLite.
-      params.clear();
-      for (std::size_t v = 0; v < values.size(); ++v)
-        params.push_back(v % 9 == 6 && values[v].empty() ? nullptr : values[v].c_str());
-      tx.exec_params0(upsert_statement(n), pqxx::prepare::make_dynamic_params(params));
+      tx.exec(upsert_statement(n), values);
     }
     tx.commit();
   });
@@ -187,10 +169,8 @@ write_report pg_store::upsert_players(std::span<const player_row> rows) {
 
 std::uint64_t pg_store::delete_players(std::span<const player_id> ids) {
   return guarded("delete players", [&] {
-    pqxx::work tx(db_.sql());
     const auto r =
-        tx.exec_params0("DELETE FROM players WHERE id = ANY($1::bigint[])", id_array(ids));
-    tx.commit();
+        db_.sql().exec_params("DELETE FROM players WHERE id = ANY($1::bigint[])", id_array(ids));
     return static_cast<std::uint64_t>(r.affected_rows());
   });
 }
@@ -198,11 +178,10 @@ std::uint64_t pg_store::delete_players(std::span<const player_id> ids) {
 std::optional<player_row> pg_store::find_player(player_id id) {
   if (id == invalid_player || id > max_stored_player_id) return std::nullopt;
   return guarded("read a player", [&]() -> std::optional<player_row> {
-    pqxx::nontransaction tx(db_.sql());
-    const auto r =
-        tx.exec_params(std::string(row_columns) + "WHERE id = $1", static_cast<std::int64_t>(id));
+    const auto r = db_.sql().exec_params(std::string(row_columns) + "WHERE id = $1",
+                                         static_cast<std::int64_t>(id));
     if (r.empty()) return std::nullopt;
-    return read_row(r[0]);
+    return read_row(r, 0);
   });
 }
 
@@ -210,37 +189,35 @@ std::vector<player_row> pg_store::players_after(player_id after, std::size_t lim
   std::vector<player_row> out;
   if (after >= max_stored_player_id) return out;
   guarded("read players", [&] {
-    pqxx::nontransaction tx(db_.sql());
-    for (const auto& row :
-         tx.exec_params(std::string(row_columns) + "WHERE id > $1 ORDER BY id LIMIT $2",
-                        static_cast<std::int64_t>(after), static_cast<std::int64_t>(limit)))
-      out.push_back(read_row(row));
+    const auto r =
+        db_.sql().exec_params(std::string(row_columns) + "WHERE id > $1 ORDER BY id LIMIT $2",
+                              static_cast<std::int64_t>(after), static_cast<std::int64_t>(limit));
+    for (std::size_t i = 0; i < r.size(); ++i) out.push_back(read_row(r, i));
   });
   return out;
 }
 
 std::uint64_t pg_store::count_players() {
   return guarded("count players", [&] {
-    pqxx::nontransaction tx(db_.sql());
-    return tx.exec1("SELECT count(*) FROM players")[0].as<std::uint64_t>();
+    return static_cast<std::uint64_t>(db_.sql().exec("SELECT count(*) FROM players").int64(0, 0));
   });
 }
 
 void pg_store::write_session_state(const std::string& service, const session_state_rows& s,
                                    std::int64_t now_unix_ms) {
   guarded("write the session state", [&] {
-    pqxx::work tx(db_.sql());
+    pg::transaction tx(db_.sql());
     check_fence(tx);
-    tx.exec_params0("DELETE FROM session_tickets WHERE service = $1", service);
-    tx.exec_params0("DELETE FROM session_lobbies WHERE service = $1", service);
+    tx.exec_params("DELETE FROM session_tickets WHERE service = $1", service);
+    tx.exec_params("DELETE FROM session_lobbies WHERE service = $1", service);
     for (const auto& x : s.tickets)
-      tx.exec_params0(
+      tx.exec_params(
           "INSERT INTO session_tickets (service, ticket_id, queue, created_at, ticket, "
           "written_at) VALUES ($1, $2, $3, $4, $5, $6)",
           service, static_cast<std::int64_t>(x.id), x.queue, x.created_unix_ms, x.ticket,
           now_unix_ms);
     for (const auto& x : s.lobbies)
-      tx.exec_params0(
+      tx.exec_params(
           "INSERT INTO session_lobbies (service, lobby_id, mode, datacenter, max_players, "
           "players, created_by_find, written_at, owner) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, "
           "$9)",
@@ -253,19 +230,22 @@ void pg_store::write_session_state(const std::string& service, const session_sta
 session_state_rows pg_store::take_session_state(const std::string& service) {
   return guarded("take the session state", [&] {
     session_state_rows out;
-    pqxx::work tx(db_.sql());
-    for (const auto& r : tx.exec_params("DELETE FROM session_tickets WHERE service = $1 "
-                                        "RETURNING ticket_id, queue, created_at, ticket",
-                                        service))
-      out.tickets.push_back({r[0].as<std::uint64_t>(), r[1].as<std::string>(),
-                             r[2].as<std::int64_t>(), r[3].as<std::string>()});
-    for (const auto& r : tx.exec_params(
-             "DELETE FROM session_lobbies WHERE service = $1 "
-             "RETURNING lobby_id, mode, datacenter, max_players, players, created_by_find, owner",
-             service))
-      out.lobbies.push_back({r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<std::string>(),
-                             r[3].as<std::uint32_t>(), r[4].as<std::uint32_t>(),
-                             r[5].as<std::int64_t>() != 0, r[6].as<std::string>()});
+    pg::transaction tx(db_.sql());
+    const auto t = tx.exec_params(
+        "DELETE FROM session_tickets WHERE service = $1 "
+        "RETURNING ticket_id, queue, created_at, ticket",
+        service);
+    for (std::size_t i = 0; i < t.size(); ++i)
+      out.tickets.push_back(
+          {static_cast<std::uint64_t>(t.int64(i, 0)), t.text(i, 1), t.int64(i, 2), t.text(i, 3)});
+    const auto l = tx.exec_params(
+        "DELETE FROM session_lobbies WHERE service = $1 "
+        "RETURNING lobby_id, mode, datacenter, max_players, players, created_by_find, owner",
+        service);
+    for (std::size_t i = 0; i < l.size(); ++i)
+      out.lobbies.push_back(
+          {l.text(i, 0), l.text(i, 1), l.text(i, 2), static_cast<std::uint32_t>(l.int64(i, 3)),
+           static_cast<std::uint32_t>(l.int64(i, 4)), l.int64(i, 5) != 0, l.text(i, 6)});
     tx.commit();
     std::sort(out.tickets.begin(), out.tickets.end(),
               [](const auto& a, const auto& b) { return a.id < b.id; });
@@ -277,32 +257,30 @@ session_state_rows pg_store::take_session_state(const std::string& service) {
 
 void pg_store::write_state(const std::string& instance_id, const stored_state& s) {
   guarded("write the matchmaker state", [&] {
-    pqxx::work tx(db_.sql());
+    pg::transaction tx(db_.sql());
     check_fence(tx);
-    tx.exec_params0(
+    tx.exec_params(
         "INSERT INTO matchmaker_state (instance_id, persisted_at, payload_version, payload, "
         "lease_epoch) VALUES ($1, $2, $3, $4, NULLIF($5, 0)) ON CONFLICT (instance_id) DO UPDATE "
         "SET persisted_at = excluded.persisted_at, payload_version = excluded.payload_version, "
         "payload = excluded.payload, lease_epoch = excluded.lease_epoch",
         instance_id, s.persisted_at_unix_ms, static_cast<std::int64_t>(s.payload_version),
-        pqxx::binarystring(s.payload.data(), s.payload.size()),
-        static_cast<std::int64_t>(fence_.empty() ? 0 : fence_.epoch));
+        pg::param::bytes(s.payload), static_cast<std::int64_t>(fence_.empty() ? 0 : fence_.epoch));
     tx.commit();
   });
 }
 
 std::optional<stored_state> pg_store::read_state(const std::string& instance_id) {
   return guarded("read the matchmaker state", [&]() -> std::optional<stored_state> {
-    pqxx::nontransaction tx(db_.sql());
-    const auto r = tx.exec_params(
+    const auto r = db_.sql().exec_params(
         "SELECT persisted_at, payload_version, payload FROM matchmaker_state "
         "WHERE instance_id = $1",
         instance_id);
     if (r.empty()) return std::nullopt;
     stored_state s;
-    s.persisted_at_unix_ms = r[0][0].as<std::int64_t>();
-    s.payload_version = r[0][1].as<std::uint32_t>();
-    s.payload = payload_of(r[0][2]);
+    s.persisted_at_unix_ms = r.int64(0, 0);
+    s.payload_version = static_cast<std::uint32_t>(r.int64(0, 1));
+    s.payload = r.bytes(0, 2);
     return s;
   });
 }
@@ -310,14 +288,14 @@ std::optional<stored_state> pg_store::read_state(const std::string& instance_id)
 void pg_store::set_aside_state(const std::string& instance_id, const std::string& reason,
                                std::int64_t now_unix_ms) {
   guarded("set the matchmaker state aside", [&] {
-    pqxx::work tx(db_.sql());
+    pg::transaction tx(db_.sql());
     check_fence(tx);
-    tx.exec_params0(
+    tx.exec_params(
         "INSERT INTO matchmaker_state_rejected (instance_id, set_aside_at, reason, "
         "persisted_at, payload) SELECT instance_id, $1, $2, persisted_at, payload "
         "FROM matchmaker_state WHERE instance_id = $3",
         now_unix_ms, reason, instance_id);
-    tx.exec_params0("DELETE FROM matchmaker_state WHERE instance_id = $1", instance_id);
+    tx.exec_params("DELETE FROM matchmaker_state WHERE instance_id = $1", instance_id);
     tx.commit();
   });
 }
@@ -325,19 +303,18 @@ void pg_store::set_aside_state(const std::string& instance_id, const std::string
 std::vector<rejected_state> pg_store::rejected_states(const std::string& instance_id) {
   return guarded("read rejected states", [&] {
     std::vector<rejected_state> out;
-    pqxx::nontransaction tx(db_.sql());
-    for (const auto& r :
-         tx.exec_params("SELECT set_aside_at, reason, COALESCE(persisted_at, 0), payload FROM "
-                        "matchmaker_state_rejected WHERE instance_id = $1 ORDER BY id",
-                        instance_id))
-      out.push_back({r[0].as<std::int64_t>(), r[1].as<std::string>(), r[2].as<std::int64_t>(),
-                     payload_of(r[3])});
+    const auto r = db_.sql().exec_params(
+        "SELECT set_aside_at, reason, COALESCE(persisted_at, 0), payload FROM "
+        "matchmaker_state_rejected WHERE instance_id = $1 ORDER BY id",
+        instance_id);
+    for (std::size_t i = 0; i < r.size(); ++i)
+      out.push_back({r.int64(i, 0), r.text(i, 1), r.int64(i, 2), r.bytes(i, 3)});
     return out;
   });
 }
 
 std::unique_ptr<row_scanner> pg_store::open_scanner(const scan_options& o) {
-  return std::make_unique<pg_scanner>(url_, o);
+  return std::make_unique<pg_scanner>(url_, o, io_timeout_);
 }
 
 // --- the scan ---------------------------------------------------------------
@@ -348,8 +325,9 @@ constexpr const char* column_names[] = {"id",    "mmr",   "attr0",   "attr1",
                                         "attr2", "attr3", "payload", "is_bot"};
 }  // namespace
 
-pg_scanner::pg_scanner(const std::string& url, const scan_options& o)
-    : row_scanner(o.seed), db_(url), source_(o.source) {
+pg_scanner::pg_scanner(const std::string& url, const scan_options& o,
+                       std::chrono::milliseconds io_timeout)
+    : row_scanner(o.seed), db_(url, io_timeout), source_(o.source) {
   if (!valid_sql_identifier(source_))
     throw store_error("scan source '" + source_ +
                       "' is not a plain table or view name (letters, digits, '_')");
@@ -358,8 +336,7 @@ pg_scanner::pg_scanner(const std::string& url, const scan_options& o)
                     std::to_string(o.shard_index % o.shard_count);
   const std::string from = " FROM \"" + source_ + "\"";
   try {
-    pqxx::nontransaction probe(db_.sql());
-    probe.exec(std::string("SELECT ") + scan_columns + from + " LIMIT 0");
+    db_.sql().exec(std::string("SELECT ") + scan_columns + from + " LIMIT 0");
   } catch (const std::exception& e) {
     throw store_error(
         "scan source '" + source_ + "' in PostgreSQL database '" + db_.where() +
@@ -368,7 +345,7 @@ pg_scanner::pg_scanner(const std::string& url, const scan_options& o)
   }
   if (o.shard_count > 1) ensure_shard_index(o.shard_count);
   try {
-    db_.sql().set_variable("random_page_cost", scan_random_page_cost);
+    db_.sql().set("random_page_cost", scan_random_page_cost);
   } catch (const std::exception& e) {
     throw store_error(describe() + ": cannot set up its connection: " + e.what());
   }
@@ -401,27 +378,29 @@ std::string pg_scanner::shard_index_name(const std::string& table, std::uint32_t
 void pg_scanner::ensure_shard_index(std::uint32_t shards) {
   // Only a table can be indexed; a view's scan filters what the view reads.
   try {
-    pqxx::work tx(db_.sql());
+    // Building the index of a large table takes minutes: its calls get ten
+    // on both sides, where the scan's get the usual deadline.
+    pg::longer_calls longer(db_.sql(), std::chrono::minutes(10));
+    pg::transaction tx(db_.sql());
+    tx.exec("SET LOCAL statement_timeout = '10min'");
     const auto kind = tx.exec_params("SELECT relkind FROM pg_class WHERE oid = to_regclass($1)",
                                      "\"" + source_ + "\"");
-    if (kind.empty() ||
-        (kind[0][0].as<std::string>() != "r" && kind[0][0].as<std::string>() != "p"))
-      return;
+    if (kind.empty() || (kind.text(0, 0) != "r" && kind.text(0, 0) != "p")) return;
     // Every shard start comes here, a takeover's too: an index that exists
     // is not created again (CREATE INDEX IF NOT EXISTS would still wait for
     // the table's lock, and for a paused node's open write).
     const std::string index = shard_index_name(source_, shards);
-    if (!tx.exec_params1("SELECT to_regclass($1) IS NULL", "\"" + index + "\"")[0].as<bool>())
+    if (!tx.exec_params("SELECT to_regclass($1) IS NULL", "\"" + index + "\"").boolean(0, 0))
       return;
     // A creator that stops frees the lock after a minute; a wait for the
     // table longer than 10 s gives up (the scan works without the index).
-    tx.exec0("SET LOCAL idle_in_transaction_session_timeout = '60s'");
-    tx.exec0("SET LOCAL lock_timeout = '10s'");
+    tx.exec("SET LOCAL idle_in_transaction_session_timeout = '60s'");
+    tx.exec("SET LOCAL lock_timeout = '10s'");
     // Nodes that start together create it once.
-    tx.exec_params("SELECT pg_advisory_xact_lock($1)", shard_index_lock);
+    tx.exec_params("SELECT pg_advisory_xact_lock($1)", static_cast<std::int64_t>(shard_index_lock));
     const std::string n = std::to_string(shards);
-    tx.exec0("CREATE INDEX IF NOT EXISTS \"" + index + "\" ON \"" + source_ + "\" ((id % " + n +
-             "), id)");
+    tx.exec("CREATE INDEX IF NOT EXISTS \"" + index + "\" ON \"" + source_ + "\" ((id % " + n +
+            "), id)");
     tx.commit();
   } catch (const std::exception& e) {
     // The scan still works without it, reading the other shards' rows too.
@@ -432,36 +411,34 @@ void pg_scanner::ensure_shard_index(std::uint32_t shards) {
 }
 
 std::optional<std::pair<std::int64_t, std::int64_t>> pg_scanner::id_range() {
-  pqxx::nontransaction tx(db_.sql());
-  const auto r = tx.exec_prepared1("mm_scan_range");
+  const auto r = db_.sql().exec_prepared("mm_scan_range", {});
   std::int64_t lo = 0, hi = 0;
-  if (!parse(r[0], lo) || !parse(r[1], hi)) return std::nullopt;
+  if (r.empty() || !parse(r, 0, 0, lo) || !parse(r, 0, 1, hi)) return std::nullopt;
   return std::pair{lo, hi};
 }
 
 void pg_scanner::read_after(std::int64_t after, std::uint32_t limit, scan_result& out,
                             std::int64_t& last_id) {
-  pqxx::nontransaction tx(db_.sql());
-  read(tx.exec_prepared("mm_scan_after", after, static_cast<std::int64_t>(limit)), out, last_id);
+  read(db_.sql().exec_prepared("mm_scan_after", {text(after), text(limit)}), out, last_id);
 }
 
 void pg_scanner::read_up_to(std::int64_t upto, std::uint32_t limit, scan_result& out,
                             std::int64_t& last_id) {
-  pqxx::nontransaction tx(db_.sql());
-  read(tx.exec_prepared("mm_scan_up_to", upto, static_cast<std::int64_t>(limit)), out, last_id);
+  read(db_.sql().exec_prepared("mm_scan_up_to", {text(upto), text(limit)}), out, last_id);
 }
 
-void pg_scanner::read(const pqxx::result& rows, scan_result& out, std::int64_t& last_id) {
-  for (const auto& q : rows) read_row(q, 0, out, last_id);
+void pg_scanner::read(const pg::result& rows, scan_result& out, std::int64_t& last_id) {
+  for (std::size_t i = 0; i < rows.size(); ++i) read_row(rows, i, 0, out, last_id);
 }
 
-void pg_scanner::read_row(const pqxx::row& q, int first, scan_result& out, std::int64_t& last_id) {
-  auto col = [&](int c) { return q[first + c]; };
+void pg_scanner::read_row(const pg::result& q, std::size_t row, int first, scan_result& out,
+                          std::int64_t& last_id) {
   auto shown = [&](int c) {
-    return col(c).is_null() ? std::string("NULL") : "'" + std::string(col(c).c_str()) + "'";
+    return q.is_null(row, first + c) ? std::string("NULL") : "'" + q.text(row, first + c) + "'";
   };
+  auto number = [&](int c, auto& v) { return parse(q, row, first + c, v); };
   std::int64_t id = 0;
-  if (!parse(col(0), id)) {
+  if (!number(0, id)) {
     unreadable(out, "row after id " + std::to_string(last_id) + ": id is " + shown(0));
     return;
   }
@@ -469,13 +446,13 @@ void pg_scanner::read_row(const pqxx::row& q, int first, scan_result& out, std::
   player_row r;
   std::int64_t attr = 0;
   int bad = id <= 0 ? 0 : -1;  // the first unusable column
-  if (bad < 0 && !parse(col(1), r.mmr)) bad = 1;
+  if (bad < 0 && !number(1, r.mmr)) bad = 1;
   for (int a = 0; a < 4 && bad < 0; ++a) {
-    if (!parse(col(2 + a), attr)) bad = 2 + a;
+    if (!number(2 + a, attr)) bad = 2 + a;
     r.attributes[a] = attr;
   }
   std::int64_t bot = 0;
-  if (bad < 0 && !col(7).is_null() && !parse(col(7), bot)) bad = 7;
+  if (bad < 0 && !q.is_null(row, first + 7) && !number(7, bot)) bad = 7;
   if (bad >= 0) {
     unreadable(out, "player " + std::to_string(id) + ": " +
                         (bad == 0 ? std::string("id must be positive")
@@ -483,7 +460,7 @@ void pg_scanner::read_row(const pqxx::row& q, int first, scan_result& out, std::
     return;
   }
   r.id = static_cast<player_id>(id);
-  r.payload = payload_of(col(6));
+  r.payload = q.bytes(row, first + 6);
   r.is_bot = bot != 0;
   out.rows.push_back(std::move(r));
 }
@@ -503,12 +480,12 @@ void pg_scanner::read_batches(std::span<std::int64_t> pointers,
   }
   afters.push_back('}');
   limits.push_back('}');
-  pqxx::nontransaction tx(db_.sql());
-  const auto rows = tx.exec_prepared("mm_scan_batches", afters, limits);
-  for (const auto& q : rows) {
-    const auto b = static_cast<std::size_t>(q[0].as<std::int64_t>() - 1);  // ordinality is 1-based
+  const auto rows = db_.sql().exec_prepared("mm_scan_batches", {afters, limits});
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto b = static_cast<std::size_t>(rows.int64(i, 0) - 1);  // ordinality is 1-based
+    if (b >= pointers.size()) continue;
     const std::size_t before = out.rows.size() + out.unreadable;
-    read_row(q, 1, out, pointers[b]);
+    read_row(rows, i, 1, out, pointers[b]);
     got[b] += static_cast<std::uint32_t>(out.rows.size() + out.unreadable - before);
   }
 }
@@ -519,8 +496,14 @@ scan_result pg_scanner::sample(std::uint32_t wanted, std::uint64_t seed) {
   if (wanted == 0) return out;
   try {
     const std::string from = " FROM \"" + source_ + "\" WHERE true" + shard_filter_;
-    pqxx::nontransaction tx(db_.sql());
-    const auto rows = tx.exec1("SELECT count(*)" + from)[0].as<std::uint64_t>();
+    // A cold start's sample reads the whole table: a minute on both sides,
+    // where a scan's short reads get the store's usual time.
+    constexpr auto sample_limit = std::chrono::minutes(1);
+    pg::longer_calls longer(
+        db_.sql(), std::max<std::chrono::milliseconds>(db_.sql().call_timeout(), sample_limit));
+    pg::transaction tx(db_.sql());
+    tx.exec("SET LOCAL statement_timeout = '60s'");
+    const auto rows = static_cast<std::uint64_t>(tx.exec("SELECT count(*)" + from).int64(0, 0));
     if (rows == 0) return out;
     // Out of 2^31 hash values: every row when the table is no larger than asked.
     const std::int64_t below =
@@ -533,6 +516,7 @@ scan_result pg_scanner::sample(std::uint32_t wanted, std::uint64_t seed) {
                             " AND (hashint8extended(id, $1) & 2147483647) < $2 ORDER BY id",
                         static_cast<std::int64_t>(seed), below),
          out, last_id);
+    tx.commit();
     out.batches = 1;
     shuffle(out.rows, seed);
   } catch (const std::exception& e) {

@@ -21,8 +21,10 @@ namespace mm {
 
 class pg_store final : public player_store {
  public:
-  // Connects and migrates (pg_database). Throws store_error.
-  explicit pg_store(const std::string& url);
+  // Connects and migrates (pg_database); each call gives up after
+  // `io_timeout`, on both sides. Throws store_error.
+  explicit pg_store(const std::string& url,
+                    std::chrono::milliseconds io_timeout = pg_database::default_io_timeout);
 
   pg_database& db() { return db_; }
 
@@ -70,9 +72,10 @@ class pg_store final : public player_store {
   // its epoch and the node alive. The lease row stays locked (FOR SHARE) to
   // the commit, so a take of the lease waits for the write, and every write
   // that commits is read by the next owner.
-  void check_fence(pqxx::work& tx) const;
+  void check_fence(pg::transaction& tx) const;
 
   std::string url_;  // with its password: scanners open their own connections
+  std::chrono::milliseconds io_timeout_;
   pg_database db_;
   write_fence fence_;
 };
@@ -81,7 +84,8 @@ class pg_store final : public player_store {
 // prepared statements on a connection of its own.
 class pg_scanner final : public row_scanner {
  public:
-  pg_scanner(const std::string& url, const scan_options& o);
+  pg_scanner(const std::string& url, const scan_options& o,
+             std::chrono::milliseconds io_timeout = pg_database::default_io_timeout);
 
   scan_result sample(std::uint32_t wanted, std::uint64_t seed) override;
 
@@ -90,7 +94,7 @@ class pg_scanner final : public row_scanner {
   // default random_page_cost of 4 the planner reads a shard through the
   // primary key and drops the other shards' rows, (N - 1) / N of what it
   // reads, rather than through the shard index (docs/performance.md).
-  // Set with libpqxx's set_variable, so a reconnected connection keeps it.
+  // A setting of the connection, so a reconnected connection keeps it.
   static constexpr const char* scan_random_page_cost = "1.1";
 
   // The index a scan of `shards` shards of `table` reads through.
@@ -108,9 +112,10 @@ class pg_scanner final : public row_scanner {
                   std::int64_t& last_id) override;
   std::string describe() const override;
   void ensure_shard_index(std::uint32_t shards);
-  void read(const pqxx::result& rows, scan_result& out, std::int64_t& last_id);
-  // One row whose scan columns start at column `first`.
-  void read_row(const pqxx::row& q, int first, scan_result& out, std::int64_t& last_id);
+  void read(const pg::result& rows, scan_result& out, std::int64_t& last_id);
+  // Row `row` of `q`, whose scan columns start at column `first`.
+  void read_row(const pg::result& q, std::size_t row, int first, scan_result& out,
+                std::int64_t& last_id);
 
   pg_database db_;
   std::string source_;

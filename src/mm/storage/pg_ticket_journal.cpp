@@ -1,19 +1,13 @@
 // The session tickets' journal on PostgreSQL: the same rows and meaning as on
 // SQLite (ticket_journal.cpp); bytes as bytea.
-#include <pqxx/pqxx>
-
 #include "mm/storage/pg_store.hpp"
 
 namespace mm {
 
 namespace {
 
-pqxx::binarystring bytes(const std::string& s) {
-  return pqxx::binarystring(s.data(), s.size());
-}
-
-std::string bytes_of(const pqxx::field& f) {
-  return f.is_null() ? std::string() : pqxx::binarystring(f).str();
+pg::param bytes(const std::string& s) {
+  return pg::param::bytes(s);
 }
 
 std::int64_t signed_id(std::uint64_t id) {
@@ -24,38 +18,38 @@ std::int64_t signed_id(std::uint64_t id) {
 
 void pg_store::write_journal(const std::string& service, const journal_batch& b) {
   pg_guarded(db_, "write the ticket journal", [&] {
-    pqxx::work tx(db_.sql());
+    pg::transaction tx(db_.sql());
     check_fence(tx);
     for (const auto& t : b.created)
-      tx.exec_params0(
+      tx.exec_params(
           "INSERT INTO session_ticket_journal (ticket_id, service, queues, credential, "
           "created_at, ticket, state) VALUES ($1, $2, $3, $4, $5, $6, 0) "
           "ON CONFLICT (ticket_id) DO NOTHING",
           signed_id(t.id), service, t.queues, t.credential, t.created_unix_ms, bytes(t.ticket));
     for (const auto& o : b.finished)
-      tx.exec_params0(
+      tx.exec_params(
           "UPDATE session_ticket_journal SET state = $1, finished_at = $2, outcome = $3 "
           "WHERE ticket_id = $4 AND state = 0",
           static_cast<int>(o.state), o.finished_unix_ms, bytes(o.outcome), signed_id(o.id));
     for (const auto& e : b.events)
-      tx.exec_params0(
+      tx.exec_params(
           "INSERT INTO session_ticket_events (service, seq, ticket_id, credential, queue, at, "
           "event) SELECT $1, $2, ticket_id, coalesce(nullif($7, ''), credential), $3, $4, $5 "
           "FROM session_ticket_journal WHERE ticket_id = $6",
           service, signed_id(e.seq), e.queue, e.at_unix_ms, bytes(e.event), signed_id(e.ticket),
           e.credential);
     if (!b.events.empty())  // outlives the events retention deletes (ticket_journal.cpp)
-      tx.exec_params0(
+      tx.exec_params(
           "INSERT INTO session_counters (name, value) VALUES ($1, $2) ON CONFLICT (name) DO "
           "UPDATE SET value = greatest(session_counters.value, excluded.value)",
           event_counter_name(service), signed_id(highest_seq(b)));
     for (const auto& f : b.backfills) {
       if (f.state.empty())
-        tx.exec_params0(
+        tx.exec_params(
             "DELETE FROM session_backfills WHERE service = $1 AND queue = $2 AND match_id = $3",
             service, f.queue, f.match_id);
       else
-        tx.exec_params0(
+        tx.exec_params(
             "INSERT INTO session_backfills (service, queue, match_id, credential, updated_at, "
             "state) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (service, queue, match_id) DO "
             "UPDATE SET credential = excluded.credential, updated_at = excluded.updated_at, "
@@ -69,14 +63,14 @@ void pg_store::write_journal(const std::string& service, const journal_batch& b)
 std::vector<journal_ticket> pg_store::read_waiting_tickets(const std::string& service) {
   return pg_guarded(db_, "read the waiting tickets", [&] {
     std::vector<journal_ticket> out;
-    pqxx::nontransaction tx(db_.sql());
-    for (const auto& r :
-         tx.exec_params("SELECT ticket_id, queues, credential, created_at, ticket FROM "
-                        "session_ticket_journal WHERE service = $1 AND state = 0 "
-                        "ORDER BY created_at, ticket_id",
-                        service))
-      out.push_back({static_cast<std::uint64_t>(r[0].as<std::int64_t>()), r[1].as<std::string>(),
-                     r[2].as<std::string>(), r[3].as<std::int64_t>(), bytes_of(r[4])});
+    const auto r = db_.sql().exec_params(
+        "SELECT ticket_id, queues, credential, created_at, ticket FROM "
+        "session_ticket_journal WHERE service = $1 AND state = 0 "
+        "ORDER BY created_at, ticket_id",
+        service);
+    for (std::size_t i = 0; i < r.size(); ++i)
+      out.push_back({static_cast<std::uint64_t>(r.int64(i, 0)), r.text(i, 1), r.text(i, 2),
+                     r.int64(i, 3), r.bytes(i, 4)});
     return out;
   });
 }
@@ -84,13 +78,12 @@ std::vector<journal_ticket> pg_store::read_waiting_tickets(const std::string& se
 std::vector<journal_backfill> pg_store::read_backfills(const std::string& service) {
   return pg_guarded(db_, "read the backfills", [&] {
     std::vector<journal_backfill> out;
-    pqxx::nontransaction tx(db_.sql());
-    for (const auto& r :
-         tx.exec_params("SELECT queue, match_id, credential, updated_at, state FROM "
-                        "session_backfills WHERE service = $1 ORDER BY queue, match_id",
-                        service))
-      out.push_back({r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<std::string>(),
-                     r[3].as<std::int64_t>(), bytes_of(r[4])});
+    const auto r = db_.sql().exec_params(
+        "SELECT queue, match_id, credential, updated_at, state FROM "
+        "session_backfills WHERE service = $1 ORDER BY queue, match_id",
+        service);
+    for (std::size_t i = 0; i < r.size(); ++i)
+      out.push_back({r.text(i, 0), r.text(i, 1), r.text(i, 2), r.int64(i, 3), r.bytes(i, 4)});
     return out;
   });
 }
@@ -100,43 +93,44 @@ journal_contents pg_store::read_journal(const std::string& service, const journa
   out.waiting = read_waiting_tickets(service);
   out.backfills = read_backfills(service);
   pg_guarded(db_, "read the ticket journal", [&] {
-    pqxx::nontransaction tx(db_.sql());
-    for (const auto& r : tx.exec_params(
-             "SELECT ticket_id, credential, state, finished_at, outcome FROM "
-             "session_ticket_journal WHERE service = $1 AND state <> 0 AND finished_at >= $2 "
-             "ORDER BY finished_at DESC, ticket_id LIMIT $3",
-             service, rd.retained_since_unix_ms, static_cast<std::int64_t>(rd.max_retained)))
-      out.retained.push_back({static_cast<std::uint64_t>(r[0].as<std::int64_t>()),
-                              r[1].as<std::string>(), static_cast<std::uint8_t>(r[2].as<int>()),
-                              r[3].as<std::int64_t>(), bytes_of(r[4])});
+    auto& c = db_.sql();
+    const auto kept = c.exec_params(
+        "SELECT ticket_id, credential, state, finished_at, outcome FROM "
+        "session_ticket_journal WHERE service = $1 AND state <> 0 AND finished_at >= $2 "
+        "ORDER BY finished_at DESC, ticket_id LIMIT $3",
+        service, rd.retained_since_unix_ms, static_cast<std::int64_t>(rd.max_retained));
+    for (std::size_t i = 0; i < kept.size(); ++i)
+      out.retained.push_back({static_cast<std::uint64_t>(kept.int64(i, 0)), kept.text(i, 1),
+                              static_cast<std::uint8_t>(kept.int64(i, 2)), kept.int64(i, 3),
+                              kept.bytes(i, 4)});
     out.last_seq = static_cast<std::uint64_t>(
-        tx.exec_params1("SELECT greatest(coalesce((SELECT value FROM session_counters WHERE "
-                        "name = $2), 0), coalesce((SELECT max(seq) FROM "
-                        "session_ticket_events WHERE service = $1), 0))",
-                        service, event_counter_name(service))[0]
-            .as<std::int64_t>());
-    for (const auto& r : tx.exec_params(
-             "SELECT seq, ticket_id, credential, queue, at, event FROM session_ticket_events "
-             "WHERE service = $1 AND seq > $2 ORDER BY seq LIMIT $3",
-             service, signed_id(rd.events_after), static_cast<std::int64_t>(rd.max_events)))
-      out.events.push_back({static_cast<std::uint64_t>(r[0].as<std::int64_t>()),
-                            static_cast<std::uint64_t>(r[1].as<std::int64_t>()),
-                            r[2].as<std::string>(), r[3].as<std::string>(), r[4].as<std::int64_t>(),
-                            bytes_of(r[5])});
+        c.exec_params("SELECT greatest(coalesce((SELECT value FROM session_counters WHERE "
+                      "name = $2), 0), coalesce((SELECT max(seq) FROM "
+                      "session_ticket_events WHERE service = $1), 0))",
+                      service, event_counter_name(service))
+            .int64(0, 0));
+    const auto ev = c.exec_params(
+        "SELECT seq, ticket_id, credential, queue, at, event FROM session_ticket_events "
+        "WHERE service = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+        service, signed_id(rd.events_after), static_cast<std::int64_t>(rd.max_events));
+    for (std::size_t i = 0; i < ev.size(); ++i)
+      out.events.push_back({static_cast<std::uint64_t>(ev.int64(i, 0)),
+                            static_cast<std::uint64_t>(ev.int64(i, 1)), ev.text(i, 2),
+                            ev.text(i, 3), ev.int64(i, 4), ev.bytes(i, 5)});
   });
   return out;
 }
 
 void pg_store::prune_journal(const std::string& service, const journal_prune& p) {
   pg_guarded(db_, "prune the ticket journal", [&] {
-    pqxx::work tx(db_.sql());
+    pg::transaction tx(db_.sql());
     check_fence(tx);
-    tx.exec_params0(
+    tx.exec_params(
         "DELETE FROM session_ticket_journal WHERE service = $1 AND state <> 0 AND "
         "(finished_at < $2 OR ticket_id IN (SELECT ticket_id FROM session_ticket_journal "
         "WHERE service = $1 AND state <> 0 ORDER BY finished_at DESC OFFSET $3))",
         service, p.before_unix_ms, static_cast<std::int64_t>(p.keep_finished));
-    tx.exec_params0(
+    tx.exec_params(
         "DELETE FROM session_ticket_events WHERE service = $1 AND (at < $2 OR seq <= "
         "(SELECT coalesce(max(seq), 0) FROM session_ticket_events WHERE service = $1) - $3)",
         service, p.before_unix_ms, static_cast<std::int64_t>(p.keep_events));
@@ -146,12 +140,12 @@ void pg_store::prune_journal(const std::string& service, const journal_prune& p)
 
 std::uint64_t pg_store::reserve_id_generation() {
   return pg_guarded(db_, "reserve a ticket id generation", [&] {
-    pqxx::work tx(db_.sql());
-    const auto g = tx.exec1(
+    pg::transaction tx(db_.sql());
+    const auto g = tx.exec(
                          "INSERT INTO session_counters (name, value) VALUES ('id_generation', 1) "
                          "ON CONFLICT (name) DO UPDATE SET value = session_counters.value + 1 "
-                         "RETURNING value")[0]
-                       .as<std::int64_t>();
+                         "RETURNING value")
+                       .int64(0, 0);
     tx.commit();
     return static_cast<std::uint64_t>(g);
   });
@@ -159,13 +153,13 @@ std::uint64_t pg_store::reserve_id_generation() {
 
 id_key_words pg_store::ticket_id_key(const id_key_words& fresh) {
   return pg_guarded(db_, "read the ticket id key", [&] {
-    pqxx::work tx(db_.sql());
-    tx.exec_params0(
+    pg::transaction tx(db_.sql());
+    tx.exec_params(
         "INSERT INTO session_secrets (name, value) VALUES ('ticket_id_key', $1) "
         "ON CONFLICT (name) DO NOTHING",
         key_text(fresh));
-    const auto text = tx.exec1("SELECT value FROM session_secrets WHERE name = 'ticket_id_key'")[0]
-                          .as<std::string>();
+    const auto text =
+        tx.exec("SELECT value FROM session_secrets WHERE name = 'ticket_id_key'").text(0, 0);
     tx.commit();
     return key_from_text(text);
   });

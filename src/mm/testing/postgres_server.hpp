@@ -6,9 +6,14 @@
 // PostgreSQL refuses to run as root. Run as root (as CI is), the server runs
 // as the `postgres` system user that Debian's package creates, and the
 // directory is handed to that user.
+//
+// In a network namespace of the test's (fault_network.hpp) it listens on
+// every address of that namespace, and can be paused (SIGSTOP to every
+// process of the server) as a database that stopped answering.
 #pragma once
 
 #include <pwd.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +22,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -46,9 +52,11 @@ class postgres_server {
     return found.back().string();
   }
 
-  // Makes and starts the cluster. Throws std::runtime_error naming the step
-  // and quoting its output when one fails.
-  postgres_server() : bin_(binaries()) {
+  // Makes and starts the cluster, in network namespace `netns` when given.
+  // Throws std::runtime_error naming the step and quoting its output when
+  // one fails.
+  explicit postgres_server(std::string netns = {}) : bin_(binaries()), netns_(std::move(netns)) {
+    if (!netns_.empty()) in_netns_ = "ip netns exec " + netns_ + " ";
     if (bin_.empty()) throw std::runtime_error("PostgreSQL's server is not installed");
     if (geteuid() == 0) {
       const passwd* pw = getpwnam("postgres");
@@ -59,6 +67,9 @@ class postgres_server {
     }
     run("initdb", bin_ + "/initdb -D " + data() + " -U " + user +
                       " -A trust --no-sync --encoding=UTF8 --locale=C");
+    // In a namespace the clients come from the test's addresses, not loopback.
+    if (!netns_.empty())
+      std::ofstream(data() + "/pg_hba.conf", std::ios::app) << "host all all 0.0.0.0/0 trust\n";
     // A free port may be taken between the choice and the start: try again.
     for (int attempt = 0;; ++attempt) {
       port_ = free_loopback_port();
@@ -75,6 +86,7 @@ class postgres_server {
   // test of a database that goes away; start() brings it back on its port.
   void stop() {
     if (!started_) return;
+    resume_quietly();  // a paused server takes no signal to stop
     run("pg_ctl stop", bin_ + "/pg_ctl -D " + data() + " -m immediate -w stop");
     started_ = false;
   }
@@ -82,12 +94,14 @@ class postgres_server {
     if (started_) return;
     run("pg_ctl start", bin_ + "/pg_ctl -D " + data() + " -l " + dir_ +
                             "/server.log -w -t 60 -o '-p " + std::to_string(port_) + " -k " + dir_ +
-                            " -c listen_addresses=127.0.0.1 -c fsync=off'" + " start");
+                            " -c listen_addresses=" + (netns_.empty() ? "127.0.0.1" : "'*'") +
+                            " -c fsync=off'" + " start");
     started_ = true;
   }
 
   // Stops the server; the temporary directory goes with `tmp_`, after.
   ~postgres_server() {
+    if (started_) resume_quietly();
     if (started_)
       std::system(
           (as_user_ + bin_ + "/pg_ctl -D " + data() + " -m immediate -w stop > /dev/null 2>&1")
@@ -96,10 +110,16 @@ class postgres_server {
   postgres_server(const postgres_server&) = delete;
   postgres_server& operator=(const postgres_server&) = delete;
 
+  // SIGSTOP to the server and every process of it, as a database that stops
+  // answering without closing anything; resume() lets them go on.
+  void pause() { signal_all(SIGSTOP); }
+  void resume() { signal_all(SIGCONT); }
+
   std::uint16_t port() const { return port_; }
-  // A connection URL for libpq: the trusted user, database `postgres`.
-  std::string url() const {
-    return "postgresql://" + std::string(user) + "@127.0.0.1:" + std::to_string(port_) +
+  // A connection URL for libpq: the trusted user, database `postgres`, at
+  // `host` (in a namespace: one of its addresses).
+  std::string url(const std::string& host = "127.0.0.1") const {
+    return "postgresql://" + std::string(user) + "@" + host + ":" + std::to_string(port_) +
            "/postgres";
   }
   // What the server wrote to its log so far (for a failing test's message).
@@ -114,10 +134,41 @@ class postgres_server {
   // when it fails.
   void run(const char* step, const std::string& command) const {
     const std::string out = dir_ + "/step.out";
-    const int status = std::system((as_user_ + command + " > " + out + " 2>&1").c_str());
+    const int status =
+        std::system((in_netns_ + as_user_ + command + " > " + out + " 2>&1").c_str());
     if (status != 0)
       throw std::runtime_error(std::string("PostgreSQL's ") + step + " failed: " + read_file(out) +
                                read_file(dir_ + "/server.log"));
+  }
+
+  // `sig` to the postmaster (the first line of postmaster.pid) and to each
+  // process whose parent it is.
+  void signal_all(int sig) const {
+    pid_t main = 0;
+    std::ifstream(data() + "/postmaster.pid") >> main;
+    if (main <= 0) throw std::runtime_error("PostgreSQL's postmaster.pid names no process");
+    ::kill(main, sig);
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+      // "pid (comm) state ppid ...": the fields after the last ')'.
+      const std::string stat = read_file(e.path() / "stat");
+      const auto close = stat.rfind(')');
+      if (close == std::string::npos) continue;
+      std::istringstream rest(stat.substr(close + 1));
+      std::string state;
+      pid_t parent = 0;
+      if (rest >> state >> parent && parent == main) ::kill(std::stoi(name), sig);
+    }
+  }
+
+  void resume_quietly() const {
+    try {
+      signal_all(SIGCONT);
+    } catch (const std::exception&) {
+      // No postmaster.pid: nothing runs to resume.
+    }
   }
 
   static std::string read_file(const std::string& path) {
@@ -128,6 +179,8 @@ class postgres_server {
   temp_dir tmp_;  // declared first: removed last, once the server has stopped
   std::string dir_ = std::filesystem::path(tmp_.file("data")).parent_path().string();
   std::string bin_;
+  std::string netns_;
+  std::string in_netns_;  // "ip netns exec NAME " in a namespace
   std::string as_user_;
   std::uint16_t port_ = 0;
   bool started_ = false;
