@@ -70,6 +70,21 @@ inline bool settled(const std::map<std::string, live_server*>& nodes) {
   return true;
 }
 
+// Settled, and every lease with the owner the plan gives it (as the first
+// node that answers sees them): no hand-over is due, so nothing moves while
+// a test reads what the cluster kept.
+inline bool at_rest(const std::map<std::string, live_server*>& nodes) {
+  if (!settled(nodes)) return false;
+  for (const auto& [name, s] : nodes) {
+    auto r = s->get("/api/cluster", view_token);
+    if (!r || r->status != 200) continue;
+    for (const auto& l : json::parse(r->body)["leases"])
+      if (l["owner"] != l["planned_owner"]) return false;
+    return true;
+  }
+  return false;
+}
+
 // Polls until `done` or `limit`; true when done.
 template <class Done>
 bool poll(std::chrono::milliseconds limit, Done done) {

@@ -221,3 +221,33 @@ TEST_CASE("a transaction's statements share one deadline", "[postgres][pg_connec
   for (int i = 0; i < 3; ++i) tx.exec("SELECT pg_sleep(0.4)");
   tx.commit();
 }
+
+TEST_CASE("a pipeline is one round trip and one transaction: all of it commits or none",
+          "[postgres][pg_connection]") {
+  if (!have_postgres()) return;
+  postgres_server pg;
+  connection c(pg.url(), 5s);
+  c.exec("CREATE TABLE p (id BIGINT PRIMARY KEY, v BYTEA)");
+  const auto out = c.exec_pipeline({{"INSERT INTO p VALUES ($1, $2)", {"1", param::bytes("a")}},
+                                    {"INSERT INTO p VALUES ($1, $2)", {"2", param::bytes("b")}},
+                                    {"SELECT count(*) FROM p", {}}});
+  REQUIRE(out.size() == 3);
+  CHECK(out[0].affected_rows() == 1);
+  CHECK(out[2].int64(0, 0) == 2);
+  // The second statement fails (a duplicate key): the first is rolled back
+  // with it, the third never runs, and the failure names the second.
+  try {
+    c.exec_pipeline({{"INSERT INTO p VALUES ($1, NULL)", {"3"}},
+                     {"INSERT INTO p VALUES ($1, NULL)", {"1"}},
+                     {"INSERT INTO p VALUES ($1, NULL)", {"4"}}});
+    FAIL("a duplicate key was accepted");
+  } catch (const failure& e) {
+    CHECK(e.kind == failure_kind::refused);
+    CHECK(e.state == "23505");
+    CHECK(e.statement == 1);
+  }
+  CHECK(c.exec("SELECT count(*) FROM p").int64(0, 0) == 2);
+  // The connection goes on after it, in and out of pipelines.
+  CHECK(c.exec_pipeline({{"SELECT 7", {}}}).at(0).int64(0, 0) == 7);
+  CHECK(c.exec_pipeline({}).empty());
+}

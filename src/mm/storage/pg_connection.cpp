@@ -206,6 +206,84 @@ result connection::exec(std::string_view sql, const std::vector<param>& params) 
   return run(sql, params, clock::now() + call_timeout_);
 }
 
+std::vector<result> connection::exec_pipeline(const std::vector<statement>& statements) {
+  open();
+  const auto deadline = clock::now() + call_timeout_;
+  if (!PQenterPipelineMode(conn_))
+    fail(failure_kind::broken, "cannot start a pipeline: " + trimmed(PQerrorMessage(conn_)));
+  for (const auto& s : statements) {
+    std::vector<const char*> values;
+    std::vector<int> lengths, formats;
+    for (const auto& p : s.params) {
+      values.push_back(p.value ? p.value->data() : nullptr);
+      lengths.push_back(p.value ? static_cast<int>(p.value->size()) : 0);
+      formats.push_back(p.binary ? 1 : 0);
+    }
+    if (!PQsendQueryParams(conn_, s.sql.c_str(), static_cast<int>(values.size()), nullptr,
+                           values.data(), lengths.data(), formats.data(), 0))
+      fail(failure_kind::broken, "cannot send a statement: " + trimmed(PQerrorMessage(conn_)));
+  }
+  if (!PQpipelineSync(conn_))
+    fail(failure_kind::broken, "cannot end a pipeline: " + trimmed(PQerrorMessage(conn_)));
+  flush(deadline);
+  // Each statement's results end with a null; the sync's result ends all.
+  std::vector<result> out;
+  out.reserve(statements.size());
+  std::optional<failure> first;
+  for (std::size_t i = 0; i <= statements.size(); ++i) {
+    pg_result* r = next_result(deadline);
+    if (!r) fail(failure_kind::broken, "a pipeline's answer ended early");
+    result owned(r);  // owned before anything else is asked
+    const ExecStatusType status = PQresultStatus(r);
+    if (i == statements.size()) {
+      if (status != PGRES_PIPELINE_SYNC) fail(failure_kind::broken, "a pipeline lost its sync");
+      break;
+    }
+    if (status == PGRES_FATAL_ERROR && !first) {
+      const char* state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+      const std::string code = state ? state : "";
+      const bool lost = PQstatus(conn_) == CONNECTION_BAD || is_broken_state(code);
+      first.emplace(lost                     ? failure_kind::broken
+                    : is_timeout_state(code) ? failure_kind::timed_out
+                                             : failure_kind::refused,
+                    code, trimmed(PQresultErrorMessage(r)), i);
+    }
+    out.push_back(std::move(owned));
+    if (next_result(deadline))
+      fail(failure_kind::broken, "a statement of a pipeline had two answers");
+  }
+  if (!PQexitPipelineMode(conn_))
+    fail(failure_kind::broken, "cannot leave a pipeline: " + trimmed(PQerrorMessage(conn_)));
+  take_notifications();
+  if (first) {
+    if (first->kind == failure_kind::broken) close();
+    throw *first;
+  }
+  return out;
+}
+
+void connection::flush(clock::time_point deadline) {
+  for (int f; (f = PQflush(conn_)) != 0;) {
+    if (f < 0) fail(failure_kind::broken, "cannot send: " + trimmed(PQerrorMessage(conn_)));
+    if (!wait(POLLIN | POLLOUT, deadline))
+      fail(failure_kind::timed_out,
+           "no answer within " + std::to_string(call_timeout_.count()) + " ms");
+    if (!PQconsumeInput(conn_))
+      fail(failure_kind::broken, "connection lost: " + trimmed(PQerrorMessage(conn_)));
+  }
+}
+
+pg_result* connection::next_result(clock::time_point deadline) {
+  while (PQisBusy(conn_)) {
+    if (!wait(POLLIN, deadline))
+      fail(failure_kind::timed_out,
+           "no answer within " + std::to_string(call_timeout_.count()) + " ms");
+    if (!PQconsumeInput(conn_))
+      fail(failure_kind::broken, "connection lost: " + trimmed(PQerrorMessage(conn_)));
+  }
+  return PQgetResult(conn_);
+}
+
 result connection::exec_by(clock::time_point deadline, std::string_view sql,
                            const std::vector<param>& params, bool prepared) {
   if (!conn_) throw failure(failure_kind::broken, {}, "the connection is not open");
@@ -269,28 +347,13 @@ result connection::run(send_as how, const std::string& text, const std::vector<p
 }
 
 result connection::answer(clock::time_point deadline) {
-  // Sending: a large statement may need the socket writable more than once.
-  for (int f; (f = PQflush(conn_)) != 0;) {
-    if (f < 0) fail(failure_kind::broken, "cannot send: " + trimmed(PQerrorMessage(conn_)));
-    if (!wait(POLLIN | POLLOUT, deadline))
-      fail(failure_kind::timed_out,
-           "no answer within " + std::to_string(call_timeout_.count()) + " ms");
-    if (!PQconsumeInput(conn_))
-      fail(failure_kind::broken, "connection lost: " + trimmed(PQerrorMessage(conn_)));
-  }
+  flush(deadline);  // a large statement may need the socket writable more than once
   // Reading every result of the statement, each owned as it comes; the last
   // one is the answer (one statement gives one, then none).
   std::optional<result> last;
   std::string error_state, error_text;
   for (;;) {
-    while (PQisBusy(conn_)) {
-      if (!wait(POLLIN, deadline))
-        fail(failure_kind::timed_out,
-             "no answer within " + std::to_string(call_timeout_.count()) + " ms");
-      if (!PQconsumeInput(conn_))
-        fail(failure_kind::broken, "connection lost: " + trimmed(PQerrorMessage(conn_)));
-    }
-    pg_result* r = PQgetResult(conn_);
+    pg_result* r = next_result(deadline);
     if (!r) break;
     result owned(r);  // owned before anything else is asked
     const ExecStatusType status = PQresultStatus(r);

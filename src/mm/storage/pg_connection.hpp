@@ -45,10 +45,11 @@ enum class failure_kind {
 
 class failure : public std::runtime_error {
  public:
-  failure(failure_kind k, std::string sqlstate, const std::string& what)
-      : std::runtime_error(what), kind(k), state(std::move(sqlstate)) {}
+  failure(failure_kind k, std::string sqlstate, const std::string& what, std::size_t at = 0)
+      : std::runtime_error(what), kind(k), state(std::move(sqlstate)), statement(at) {}
   failure_kind kind;
-  std::string state;  // SQLSTATE when the server said one ("40001"), else empty
+  std::string state;      // SQLSTATE when the server said one ("40001"), else empty
+  std::size_t statement;  // in a pipeline: the index of the statement that failed
 };
 
 // One statement's rows, as text (the statements here ask for text results).
@@ -116,6 +117,12 @@ inline param to_param(double x) {
   return std::string(buf, std::to_chars(buf, buf + sizeof buf, x).ptr);
 }
 
+// A statement of a pipeline.
+struct statement {
+  std::string sql;
+  std::vector<param> params;
+};
+
 class connection {
  public:
   // `conninfo`: a libpq URL or key=value string. `settings`: the server's
@@ -143,6 +150,13 @@ class connection {
   result exec_params(std::string_view sql, const A&... args) {
     return exec(sql, {to_param(args)...});
   }
+  // The statements sent together and answered together, in one round trip,
+  // within the call's deadline. With no BEGIN or COMMIT of their own they
+  // are one transaction (the pipeline's implicit one): they all commit at
+  // its end, or none does. A failure names the statement (`statement`);
+  // the ones after it did not run. One answer per statement.
+  std::vector<result> exec_pipeline(const std::vector<statement>& statements);
+
   // A statement prepared under `name` on every connection made (now, when
   // open, and after each reconnect), run by that name.
   void prepare(const std::string& name, const std::string& sql);
@@ -178,6 +192,10 @@ class connection {
     return run(send_as::statement, std::string(sql), params, deadline);
   }
   result answer(clock::time_point deadline);
+  // Sends what libpq holds, by `deadline`.
+  void flush(clock::time_point deadline);
+  // The next result (null: the end of a statement's), waiting by `deadline`.
+  pg_result* next_result(clock::time_point deadline);
   // Waits for the socket (`events` of poll) until `deadline`: false past it.
   bool wait(short events, clock::time_point deadline) const;
   [[noreturn]] void fail(failure_kind kind, const std::string& why);

@@ -108,16 +108,43 @@ void pg_store::set_write_fence(const write_fence& f) {
   });
 }
 
+namespace {
+constexpr const char* fence_rows =
+    "SELECT 1 FROM cluster_leases l JOIN cluster_nodes n ON n.node_id = l.owner "
+    "WHERE l.resource = $1 AND l.owner = $2 AND l.epoch = $3 AND n.alive FOR SHARE OF l";
+}  // namespace
+
+error pg_store::fenced_error() const {
+  return error(errc::fenced, "node '" + fence_.node + "' no longer holds the lease on '" +
+                                 fence_.resource + "' at epoch " + std::to_string(fence_.epoch) +
+                                 ": the write is refused");
+}
+
 void pg_store::check_fence(pg::transaction& tx) const {
   if (fence_.empty()) return;
-  const auto r = tx.exec_params(
-      "SELECT 1 FROM cluster_leases l JOIN cluster_nodes n ON n.node_id = l.owner "
-      "WHERE l.resource = $1 AND l.owner = $2 AND l.epoch = $3 AND n.alive FOR SHARE OF l",
-      fence_.resource, fence_.node, static_cast<std::int64_t>(fence_.epoch));
-  if (r.empty())
-    throw error(errc::fenced, "node '" + fence_.node + "' no longer holds the lease on '" +
-                                  fence_.resource + "' at epoch " + std::to_string(fence_.epoch) +
-                                  ": the write is refused");
+  if (tx.exec_params(fence_rows, fence_.resource, fence_.node,
+                     static_cast<std::int64_t>(fence_.epoch))
+          .empty())
+    throw fenced_error();
+}
+
+pg::statement pg_store::fence_statement() const {
+  // One row locked, or a division by zero (SQLSTATE 22012) that aborts the
+  // pipeline: fenced_pipeline tells it from other failures by its place.
+  return {std::string("WITH f AS (") + fence_rows + ") SELECT 1 / count(*) FROM f",
+          {fence_.resource, fence_.node, pg::to_param(static_cast<std::int64_t>(fence_.epoch))}};
+}
+
+void pg_store::fenced_pipeline(std::vector<pg::statement>& statements) {
+  // An empty write still asks the fence: a writer learns it was fenced out.
+  if (statements.empty() && fence_.empty()) return;
+  if (!fence_.empty()) statements.insert(statements.begin(), fence_statement());
+  try {
+    db_.sql().exec_pipeline(statements);
+  } catch (const pg::failure& e) {
+    if (!fence_.empty() && e.statement == 0 && e.state == "22012") throw fenced_error();
+    throw;
+  }
 }
 
 write_report pg_store::upsert_players(std::span<const player_row> rows) {

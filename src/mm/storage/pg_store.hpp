@@ -13,7 +13,9 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "mm/engine/error.hpp"
 #include "mm/storage/pg_database.hpp"
 #include "mm/storage/player_store.hpp"
 
@@ -73,6 +75,13 @@ class pg_store final : public player_store {
   // the commit, so a take of the lease waits for the write, and every write
   // that commits is read by the next owner.
   void check_fence(pg::transaction& tx) const;
+  error fenced_error() const;
+  // The same check as the first statement of a pipeline: it fails the
+  // pipeline (and so its transaction) when the fence no longer holds.
+  pg::statement fence_statement() const;
+  // `statements` after the fence's check, in one round trip and one
+  // transaction (pg::connection::exec_pipeline); errc::fenced when refused.
+  void fenced_pipeline(std::vector<pg::statement>& statements);
 
   std::string url_;  // with its password: scanners open their own connections
   std::chrono::milliseconds io_timeout_;

@@ -18,45 +18,50 @@ std::int64_t signed_id(std::uint64_t id) {
 
 void pg_store::write_journal(const std::string& service, const journal_batch& b) {
   pg_guarded(db_, "write the ticket journal", [&] {
-    pg::transaction tx(db_.sql());
-    check_fence(tx);
+    // Every row in one round trip (a pipeline: one transaction, fenced).
+    std::vector<pg::statement> s;
+    s.reserve(b.created.size() + b.finished.size() + b.events.size() + b.backfills.size() + 2);
     for (const auto& t : b.created)
-      tx.exec_params(
-          "INSERT INTO session_ticket_journal (ticket_id, service, queues, credential, "
-          "created_at, ticket, state) VALUES ($1, $2, $3, $4, $5, $6, 0) "
-          "ON CONFLICT (ticket_id) DO NOTHING",
-          signed_id(t.id), service, t.queues, t.credential, t.created_unix_ms, bytes(t.ticket));
+      s.push_back(
+          {"INSERT INTO session_ticket_journal (ticket_id, service, queues, credential, "
+           "created_at, ticket, state) VALUES ($1, $2, $3, $4, $5, $6, 0) "
+           "ON CONFLICT (ticket_id) DO NOTHING",
+           {pg::to_param(signed_id(t.id)), service, t.queues, t.credential,
+            pg::to_param(t.created_unix_ms), bytes(t.ticket)}});
     for (const auto& o : b.finished)
-      tx.exec_params(
-          "UPDATE session_ticket_journal SET state = $1, finished_at = $2, outcome = $3 "
-          "WHERE ticket_id = $4 AND state = 0",
-          static_cast<int>(o.state), o.finished_unix_ms, bytes(o.outcome), signed_id(o.id));
+      s.push_back(
+          {"UPDATE session_ticket_journal SET state = $1, finished_at = $2, outcome = $3 "
+           "WHERE ticket_id = $4 AND state = 0",
+           {pg::to_param(static_cast<int>(o.state)), pg::to_param(o.finished_unix_ms),
+            bytes(o.outcome), pg::to_param(signed_id(o.id))}});
     for (const auto& e : b.events)
-      tx.exec_params(
-          "INSERT INTO session_ticket_events (service, seq, ticket_id, credential, queue, at, "
-          "event) SELECT $1, $2, ticket_id, coalesce(nullif($7, ''), credential), $3, $4, $5 "
-          "FROM session_ticket_journal WHERE ticket_id = $6",
-          service, signed_id(e.seq), e.queue, e.at_unix_ms, bytes(e.event), signed_id(e.ticket),
-          e.credential);
+      s.push_back(
+          {"INSERT INTO session_ticket_events (service, seq, ticket_id, credential, queue, at, "
+           "event) SELECT $1, $2, ticket_id, coalesce(nullif($7, ''), credential), $3, $4, $5 "
+           "FROM session_ticket_journal WHERE ticket_id = $6",
+           {service, pg::to_param(signed_id(e.seq)), e.queue, pg::to_param(e.at_unix_ms),
+            bytes(e.event), pg::to_param(signed_id(e.ticket)), e.credential}});
     if (!b.events.empty())  // outlives the events retention deletes (ticket_journal.cpp)
-      tx.exec_params(
-          "INSERT INTO session_counters (name, value) VALUES ($1, $2) ON CONFLICT (name) DO "
-          "UPDATE SET value = greatest(session_counters.value, excluded.value)",
-          event_counter_name(service), signed_id(highest_seq(b)));
+      s.push_back(
+          {"INSERT INTO session_counters (name, value) VALUES ($1, $2) ON CONFLICT (name) "
+           "DO UPDATE SET value = greatest(session_counters.value, excluded.value)",
+           {event_counter_name(service), pg::to_param(signed_id(highest_seq(b)))}});
     for (const auto& f : b.backfills) {
       if (f.state.empty())
-        tx.exec_params(
-            "DELETE FROM session_backfills WHERE service = $1 AND queue = $2 AND match_id = $3",
-            service, f.queue, f.match_id);
+        s.push_back(
+            {"DELETE FROM session_backfills WHERE service = $1 AND queue = $2 AND "
+             "match_id = $3",
+             {service, f.queue, f.match_id}});
       else
-        tx.exec_params(
-            "INSERT INTO session_backfills (service, queue, match_id, credential, updated_at, "
-            "state) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (service, queue, match_id) DO "
-            "UPDATE SET credential = excluded.credential, updated_at = excluded.updated_at, "
-            "state = excluded.state",
-            service, f.queue, f.match_id, f.credential, f.updated_unix_ms, bytes(f.state));
+        s.push_back(
+            {"INSERT INTO session_backfills (service, queue, match_id, credential, updated_at, "
+             "state) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (service, queue, match_id) DO "
+             "UPDATE SET credential = excluded.credential, updated_at = excluded.updated_at, "
+             "state = excluded.state",
+             {service, f.queue, f.match_id, f.credential, pg::to_param(f.updated_unix_ms),
+              bytes(f.state)}});
     }
-    tx.commit();
+    fenced_pipeline(s);
   });
 }
 
