@@ -169,18 +169,6 @@ T answered(const http_context& ctx, std::size_t i, caf::expected<T> x) {
   return std::move(*x);
 }
 
-// The figures of the matchmakers this node serves.
-std::vector<matchmaker_figures> figures_here(http_context& ctx) {
-  std::vector<matchmaker_figures> out;
-  for (std::size_t i = 0; i < ctx.bridge.size(); ++i) {
-    if (!served_here(ctx, i)) continue;
-    matchmaker_figures f{ctx.bridge.names()[i], std::nullopt};
-    if (auto x = ctx.bridge.info(i)) f.info = std::move(*x);
-    out.push_back(std::move(f));
-  }
-  return out;
-}
-
 json maintenance(http_context& ctx, std::size_t i, const std::string& what) {
   json j = {{"matchmaker", ctx.bridge.names()[i]}};
   if (what == "rebalance")
@@ -230,7 +218,7 @@ json test_query(http_context& ctx, const query_body& q) {
 // the shards other nodes serve, with their owner.
 void list_matchmakers(http_context& ctx, const http_request&, http_response& res) {
   json list = json::array();
-  for (const auto& f : figures_here(ctx))
+  for (const auto& f : served_figures(ctx))
     list.push_back(f.info ? info_json(f.name, *f.info, false)
                           : json{{"name", f.name}, {"error", "did not answer"}});
   json elsewhere = json::array();
@@ -466,7 +454,14 @@ void add_async_routes(api_routes& api, http_context&) {
 }
 
 std::vector<matchmaker_figures> served_figures(http_context& ctx) {
-  return figures_here(ctx);
+  std::vector<matchmaker_figures> out;
+  for (std::size_t i = 0; i < ctx.bridge.size(); ++i) {
+    if (!served_here(ctx, i)) continue;
+    matchmaker_figures f{ctx.bridge.names()[i], std::nullopt};
+    if (auto x = ctx.bridge.info(i)) f.info = std::move(*x);
+    out.push_back(std::move(f));
+  }
+  return out;
 }
 
 }  // namespace mm::server
