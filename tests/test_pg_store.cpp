@@ -350,6 +350,57 @@ TEST_CASE("the event sequence survives a prune of every event, on both stores",
   }
 }
 
+TEST_CASE("a large journal batch reads back the same from both stores, first outcome kept",
+          "[postgres][store][events]") {
+  if (!have_postgres()) return;
+  both_stores s;
+  // 2,500 tickets (three multi-row statements of each kind on PostgreSQL),
+  // every byte value in their bytes, an outcome for each of the first 1,200
+  // given twice (the first is kept), an event each.
+  std::string every_byte;
+  for (int i = 0; i < 256; ++i) every_byte.push_back(static_cast<char>(i));
+  mm::journal_batch b;
+  for (std::uint64_t id = 1; id <= 2500; ++id) {
+    b.created.push_back({id, id % 2 ? "duel" : "duel,coop", "game-" + std::to_string(id % 3),
+                         1000 + static_cast<std::int64_t>(id), every_byte + std::to_string(id)});
+    b.events.push_back({id, id, id % 5 ? "" : "other", "duel", 2000, "e" + std::to_string(id)});
+  }
+  for (std::uint64_t id = 1; id <= 1200; ++id) b.finished.push_back({id, "", 1, 3000, "first"});
+  for (std::uint64_t id = 1; id <= 1200; ++id) b.finished.push_back({id, "", 2, 3001, "second"});
+  mm::journal_read everything;
+  everything.max_events = 10'000;
+  everything.max_retained = 10'000;
+  std::vector<mm::journal_contents> read;
+  for (mm::player_store* store :
+       {static_cast<mm::player_store*>(&s.sqlite), static_cast<mm::player_store*>(&s.pg)}) {
+    store->write_journal("node-a", b);
+    read.push_back(store->read_journal("node-a", everything));
+  }
+  const auto& lite = read[0];
+  const auto& pg = read[1];
+  REQUIRE(pg.waiting.size() == 1300);
+  REQUIRE(pg.waiting.size() == lite.waiting.size());
+  for (std::size_t i = 0; i < pg.waiting.size(); ++i) {
+    CHECK(pg.waiting[i].id == lite.waiting[i].id);
+    CHECK(pg.waiting[i].queues == lite.waiting[i].queues);
+    CHECK(pg.waiting[i].credential == lite.waiting[i].credential);
+    CHECK(pg.waiting[i].ticket == lite.waiting[i].ticket);
+  }
+  REQUIRE(pg.retained.size() == 1200);
+  REQUIRE(lite.retained.size() == 1200);
+  std::size_t first_kept = 0;
+  for (const auto& r : pg.retained) first_kept += r.state == 1 && r.outcome == "first";
+  CHECK(first_kept == 1200);
+  REQUIRE(pg.events.size() == 2500);
+  REQUIRE(lite.events.size() == 2500);
+  for (std::size_t i = 0; i < pg.events.size(); ++i) {
+    CHECK(pg.events[i].seq == lite.events[i].seq);
+    CHECK(pg.events[i].credential == lite.events[i].credential);
+    CHECK(pg.events[i].event == lite.events[i].event);
+  }
+  CHECK(pg.last_seq == 2500);
+}
+
 TEST_CASE("configuration versions on PostgreSQL: only added, one writer per number",
           "[postgres][store][config]") {
   if (!have_postgres()) return;

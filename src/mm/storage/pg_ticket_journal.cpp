@@ -1,5 +1,8 @@
 // The session tickets' journal on PostgreSQL: the same rows and meaning as on
 // SQLite (ticket_journal.cpp); bytes as bytea.
+#include <algorithm>
+#include <set>
+
 #include "mm/storage/pg_store.hpp"
 
 namespace mm {
@@ -14,33 +17,93 @@ std::int64_t signed_id(std::uint64_t id) {
   return static_cast<std::int64_t>(id);
 }
 
+// "($k::t0, $k+1::t1, ...), (...)" for `rows` rows of `casts`' columns, the
+// parameters numbered from `first`.
+std::string rows_of(std::size_t rows, const std::vector<const char*>& casts, std::size_t first) {
+  std::string out;
+  out.reserve(rows * casts.size() * 12);
+  std::size_t n = first;
+  for (std::size_t r = 0; r < rows; ++r) {
+    out += r ? ",(" : "(";
+    for (std::size_t c = 0; c < casts.size(); ++c) {
+      if (c) out += ',';
+      out += '$' + std::to_string(n++) + "::" + casts[c];
+    }
+    out += ')';
+  }
+  return out;
+}
+
+// Rows per multi-row statement: well under PostgreSQL's 65,535 parameters.
+constexpr std::size_t rows_per_statement = 1000;
+
 }  // namespace
 
 void pg_store::write_journal(const std::string& service, const journal_batch& b) {
   pg_guarded(db_, "write the ticket journal", [&] {
     // Every row in one round trip (a pipeline: one transaction, fenced).
     std::vector<pg::statement> s;
-    s.reserve(b.created.size() + b.finished.size() + b.events.size() + b.backfills.size() + 2);
-    for (const auto& t : b.created)
-      s.push_back(
-          {"INSERT INTO session_ticket_journal (ticket_id, service, queues, credential, "
-           "created_at, ticket, state) VALUES ($1, $2, $3, $4, $5, $6, 0) "
-           "ON CONFLICT (ticket_id) DO NOTHING",
-           {pg::to_param(signed_id(t.id)), service, t.queues, t.credential,
-            pg::to_param(t.created_unix_ms), bytes(t.ticket)}});
-    for (const auto& o : b.finished)
-      s.push_back(
-          {"UPDATE session_ticket_journal SET state = $1, finished_at = $2, outcome = $3 "
-           "WHERE ticket_id = $4 AND state = 0",
-           {pg::to_param(static_cast<int>(o.state)), pg::to_param(o.finished_unix_ms),
-            bytes(o.outcome), pg::to_param(signed_id(o.id))}});
-    for (const auto& e : b.events)
-      s.push_back(
-          {"INSERT INTO session_ticket_events (service, seq, ticket_id, credential, queue, at, "
-           "event) SELECT $1, $2, ticket_id, coalesce(nullif($7, ''), credential), $3, $4, $5 "
-           "FROM session_ticket_journal WHERE ticket_id = $6",
-           {service, pg::to_param(signed_id(e.seq)), e.queue, pg::to_param(e.at_unix_ms),
-            bytes(e.event), pg::to_param(signed_id(e.ticket)), e.credential}});
+    // One multi-row statement per kind of row (and per 1,000 rows): the
+    // server parses, plans and runs one statement, not one per row.
+    for (std::size_t from = 0; from < b.created.size(); from += rows_per_statement) {
+      const std::size_t n = std::min(rows_per_statement, b.created.size() - from);
+      pg::statement st{
+          "INSERT INTO session_ticket_journal (ticket_id, service, queues, "
+          "credential, created_at, ticket, state) SELECT v.*, 0 FROM (VALUES " +
+              rows_of(n, {"bigint", "text", "text", "text", "bigint", "bytea"}, 1) +
+              ") AS v WHERE true ON CONFLICT (ticket_id) DO NOTHING",
+          {}};
+      for (std::size_t i = from; i < from + n; ++i) {
+        const auto& t = b.created[i];
+        st.params.insert(st.params.end(),
+                         {pg::to_param(signed_id(t.id)), service, t.queues, t.credential,
+                          pg::to_param(t.created_unix_ms), bytes(t.ticket)});
+      }
+      s.push_back(std::move(st));
+    }
+    // A ticket's first outcome in the batch is the one kept, as when they
+    // were written one by one (the later ones found it finished already).
+    std::vector<const journal_outcome*> outcomes;
+    {
+      std::set<std::uint64_t> seen;
+      for (const auto& o : b.finished)
+        if (seen.insert(o.id).second) outcomes.push_back(&o);
+    }
+    for (std::size_t from = 0; from < outcomes.size(); from += rows_per_statement) {
+      const std::size_t n = std::min(rows_per_statement, outcomes.size() - from);
+      pg::statement st{
+          "UPDATE session_ticket_journal j SET state = v.state, finished_at = v.at, "
+          "outcome = v.outcome FROM (VALUES " +
+              rows_of(n, {"smallint", "bigint", "bytea", "bigint"}, 1) +
+              ") AS v(state, at, outcome, id) WHERE j.ticket_id = v.id AND "
+              "j.state = 0",
+          {}};
+      for (std::size_t i = from; i < from + n; ++i) {
+        const auto& o = *outcomes[i];
+        st.params.insert(st.params.end(),
+                         {pg::to_param(static_cast<int>(o.state)), pg::to_param(o.finished_unix_ms),
+                          bytes(o.outcome), pg::to_param(signed_id(o.id))});
+      }
+      s.push_back(std::move(st));
+    }
+    for (std::size_t from = 0; from < b.events.size(); from += rows_per_statement) {
+      const std::size_t n = std::min(rows_per_statement, b.events.size() - from);
+      pg::statement st{
+          "INSERT INTO session_ticket_events (service, seq, ticket_id, credential, queue, at, "
+          "event) SELECT $1, v.seq, j.ticket_id, coalesce(nullif(v.credential, ''), "
+          "j.credential), v.queue, v.at, v.event FROM (VALUES " +
+              rows_of(n, {"bigint", "bigint", "text", "text", "bigint", "bytea"}, 2) +
+              ") AS v(seq, ticket, credential, queue, at, event) JOIN session_ticket_journal j "
+              "ON j.ticket_id = v.ticket",
+          {service}};
+      for (std::size_t i = from; i < from + n; ++i) {
+        const auto& e = b.events[i];
+        st.params.insert(st.params.end(),
+                         {pg::to_param(signed_id(e.seq)), pg::to_param(signed_id(e.ticket)),
+                          e.credential, e.queue, pg::to_param(e.at_unix_ms), bytes(e.event)});
+      }
+      s.push_back(std::move(st));
+    }
     if (!b.events.empty())  // outlives the events retention deletes (ticket_journal.cpp)
       s.push_back(
           {"INSERT INTO session_counters (name, value) VALUES ($1, $2) ON CONFLICT (name) "
