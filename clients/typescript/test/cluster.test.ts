@@ -69,9 +69,19 @@ test('two nodes: redirects followed with the token, within the cluster only; str
   assert.equal((await viaB.getTicket(made.ticket)).state, 'waiting');
   // One iterator for the whole test (leaving a for-await loop closes a stream).
   const items = stream[Symbol.asyncIterator]();
-  const eventOf = async (ticket: string): Promise<TicketEvent> => {
+  // Each wait for an event is bounded: a stream that misses it fails the
+  // test with what it waited for, instead of holding it to ctest's timeout.
+  const eventOf = async (ticket: string, limitMs = 30_000): Promise<TicketEvent> => {
+    const deadline = Date.now() + limitMs;
     for (;;) {
-      const { value, done } = await items.next();
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<'late'>((resolve) => {
+        timer = setTimeout(() => resolve('late'), Math.max(0, deadline - Date.now()));
+      });
+      const next = await Promise.race([items.next(), late]);
+      clearTimeout(timer);
+      assert.ok(next !== 'late', `no event of ticket ${ticket} within ${limitMs} ms`);
+      const { value, done } = next;
       assert.ok(!done, 'the stream ended');
       if (value.type === 'event' && value.ticket === ticket) return value;
     }

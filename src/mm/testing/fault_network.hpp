@@ -50,40 +50,15 @@ class fault_network {
     }
     if (k_ == 0) throw std::runtime_error("no free fault network (10.77.K.0/24) was found");
     made_ = true;
-    const std::string n = std::to_string(k_);
-    const std::string net = "10.77." + n + ".";
-    run("ip netns add " + database());
-    run("ip link add mf" + n + "a type veth peer name mf" + n + "b");
-    run("ip link set mf" + n + "b netns " + router());
-    run("ip link add mf" + n + "c type veth peer name mf" + n + "d");
-    run("ip link set mf" + n + "c netns " + router());
-    run("ip link set mf" + n + "d netns " + database());
-    run("ip addr add " + net + "1/30 dev mf" + n + "a");
-    run("ip link set mf" + n + "a up");
-    run("ip -n " + router() + " link set lo up");
-    run("ip -n " + router() + " addr add " + net + "2/30 dev mf" + n + "b");
-    run("ip -n " + router() + " link set mf" + n + "b up");
-    run("ip -n " + router() + " addr add " + net + "5/30 dev mf" + n + "c");
-    run("ip -n " + router() + " link set mf" + n + "c up");
-    run("ip -n " + database() + " link set lo up");
-    run("ip -n " + database() + " addr add " + net + "6/30 dev mf" + n + "d");
-    run("ip -n " + database() + " link set mf" + n + "d up");
-    for (int p = 0; p < max_paths; ++p)
-      run("ip -n " + database() + " addr add " + path_address(p) + "/32 dev mf" + n + "d");
-    run("ip -n " + database() + " route add default via " + net + "5");
-    run("ip -n " + router() + " route add " + net + "16/28 via " + net + "6");
-    run("ip netns exec " + router() + " sh -c 'echo 1 > /proc/sys/net/ipv4/ip_forward'");
-    run("ip route add " + net + "0/24 via " + net + "2");
+    try {
+      build();
+    } catch (...) {
+      remove();  // a half-built network is not left behind
+      throw;
+    }
   }
 
-  ~fault_network() {
-    if (!made_) return;
-    const std::string n = std::to_string(k_);
-    quiet("ip route del 10.77." + n + ".0/24");
-    quiet("ip link del mf" + n + "a");  // its peer goes with it
-    quiet("ip netns del " + database());
-    quiet("ip netns del " + router());
-  }
+  ~fault_network() { remove(); }
   fault_network(const fault_network&) = delete;
   fault_network& operator=(const fault_network&) = delete;
 
@@ -129,6 +104,44 @@ class fault_network {
   }
 
  private:
+  void build() {
+    const std::string n = std::to_string(k_);
+    const std::string net = "10.77." + n + ".";
+    run("ip netns add " + database());
+    run("ip link add mf" + n + "a type veth peer name mf" + n + "b");
+    run("ip link set mf" + n + "b netns " + router());
+    run("ip link add mf" + n + "c type veth peer name mf" + n + "d");
+    run("ip link set mf" + n + "c netns " + router());
+    run("ip link set mf" + n + "d netns " + database());
+    run("ip addr add " + net + "1/30 dev mf" + n + "a");
+    run("ip link set mf" + n + "a up");
+    run("ip -n " + router() + " link set lo up");
+    run("ip -n " + router() + " addr add " + net + "2/30 dev mf" + n + "b");
+    run("ip -n " + router() + " link set mf" + n + "b up");
+    run("ip -n " + router() + " addr add " + net + "5/30 dev mf" + n + "c");
+    run("ip -n " + router() + " link set mf" + n + "c up");
+    run("ip -n " + database() + " link set lo up");
+    run("ip -n " + database() + " addr add " + net + "6/30 dev mf" + n + "d");
+    run("ip -n " + database() + " link set mf" + n + "d up");
+    for (int p = 0; p < max_paths; ++p)
+      run("ip -n " + database() + " addr add " + path_address(p) + "/32 dev mf" + n + "d");
+    run("ip -n " + database() + " route add default via " + net + "5");
+    run("ip -n " + router() + " route add " + net + "16/28 via " + net + "6");
+    run("ip netns exec " + router() + " sh -c 'echo 1 > /proc/sys/net/ipv4/ip_forward'");
+    run("ip route add " + net + "0/24 via " + net + "2");
+  }
+
+  void remove() {
+    if (!made_) return;
+    made_ = false;
+    const std::string n = std::to_string(k_);
+    quiet("ip route del 10.77." + n + ".0/24");
+    quiet("ip link del mf" + n + "a");  // its peer goes with it
+    quiet("ip link del mf" + n + "c");  // here only when the build stopped before moving it
+    quiet("ip netns del " + database());
+    quiet("ip netns del " + router());
+  }
+
   static bool quiet(const std::string& command) {
     return std::system((command + " > /dev/null 2>&1").c_str()) == 0;
   }
