@@ -78,7 +78,8 @@ inline bool at_rest(const std::map<std::string, live_server*>& nodes) {
   for (const auto& [name, s] : nodes) {
     auto r = s->get("/api/cluster", view_token);
     if (!r || r->status != 200) continue;
-    for (const auto& l : json::parse(r->body)["leases"])
+    const json c = json::parse(r->body);  // kept: the loop reads into it
+    for (const auto& l : c["leases"])
       if (l["owner"] != l["planned_owner"]) return false;
     return true;
   }
