@@ -63,10 +63,10 @@ void one_by_one(mm::pg::connection& c, const mm::write_fence& f, const mm::journ
   for (const auto& e : b.events)
     tx.exec_params(
         "INSERT INTO session_ticket_events (service, seq, ticket_id, credential, queue, at, "
-        "event) SELECT $1, $2, ticket_id, credential, $3, $4, $5 FROM session_ticket_journal "
-        "WHERE ticket_id = $6",
-        std::string(service) + "-ref", static_cast<std::int64_t>(e.seq), e.queue, e.at_unix_ms,
-        mm::pg::param::bytes(e.event), static_cast<std::int64_t>(e.ticket));
+        "event) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        std::string(service) + "-ref", static_cast<std::int64_t>(e.seq),
+        static_cast<std::int64_t>(e.ticket), e.credential, e.queue, e.at_unix_ms,
+        mm::pg::param::bytes(e.event));
   tx.commit();
 }
 

@@ -3,8 +3,9 @@
 // the same without a store), and through HTTP, against the engine alone in the
 // same run.
 //
-// usage: mm_session_service_bench [SECONDS=3] [recording]
+// usage: mm_session_service_bench [SECONDS=3] [recording | durable]
 //
+// With "durable", only durable_vs_memory_tickets (below).
 // With "recording", only the cost of recording the ticket stream:
 // recording_vs_plain, the 1-queue durable actor path with a recording of
 // its queue (sessions.record) over the same without, medians of three
@@ -20,7 +21,8 @@
 //   notification) and counts the matched notifications its owner gets; with
 //   durable=true the journal is a SQLite file (WAL, synchronous=FULL: an fsync
 //   per group commit), with durable=false the service has no store.
-// - durable_vs_memory_tickets: the two, 1 queue, same run.
+// - durable_vs_memory_tickets: the two, 1 queue, alternated three times: the
+//   median of the three ratios (and the medians of each rate).
 // - memory_per_waiting_ticket: heap bytes (mallinfo2) held per ticket with
 //   100,000 solo tickets waiting in one queue of the service (durable), each
 //   with RTTs to 30 datacenters.
@@ -43,6 +45,7 @@
 //   WebSocket client; the tick-to-commit part is tick_to_notification above.
 #include <httplib.h>
 #include <malloc.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <atomic>
@@ -170,8 +173,17 @@ caf::behavior driver(caf::stateful_actor<driver_state>* self, session_interfaces
 
 struct actor_run {
   double tickets_per_s = 0;
+  double cores_busy = 0;          // the process's CPU time over the wall time
   std::vector<double> delays_ms;  // of the measured period
 };
+
+// The process's CPU time (user and system) so far.
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
 
 const std::string journal_file = "/tmp/mm_session_service_bench_journal.db";
 
@@ -231,10 +243,13 @@ actor_run through_actors(std::size_t queues, double seconds, std::size_t in_flig
   std::this_thread::sleep_for(std::chrono::duration<double>(seconds / 4));  // warm up
   const std::uint64_t before = read(true).first;
   const double t0 = bench::now_s();
+  const double cpu0 = cpu_seconds();
   std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
   auto [after, delays] = read(false);
   actor_run out;
-  out.tickets_per_s = static_cast<double>(after - before) / (bench::now_s() - t0);
+  const double wall = bench::now_s() - t0;
+  out.tickets_per_s = static_cast<double>(after - before) / wall;
+  out.cores_busy = (cpu_seconds() - cpu0) / wall;
   out.delays_ms = std::move(delays);
   self->send_exit(d, caf::exit_reason::user_shutdown);
   self->send_exit(service, caf::exit_reason::user_shutdown);
@@ -507,29 +522,56 @@ void recording_cost(double seconds) {
   bench::emit(bench_name, "recording_vs_plain", w / p, "ratio");
 }
 
+// The 1-queue actor path without a store and durable, alternated three
+// times: the medians of each and of the three ratios (one pair alone moved
+// between 0.28 and 0.59 over the runs of one hour).
+struct durable_cost {
+  double memory = 0, durable = 0, ratio = 0;
+  double memory_cores = 0, durable_cores = 0;  // the process's CPU time over wall time
+};
+durable_cost durable_vs_memory(double seconds) {
+  std::vector<double> memory, durable, ratio, memory_cores, durable_cores;
+  for (int round = 0; round < 3; ++round) {
+    const actor_run m = through_actors(1, seconds, 4000, 0, false);
+    const actor_run d = through_actors(1, seconds, 4000, 0, true);
+    memory.push_back(m.tickets_per_s);
+    durable.push_back(d.tickets_per_s);
+    ratio.push_back(durable.back() / memory.back());
+    memory_cores.push_back(m.cores_busy);
+    durable_cores.push_back(d.cores_busy);
+  }
+  return {bench::median3(memory[0], memory[1], memory[2]),
+          bench::median3(durable[0], durable[1], durable[2]),
+          bench::median3(ratio[0], ratio[1], ratio[2]),
+          bench::median3(memory_cores[0], memory_cores[1], memory_cores[2]),
+          bench::median3(durable_cores[0], durable_cores[1], durable_cores[2])};
+}
+
 int main(int argc, char** argv) {
   const double seconds = argc > 1 ? std::atof(argv[1]) : 3.0;
-  if (argc > 2 && std::string(argv[2]) == "recording") {
+  const std::string mode = argc > 2 ? argv[2] : "";
+  if (mode == "recording") {
     recording_cost(seconds);
     return 0;
   }
+  const durable_cost cost = durable_vs_memory(seconds);
+  bench::emit(bench_name, "session_tickets_per_s", cost.memory, "tickets/s",
+              "\"path\": \"actors\", \"queues\": 1, \"durable\": false, \"cores_busy\": " +
+                  std::to_string(cost.memory_cores));
+  bench::emit(bench_name, "session_tickets_per_s", cost.durable, "tickets/s",
+              "\"path\": \"actors\", \"queues\": 1, \"durable\": true, \"cores_busy\": " +
+                  std::to_string(cost.durable_cores));
+  bench::emit(bench_name, "durable_vs_memory_tickets", cost.ratio, "ratio");
+  if (mode == "durable") return 0;
   const double engine = engine_tickets_per_s(seconds);
   bench::emit(bench_name, "engine_tickets_per_s", engine, "tickets/s");
-  const actor_run memory = through_actors(1, seconds, 4000, 0, false);
-  bench::emit(bench_name, "session_tickets_per_s", memory.tickets_per_s, "tickets/s",
-              "\"path\": \"actors\", \"queues\": 1, \"durable\": false");
-  const actor_run one = through_actors(1, seconds, 4000, 0, true);
-  bench::emit(bench_name, "session_tickets_per_s", one.tickets_per_s, "tickets/s",
-              "\"path\": \"actors\", \"queues\": 1, \"durable\": true");
-  bench::emit(bench_name, "durable_vs_memory_tickets", one.tickets_per_s / memory.tickets_per_s,
-              "ratio");
-  bench::emit(bench_name, "actor_vs_engine", one.tickets_per_s / engine, "ratio", "\"queues\": 1");
+  bench::emit(bench_name, "actor_vs_engine", cost.durable / engine, "ratio", "\"queues\": 1");
   const actor_run two = through_actors(2, seconds, 4000, 0, true);
   bench::emit(bench_name, "session_tickets_per_s", two.tickets_per_s, "tickets/s",
               "\"path\": \"actors\", \"queues\": 2, \"durable\": true");
-  bench::emit(bench_name, "two_vs_one_queue", two.tickets_per_s / one.tickets_per_s, "ratio");
+  bench::emit(bench_name, "two_vs_one_queue", two.tickets_per_s / cost.durable, "ratio");
   // Half the 1-queue rate, paced every 10 ms.
-  const auto per_tick = static_cast<std::size_t>(one.tickets_per_s / 2 / 100);
+  const auto per_tick = static_cast<std::size_t>(cost.durable / 2 / 100);
   const actor_run half = through_actors(1, seconds, 0, std::max<std::size_t>(per_tick, 2), true);
   const std::string load = "\"tickets_per_s\": " + std::to_string(half.tickets_per_s);
   bench::emit(bench_name, "tick_to_notification_p50_ms", percentile(half.delays_ms, 0.5), "ms",
@@ -540,10 +582,10 @@ int main(int argc, char** argv) {
   bench::emit(bench_name, "session_tickets_per_s", http.created_per_s, "tickets/s",
               "\"path\": \"http\", \"clients\": 4");
   bench::emit(bench_name, "http_matched_per_s", http.matched_per_s, "tickets/s", "\"clients\": 4");
-  bench::emit(bench_name, "http_vs_actor", http.created_per_s / one.tickets_per_s, "ratio");
+  bench::emit(bench_name, "http_vs_actor", http.created_per_s / cost.durable, "ratio");
   bench::emit(bench_name, "session_tickets_per_s", http.created_wide_per_s, "tickets/s",
               "\"path\": \"http\", \"clients\": 32");
-  bench::emit(bench_name, "http_32_clients_vs_actor", http.created_wide_per_s / one.tickets_per_s,
+  bench::emit(bench_name, "http_32_clients_vs_actor", http.created_wide_per_s / cost.durable,
               "ratio");
   // The paced phase's figures count only when its clients kept the pace.
   const bool kept_pace = http.half_achieved >= 0.95 * http.half_rate;

@@ -98,8 +98,9 @@ class session_fixture {
         session::id_key{0x1234, 0x5678}, [s = store] { return s->reserve_id_generation(); });
     c.detached_journal = false;
     c.unix_epoch_ms = unix_now();
-    c.restored = actors::load_session_journal(*store, c.service_name, c.unix_epoch_ms,
-                                              c.outcome_retention, c.max_outcomes);
+    actors::adopt_v8_journal(*store, c.service_name, c.ids->permutation());
+    c.restored = actors::load_session_journal(*store, c.service_name, &c.ids->permutation(),
+                                              c.unix_epoch_ms, c.outcome_retention, c.max_outcomes);
     svc = f.sys().spawn(actors::session_service, std::move(c));
     s = caf::actor_cast<actors::session_interfaces::service>(svc);
     f.run();

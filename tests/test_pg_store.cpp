@@ -3,6 +3,9 @@
 // the test and a real SQLite file, with data shaped like a game's (ids in
 // clusters with gaps, MMR rising with the id, outliers, duplicates and bad rows
 // in the batches).
+#include <SQLiteCpp/Database.h>
+
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <map>
@@ -407,4 +410,44 @@ TEST_CASE("configuration versions on PostgreSQL: only added, one writer per numb
   postgres_server server;
   mm::pg_store a{server.url()}, b{server.url()};
   mm::test::check_config_versions(a, b);
+}
+
+TEST_CASE("the journal's rows of before version 9 read back and drop the same on both stores",
+          "[postgres][store]") {
+  if (!have_postgres()) return;
+  both_stores s;
+  // Two rows as version 8 kept them (by public id): one waiting, one matched.
+  const char* rows =
+      "INSERT INTO session_ticket_journal_v8 (ticket_id, service, queues, credential, "
+      "created_at, ticket, state, finished_at, outcome) VALUES "
+      "(-7, 'node-a', 'duel,coop', 'game', 1000, 'waiting', 0, NULL, NULL), "
+      "(42, 'node-a', 'duel', 'game', 1001, 'left', 1, 2000, 'matched'), "
+      "(43, 'node-b', 'duel', 'other', 1002, 'theirs', 0, NULL, NULL)";
+  {
+    SQLite::Database db(s.dir.file("oracle.db"), SQLite::OPEN_READWRITE);
+    db.exec(std::string(rows).replace(std::string(rows).find("'waiting'"), 9, "x'77'"));
+    pqxx::connection c(s.server.url());
+    pqxx::work w(c);
+    w.exec(std::string(rows).replace(std::string(rows).find("'waiting'"), 9, "'\\x77'::bytea"));
+    w.commit();
+  }
+  for (mm::player_store* store :
+       {static_cast<mm::player_store*>(&s.sqlite), static_cast<mm::player_store*>(&s.pg)}) {
+    auto v8 = store->read_v8_journal("node-a");
+    REQUIRE(v8.size() == 2);
+    std::sort(v8.begin(), v8.end(), [](const auto& a, const auto& b) {
+      return a.ticket.created_unix_ms < b.ticket.created_unix_ms;
+    });
+    CHECK(v8[0].ticket.id == static_cast<std::uint64_t>(-7));
+    CHECK(v8[0].ticket.queues == "duel,coop");
+    CHECK(v8[0].ticket.ticket == "w");
+    CHECK(v8[0].state == 0);
+    CHECK(v8[1].ticket.id == 42);
+    CHECK(v8[1].state == 1);
+    CHECK(v8[1].finished_unix_ms == 2000);
+    CHECK(v8[1].outcome == "matched");
+    store->drop_v8_journal("node-a");
+    CHECK(store->read_v8_journal("node-a").empty());
+    CHECK(store->read_v8_journal("node-b").size() == 1);  // another service's stay
+  }
 }

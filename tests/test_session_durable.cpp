@@ -8,6 +8,7 @@
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Transaction.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <limits>
 #include <map>
@@ -421,4 +422,60 @@ TEST_CASE("outcomes written by version 1 still decode, and backfill fields survi
   CHECK(back->reservations[0].mmr[1] == std::numeric_limits<double>::infinity());
   CHECK(back->reservations[0].expires_ms == 30'100);
   CHECK_FALSE(decode_backfill(encode_outcome(o)));
+}
+
+TEST_CASE("the journal keys its rows by serial, and takes over version 8's rows by public id",
+          "[session][actors]") {
+  session_fixture x;
+  const auto w1 = x.create("coop", party({1000}, 1));
+  const auto w2 = x.create("coop", party({1050}, 2));
+  const auto d1 = x.create("duel", party({1000}, 20));
+  x.create("duel", party({1010}, 21));
+  x.f.advance(1s);  // the duel matches; the co-op tickets wait
+  REQUIRE(x.got->size() == 2);
+  x.stop();
+  const session::id_permutation ids(session::id_key{0x1234, 0x5678});  // the fixture's key
+  {
+    SQLite::Database db(x.dir.file("journal.db"), SQLite::OPEN_READWRITE);
+    // Serials in the order the tickets were made: a batch's rows share pages.
+    std::vector<std::int64_t> keys;
+    SQLite::Statement q(db, "SELECT ticket_id FROM session_ticket_journal ORDER BY created_at");
+    while (q.executeStep()) keys.push_back(q.getColumn(0).getInt64());
+    REQUIRE(keys.size() == 4);
+    CHECK(static_cast<std::uint64_t>(keys[0]) == ids.decode(w1));
+    CHECK(std::is_sorted(keys.begin(), keys.end()));
+    // The same rows as version 8 kept them: by public id, in the table of old.
+    SQLite::Transaction tx(db);
+    SQLite::Statement all(db, "SELECT ticket_id FROM session_ticket_journal");
+    std::vector<std::int64_t> serials;
+    while (all.executeStep()) serials.push_back(all.getColumn(0).getInt64());
+    for (const auto serial : serials) {
+      SQLite::Statement move(db,
+                             "INSERT INTO session_ticket_journal_v8 SELECT ?, service, queues, "
+                             "credential, created_at, ticket, state, finished_at, outcome FROM "
+                             "session_ticket_journal WHERE ticket_id = ?");
+      move.bind(1, static_cast<std::int64_t>(ids.encode(static_cast<std::uint64_t>(serial))));
+      move.bind(2, serial);
+      move.exec();
+    }
+    db.exec("DELETE FROM session_ticket_journal");
+    tx.commit();
+  }
+  x.start(two_queues());  // takes them over
+  CHECK(x.state(w1) == ticket_state::waiting);
+  CHECK(x.state(w2) == ticket_state::waiting);
+  CHECK(x.state(d1) == ticket_state::matched);
+  {
+    SQLite::Database db(x.dir.file("journal.db"), SQLite::OPEN_READONLY);
+    CHECK(db.execAndGet("SELECT count(*) FROM session_ticket_journal_v8").getInt() == 0);
+    CHECK(db.execAndGet("SELECT count(*) FROM session_ticket_journal").getInt() == 4);
+  }
+  // They go on as any other: the waiting pair's outcome is written by serial.
+  const auto w3 = x.create("coop", party({1020, 1030}, 40));
+  x.f.advance(1s);
+  CHECK(x.state(w1) == ticket_state::matched);
+  CHECK(x.state(w3) == ticket_state::matched);
+  x.stop();
+  x.start(two_queues());
+  CHECK(x.state(w2) == ticket_state::matched);
 }

@@ -65,7 +65,8 @@ std::vector<session::queue_config> read_sessions_document(const session_settings
 json count_stranded(const session_settings& base, const std::vector<session::queue_config>& now,
                     const std::vector<session::queue_config>& next, player_store& store,
                     const std::string& service_name) {
-  const auto journal = actors::load_session_journal(store, service_name, unix_now_ms(),
+  // Only the waiting tickets' queues are counted: their ids are not needed.
+  const auto journal = actors::load_session_journal(store, service_name, nullptr, unix_now_ms(),
                                                     base.outcome_retention, base.max_outcomes);
   const auto latency = latency_model_of(base);
   std::map<std::string, std::optional<session::session_queue>> engines;   // by queue, changed only

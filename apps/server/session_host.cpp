@@ -128,9 +128,12 @@ void session_host::start(const write_fence& fence) {
     const auto r = restore_session_state(state_store->take_session_state(name_), s, unix_now_ms());
     if (!r.tickets.created.empty()) journal_store->write_journal(name_, r.tickets);
     sessions.restored_lobbies = r.lobbies;
-    sessions.restored =
-        actors::load_session_journal(*journal_store, name_, sessions.unix_epoch_ms,
-                                     sessions.outcome_retention, sessions.max_outcomes);
+    if (const auto moved = actors::adopt_v8_journal(*journal_store, name_, ids_->permutation()))
+      say("server", "matchmakerd: " + std::to_string(moved) +
+                        " tickets of the journal moved to version 9's rows (by serial)");
+    sessions.restored = actors::load_session_journal(
+        *journal_store, name_, &ids_->permutation(), sessions.unix_epoch_ms,
+        sessions.outcome_retention, sessions.max_outcomes);
     adopt_token_names(config_, sessions.restored);
     const auto& back = sessions.restored;
     if (back.waiting.size() + back.retained.size() + back.unreadable + r.lobbies.size() > 0)

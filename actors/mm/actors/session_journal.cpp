@@ -1,6 +1,7 @@
 #include "mm/actors/session_journal.hpp"
 
 #include <limits>
+#include <unordered_map>
 
 #include "mm/actors/errors.hpp"
 #include "mm/actors/ticket_codec.hpp"
@@ -97,11 +98,16 @@ void flush(session_journal_pointer self) {
   st.backfills.clear();
   const std::int64_t now = unix_now(self);
   journal_batch batch;
+  batch.created.reserve(creates.size());
+  batch.finished.reserve(finishes.size());
+  batch.events.reserve(creates.size() + finishes.size() + copies.size());
   std::vector<ticket_outcome> events;
+  events.reserve(creates.size() + finishes.size() + copies.size());
   std::uint64_t seq = st.last_seq;
+  const session::id_permutation* ids = st.config.ids.get();
   for (const auto& c : creates) {
     const auto& t = c.ticket;
-    batch.created.push_back({t.id, join_queues(t.queues), t.ticket.credential,
+    batch.created.push_back({serial_of(ids, t.id), join_queues(t.queues), t.ticket.credential,
                              st.config.unix_epoch_ms + t.created_ms, encode_ticket(t.ticket)});
     ticket_outcome e = waiting_event(t);
     e.seq = ++seq;
@@ -116,7 +122,8 @@ void flush(session_journal_pointer self) {
     e.seq = ++seq;
     e.at_unix_ms = now;
     std::string bytes = encode_outcome(e);
-    batch.finished.push_back({e.ticket, {}, static_cast<std::uint8_t>(e.state), now, bytes});
+    batch.finished.push_back(
+        {serial_of(ids, e.ticket), {}, static_cast<std::uint8_t>(e.state), now, bytes});
     batch.events.push_back({e.seq, e.ticket, {}, e.queue, now, std::move(bytes)});
     events.push_back(std::move(e));
   }
@@ -162,7 +169,8 @@ void flush(session_journal_pointer self) {
   st.last_seq = seq;
   ++st.batches;
   st.records += events.size();
-  if (st.listener) self->send(st.listener, journal_atom::value, committed_atom::value, events);
+  if (st.listener)
+    self->send(st.listener, journal_atom::value, committed_atom::value, std::move(events));
   for (auto& c : creates) c.promise.deliver(c.ticket.id);
   for (auto& f : finishes)
     if (f.promise) f.promise->deliver(true);
@@ -207,7 +215,16 @@ std::vector<std::string> split_queues(const std::string& text) {
   return split_names(text);
 }
 
+std::uint64_t serial_of(const session::id_permutation* ids, std::uint64_t public_id) {
+  return ids ? ids->decode(public_id) : public_id;
+}
+
+std::uint64_t public_of(const session::id_permutation* ids, std::uint64_t serial) {
+  return ids ? ids->encode(serial) : serial;
+}
+
 std::vector<durable_ticket> decode_waiting(const std::vector<journal_ticket>& rows,
+                                           const session::id_permutation* ids,
                                            std::int64_t unix_epoch_ms, std::size_t* unreadable) {
   std::vector<durable_ticket> out;
   out.reserve(rows.size());
@@ -219,7 +236,8 @@ std::vector<durable_ticket> decode_waiting(const std::vector<journal_ticket>& ro
       continue;
     }
     t->credential = r.credential;
-    out.push_back({r.id, std::move(queues), r.created_unix_ms - unix_epoch_ms, std::move(*t)});
+    out.push_back({public_of(ids, r.id), std::move(queues), r.created_unix_ms - unix_epoch_ms,
+                   std::move(*t)});
   }
   return out;
 }
@@ -240,7 +258,24 @@ std::vector<backfill_state> decode_backfills(const std::vector<journal_backfill>
   return out;
 }
 
+std::size_t adopt_v8_journal(player_store& store, const std::string& service,
+                             const session::id_permutation& ids) {
+  const std::vector<journal_v8_row> rows = store.read_v8_journal(service);
+  if (rows.empty()) return 0;
+  journal_batch batch;
+  for (const auto& r : rows) {
+    journal_ticket t = r.ticket;
+    t.id = ids.decode(r.ticket.id);
+    if (r.state != 0) batch.finished.push_back({t.id, {}, r.state, r.finished_unix_ms, r.outcome});
+    batch.created.push_back(std::move(t));
+  }
+  store.write_journal(service, batch);
+  store.drop_v8_journal(service);
+  return rows.size();
+}
+
 session_journal_contents load_session_journal(player_store& store, const std::string& service,
+                                              const session::id_permutation* ids,
                                               std::int64_t unix_epoch_ms,
                                               std::chrono::milliseconds retention,
                                               std::size_t max_retained) {
@@ -252,7 +287,7 @@ session_journal_contents load_session_journal(player_store& store, const std::st
   const journal_contents rows = store.read_journal(service, r);
   session_journal_contents out;
   out.last_seq = rows.last_seq;
-  out.waiting = decode_waiting(rows.waiting, unix_epoch_ms, &out.unreadable);
+  out.waiting = decode_waiting(rows.waiting, ids, unix_epoch_ms, &out.unreadable);
   out.backfills = decode_backfills(rows.backfills, unix_epoch_ms, &out.unreadable);
   for (auto it = rows.retained.rbegin(); it != rows.retained.rend(); ++it) {
     auto o = decode_outcome(it->outcome);
@@ -264,6 +299,13 @@ session_journal_contents load_session_journal(player_store& store, const std::st
     out.retained.push_back(std::move(*o));
   }
   // The events, for those who follow them from a sequence number of the last run.
+  std::unordered_map<std::uint64_t, std::string> credentials;  // by public id
+  for (const auto& t : out.waiting) credentials.emplace(t.id, t.ticket.credential);
+  for (const auto& o : out.retained) credentials.emplace(o.ticket, o.credential);
+  const auto credential_of = [&](std::uint64_t ticket) {
+    const auto it = credentials.find(ticket);
+    return it == credentials.end() ? std::string() : it->second;
+  };
   journal_read events;
   events.retained_since_unix_ms = std::numeric_limits<std::int64_t>::max();
   events.events_after = rows.last_seq > max_retained ? rows.last_seq - max_retained : 0;
@@ -280,7 +322,7 @@ session_journal_contents load_session_journal(player_store& store, const std::st
       ++out.unreadable;
       continue;
     }
-    o->credential = row.credential;
+    o->credential = row.credential.empty() ? credential_of(row.ticket) : row.credential;
     o->seq = row.seq;
     o->at_unix_ms = row.at_unix_ms;
     out.events.push_back(std::move(*o));
@@ -349,8 +391,8 @@ session_journal_actor::behavior_type session_journal(session_journal_pointer sel
         if (!c.store) return std::vector<durable_ticket>{};
         try {
           std::size_t unreadable = 0;
-          auto all = decode_waiting(c.store->read_waiting_tickets(c.service), c.unix_epoch_ms,
-                                    &unreadable);
+          auto all = decode_waiting(c.store->read_waiting_tickets(c.service), c.ids.get(),
+                                    c.unix_epoch_ms, &unreadable);
           if (unreadable > 0)
             log(log_level::warning, "journal",
                 std::to_string(unreadable) + " waiting tickets do not decode and stay behind");

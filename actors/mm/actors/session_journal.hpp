@@ -32,6 +32,7 @@
 
 #include "mm/actors/backfill_messages.hpp"
 #include "mm/actors/interface.hpp"
+#include "mm/session/public_id.hpp"
 #include "mm/storage/player_store.hpp"
 
 namespace mm::actors {
@@ -114,7 +115,15 @@ struct session_journal_config {
   std::size_t max_retained = 100'000;            // and at most this many of each
   std::chrono::milliseconds prune_every{10'000};
   std::shared_ptr<journal_health> health;  // none: nobody asks
+  // The permutation of the ticket ids: the store keys a ticket's row by its
+  // serial (ticket_journal.hpp), which keeps a batch's rows on a few pages.
+  // None: by public id (tests of the journal alone).
+  std::shared_ptr<const session::id_permutation> ids;
 };
+
+// A ticket's key in the journal's store, and back (none: the id itself).
+std::uint64_t serial_of(const session::id_permutation* ids, std::uint64_t public_id);
+std::uint64_t public_of(const session::id_permutation* ids, std::uint64_t serial);
 
 struct session_journal_state;
 using session_journal_pointer = session_journal_actor::stateful_pointer<session_journal_state>;
@@ -164,7 +173,17 @@ struct session_journal_contents {
   std::uint64_t last_seq = 0;
   std::size_t unreadable = 0;  // rows that did not decode (left in the store)
 };
+// Moves the service's rows kept before version 9 (by public id) into the
+// journal by serial, then deletes them; a crash between the two is repaired
+// by the next call (the writes are idempotent). Called by the start that
+// serves the service, before load_session_journal. The number of rows moved.
+std::size_t adopt_v8_journal(player_store& store, const std::string& service,
+                             const session::id_permutation& ids);
+
+// `ids`: as session_journal_config::ids. Events without a credential (all but
+// a game server's copies) take their ticket's, when it was read back.
 session_journal_contents load_session_journal(player_store& store, const std::string& service,
+                                              const session::id_permutation* ids,
                                               std::int64_t unix_epoch_ms,
                                               std::chrono::milliseconds retention,
                                               std::size_t max_retained);
@@ -172,6 +191,7 @@ session_journal_contents load_session_journal(player_store& store, const std::st
 // The tickets of the journal's rows, decoded; the rows that do not decode are
 // counted in `unreadable`.
 std::vector<durable_ticket> decode_waiting(const std::vector<journal_ticket>& rows,
+                                           const session::id_permutation* ids,
                                            std::int64_t unix_epoch_ms, std::size_t* unreadable);
 // The same for the running matches' rows.
 std::vector<backfill_state> decode_backfills(const std::vector<journal_backfill>& rows,

@@ -400,6 +400,8 @@ session_journal_actor spawn_journal(session_service_pointer self) {
   j.retention = st.config.outcome_retention;
   j.max_retained = st.config.max_outcomes;
   j.health = st.config.journal_writes;
+  j.ids =
+      std::shared_ptr<const session::id_permutation>(st.config.ids, &st.config.ids->permutation());
   auto journal = st.config.detached_journal
                      ? self->spawn<caf::linked + caf::detached>(session_journal, std::move(j))
                      : self->spawn<caf::linked>(session_journal, std::move(j));

@@ -50,6 +50,8 @@ class pg_store final : public player_store {
   std::vector<journal_ticket> read_waiting_tickets(const std::string& service) override;
   std::vector<journal_backfill> read_backfills(const std::string& service) override;
   void prune_journal(const std::string& service, const journal_prune& p) override;
+  std::vector<journal_v8_row> read_v8_journal(const std::string& service) override;
+  void drop_v8_journal(const std::string& service) override;
   std::uint64_t reserve_id_generation() override;
   id_key_words ticket_id_key(const id_key_words& fresh) override;
   // The configuration's versions (pg_config_versions.cpp).

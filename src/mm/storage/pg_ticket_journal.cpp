@@ -88,13 +88,12 @@ void pg_store::write_journal(const std::string& service, const journal_batch& b)
     }
     for (std::size_t from = 0; from < b.events.size(); from += rows_per_statement) {
       const std::size_t n = std::min(rows_per_statement, b.events.size() - from);
+      // An event's credential is '' but for a game server's copy: the reader
+      // takes it from the ticket (session_journal.cpp).
       pg::statement st{
           "INSERT INTO session_ticket_events (service, seq, ticket_id, credential, queue, at, "
-          "event) SELECT $1, v.seq, j.ticket_id, coalesce(nullif(v.credential, ''), "
-          "j.credential), v.queue, v.at, v.event FROM (VALUES " +
-              rows_of(n, {"bigint", "bigint", "text", "text", "bigint", "bytea"}, 2) +
-              ") AS v(seq, ticket, credential, queue, at, event) JOIN session_ticket_journal j "
-              "ON j.ticket_id = v.ticket",
+          "event) SELECT $1, v.* FROM (VALUES " +
+              rows_of(n, {"bigint", "bigint", "text", "text", "bigint", "bytea"}, 2) + ") AS v",
           {service}};
       for (std::size_t i = from; i < from + n; ++i) {
         const auto& e = b.events[i];
@@ -202,6 +201,33 @@ void pg_store::prune_journal(const std::string& service, const journal_prune& p)
         "DELETE FROM session_ticket_events WHERE service = $1 AND (at < $2 OR seq <= "
         "(SELECT coalesce(max(seq), 0) FROM session_ticket_events WHERE service = $1) - $3)",
         service, p.before_unix_ms, static_cast<std::int64_t>(p.keep_events));
+    tx.commit();
+  });
+}
+
+std::vector<journal_v8_row> pg_store::read_v8_journal(const std::string& service) {
+  return pg_guarded(db_, "read the journal of before version 9", [&] {
+    std::vector<journal_v8_row> out;
+    const auto r = db_.sql().exec_params(
+        "SELECT ticket_id, queues, credential, created_at, ticket, state, "
+        "coalesce(finished_at, 0), coalesce(outcome, ''::bytea) FROM session_ticket_journal_v8 "
+        "WHERE service = $1",
+        service);
+    for (std::size_t i = 0; i < r.size(); ++i)
+      out.push_back({{static_cast<std::uint64_t>(r.int64(i, 0)), r.text(i, 1), r.text(i, 2),
+                      r.int64(i, 3), r.bytes(i, 4)},
+                     static_cast<std::uint8_t>(r.int64(i, 5)),
+                     r.int64(i, 6),
+                     r.bytes(i, 7)});
+    return out;
+  });
+}
+
+void pg_store::drop_v8_journal(const std::string& service) {
+  pg_guarded(db_, "drop the journal of before version 9", [&] {
+    pg::transaction tx(db_.sql());
+    check_fence(tx);
+    tx.exec_params("DELETE FROM session_ticket_journal_v8 WHERE service = $1", service);
     tx.commit();
   });
 }

@@ -92,6 +92,14 @@ void sqlite_store::prune_journal(const std::string& service, const journal_prune
   mm::prune_journal(db_, service, p);
 }
 
+std::vector<journal_v8_row> sqlite_store::read_v8_journal(const std::string& service) {
+  return mm::read_v8_journal(db_, service);
+}
+
+void sqlite_store::drop_v8_journal(const std::string& service) {
+  mm::drop_v8_journal(db_, service);
+}
+
 std::uint64_t sqlite_store::reserve_id_generation() {
   return mm::reserve_id_generation(db_);
 }

@@ -79,6 +79,8 @@ class player_store {
   virtual std::vector<journal_ticket> read_waiting_tickets(const std::string& service) = 0;
   virtual std::vector<journal_backfill> read_backfills(const std::string& service) = 0;
   virtual void prune_journal(const std::string& service, const journal_prune& p) = 0;
+  virtual std::vector<journal_v8_row> read_v8_journal(const std::string& service) = 0;
+  virtual void drop_v8_journal(const std::string& service) = 0;
   virtual std::uint64_t reserve_id_generation() = 0;
   virtual id_key_words ticket_id_key(const id_key_words& fresh) = 0;
 
@@ -135,6 +137,8 @@ class sqlite_store final : public player_store {
   std::vector<journal_ticket> read_waiting_tickets(const std::string& service) override;
   std::vector<journal_backfill> read_backfills(const std::string& service) override;
   void prune_journal(const std::string& service, const journal_prune& p) override;
+  std::vector<journal_v8_row> read_v8_journal(const std::string& service) override;
+  void drop_v8_journal(const std::string& service) override;
   std::uint64_t reserve_id_generation() override;
   id_key_words ticket_id_key(const id_key_words& fresh) override;
   std::optional<config_version> latest_config(const std::string& scope) override;

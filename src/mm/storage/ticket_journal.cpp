@@ -163,12 +163,11 @@ journal_contents read_journal(database& db, const std::string& service, const jo
     last.bind(1, event_counter_name(service));
     last.bind(2, service);
     if (last.executeStep()) out.last_seq = static_cast<std::uint64_t>(last.getColumn(0).getInt64());
+    // An event's credential is '' but for a game server's copy: the reader
+    // takes it from the ticket (session_journal.cpp).
     SQLite::Statement e(db.sql(),
-                        "SELECT e.seq, e.ticket_id, "
-                        "coalesce(nullif(e.credential, ''), j.credential, ''), "
-                        "e.queue, e.at, e.event FROM session_ticket_events e LEFT JOIN "
-                        "session_ticket_journal j ON j.ticket_id = e.ticket_id "
-                        "WHERE e.service = ? AND e.seq > ? ORDER BY e.seq LIMIT ?");
+                        "SELECT seq, ticket_id, credential, queue, at, event FROM "
+                        "session_ticket_events WHERE service = ? AND seq > ? ORDER BY seq LIMIT ?");
     e.bind(1, service);
     e.bind(2, signed_id(r.events_after));
     e.bind(3, static_cast<std::int64_t>(r.max_events));
@@ -204,6 +203,29 @@ void prune_journal(database& db, const std::string& service, const journal_prune
     events.bind(4, static_cast<std::int64_t>(p.keep_events));
     events.exec();
     tx.commit();
+  });
+}
+
+std::vector<journal_v8_row> read_v8_journal(database& db, const std::string& service) {
+  return db.guarded("read the journal of before version 9", [&] {
+    std::vector<journal_v8_row> out;
+    SQLite::Statement q(db.sql(),
+                        "SELECT ticket_id, queues, credential, created_at, ticket, state, "
+                        "coalesce(finished_at, 0), outcome FROM session_ticket_journal_v8 "
+                        "WHERE service = ?");
+    q.bind(1, service);
+    while (q.executeStep())
+      out.push_back({ticket_row(q), static_cast<std::uint8_t>(q.getColumn(5).getInt()),
+                     q.getColumn(6).getInt64(), blob_of(q.getColumn(7))});
+    return out;
+  });
+}
+
+void drop_v8_journal(database& db, const std::string& service) {
+  db.guarded("drop the journal of before version 9", [&] {
+    SQLite::Statement q(db.sql(), "DELETE FROM session_ticket_journal_v8 WHERE service = ?");
+    q.bind(1, service);
+    q.exec();
   });
 }
 

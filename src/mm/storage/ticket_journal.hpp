@@ -8,6 +8,11 @@
 // Ids: a generation counter (never the same number twice, across restarts and
 // nodes sharing the database) and the deployment's key for the id
 // permutation (mm/session/public_id.hpp).
+//
+// Keys: a journal row's and an outcome's `id` is the ticket's serial (its
+// public id before the permutation, schema/009_journal_by_serial.sql), which
+// the actors' journal translates; an event's `ticket` is the public id. The
+// store takes both as given.
 #pragma once
 
 #include <array>
@@ -104,6 +109,16 @@ struct journal_prune {
   std::size_t keep_finished = 0;
 };
 
+// A row the journal kept before version 9, by the ticket's public id: the
+// first start that serves its service moves it to the journal by serial
+// (mm/actors/session_journal.hpp, adopt_v8_journal).
+struct journal_v8_row {
+  journal_ticket ticket;   // ticket.id: the public id
+  std::uint8_t state = 0;  // 0 waiting, else its outcome's
+  std::int64_t finished_unix_ms = 0;
+  std::string outcome;
+};
+
 using id_key_words = std::array<std::uint64_t, 2>;
 
 // SQLite (the same functions exist on PostgreSQL, pg_store.hpp).
@@ -112,6 +127,9 @@ journal_contents read_journal(database& db, const std::string& service, const jo
 std::vector<journal_ticket> read_waiting_tickets(database& db, const std::string& service);
 std::vector<journal_backfill> read_backfills(database& db, const std::string& service);
 void prune_journal(database& db, const std::string& service, const journal_prune& p);
+// The service's rows of before version 9, and their removal (fenced).
+std::vector<journal_v8_row> read_v8_journal(database& db, const std::string& service);
+void drop_v8_journal(database& db, const std::string& service);
 std::uint64_t reserve_id_generation(database& db);
 // The deployment's key: `fresh` is stored when there is none yet, and the
 // stored one returned either way.
