@@ -3,9 +3,10 @@
 // the same without a store), and through HTTP, against the engine alone in the
 // same run.
 //
-// usage: mm_session_service_bench [SECONDS=3] [recording | durable]
+// usage: mm_session_service_bench [SECONDS=3] [recording | durable | http]
 //
-// With "durable", only durable_vs_memory_tickets (below).
+// With "durable", only durable_vs_memory_tickets (below); with "http", only
+// the two HTTP rates (to profile the server under them).
 // With "recording", only the cost of recording the ticket stream:
 // recording_vs_plain, the 1-queue durable actor path with a recording of
 // its queue (sessions.record) over the same without, medians of three
@@ -552,6 +553,14 @@ int main(int argc, char** argv) {
   const std::string mode = argc > 2 ? argv[2] : "";
   if (mode == "recording") {
     recording_cost(seconds);
+    return 0;
+  }
+  if (mode == "http") {  // the HTTP phases alone (to profile the server)
+    const http_run http = through_http(seconds, 4, 32);
+    bench::emit(bench_name, "session_tickets_per_s", http.created_per_s, "tickets/s",
+                "\"path\": \"http\", \"clients\": 4");
+    bench::emit(bench_name, "session_tickets_per_s", http.created_wide_per_s, "tickets/s",
+                "\"path\": \"http\", \"clients\": 32");
     return 0;
   }
   const durable_cost cost = durable_vs_memory(seconds);
