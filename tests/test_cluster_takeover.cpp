@@ -149,9 +149,15 @@ TEST_CASE(
   for (auto& t : load) t.join();
 
   // No client is sent to the dead node once the survivors could know it is
-  // dead: from their next round on (rounds every 0.15 of takeover_after;
-  // two rounds allowed here), only 503 with Retry-After until one serves.
-  const auto knowable = killed + 2 * (std::chrono::milliseconds(takeover_after) * 15 / 100);
+  // dead, only 503 with Retry-After until one serves. A survivor sees it
+  // dead at its first round (every 0.15 of takeover_after) that reads the
+  // cluster after PostgreSQL let go of the dead node's lock, and until then
+  // answers from the view before, which it uses up to 1.25 rounds. On time
+  // that is within two rounds of the kill; under AddressSanitizer beside
+  // another cluster test a redirect came 653 ms (2.18 rounds) after it, so
+  // three rounds are allowed here.
+  const auto round_every = std::chrono::milliseconds(takeover_after) * 15 / 100;
+  const auto knowable = killed + 3 * round_every;
   std::size_t to_dead_before = 0, to_dead_after = 0, unavailable = 0, without_retry_after = 0;
   std::string late;  // the first late redirect: when, and where to
   for (const auto& answer : probe.answers) {
@@ -172,7 +178,7 @@ TEST_CASE(
   INFO("the first late redirect to the dead node: " << late);
   CHECK(to_dead_after == 0);
   CHECK(without_retry_after == 0);
-  WARN("after the kill: " << to_dead_before << " redirects to the dead node in its first two "
+  WARN("after the kill: " << to_dead_before << " redirects to the dead node in its first three "
                           << "rounds, " << to_dead_after << " after; " << unavailable
                           << " answers 503");
   // Served again within the takeover time (its heartbeat lease is 0.6 of
