@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -49,10 +50,13 @@ struct ledger {
 // now; a request that fails (the node was killed) ends the client, or, with
 // `retry`, is tried again on whatever `port()` names 50 ms later (a cluster,
 // whose survivors take over). Redirects are followed (a cluster's nodes send
-// session requests to the node that holds the queues).
+// session requests to the node that holds the queues). With `pace`, a client
+// starts a round (a create, maybe a cancel and a long-poll) at most once per
+// `pace`: a load that does not grow with the server's speed.
 struct ticket_target {
   std::function<std::uint16_t()> port;
   bool retry = false;
+  std::chrono::milliseconds pace{0};
 };
 
 inline ticket_target single_node(const live_server& s) {
@@ -78,7 +82,12 @@ inline void ticket_client(const ticket_target& to, int who, std::uint64_t round,
       std::this_thread::sleep_for(50ms);  // the survivors are taking over
     }
   };
+  auto next_round = std::chrono::steady_clock::now();
   for (std::uint64_t n = 0; !stop; ++n) {
+    if (to.pace.count() > 0) {
+      std::this_thread::sleep_until(next_round);
+      next_round += to.pace;
+    }
     const std::uint64_t player = (round * 10 + static_cast<std::uint64_t>(who)) * 1'000'000 + n + 1;
     json body = {{"players", {{{"id", player}, {"mmr", 1500}, {"rtt_ms", {{"paris", 20}}}}}}};
     const auto kind = r.below(3);
