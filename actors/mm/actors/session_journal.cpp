@@ -299,12 +299,13 @@ session_journal_contents load_session_journal(player_store& store, const std::st
     out.retained.push_back(std::move(*o));
   }
   // The events, for those who follow them from a sequence number of the last run.
-  std::unordered_map<std::uint64_t, std::string> credentials;  // by public id
-  for (const auto& t : out.waiting) credentials.emplace(t.id, t.ticket.credential);
-  for (const auto& o : out.retained) credentials.emplace(o.ticket, o.credential);
+  std::unordered_map<std::uint64_t, const std::string*> credentials;  // by public id
+  credentials.reserve(out.waiting.size() + out.retained.size());
+  for (const auto& t : out.waiting) credentials.emplace(t.id, &t.ticket.credential);
+  for (const auto& o : out.retained) credentials.emplace(o.ticket, &o.credential);
   const auto credential_of = [&](std::uint64_t ticket) {
     const auto it = credentials.find(ticket);
-    return it == credentials.end() ? std::string() : it->second;
+    return it == credentials.end() ? std::string() : *it->second;
   };
   journal_read events;
   events.retained_since_unix_ms = std::numeric_limits<std::int64_t>::max();
