@@ -104,7 +104,8 @@ void flush(session_journal_pointer self) {
   std::vector<ticket_outcome> events;
   events.reserve(creates.size() + finishes.size() + copies.size());
   std::uint64_t seq = st.last_seq;
-  const session::id_permutation* ids = st.config.ids.get();
+  // Serials are the store's keys: without a store nothing is keyed.
+  const session::id_permutation* ids = st.config.store ? st.config.ids.get() : nullptr;
   for (const auto& c : creates) {
     const auto& t = c.ticket;
     batch.created.push_back({serial_of(ids, t.id), join_queues(t.queues), t.ticket.credential,
