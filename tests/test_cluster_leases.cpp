@@ -396,6 +396,49 @@ TEST_CASE("a node whose starts are slow keeps its heartbeat while it takes its s
   CHECK(deadline->open());
 }
 
+TEST_CASE("a start longer than the lease does not cost a running node its heartbeat",
+          "[cluster][leases][postgres]") {
+  if (!have_postgres()) return;
+  postgres_server pg;
+  auto deadline = std::make_shared<mm::cluster::serving_deadline>();
+  mm::cluster::agent_config c;
+  c.database_url = pg.url();
+  c.me = {"slow", "http://slow", "", {}};
+  c.resources = {"sessions"};
+  c.takeover_after = 1000ms;  // lease 600 ms: the start below takes one and a half
+  std::atomic<int> starts{0}, stops{0};
+  mm::cluster::ownership_hooks hooks{[&](const std::string&, const std::string&, std::uint64_t) {
+                                       ++starts;
+                                       // The work of a takeover reading a large journal back.
+                                       std::this_thread::sleep_for(900ms);
+                                       return true;
+                                     },
+                                     [&](const std::string&, bool) { ++stops; }};
+  mm::cluster::lease_agent agent(c, hooks, deadline);
+  std::atomic<bool> stop{false};
+  std::thread rounds([&] { agent.run(stop); });
+  // Held, then five more rounds: the heartbeat renewed through the start.
+  const auto end = std::chrono::steady_clock::now() + 20s;
+  std::uint64_t held_at = 0;
+  while (std::chrono::steady_clock::now() < end) {
+    const auto r = agent.report();
+    if (held_at == 0 && !r.owned.empty()) held_at = r.counters.rounds;
+    if (held_at != 0 && r.counters.rounds >= held_at + 5) break;
+    std::this_thread::sleep_for(20ms);  // polling the agent's threads
+  }
+  const auto report = agent.report();
+  const bool serving = deadline->open();
+  stop = true;
+  rounds.join();
+  CHECK(report.owned.size() == 1);
+  CHECK(starts == 1);
+  CHECK(report.counters.renew_failures == 0);
+  CHECK(report.counters.lost == 0);
+  CHECK(report.counters.joins == 1);
+  CHECK(serving);
+  CHECK(stops == 1);  // the leave's hand-over
+}
+
 namespace {
 
 // A TCP relay on loopback to the database for one node, which the test can

@@ -16,7 +16,9 @@ export const tokens = {
 
 // Starts matchmakerd with `patch` (or `patch(dir)`, given the server's
 // temporary directory) over a small base config; resolves once it
-// listens. `stop()` sends SIGTERM and waits for the exit.
+// listens. `stop()` sends SIGTERM and waits for the exit: a server still
+// running 60 s later is killed (SIGKILL) and stop() rejects with its log, so
+// a stop that hangs fails the test instead of holding it to ctest's timeout.
 export async function startServer(patch = {}) {
   const binary = process.env.MATCHMAKERD;
   if (!binary) throw new Error('MATCHMAKERD must name the matchmakerd binary');
@@ -72,10 +74,19 @@ export async function startServer(patch = {}) {
     respPort,
     dir,
     log: () => log,
-    async stop() {
+    async stop(limitMs = 60_000) {
       child.kill('SIGTERM');
-      const code = await exited;
+      let timer;
+      const late = new Promise((resolve) => {
+        timer = setTimeout(() => resolve('late'), limitMs);
+      });
+      const code = await Promise.race([exited, late]);
+      clearTimeout(timer);
+      if (code === 'late') child.kill('SIGKILL');
+      const killed = code === 'late' ? await exited : code;
       rmSync(dir, { recursive: true, force: true });
+      if (code === 'late')
+        throw new Error(`matchmakerd did not exit within ${limitMs} ms of SIGTERM (killed: ${killed}):\n${log.slice(-8000)}`);
       return code;
     },
   };

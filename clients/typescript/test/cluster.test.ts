@@ -29,6 +29,20 @@ const { startServer, tokens, until } = helpers;
 
 const party = (id: number) => ({ id, mmr: 1500, rtt_ms: { paris: 20 } });
 
+// `p`, or a failure naming `what` after `limitMs`: no step holds the test to
+// ctest's timeout.
+async function within<T>(p: Promise<T>, limitMs: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${limitMs} ms waiting for ${what}`)), limitMs);
+  });
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 // Which node serves the session queues now (each node's /api/cluster).
 async function sessionsOwner(nodes: Server[]): Promise<Server | undefined> {
   for (const n of nodes) {
@@ -43,7 +57,15 @@ async function sessionsOwner(nodes: Server[]): Promise<Server | undefined> {
 
 test('two nodes: redirects followed with the token, within the cluster only; streams follow the queues', { skip: !pg.havePostgres() && 'PostgreSQL is not installed' }, async (t) => {
   const db = await pg.startPostgres();
-  t.after(() => db.stop());
+  // The nodes stop before their database, whatever the order of the hooks.
+  const started: Server[] = [];
+  t.after(async () => {
+    try {
+      for (const s of started.reverse()) await s.stop();
+    } finally {
+      db.stop();
+    }
+  });
   const node = (name: string) =>
     startServer({
       database: { url: db.url },
@@ -51,11 +73,9 @@ test('two nodes: redirects followed with the token, within the cluster only; str
       cluster: { total: 2, node: name, takeover_after: '2s' },
     });
   const first = await node('a');
+  started.push(first);
   const second = await node('b');
-  t.after(async () => {
-    await second.stop();
-    await first.stop();
-  });
+  started.push(second);
   // a: the node that runs the session queues; b: the other.
   const a = (await until(() => sessionsOwner([first, second]), 'a node to serve the session queues')) as Server;
   const b = a === first ? second : first;
@@ -63,7 +83,8 @@ test('two nodes: redirects followed with the token, within the cluster only; str
   // Through b, which does not run the queues: each request follows the 307 to a.
   const viaB = new MatchmakerClient({ baseUrl: b.url, token: tokens.test });
   const stream = viaB.watchEvents({ after: 0, queues: ['coop'] });
-  await stream.ready;
+  t.after(() => stream.close());  // a failed step must not leave it reconnecting
+  await within(stream.ready, 30_000, 'the event stream to be ready');
   const made = await viaB.createTicket({ queue: 'coop', players: [party(21)] });
   assert.equal(made.state, 'waiting');
   assert.equal((await viaB.getTicket(made.ticket)).state, 'waiting');

@@ -25,6 +25,10 @@ lease_agent::lease_agent(agent_config config, ownership_hooks hooks,
   join();
 }
 
+lease_agent::~lease_agent() {
+  stop_heartbeat();
+}
+
 void lease_agent::connect() {
   // A statement that takes longer than a third of the lease is given up: the
   // agent must get back to its heartbeat.
@@ -46,24 +50,68 @@ void lease_agent::join() {
   log(log_level::info, "cluster", "joined as node '" + id + "'");
 }
 
-void lease_agent::renew() {
+bool lease_agent::renew_on(pg_lease_table& table, const std::string& id) {
   const auto sent = steady::now();
-  last_renewal_sent_ = sent;
-  if (table_->renew(node_id_, config_.lease())) {
+  if (table.renew(id, config_.lease())) {
     // The database's expiry is at least `lease` after `sent`; a tenth less
     // covers clocks that run at slightly different rates.
     deadline_->extend_to(sent + config_.lease() * 9 / 10);
-    return;
+    return true;
   }
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    ++counters_.renew_failures;
-  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++counters_.renew_failures;
+  return false;
+}
+
+void lease_agent::renew() {
+  last_renewal_sent_ = steady::now();
+  if (renew_on(*table_, node_id_)) return;
   lose_everything("its heartbeat expired before it was renewed (paused, or cut off)");
   join();
 }
 
+void lease_agent::heartbeat() {
+  std::unique_ptr<pg_lease_table> table;  // its own connection: never waits on a round's
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!heartbeat_stop_) {
+    const auto next = steady::now() + config_.check_every();
+    // A refused incarnation is not renewed again: the rounds join anew.
+    const std::string id = node_id_ == refused_ ? std::string() : node_id_;
+    lock.unlock();
+    if (!id.empty()) try {
+        if (!table)
+          table = std::make_unique<pg_lease_table>(config_.database_url, config_.lease() / 3);
+        if (!renew_on(*table, id)) {
+          std::lock_guard<std::mutex> refused(mutex_);
+          refused_ = id;
+        }
+      } catch (const std::exception& e) {
+        table.reset();  // a new connection at the next beat
+        {
+          std::lock_guard<std::mutex> counting(mutex_);
+          ++counters_.database_errors;
+        }
+        log(log_level::warning, "cluster", e.what());
+      }
+    lock.lock();
+    heartbeat_wake_.wait_until(lock, next, [&] { return heartbeat_stop_; });
+  }
+}
+
+void lease_agent::stop_heartbeat() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    heartbeat_stop_ = true;
+  }
+  heartbeat_wake_.notify_all();
+  if (heartbeat_.joinable()) heartbeat_.join();
+}
+
 bool lease_agent::keep_alive() {
+  if (heartbeat_.joinable()) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return refused_ != node_id_;
+  }
   if (steady::now() - last_renewal_sent_ < config_.check_every()) return true;
   const std::string id = node_id_;
   renew();
@@ -97,16 +145,24 @@ void lease_agent::lose_everything(const std::string& why) {
 }
 
 void lease_agent::step() {
+  round(true);
+}
+
+void lease_agent::round(bool renew_here) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     ++counters_.rounds;
   }
   try {
     if (!table_) connect();
-    if (node_id_.empty())
+    if (node_id_.empty()) {
       join();
-    else
+    } else if (renew_here) {
       renew();
+    } else if (!keep_alive()) {
+      lose_everything("its heartbeat expired before it was renewed (paused, or cut off)");
+      join();
+    }
     balance(table_->view());
   } catch (const std::exception& e) {
     {
@@ -235,8 +291,13 @@ void lease_agent::balance(const cluster_view& view) {
 }
 
 void lease_agent::run(const std::atomic<bool>& stop) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    heartbeat_stop_ = false;
+  }
+  heartbeat_ = std::thread([this] { heartbeat(); });
   while (!stop.load()) {
-    step();
+    round(false);
     if (stop.load()) break;
     bool waited = false;
     if (table_) try {
@@ -257,6 +318,9 @@ void lease_agent::leave() {
     std::lock_guard<std::mutex> lock(mutex_);
     owned_.erase(resource);
   }
+  // Renewed until everything was handed over; then the deadline closes for
+  // good.
+  stop_heartbeat();
   deadline_->close();
   try {
     if (!table_) connect();

@@ -10,6 +10,14 @@
 // `check_every`, and at once when another node frees a lease or joins
 // (LISTEN/NOTIFY).
 //
+// While run() runs, the heartbeat has a thread and a connection of its own
+// and renews every `check_every` whatever the rounds do: a start that reads
+// a large snapshot or journal back, or a stop that writes one, may take
+// longer than the lease without the node losing what it holds. (On the
+// rounds' thread, one such start made the node drop everything, again at
+// each takeover.) A renewal the database refuses ends the incarnation: the
+// next round stops everything and joins anew.
+//
 // Times, from cluster.takeover_after T (default 10 s): the heartbeat lease is
 // 0.6 T and rounds run every 0.15 T, so a dead node's resources are taken
 // within 0.6 T + 0.15 T of its last renewal, and served once they have
@@ -18,12 +26,14 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "mm/cluster/serving_deadline.hpp"
@@ -101,11 +111,14 @@ class lease_agent {
   // when the database cannot be reached.
   lease_agent(agent_config config, ownership_hooks hooks,
               std::shared_ptr<serving_deadline> deadline);
+  ~lease_agent();
 
-  // Rounds until `stop` is set, then a graceful leave: every resource
-  // stopped (its last state written), every lease freed at once.
+  // Rounds until `stop` is set, with the heartbeat on a thread of its own;
+  // then a graceful leave: every resource stopped (its last state written),
+  // every lease freed at once.
   void run(const std::atomic<bool>& stop);
-  // One round (run's body; tests drive it by hand).
+  // One round, the heartbeat's renewal included (tests drive it by hand: a
+  // node the test stops stepping is a node whose heartbeat stopped).
   void step();
   // Stops everything and frees every lease now.
   void leave();
@@ -117,10 +130,22 @@ class lease_agent {
 
  private:
   void join();
+  // A round; `renew_here`: the heartbeat's renewal too (step), else only
+  // what the heartbeat's thread found (run).
+  void round(bool renew_here);
+  // The round's own renewal (step): a refused one ends the incarnation.
   void renew();
-  // Renews when a round's starts and stops have run past `check_every` since
-  // the last renewal (a node taking several shards must not let its own
-  // heartbeat lapse); false when the node lost its incarnation meanwhile.
+  // Renews `id` on `table` and moves the deadline; false when the database
+  // refused (the incarnation is over). Throws on a database error.
+  bool renew_on(pg_lease_table& table, const std::string& id);
+  // The heartbeat's thread (run): a renewal every `check_every` on its own
+  // connection until stop_heartbeat().
+  void heartbeat();
+  void stop_heartbeat();
+  // Whether the incarnation is still this node's: the heartbeat's thread
+  // found it refused. With no heartbeat thread (step), renews when a
+  // round's starts and stops have run past `check_every` since the last
+  // renewal (a node taking several shards must not let its heartbeat lapse).
   bool keep_alive();
   void lose_everything(const std::string& why);
   void balance(const cluster_view& view);
@@ -141,6 +166,13 @@ class lease_agent {
   // while an old instance of it was still stopping.)
   std::map<std::string, std::chrono::steady_clock::time_point> start_failed_;
   std::chrono::steady_clock::time_point last_renewal_sent_{};
+  // The heartbeat's thread while run() runs, and how it is stopped.
+  std::thread heartbeat_;
+  std::condition_variable heartbeat_wake_;
+  bool heartbeat_stop_ = false;  // guarded by mutex_
+  // The incarnation whose renewal the database refused (guarded by mutex_):
+  // the heartbeat's thread stops renewing it, the next round joins anew.
+  std::string refused_;
   cluster_view last_view_;
   std::chrono::steady_clock::time_point last_view_at_{};
   agent_counters counters_;
