@@ -41,6 +41,21 @@ double seconds_between(clock_type::time_point a, clock_type::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
+// How soon the cluster serves everything again after a fault: within T, and
+// a second more for a loaded test machine (as in the SIGKILL test). Built
+// with AddressSanitizer the same code runs two to three times slower (a
+// start, the stop of the instance a retake waits for, a restarted
+// PostgreSQL's first answers beside six such processes): 2 T and a second.
+// The counts (overlaps, losses, double matches) are the same in every build.
+double serve_again_bound_s() {
+  const double t = std::chrono::duration<double>(takeover_after).count();
+#if defined(__SANITIZE_ADDRESS__)
+  return 2 * t + 1.0;
+#else
+  return t + 1.0;
+#endif
+}
+
 // PostgreSQL's server, and what the fault network needs.
 bool can_run() {
   if (!have_postgres()) return false;
@@ -244,8 +259,8 @@ TEST_CASE(
   INFO((overlaps.empty() ? std::string() : overlaps.front()));
   CHECK(overlaps.empty());
   CHECK(stopped_s < std::chrono::duration<double>(takeover_after).count());
-  CHECK(served_s < std::chrono::duration<double>(takeover_after).count() + 1.0);
-  CHECK(rejoined_s < std::chrono::duration<double>(takeover_after).count() + 1.0);
+  CHECK(served_s < serve_again_bound_s());
+  CHECK(rejoined_s < serve_again_bound_s());
   check_ledger(cl.nodes, *cl.nodes.begin()->second, load.l, "silent cut of node " + victim);
   WARN("silent cut of node " << victim << " (it held the session queues): it stopped serving "
                              << stopped_s << " s after the cut, the others served everything "
@@ -295,8 +310,8 @@ TEST_CASE(
   CHECK(stopped_s < std::chrono::duration<double>(takeover_after).count());
   // Served again within the takeover time of the fault's end (a loaded test
   // machine gets one more second, as in the SIGKILL test).
-  CHECK(after_pause_s < std::chrono::duration<double>(takeover_after).count() + 1.0);
-  CHECK(after_restart_s < std::chrono::duration<double>(takeover_after).count() + 1.0);
+  CHECK(after_pause_s < serve_again_bound_s());
+  CHECK(after_restart_s < serve_again_bound_s());
   check_ledger(cl.nodes, *cl.a, load.l, "PostgreSQL paused, then restarted");
   WARN("PostgreSQL paused: every node stopped serving within "
        << stopped_s << " s; resumed, everything was served again " << after_pause_s
@@ -333,8 +348,12 @@ TEST_CASE(
   const auto overlaps = ref.overlaps();
   INFO((overlaps.empty() ? std::string() : overlaps.front()));
   CHECK(overlaps.empty());
-  CHECK(loss_s < std::chrono::duration<double>(takeover_after).count() + 1.0);
-  CHECK(slow_s < std::chrono::duration<double>(takeover_after).count() + 1.0);
+  CHECK(loss_s < serve_again_bound_s());
+  // A slow link's heal drops the packets queued at 256 kbit/s with the
+  // queue, and the connections opened meanwhile linger: new connections
+  // still failed their 400 ms connect for up to 1.6 s after the heal (the
+  // nodes' logs), so this case gets a second more.
+  CHECK(slow_s < serve_again_bound_s() + 1.0);
   check_ledger(cl.nodes, *cl.a, load.l, "20% loss, then a 256 kbit/s link");
   WARN("20% of packets dropped for 6 s: everything served once " << loss_s
                                                                  << " s after the heal; a 256 "
@@ -353,15 +372,7 @@ TEST_CASE(
   std::map<std::string, std::unique_ptr<live_server>> owned;
   std::map<std::string, live_server*> nodes;
   for (const char* name : {"a", "b", "c"}) {
-    json patch = node_patch(pg.url(), name);
-#if defined(__SANITIZE_ADDRESS__)
-    // A takeover of the session queues reads back every outcome and event
-    // of the retention on the agent's thread, before its next renewal: under
-    // AddressSanitizer that took longer than the lease (0.6 T) after
-    // thousands of tickets, and the taker then dropped everything it held.
-    patch["cluster"]["takeover_after"] = "4s";
-#endif
-    owned[name] = std::make_unique<live_server>(patch, 0);
+    owned[name] = std::make_unique<live_server>(node_patch(pg.url(), name), 0);
     nodes[name] = owned[name].get();
   }
   REQUIRE(poll(20s, [&] { return settled(nodes); }));

@@ -26,7 +26,7 @@ lease_agent::lease_agent(agent_config config, ownership_hooks hooks,
 }
 
 lease_agent::~lease_agent() {
-  stop_heartbeat();
+  stop_watchdog();
 }
 
 void lease_agent::connect() {
@@ -38,7 +38,10 @@ void lease_agent::connect() {
 
 void lease_agent::join() {
   const auto sent = steady::now();
-  last_renewal_sent_ = sent;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    last_renewal_sent_ = sent;
+  }
   const std::string id = table_->join(config_.me, config_.lease());
   deadline_->extend_to(sent + config_.lease() * 9 / 10);
   {
@@ -52,67 +55,104 @@ void lease_agent::join() {
 
 bool lease_agent::renew_on(pg_lease_table& table, const std::string& id) {
   const auto sent = steady::now();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    last_renewal_sent_ = sent;
+  }
   if (table.renew(id, config_.lease())) {
     // The database's expiry is at least `lease` after `sent`; a tenth less
-    // covers clocks that run at slightly different rates.
+    // covers clocks that run at slightly different rates. (Two renewals in
+    // flight at once, the round's and the watchdog's, may land in either
+    // order: the later store of an earlier one only brings the deadline
+    // closer, the safe way.)
     deadline_->extend_to(sent + config_.lease() * 9 / 10);
     return true;
   }
   std::lock_guard<std::mutex> lock(mutex_);
   ++counters_.renew_failures;
+  refused_ = id;
   return false;
 }
 
 void lease_agent::renew() {
-  last_renewal_sent_ = steady::now();
   if (renew_on(*table_, node_id_)) return;
   lose_everything("its heartbeat expired before it was renewed (paused, or cut off)");
   join();
 }
 
-void lease_agent::heartbeat() {
-  std::unique_ptr<pg_lease_table> table;  // its own connection: never waits on a round's
+void lease_agent::watch_hooks() {
+  std::unique_ptr<pg_lease_table> table;  // its own: the round's is busy in the hook
   std::unique_lock<std::mutex> lock(mutex_);
-  while (!heartbeat_stop_) {
-    const auto next = steady::now() + config_.check_every();
-    // A refused incarnation is not renewed again: the rounds join anew.
-    const std::string id = node_id_ == refused_ ? std::string() : node_id_;
+  while (!watchdog_stop_) {
+    // Every half interval: a hook running while the node serves, an interval
+    // or more after the last renewal, gets a renewal. Never a refused
+    // incarnation's; never past the deadline (the node is in trouble: the
+    // round's own attempts are the only ones the database gets).
+    watchdog_wake_.wait_for(lock, config_.check_every() / 2, [&] { return watchdog_stop_; });
+    if (watchdog_stop_ || !in_hook_ || node_id_ == refused_ || !deadline_->open() ||
+        steady::now() - last_renewal_sent_ < config_.check_every())
+      continue;
+    const std::string id = node_id_;
     lock.unlock();
-    if (!id.empty()) try {
-        if (!table)
-          table = std::make_unique<pg_lease_table>(config_.database_url, config_.lease() / 3);
-        if (!renew_on(*table, id)) {
-          std::lock_guard<std::mutex> refused(mutex_);
-          refused_ = id;
-        }
-      } catch (const std::exception& e) {
-        table.reset();  // a new connection at the next beat
-        {
-          std::lock_guard<std::mutex> counting(mutex_);
-          ++counters_.database_errors;
-        }
-        log(log_level::warning, "cluster", e.what());
+    try {
+      if (!table)
+        table = std::make_unique<pg_lease_table>(config_.database_url, config_.lease() / 3);
+      renew_on(*table, id);  // a refusal: the round joins anew after the hook
+    } catch (const std::exception& e) {
+      table.reset();  // a new connection at the next need
+      {
+        std::lock_guard<std::mutex> counting(mutex_);
+        ++counters_.database_errors;
       }
+      log(log_level::warning, "cluster", e.what());
+    }
     lock.lock();
-    heartbeat_wake_.wait_until(lock, next, [&] { return heartbeat_stop_; });
   }
 }
 
-void lease_agent::stop_heartbeat() {
+void lease_agent::stop_watchdog() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    heartbeat_stop_ = true;
+    watchdog_stop_ = true;
   }
-  heartbeat_wake_.notify_all();
-  if (heartbeat_.joinable()) heartbeat_.join();
+  watchdog_wake_.notify_all();
+  if (watchdog_.joinable()) watchdog_.join();
+}
+
+// Marks a hook call for the watchdog, for its whole length.
+class lease_agent::hook_running {
+ public:
+  explicit hook_running(lease_agent& a) : a_(a) {
+    std::lock_guard<std::mutex> lock(a_.mutex_);
+    a_.in_hook_ = true;
+  }
+  ~hook_running() {
+    std::lock_guard<std::mutex> lock(a_.mutex_);
+    a_.in_hook_ = false;
+  }
+  hook_running(const hook_running&) = delete;
+  hook_running& operator=(const hook_running&) = delete;
+
+ private:
+  lease_agent& a_;
+};
+
+bool lease_agent::start_hook(const std::string& resource, std::uint64_t epoch) {
+  hook_running running(*this);
+  return hooks_.start(resource, node_id_, epoch);
+}
+
+void lease_agent::stop_hook(const std::string& resource, bool handing_over) {
+  hook_running running(*this);
+  hooks_.stop(resource, handing_over);
 }
 
 bool lease_agent::keep_alive() {
-  if (heartbeat_.joinable()) {
+  {
     std::lock_guard<std::mutex> lock(mutex_);
-    return refused_ != node_id_;
+    if (refused_ == node_id_) return false;  // the watchdog's renewal was refused
+    if (steady::now() - last_renewal_sent_ < config_.check_every()) return true;
   }
-  if (steady::now() - last_renewal_sent_ < config_.check_every()) return true;
   const std::string id = node_id_;
   renew();
   return node_id_ == id;
@@ -137,7 +177,7 @@ void lease_agent::lose_everything(const std::string& why) {
           " resources: " + why);
   const auto held = owned_;
   for (const auto& [resource, epoch] : held) {
-    hooks_.stop(resource, false);
+    stop_hook(resource, false);
     std::lock_guard<std::mutex> lock(mutex_);
     owned_.erase(resource);
     ++counters_.lost;
@@ -145,24 +185,16 @@ void lease_agent::lose_everything(const std::string& why) {
 }
 
 void lease_agent::step() {
-  round(true);
-}
-
-void lease_agent::round(bool renew_here) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     ++counters_.rounds;
   }
   try {
     if (!table_) connect();
-    if (node_id_.empty()) {
+    if (node_id_.empty())
       join();
-    } else if (renew_here) {
+    else
       renew();
-    } else if (!keep_alive()) {
-      lose_everything("its heartbeat expired before it was renewed (paused, or cut off)");
-      join();
-    }
     balance(table_->view());
   } catch (const std::exception& e) {
     {
@@ -205,7 +237,7 @@ void lease_agent::balance(const cluster_view& view) {
     const auto it = lease_of.find(resource);
     if (it != lease_of.end() && it->second->owner == node_id_ && it->second->epoch == epoch)
       continue;
-    hooks_.stop(resource, false);
+    stop_hook(resource, false);
     std::lock_guard<std::mutex> lock(mutex_);
     owned_.erase(resource);
     ++counters_.lost;
@@ -217,7 +249,7 @@ void lease_agent::balance(const cluster_view& view) {
     if (l.owner == node_id_ && !owned_.count(l.resource) && ours.count(l.resource) &&
         deadline_->open()) {
       if (!keep_alive()) return;
-      if (!hooks_.start(l.resource, node_id_, l.epoch)) {
+      if (!start_hook(l.resource, l.epoch)) {
         start_failed_[l.resource] = steady::now();
         table_->release(l.resource, node_id_, l.epoch);
         continue;
@@ -231,7 +263,7 @@ void lease_agent::balance(const cluster_view& view) {
     const auto target = plan.find(resource);
     if (target == plan.end() || target->second == node_id_) continue;
     if (!keep_alive()) return;
-    hooks_.stop(resource, true);
+    stop_hook(resource, true);
     {
       // Out of the report before the release: once freed, the next owner
       // may serve it and say so, and this node must no longer claim it.
@@ -269,7 +301,7 @@ void lease_agent::balance(const cluster_view& view) {
         since_expiry = static_cast<double>(-n.expires_in_ms) / 1000.0;
     const auto started = steady::now();
     free_since_.erase(l.resource);
-    if (!hooks_.start(l.resource, node_id_, t.epoch)) {
+    if (!start_hook(l.resource, t.epoch)) {
       start_failed_[l.resource] = steady::now();
       table_->release(l.resource, node_id_, t.epoch);
       continue;
@@ -293,11 +325,11 @@ void lease_agent::balance(const cluster_view& view) {
 void lease_agent::run(const std::atomic<bool>& stop) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    heartbeat_stop_ = false;
+    watchdog_stop_ = false;
   }
-  heartbeat_ = std::thread([this] { heartbeat(); });
+  watchdog_ = std::thread([this] { watch_hooks(); });
   while (!stop.load()) {
-    round(false);
+    step();
     if (stop.load()) break;
     bool waited = false;
     if (table_) try {
@@ -314,13 +346,12 @@ void lease_agent::run(const std::atomic<bool>& stop) {
 void lease_agent::leave() {
   const auto held = owned_;
   for (const auto& [resource, epoch] : held) {
-    hooks_.stop(resource, deadline_->open());
+    stop_hook(resource, deadline_->open());
     std::lock_guard<std::mutex> lock(mutex_);
     owned_.erase(resource);
   }
-  // Renewed until everything was handed over; then the deadline closes for
-  // good.
-  stop_heartbeat();
+  // Renewed through every hand-over; then the deadline closes for good.
+  stop_watchdog();
   deadline_->close();
   try {
     if (!table_) connect();

@@ -10,13 +10,15 @@
 // `check_every`, and at once when another node frees a lease or joins
 // (LISTEN/NOTIFY).
 //
-// While run() runs, the heartbeat has a thread and a connection of its own
-// and renews every `check_every` whatever the rounds do: a start that reads
-// a large snapshot or journal back, or a stop that writes one, may take
-// longer than the lease without the node losing what it holds. (On the
-// rounds' thread, one such start made the node drop everything, again at
-// each takeover.) A renewal the database refuses ends the incarnation: the
-// next round stops everything and joins anew.
+// While run() runs, a watchdog thread with a connection of its own renews
+// the heartbeat whenever a hook (a start or a stop) has run for an interval
+// since the last renewal: a start that reads a large snapshot or journal
+// back, or a stop that writes one, may take longer than the lease without
+// the node losing what it holds. (With the renewals between hooks only, one
+// such start made the node drop everything, again at each takeover.) The
+// rounds renew as before; the watchdog adds no connection attempts while
+// the node is past its deadline (a database down or cut off). A renewal the
+// database refuses ends the incarnation: the next round joins anew.
 //
 // Times, from cluster.takeover_after T (default 10 s): the heartbeat lease is
 // 0.6 T and rounds run every 0.15 T, so a dead node's resources are taken
@@ -130,22 +132,22 @@ class lease_agent {
 
  private:
   void join();
-  // A round; `renew_here`: the heartbeat's renewal too (step), else only
-  // what the heartbeat's thread found (run).
-  void round(bool renew_here);
-  // The round's own renewal (step): a refused one ends the incarnation.
+  // The round's renewal: a refused one ends the incarnation (joins anew).
   void renew();
   // Renews `id` on `table` and moves the deadline; false when the database
-  // refused (the incarnation is over). Throws on a database error.
+  // refused (the incarnation is over: refused_). Throws on a database error.
   bool renew_on(pg_lease_table& table, const std::string& id);
-  // The heartbeat's thread (run): a renewal every `check_every` on its own
-  // connection until stop_heartbeat().
-  void heartbeat();
-  void stop_heartbeat();
-  // Whether the incarnation is still this node's: the heartbeat's thread
-  // found it refused. With no heartbeat thread (step), renews when a
-  // round's starts and stops have run past `check_every` since the last
-  // renewal (a node taking several shards must not let its heartbeat lapse).
+  // The watchdog's thread (run) until stop_watchdog().
+  void watch_hooks();
+  void stop_watchdog();
+  // The hooks, marked as running for the watchdog.
+  class hook_running;
+  bool start_hook(const std::string& resource, std::uint64_t epoch);
+  void stop_hook(const std::string& resource, bool handing_over);
+  // Renews when a round's starts and stops have run past `check_every` since
+  // the last renewal (a node taking several shards must not let its own
+  // heartbeat lapse); false when the node lost its incarnation meanwhile
+  // (the watchdog's renewal was refused, or this one).
   bool keep_alive();
   void lose_everything(const std::string& why);
   void balance(const cluster_view& view);
@@ -165,14 +167,13 @@ class lease_agent {
   // the same node took it again: a loop of takes, epochs by the hundred,
   // while an old instance of it was still stopping.)
   std::map<std::string, std::chrono::steady_clock::time_point> start_failed_;
+  // Guarded by mutex_ (the watchdog reads and writes them too):
   std::chrono::steady_clock::time_point last_renewal_sent_{};
-  // The heartbeat's thread while run() runs, and how it is stopped.
-  std::thread heartbeat_;
-  std::condition_variable heartbeat_wake_;
-  bool heartbeat_stop_ = false;  // guarded by mutex_
-  // The incarnation whose renewal the database refused (guarded by mutex_):
-  // the heartbeat's thread stops renewing it, the next round joins anew.
-  std::string refused_;
+  bool in_hook_ = false;        // a start or stop runs now
+  bool watchdog_stop_ = false;  // run() is over
+  std::string refused_;         // the incarnation whose renewal was refused
+  std::thread watchdog_;        // while run() runs
+  std::condition_variable watchdog_wake_;
   cluster_view last_view_;
   std::chrono::steady_clock::time_point last_view_at_{};
   agent_counters counters_;
