@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "bare_walk.hpp"
 #include "bench_util.hpp"
 #include "mm/engine/exhaustive_search.hpp"
 #include "mm/engine/generic_engine.hpp"
@@ -189,17 +190,8 @@ int main(int argc, char** argv) {
   const auto tested_per_query = static_cast<std::size_t>(
       static_cast<double>(tested) / static_cast<double>(timed_queries) + 0.5);
   std::uint64_t checksum = 0;
-  t = now_s();
-  for (std::size_t i = 0; i < timed_queries; ++i) {
-    const auto& pool = e.pool();
-    auto w0 = pool.at(static_cast<std::uint32_t>(r.below(pool.size()))).slots.random_walk(r);
-    auto w1 = pool.at(static_cast<std::uint32_t>(r.below(pool.size()))).slots.random_walk(r);
-    for (std::size_t k = 0; k < tested_per_query; ++k) {
-      const mm::generic_model* m = (k & 1) ? w1.next() : w0.next();
-      if (m) checksum += m->attributes[0];
-    }
-  }
-  const double bare_qps = static_cast<double>(timed_queries) / (now_s() - t);
+  const double bare_qps =
+      mm::bench::bare_walks_per_s(e, tested_per_query, timed_queries, r, checksum);
   emit("engine", "bare_walk_per_s", bare_qps, "1/s",
        params + ", \"reads\": " + std::to_string(tested_per_query) +
            ", \"checksum\": " + std::to_string(checksum % 1000));

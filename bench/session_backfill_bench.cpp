@@ -127,9 +127,9 @@ timed_tick one_tick(const queue_config& c, const latency_model& latency,
 
 }  // namespace
 
-void backfill_phase(const queue_config& config, const latency_model& latency,
-                    const std::vector<ticket_request>& tickets, std::size_t matches,
-                    const std::string& extra) {
+double backfill_phase(const queue_config& config, const latency_model& latency,
+                      const std::vector<ticket_request>& tickets, std::size_t matches,
+                      const std::string& extra) {
   mm::rng r(2027);
   const auto running = make_matches(config, latency, matches, r, 50'000'000);
   const std::string with = extra + ", \"running_matches\": " + std::to_string(matches);
@@ -157,6 +157,7 @@ void backfill_phase(const queue_config& config, const latency_model& latency,
   emit(bench_name, "backfill_vs_offline", share / reference, "ratio", where);
   emit(bench_name, "backfill_filled_share_plenty",
        static_cast<double>(first.filled) / static_cast<double>(first.open), "ratio", with);
+  return ms;
 }
 
 }  // namespace mm::bench

@@ -27,9 +27,9 @@ namespace mm::bench {
 // `matches` running matches of 1 to max_players - 1 players each, at the
 // datacenters of `latency`, with `tickets` waiting in a queue of `config`
 // (one difference rule on MMR, the staged latency policy, no teams). Emits
-// its figures with `extra` in each line.
-void backfill_phase(const session::queue_config& config, const session::latency_model& latency,
-                    const std::vector<session::ticket_request>& tickets, std::size_t matches,
-                    const std::string& extra);
+// its figures with `extra` in each line; returns session_tick_with_backfill_ms.
+double backfill_phase(const session::queue_config& config, const session::latency_model& latency,
+                      const std::vector<session::ticket_request>& tickets, std::size_t matches,
+                      const std::string& extra);
 
 }  // namespace mm::bench

@@ -17,6 +17,11 @@
 //   every seed (no candidates' index), timed on two smaller queues (4,000 and
 //   16,000 tickets) and scaled to `tickets` by the growth measured between
 //   them: session_vs_naive.
+// - tick_per_ticket_in_bare_walks: session_tick_ms per waiting ticket, in
+//   bare walks of this run (bare_walk.hpp: the engine bench's reference on
+//   its own 1,000,000-player cache, built here first and freed;
+//   bare_walk_per_s); backfill_tick_per_ticket_in_bare_walks: the same for
+//   the tick with running matches (session_backfill_bench.hpp).
 // - session_explain_ms: why one ticket among `tickets` waits
 //   (session_queue::explain, 1,000 candidates judged), median over 101
 //   tickets; explain_vs_tick: that over session_tick_ms, measured just
@@ -46,6 +51,7 @@
 #include <string>
 #include <vector>
 
+#include "bare_walk.hpp"
 #include "bench_util.hpp"
 #include "mm/engine/random.hpp"
 #include "mm/session/lobbies.hpp"
@@ -170,22 +176,36 @@ int main(int argc, char** argv) {
   mm::rng r(2026);
   const auto tickets = make_tickets(m, n, r, 1);
   const std::string extra = "\"tickets\": " + std::to_string(n) + ", \"datacenters\": 30";
+  const std::string mode = argc > 3 ? argv[3] : "";
+
+  // The reference of the tick's figures in bare walks (bare_walk.hpp),
+  // measured first, its cache freed before the ticks.
+  const auto walk =
+      mode == "tick-only" ? mm::bench::bare_walk_reference{} : mm::bench::measure_bare_walk();
+  const std::string walked = extra + ", \"reads\": " + std::to_string(walk.reads) +
+                             ", \"checksum\": " + std::to_string(walk.checksum % 1000);
+  if (walk.per_s > 0) emit(bench_name, "bare_walk_per_s", walk.per_s, "1/s", walked);
+  // A tick's time per waiting ticket, in bare walks of this run.
+  const auto in_walks = [&](double ms) { return ms / 1e3 / static_cast<double>(n) * walk.per_s; };
 
   // The indexed loop: median of three queues, each way.
   const double tick_ms =
       median3(one_tick_ms(tickets, true, true, nullptr), one_tick_ms(tickets, true, true, nullptr),
               one_tick_ms(tickets, true, true, nullptr));
   emit(bench_name, "session_tick_ms", tick_ms, "ms", extra);
-  if (argc > 3 && std::string(argv[3]) == "tick-only") return 0;
+  if (mode == "tick-only") return 0;
+  emit(bench_name, "tick_per_ticket_in_bare_walks", in_walks(tick_ms), "walks", walked);
   // Explain: one waiting ticket's reasons, against the tick over the same
   // tickets (measured just before).
   const double explain = explain_ms(tickets);
   emit(bench_name, "session_explain_ms", explain, "ms", extra);
   emit(bench_name, "explain_vs_tick", explain / tick_ms, "ratio", extra);
-  if (argc > 3 && std::string(argv[3]) == "explain-only") return 0;
+  if (mode == "explain-only") return 0;
   // Backfill: running matches with open seats, a tenth as many as tickets.
-  mm::bench::backfill_phase(coop_queue(), m, tickets, n / 10, extra);
-  if (argc > 3 && std::string(argv[3]) == "backfill-only") return 0;
+  const double backfill_ms = mm::bench::backfill_phase(coop_queue(), m, tickets, n / 10, extra);
+  emit(bench_name, "backfill_tick_per_ticket_in_bare_walks", in_walks(backfill_ms), "walks",
+       walked + ", \"running_matches\": " + std::to_string(n / 10));
+  if (mode == "backfill-only") return 0;
   tick_result first;
   const double first_tick_ms =
       median3(one_tick_ms(tickets, true, false, &first), one_tick_ms(tickets, true, false, nullptr),
