@@ -21,8 +21,23 @@ double seconds_since(steady::time_point t) {
 lease_agent::lease_agent(agent_config config, ownership_hooks hooks,
                          std::shared_ptr<serving_deadline> deadline)
     : config_(std::move(config)), hooks_(std::move(hooks)), deadline_(std::move(deadline)) {
-  connect();
-  join();
+  // Tried again for `takeover_after` and three attempts at least: one call
+  // is bounded by a third of the lease, and a database slow to answer a new
+  // connection for a moment (a loaded machine: seen under AddressSanitizer
+  // with two tests at once) is no reason for a node not to start.
+  const auto began = steady::now();
+  for (int attempt = 1;; ++attempt) {
+    try {
+      connect();
+      join();
+      return;
+    } catch (const std::exception& e) {
+      table_.reset();
+      if (attempt >= 3 && steady::now() - began >= config_.takeover_after) throw;
+      log(log_level::warning, "cluster", std::string(e.what()) + "; joining again");
+      std::this_thread::sleep_for(config_.check_every());
+    }
+  }
 }
 
 lease_agent::~lease_agent() {

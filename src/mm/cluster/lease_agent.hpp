@@ -109,8 +109,9 @@ bool seen_renewing(const agent_report& r, const cluster_node_row& n);
 
 class lease_agent {
  public:
-  // Connects and joins the cluster (a new incarnation). Throws store_error
-  // when the database cannot be reached.
+  // Connects and joins the cluster (a new incarnation), trying again for
+  // `takeover_after` (three attempts at least). Throws store_error when the
+  // database cannot be reached by then.
   lease_agent(agent_config config, ownership_hooks hooks,
               std::shared_ptr<serving_deadline> deadline);
   ~lease_agent();
