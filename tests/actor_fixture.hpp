@@ -53,16 +53,23 @@ class actor_fixture {
   // the error (nothing yet if it waits on the clock).
   template <class R, class Handle, class... Ts>
   std::pair<std::optional<R>, caf::error> ask(const Handle& h, Ts... xs) {
-    // Shared, not on this stack: an unanswered request may time out after
-    // ask() returned (when the fixture winds the clock forward at the end).
+    auto out = request<R>(h, xs...);
+    run();
+    return *out;
+  }
+  // Sends a request from a fresh actor without running anything: the reply
+  // or the error lands in the returned slot when the scheduler gets to it.
+  // (Shared, not on this stack: an unanswered request may time out after the
+  // caller returned, when the fixture winds the clock forward at the end.)
+  template <class R, class Handle, class... Ts>
+  std::shared_ptr<std::pair<std::optional<R>, caf::error>> request(const Handle& h, Ts... xs) {
     auto out = std::make_shared<std::pair<std::optional<R>, caf::error>>();
     sys_->spawn([out, h, xs...](caf::event_based_actor* self) {
       self->request(h, std::chrono::seconds(24 * 3600), xs...)
           .then([out](R& r) { out->first = std::move(r); },
                 [out](caf::error& e) { out->second = std::move(e); });
     });
-    run();
-    return *out;
+    return out;
   }
 
  private:

@@ -182,6 +182,75 @@ TEST_CASE("a supervisor's instance ends with it, also when it is killed", "[acto
   }
 }
 
+// A node that lost its heartbeat stops its shards and joins again as a new
+// incarnation, which may be given the same shard while the last instance
+// still writes its final snapshot. The lease waits for that instance
+// (refused at once, it would cost the take a whole round of the agent), but
+// not past lease_wait_limit, and not after a release. (A SQLite file takes
+// no fence: the instance logs that and starts empty, which is all this test
+// of the supervisor needs.)
+TEST_CASE("a lease taken while the last instance stops starts once it is down",
+          "[actors][cluster]") {
+  test::temp_dir dir;
+  const auto path = dir.file("mm.db");
+  fill_table(path, 300);
+  test::actor_fixture f;
+  auto c = instance_on<generic_profile>(path);
+  auto gate = std::make_shared<cluster::serving_deadline>();
+  gate->extend_to(cluster::serving_deadline::clock::now() + 24h);
+  c.lease_gate = gate;
+  auto sup = f.sys().spawn(supervisor_actor<generic_profile>, c, restart_backoff{});
+  const auto served = [&] {
+    auto [info, e] = f.ask<instance_info>(sup, info_atom::value);
+    if (!info) CHECK(error_code_of(e) == errc::not_owned_here);
+    return info.has_value();
+  };
+  const auto lease = [&](std::uint64_t epoch) {
+    return f.request<bool>(sup, lease_atom::value, "n#" + std::to_string(epoch), epoch);
+  };
+  CHECK_FALSE(served());  // dormant until leased
+  CHECK(f.ask<bool>(sup, lease_atom::value, std::string("n#1"), std::uint64_t{1}).first);
+  CHECK(served());
+
+  // Released and leased again before the instance has stopped.
+  auto released = f.request<bool>(sup, lease_atom::value, hand_over_atom::value);
+  auto taken = lease(2);
+  f.run_except("mm.instance");
+  CHECK_FALSE(released->first);
+  CHECK_FALSE(taken->first);
+  CHECK_FALSE(taken->second);  // waiting, not refused
+  f.run();                     // the instance stops: the new lease starts
+  CHECK(released->first == std::optional<bool>(true));
+  CHECK(taken->first == std::optional<bool>(true));
+  CHECK(served());
+
+  // An instance that does not stop in time: the lease is refused, and the
+  // shard stays dormant once the instance is down.
+  released = f.request<bool>(sup, lease_atom::value, hand_over_atom::value);
+  taken = lease(3);
+  f.run_except("mm.instance");
+  f.sched().clock().advance_time(lease_wait_limit);
+  f.run_except("mm.instance");
+  CHECK_FALSE(taken->first);
+  CHECK(error_code_of(taken->second) == errc::conflict);
+  f.run();
+  CHECK(released->first == std::optional<bool>(true));
+  CHECK_FALSE(served());
+
+  // A release while a lease waits: the lease is refused.
+  CHECK(f.ask<bool>(sup, lease_atom::value, std::string("n#4"), std::uint64_t{4}).first);
+  released = f.request<bool>(sup, lease_atom::value, hand_over_atom::value);
+  taken = lease(5);
+  f.run_except("mm.instance");
+  auto again = f.request<bool>(sup, lease_atom::value, hand_over_atom::value);
+  f.run();
+  CHECK(error_code_of(taken->second) == errc::conflict);
+  CHECK(error_code_of(again->second) == errc::conflict);  // already releasing
+  CHECK(released->first == std::optional<bool>(true));
+  CHECK_FALSE(served());
+  caf::anon_send_exit(sup, caf::exit_reason::user_shutdown);
+}
+
 TEST_CASE("backoff doubles up to its maximum", "[actors]") {
   restart_backoff b{100ms, 1000ms, 60s};
   CHECK(backoff_delay(b, 1) == 100ms);

@@ -48,6 +48,7 @@ using restart_atom = caf::atom_constant<caf::atom("restart")>;
 // Leases (a node of a cluster: docs/design.md, "Leases").
 using lease_atom = caf::atom_constant<caf::atom("lease")>;
 using hand_over_atom = caf::atom_constant<caf::atom("handover")>;
+using lease_wait_atom = caf::atom_constant<caf::atom("leasewait")>;
 using shards_atom = caf::atom_constant<caf::atom("shards")>;
 // A connection of the actor port presents a token (identity.hpp).
 using hello_atom = caf::atom_constant<caf::atom("hello")>;
@@ -158,6 +159,8 @@ struct interfaces {
       // A leased shard: serve it from now, its writes fenced by (node, epoch);
       // true once its instance is started (it then reads its snapshot).
       caf::replies_to<lease_atom, std::string, std::uint64_t>::with<bool>,
+      // The end of a lease's wait for the last instance to stop (sent to itself).
+      caf::reacts_to<lease_wait_atom, std::uint64_t>,
       // Stop serving it: the instance writes its last snapshot and stops;
       // true once it has (the lease may then be freed).
       caf::replies_to<lease_atom, hand_over_atom>::with<bool>>;

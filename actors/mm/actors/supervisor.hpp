@@ -24,6 +24,17 @@
 
 namespace mm::actors {
 
+// A lease that came while the last instance was still stopping (a node
+// that lost its heartbeat joins again and may be given the same shard): it
+// starts once that instance is down, or is refused after lease_wait_limit.
+// Refusing at once would cost the take a whole round of the lease agent.
+struct waiting_lease {
+  std::string node;
+  std::uint64_t epoch = 0;
+  caf::typed_response_promise<bool> promise;
+  std::uint64_t number = 0;  // tells its own timeout from an older one's
+};
+
 template <class Profile>
 struct supervisor_state {
   // Not an aggregate: CAF would otherwise build the state from the actor pointer.
@@ -41,6 +52,8 @@ struct supervisor_state {
   bool owned = true;
   // A release waiting for the instance's last snapshot.
   std::optional<caf::typed_response_promise<bool>> releasing;
+  std::optional<waiting_lease> waiting;
+  std::uint64_t leases_waited = 0;
   // The running instance, for the supervisor's last act: outside the state,
   // which is gone by the time an actor's attached functors run.
   std::shared_ptr<caf::weak_actor_ptr> last_instance = std::make_shared<caf::weak_actor_ptr>();
@@ -72,6 +85,11 @@ caf::error not_serving(supervisor_pointer<Profile> self) {
   return make_error(errc::instance_down, "matchmaker instance restarting");
 }
 
+// How long a lease waits for the instance of an earlier lease to stop: less
+// than the cluster node's own wait for the answer (10 s), so the refusal is
+// the supervisor's and the node never frees a lease the shard then runs.
+inline constexpr std::chrono::seconds lease_wait_limit{5};
+
 template <class Profile>
 void start_instance(supervisor_pointer<Profile> self) {
   auto& st = self->state;
@@ -79,6 +97,16 @@ void start_instance(supervisor_pointer<Profile> self) {
   *st.last_instance = caf::actor_cast<caf::weak_actor_ptr>(st.instance);
   if (st.next) self->send(st.instance, next_atom::value, st.next);
   st.started = self->clock().now();
+}
+
+// Serves the shard under (node, epoch): its writes fenced by that lease.
+template <class Profile>
+void start_leased(supervisor_pointer<Profile> self, const std::string& node, std::uint64_t epoch) {
+  auto& st = self->state;
+  st.config.database.fence = {st.config.id, node, epoch, st.config.lease_idle_limit};
+  st.owned = true;
+  st.crashes_in_a_row = 0;
+  start_instance<Profile>(self);
 }
 
 template <class Profile>
@@ -105,6 +133,12 @@ typename interfaces<Profile>::supervisor::behavior_type supervisor_actor(
     if (st.releasing) {  // handed over: dormant until the next lease
       st.releasing->deliver(true);
       st.releasing.reset();
+      if (st.waiting) {  // a lease taken meanwhile starts now
+        auto w = std::move(*st.waiting);
+        st.waiting.reset();
+        start_leased<Profile>(self, w.node, w.epoch);
+        w.promise.deliver(true);
+      }
       return;
     }
     if (msg.reason == caf::exit_reason::normal || msg.reason == caf::exit_reason::user_shutdown) {
@@ -236,18 +270,37 @@ typename interfaces<Profile>::supervisor::behavior_type supervisor_actor(
         if (!st.config.lease_gate)
           return make_error(errc::invalid_argument,
                             "matchmaker '" + st.config.id + "' is not a leased shard");
-        if (st.instance || st.releasing)
+        if (st.releasing && !st.waiting) {  // its instance is stopping: wait for it
+          auto promise = self->template make_response_promise<bool>();
+          st.waiting = waiting_lease{node, epoch, promise, ++st.leases_waited};
+          self->delayed_send(self, lease_wait_limit, lease_wait_atom::value, st.leases_waited);
+          return promise;
+        }
+        if (st.instance)
           return make_error(errc::conflict, "matchmaker '" + st.config.id +
                                                 "' is still running under an earlier lease");
-        st.config.database.fence = {st.config.id, node, epoch, st.config.lease_idle_limit};
-        st.owned = true;
-        st.crashes_in_a_row = 0;
-        start_instance<Profile>(self);
+        start_leased<Profile>(self, node, epoch);
         return true;
+      },
+      [=](lease_wait_atom, std::uint64_t number) {
+        auto& st = self->state;
+        if (!st.waiting || st.waiting->number != number) return;  // started meanwhile
+        st.waiting->promise.deliver(make_error(
+            errc::conflict, "matchmaker '" + st.config.id +
+                                "' is still running under an earlier lease: its instance did "
+                                "not stop within " +
+                                std::to_string(lease_wait_limit.count()) + " s"));
+        st.waiting.reset();
       },
       [=](lease_atom, hand_over_atom) -> caf::result<bool> {
         auto& st = self->state;
         st.owned = false;
+        if (st.waiting) {  // released before it started: it never will
+          st.waiting->promise.deliver(make_error(
+              errc::conflict,
+              "matchmaker '" + st.config.id + "' was released before its lease could start"));
+          st.waiting.reset();
+        }
         if (!st.instance) return true;  // dormant, or between crash and restart
         if (st.releasing) return make_error(errc::conflict, "already releasing");
         st.releasing = self->template make_response_promise<bool>();

@@ -1,5 +1,6 @@
 #include "mm/cluster/lease_agent.hpp"
 
+#include <algorithm>
 #include <set>
 #include <thread>
 
@@ -53,14 +54,11 @@ void lease_agent::connect() {
 
 void lease_agent::join() {
   const auto sent = steady::now();
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    last_renewal_sent_ = sent;
-  }
   const std::string id = table_->join(config_.me, config_.lease());
   deadline_->extend_to(sent + config_.lease() * 9 / 10);
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    last_renewal_sent_ = sent;
     node_id_ = id;
     ++counters_.joins;
   }
@@ -70,10 +68,6 @@ void lease_agent::join() {
 
 bool lease_agent::renew_on(pg_lease_table& table, const std::string& id) {
   const auto sent = steady::now();
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    last_renewal_sent_ = sent;
-  }
   if (table.renew(id, config_.lease())) {
     // The database's expiry is at least `lease` after `sent`; a tenth less
     // covers clocks that run at slightly different rates. (Two renewals in
@@ -81,6 +75,10 @@ bool lease_agent::renew_on(pg_lease_table& table, const std::string& id) {
     // order: the later store of an earlier one only brings the deadline
     // closer, the safe way.)
     deadline_->extend_to(sent + config_.lease() * 9 / 10);
+    // Only a renewal that succeeded counts: one that failed (a connection
+    // a database restart had cut) must not put the next attempt off.
+    std::lock_guard<std::mutex> lock(mutex_);
+    last_renewal_sent_ = std::max(last_renewal_sent_, sent);
     return true;
   }
   std::lock_guard<std::mutex> lock(mutex_);
@@ -109,17 +107,23 @@ void lease_agent::watch_hooks() {
       continue;
     const std::string id = node_id_;
     lock.unlock();
-    try {
-      if (!table)
-        table = std::make_unique<pg_lease_table>(config_.database_url, config_.lease() / 3);
-      renew_on(*table, id);  // a refusal: the round joins anew after the hook
-    } catch (const std::exception& e) {
-      table.reset();  // a new connection at the next need
-      {
-        std::lock_guard<std::mutex> counting(mutex_);
-        ++counters_.database_errors;
+    // A connection kept from an earlier hook may have been cut since (a
+    // database restart): it fails at once, and a fresh one is tried next.
+    for (bool fresh = !table;; fresh = true) {
+      try {
+        if (!table)
+          table = std::make_unique<pg_lease_table>(config_.database_url, config_.lease() / 3);
+        renew_on(*table, id);  // a refusal: the round joins anew after the hook
+        break;
+      } catch (const std::exception& e) {
+        table.reset();  // a new connection at the next need
+        {
+          std::lock_guard<std::mutex> counting(mutex_);
+          ++counters_.database_errors;
+        }
+        log(log_level::warning, "cluster", e.what());
+        if (fresh) break;  // tried again at the next wake
       }
-      log(log_level::warning, "cluster", e.what());
     }
     lock.lock();
   }
@@ -204,6 +208,18 @@ void lease_agent::step() {
     std::lock_guard<std::mutex> lock(mutex_);
     ++counters_.rounds;
   }
+  // A connection kept from the last round may have been cut since (a
+  // database restart): the round is tried once more at once on a fresh one,
+  // not a whole interval later.
+  const bool kept_connection = table_ != nullptr;
+  if (!try_round() && kept_connection) try_round();
+  // Not renewed in time (the database unreachable): stop serving before
+  // another node may take over.
+  if (!owned_.empty() && !deadline_->open())
+    lose_everything("its heartbeat could not be renewed in time");
+}
+
+bool lease_agent::try_round() {
   try {
     if (!table_) connect();
     if (node_id_.empty())
@@ -211,18 +227,16 @@ void lease_agent::step() {
     else
       renew();
     balance(table_->view());
+    return true;
   } catch (const std::exception& e) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       ++counters_.database_errors;
     }
-    table_.reset();  // a new connection next round
+    table_.reset();  // a new connection next time
     log(log_level::warning, "cluster", e.what());
+    return false;
   }
-  // Not renewed in time (the database unreachable): stop serving before
-  // another node may take over.
-  if (!owned_.empty() && !deadline_->open())
-    lose_everything("its heartbeat could not be renewed in time");
 }
 
 void lease_agent::balance(const cluster_view& view) {

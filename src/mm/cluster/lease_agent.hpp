@@ -151,6 +151,9 @@ class lease_agent {
   // (the watchdog's renewal was refused, or this one).
   bool keep_alive();
   void lose_everything(const std::string& why);
+  // Connects if need be, joins or renews, balances; false on a database
+  // error (counted and logged; the connection is dropped).
+  bool try_round();
   void balance(const cluster_view& view);
   void connect();
 
@@ -169,6 +172,7 @@ class lease_agent {
   // while an old instance of it was still stopping.)
   std::map<std::string, std::chrono::steady_clock::time_point> start_failed_;
   // Guarded by mutex_ (the watchdog reads and writes them too):
+  // When the last renewal (or join) that succeeded was sent.
   std::chrono::steady_clock::time_point last_renewal_sent_{};
   bool in_hook_ = false;        // a start or stop runs now
   bool watchdog_stop_ = false;  // run() is over
