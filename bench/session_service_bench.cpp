@@ -6,7 +6,7 @@
 // usage: mm_session_service_bench [SECONDS=3] [recording | durable | http]
 //
 // With "durable", only durable_vs_memory_tickets (below); with "http", only
-// the two HTTP rates (to profile the server under them).
+// the three HTTP rates (to profile the server under them).
 // With "recording", only the cost of recording the ticket stream:
 // recording_vs_plain, the 1-queue durable actor path with a recording of
 // its queue (sessions.record) over the same without, medians of three
@@ -33,9 +33,12 @@
 //   tick.
 // - session_tickets_per_s, path http: POST /api/tickets on a live matchmakerd from 4
 //   keep-alive clients, created and matched (the queue's counts); then from 32
-//   clients (the service's capacity over HTTP: with 4, each client's wait
-//   for its commit bounds the rate). http_vs_actor and
-//   http_32_clients_vs_actor: each against the 1-queue durable actor path.
+//   clients (with 4, each client's wait for its commit bounds the rate);
+//   then from 256 keep-alive connections of one event-driven client
+//   (http_load.hpp: the server's capacity, hundreds of creates in flight as
+//   the actor path keeps thousands). http_vs_actor,
+//   http_32_clients_vs_actor and http_256_connections_vs_actor: each
+//   against the 1-queue durable actor path.
 // - websocket_events_per_s: at that load, the events one admin WebSocket
 //   (GET /api/events) receives per second (a waiting and a matched event a
 //   ticket), and whether it was cut off as too slow.
@@ -44,7 +47,6 @@
 // - event_commit_to_client_p50/p99_ms: in the paced phase, from an event's
 //   commit (its at_unix_ms, after the match was formed and written) to the
 //   WebSocket client; the tick-to-commit part is tick_to_notification above.
-#include <httplib.h>
 #include <malloc.h>
 #include <sys/resource.h>
 
@@ -62,12 +64,11 @@
 #include <vector>
 
 #include "bench_util.hpp"
-#include "client/event_client.hpp"
-#include "matchmakerd_process.hpp"
 #include "mm/actors/registration.hpp"
 #include "mm/actors/session_service.hpp"
 #include "mm/engine/generic_profile.hpp"
 #include "mm/session/public_id.hpp"
+#include "session_http_phase.hpp"
 #include "ticket_recording.hpp"
 
 using namespace mm;
@@ -319,176 +320,6 @@ double percentile(std::vector<double> v, double p) {
 }
 
 // What the HTTP run measures.
-struct http_run {
-  double created_per_s = 0, matched_per_s = 0;  // at full load
-  double created_wide_per_s = 0;                // at full load from `wide_clients`
-  double events_per_s = 0;                      // pushed to one admin WebSocket at full load
-  bool events_cut = false;                      // the WebSocket was closed (too slow)
-  double half_rate = 0, half_achieved = 0;      // the paced phase: asked, and sent
-  std::vector<double> create_ms;                // 201 latency from each create's scheduled time
-  std::vector<double> event_ms;                 // commit (at_unix_ms) to the client, paced phase
-};
-
-double wall_ms_now() {
-  return static_cast<double>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                 std::chrono::system_clock::now().time_since_epoch())
-                                 .count()) /
-         1000.0;
-}
-
-// An admin WebSocket on the events, counting them and timing each from its
-// commit, in its own thread until `stop`.
-struct event_watcher {
-  std::atomic<bool> stop{false};
-  std::atomic<std::uint64_t> events{0};
-  std::atomic<bool> cut{false};
-  std::mutex mutex;
-  std::vector<double> delays_ms;
-  bool timing = false;
-  std::thread thread;
-
-  explicit event_watcher(std::uint16_t port) {
-    client::event_connect c;
-    c.port = port;
-    auto ws = std::make_shared<client::event_client>(c);
-    thread = std::thread([this, ws] {
-      while (!stop) {
-        const auto text = ws->next(100ms);
-        if (!text) {
-          if (ws->closed()) {
-            cut = true;
-            return;
-          }
-          continue;
-        }
-        const double now = wall_ms_now();
-        const auto m = nlohmann::json::parse(*text, nullptr, false);
-        if (!m.is_object() || m.value("type", "") != "event") continue;
-        ++events;
-        std::lock_guard lock(mutex);
-        if (timing) delays_ms.push_back(now - m["at_unix_ms"].get<double>());
-      }
-    });
-  }
-  ~event_watcher() {
-    stop = true;
-    thread.join();
-  }
-};
-
-// Tickets created over HTTP on one live matchmakerd (a 10 ms duel queue,
-// every pair matches): `clients` keep-alive clients as fast as they can for
-// `seconds`, with an admin WebSocket following every event; then the same
-// clients paced at half that rate, each create timed from the moment it was
-// due (so a client that falls behind shows it, not hides it).
-http_run through_http(double seconds, int clients, int wide_clients) {
-  const nlohmann::json config = {
-      {"sessions",
-       {{"queues", {{{"name", "duel"}, {"tick", "10ms"}, {"give_up_after", "600s"}}}}}}};
-  const std::string config_file = "/tmp/mm_session_service_bench.json";
-  std::ofstream(config_file) << config.dump();
-  bench::matchmakerd_process server(
-      {"--config", config_file, "--database.path", "/tmp/mm_session_service_bench.db",
-       "--demo.players", "0", "--demo.session_players_per_second", "0"},
-      1000, false);
-  http_run out;
-  std::atomic<std::uint64_t> next{1};
-  const auto body = [&next] {
-    return nlohmann::json{{"queue", "duel"}, {"players", {{{"id", next++}, {"mmr", 1500}}}}}.dump();
-  };
-  event_watcher watcher(server.http_port());
-  // Creates per second from n clients, each as fast as its 201s come.
-  const auto full_load = [&](int n) {
-    std::atomic<std::uint64_t> created{0};
-    std::atomic<bool> stop{false};
-    std::vector<std::thread> threads;
-    const double t0 = bench::now_s();
-    for (int c = 0; c < n; ++c)
-      threads.emplace_back([&] {
-        httplib::Client http("127.0.0.1", server.http_port());
-        http.set_keep_alive(true);
-        http.set_tcp_nodelay(true);
-        while (!stop) {
-          auto r = http.Post("/api/tickets", body(), "application/json");
-          if (r && r->status == 201) ++created;
-        }
-      });
-    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-    stop = true;
-    for (auto& t : threads) t.join();
-    return std::pair(static_cast<double>(created), bench::now_s() - t0);
-  };
-  {
-    const std::uint64_t events_before = watcher.events;
-    const auto [created, elapsed] = full_load(clients);
-    std::this_thread::sleep_for(200ms);  // the last ticks and events
-    out.created_per_s = created / elapsed;
-    out.events_per_s = static_cast<double>(watcher.events - events_before) / elapsed;
-    httplib::Client http("127.0.0.1", server.http_port());
-    auto r = http.Get("/api/queues");
-    if (r && r->status == 200)
-      out.matched_per_s =
-          nlohmann::json::parse(r->body)["queues"][0]["matched"].get<double>() / elapsed;
-  }
-  {
-    // The service's capacity over HTTP: enough clients that each one's wait
-    // for its commit no longer bounds the rate.
-    const auto [created, elapsed] = full_load(wide_clients);
-    out.created_wide_per_s = created / elapsed;
-    std::this_thread::sleep_for(200ms);
-  }
-  {
-    // Half load, paced: client c sends its k-th create at t0 + (k * clients + c) / rate.
-    out.half_rate = out.created_per_s / 2;
-    {
-      std::lock_guard lock(watcher.mutex);
-      watcher.timing = true;
-    }
-    std::mutex m;
-    std::atomic<std::uint64_t> sent{0};
-    std::vector<std::thread> threads;
-    const auto t0 = std::chrono::steady_clock::now();
-    const auto until = t0 + std::chrono::duration<double>(seconds);
-    for (int c = 0; c < clients; ++c)
-      threads.emplace_back([&, c] {
-        httplib::Client http("127.0.0.1", server.http_port());
-        http.set_keep_alive(true);
-        http.set_tcp_nodelay(true);
-        std::vector<double> mine;
-        for (std::uint64_t k = 0;; ++k) {
-          const auto due =
-              t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                       std::chrono::duration<double>(
-                           static_cast<double>(k * static_cast<std::uint64_t>(clients) +
-                                               static_cast<std::uint64_t>(c)) /
-                           out.half_rate));
-          if (due >= until) break;
-          std::this_thread::sleep_until(due);
-          auto r = http.Post("/api/tickets", body(), "application/json");
-          if (r && r->status == 201) {
-            ++sent;
-            mine.push_back(
-                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - due)
-                    .count());
-          }
-        }
-        std::lock_guard lock(m);
-        out.create_ms.insert(out.create_ms.end(), mine.begin(), mine.end());
-      });
-    for (auto& t : threads) t.join();
-    out.half_achieved = static_cast<double>(sent) / seconds;
-    std::this_thread::sleep_for(200ms);
-    std::lock_guard lock(watcher.mutex);
-    out.event_ms = watcher.delays_ms;
-  }
-  out.events_cut = watcher.cut;
-  server.stop();
-  for (const char* f : {"/tmp/mm_session_service_bench.db", "/tmp/mm_session_service_bench.db-wal",
-                        "/tmp/mm_session_service_bench.db-shm"})
-    std::remove(f);
-  std::remove(config_file.c_str());
-  return out;
-}
 
 }  // namespace
 
@@ -556,11 +387,14 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (mode == "http") {  // the HTTP phases alone (to profile the server)
-    const http_run http = through_http(seconds, 4, 32);
+    const bench::session_http::http_run http =
+        bench::session_http::through_http(seconds, 4, 32, 256);
     bench::emit(bench_name, "session_tickets_per_s", http.created_per_s, "tickets/s",
                 "\"path\": \"http\", \"clients\": 4");
     bench::emit(bench_name, "session_tickets_per_s", http.created_wide_per_s, "tickets/s",
                 "\"path\": \"http\", \"clients\": 32");
+    bench::emit(bench_name, "session_tickets_per_s", http.created_connections_per_s, "tickets/s",
+                "\"path\": \"http\", \"connections\": 256");
     return 0;
   }
   const durable_cost cost = durable_vs_memory(seconds);
@@ -587,7 +421,7 @@ int main(int argc, char** argv) {
               load);
   bench::emit(bench_name, "tick_to_notification_p99_ms", percentile(half.delays_ms, 0.99), "ms",
               load);
-  const http_run http = through_http(seconds, 4, 32);
+  const bench::session_http::http_run http = bench::session_http::through_http(seconds, 4, 32, 256);
   bench::emit(bench_name, "session_tickets_per_s", http.created_per_s, "tickets/s",
               "\"path\": \"http\", \"clients\": 4");
   bench::emit(bench_name, "http_matched_per_s", http.matched_per_s, "tickets/s", "\"clients\": 4");
@@ -596,6 +430,10 @@ int main(int argc, char** argv) {
               "\"path\": \"http\", \"clients\": 32");
   bench::emit(bench_name, "http_32_clients_vs_actor", http.created_wide_per_s / cost.durable,
               "ratio");
+  bench::emit(bench_name, "session_tickets_per_s", http.created_connections_per_s, "tickets/s",
+              "\"path\": \"http\", \"connections\": 256");
+  bench::emit(bench_name, "http_256_connections_vs_actor",
+              http.created_connections_per_s / cost.durable, "ratio");
   // The paced phase's figures count only when its clients kept the pace.
   const bool kept_pace = http.half_achieved >= 0.95 * http.half_rate;
   const std::string paced = "\"tickets_per_s\": " + std::to_string(http.half_achieved) +
