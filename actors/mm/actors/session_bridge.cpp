@@ -1,6 +1,7 @@
 #include "mm/actors/session_bridge.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -15,6 +16,8 @@ namespace {
 using answer = caf::expected<ticket_outcome>;
 using wake_atom = caf::atom_constant<caf::atom("sbwake")>;
 using bridge_release_atom = caf::atom_constant<caf::atom("sbrelease")>;
+using create_sweep_atom = caf::atom_constant<caf::atom("sbsweep")>;
+using create_answer = caf::expected<std::uint64_t>;
 
 struct long_poll {
   std::uint64_t seq = 0;
@@ -30,6 +33,17 @@ struct bridge_state {
   std::unordered_set<std::uint64_t> owned;  // created here and not yet told to have left
   std::uint64_t next = 0;
   bool released = false;
+  // Creates asked and not answered yet, and their deadlines (oldest first):
+  // the bridge's own, checked by one sweep every eighth of the timeout while
+  // creates are owed. A CAF request with a timeout costs a message through
+  // CAF's clock thread when sent and another when the timeout falls due,
+  // answered or not (docs/performance.md, "HTTP with hundreds of creates in
+  // flight"). So a create is answered at the latest between `timeout` and
+  // 1.125 × `timeout` after it came. The creates owed are bounded by the
+  // callers (the HTTP server: one request per connection).
+  std::unordered_map<std::uint64_t, call_once<create_answer>> creates_owed;
+  std::deque<std::pair<std::uint64_t, caf::actor_clock::time_point>> create_deadlines;
+  bool sweeping = false;
   static inline const char* name = "mm.session_bridge";
 };
 using bridge_actor = caf::stateful_actor<bridge_state>;
@@ -62,6 +76,29 @@ void schedule(bridge_actor* self, std::uint64_t ticket, const long_poll& p) {
   if (!st.owned.count(ticket)) in = std::min<caf::timespan>(in, st.recheck);
   self->delayed_send(self, std::max<caf::timespan>(in, caf::timespan{0}), wake_atom::value, ticket,
                      p.seq);
+}
+
+// The create `seq`'s answer, unless the sweep gave it its timeout already.
+void answer_create(bridge_actor* self, std::uint64_t seq, create_answer a) {
+  auto& owed = self->state.creates_owed;
+  const auto it = owed.find(seq);
+  if (it == owed.end()) return;
+  const call_once<create_answer> done = std::move(it->second);
+  owed.erase(it);
+  done(std::move(a));
+}
+
+// Books a create as owed until the bridge's timeout; returns its number.
+std::uint64_t owe_create(bridge_actor* self, call_once<create_answer> done) {
+  auto& st = self->state;
+  const std::uint64_t seq = st.next++;
+  st.creates_owed.emplace(seq, std::move(done));
+  st.create_deadlines.emplace_back(seq, self->clock().now() + st.timeout);
+  if (!st.sweeping) {
+    st.sweeping = true;
+    self->delayed_send(self, st.timeout / 8, create_sweep_atom::value);
+  }
+  return seq;
 }
 
 caf::behavior bridge(bridge_actor* self, session_interfaces::service service, caf::timespan timeout,
@@ -103,6 +140,17 @@ caf::behavior bridge(bridge_actor* self, session_interfaces::service service, ca
                 },
                 [done = p->done](caf::error& e) { done(std::move(e)); });
       },
+      [self](create_sweep_atom) {
+        auto& st = self->state;
+        const auto now = self->clock().now();
+        while (!st.create_deadlines.empty() && st.create_deadlines.front().second <= now) {
+          answer_create(self, st.create_deadlines.front().first,
+                        caf::make_error(caf::sec::request_timeout));
+          st.create_deadlines.pop_front();
+        }
+        st.sweeping = !st.create_deadlines.empty();
+        if (st.sweeping) self->delayed_send(self, st.timeout / 8, create_sweep_atom::value);
+      },
       [self](bridge_release_atom) {
         auto& st = self->state;
         st.released = true;
@@ -140,13 +188,18 @@ void session_bridge::create(std::string queue, session_ticket ticket,
                                          const session_interfaces::service& svc) {
                    bridge_actor* self = as_bridge(base);
                    const auto owner = caf::actor_cast<session_interfaces::owner>(self);
-                   self->request(svc, self->state.timeout, create_atom::value, queue, ticket, owner)
+                   const std::uint64_t seq = owe_create(self, once);
+                   // An answer lost to a crash leaves CAF's response handler
+                   // behind (tens of bytes); the sweep still answers the caller.
+                   self->request(svc, caf::infinite, create_atom::value, queue, ticket, owner)
                        .then(
-                           [self, once](std::uint64_t id) {
+                           [self, seq](std::uint64_t id) {
+                             // Owned even when it came after the timeout: the
+                             // ticket exists, and its end is told here.
                              self->state.owned.insert(id);
-                             once(id);
+                             answer_create(self, seq, id);
                            },
-                           [once](caf::error& e) { once(std::move(e)); });
+                           [self, seq](caf::error& e) { answer_create(self, seq, std::move(e)); });
                  }});
 }
 
