@@ -182,25 +182,25 @@ session_bridge::~session_bridge() {
 void session_bridge::create(std::string queue, session_ticket ticket,
                             callback<std::uint64_t> done) {
   call_once<caf::expected<std::uint64_t>> once(std::move(done));
-  caf::anon_send(actor_,
-                 session_bridge_call{[once, queue = std::move(queue), ticket = std::move(ticket)](
-                                         caf::event_based_actor* base,
-                                         const session_interfaces::service& svc) {
-                   bridge_actor* self = as_bridge(base);
-                   const auto owner = caf::actor_cast<session_interfaces::owner>(self);
-                   const std::uint64_t seq = owe_create(self, once);
-                   // An answer lost to a crash leaves CAF's response handler
-                   // behind (tens of bytes); the sweep still answers the caller.
-                   self->request(svc, caf::infinite, create_atom::value, queue, ticket, owner)
-                       .then(
-                           [self, seq](std::uint64_t id) {
-                             // Owned even when it came after the timeout: the
-                             // ticket exists, and its end is told here.
-                             self->state.owned.insert(id);
-                             answer_create(self, seq, id);
-                           },
-                           [self, seq](caf::error& e) { answer_create(self, seq, std::move(e)); });
-                 }});
+  caf::anon_send(
+      actor_, session_bridge_call{
+                  [once, queue = std::move(queue), ticket = std::move(ticket)](
+                      caf::event_based_actor* base, const session_interfaces::service& svc) {
+                    bridge_actor* self = as_bridge(base);
+                    const auto owner = caf::actor_cast<session_interfaces::owner>(self);
+                    const std::uint64_t seq = owe_create(self, once);
+                    // An answer lost to a crash leaves CAF's response handler
+                    // behind (tens of bytes); the sweep still answers the caller.
+                    self->request(svc, caf::infinite, create_atom::value, queue, ticket, owner)
+                        .then(
+                            [self, seq](std::uint64_t id) {
+                              // Owned even when it came after the timeout: the
+                              // ticket exists, and its end is told here.
+                              self->state.owned.insert(id);
+                              answer_create(self, seq, id);
+                            },
+                            [self, seq](caf::error& e) { answer_create(self, seq, std::move(e)); });
+                  }});
 }
 
 void session_bridge::status(std::uint64_t ticket, std::chrono::milliseconds wait,
