@@ -110,6 +110,7 @@ void lease_agent::watch_hooks() {
     // A connection kept from an earlier hook may have been cut since (a
     // database restart): it fails at once, and a fresh one is tried next.
     for (bool fresh = !table;; fresh = true) {
+      const auto began = steady::now();
       try {
         if (!table)
           table = std::make_unique<pg_lease_table>(config_.database_url, config_.lease() / 3);
@@ -122,7 +123,7 @@ void lease_agent::watch_hooks() {
           ++counters_.database_errors;
         }
         log(log_level::warning, "cluster", e.what());
-        if (fresh) break;  // tried again at the next wake
+        if (fresh || !failed_fast(began)) break;  // tried again at the next wake
       }
     }
     lock.lock();
@@ -209,14 +210,20 @@ void lease_agent::step() {
     ++counters_.rounds;
   }
   // A connection kept from the last round may have been cut since (a
-  // database restart): the round is tried once more at once on a fresh one,
-  // not a whole interval later.
+  // database restart): a round that failed on it at once (not by a timeout:
+  // a database that does not answer is not tried again sooner) is tried
+  // once more on a fresh one, not a whole interval later.
   const bool kept_connection = table_ != nullptr;
-  if (!try_round() && kept_connection) try_round();
+  const auto began = steady::now();
+  if (!try_round() && kept_connection && failed_fast(began)) try_round();
   // Not renewed in time (the database unreachable): stop serving before
   // another node may take over.
   if (!owned_.empty() && !deadline_->open())
     lose_everything("its heartbeat could not be renewed in time");
+}
+
+bool lease_agent::failed_fast(steady::time_point began) const {
+  return steady::now() - began < config_.lease() / 10;
 }
 
 bool lease_agent::try_round() {

@@ -154,6 +154,9 @@ class lease_agent {
   // Connects if need be, joins or renews, balances; false on a database
   // error (counted and logged; the connection is dropped).
   bool try_round();
+  // Whether an attempt begun at `began` failed sooner than a tenth of the
+  // lease: a cut connection, not a database that does not answer.
+  bool failed_fast(std::chrono::steady_clock::time_point began) const;
   void balance(const cluster_view& view);
   void connect();
 
