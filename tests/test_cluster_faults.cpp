@@ -45,12 +45,15 @@ double seconds_between(clock_type::time_point a, clock_type::time_point b) {
 // a second more for a loaded test machine (as in the SIGKILL test). Built
 // with AddressSanitizer the same code runs two to three times slower (a
 // start, the stop of the instance a retake waits for, a restarted
-// PostgreSQL's first answers beside six such processes): 2 T and a second.
-// The counts (overlaps, losses, double matches) are the same in every build.
+// PostgreSQL's first answers): 3 T and a second. (At 2 T + 1 s the slow
+// link's case, alone on the machine, failed once in CI at 6.2 s after the
+// heal; the same build served again in 3.0-3.7 s on a quiet day: the CI
+// machine ran it about 1.8 times slower.) The counts (overlaps, losses,
+// double matches) are the same in every build.
 double serve_again_bound_s() {
   const double t = std::chrono::duration<double>(takeover_after).count();
 #if defined(__SANITIZE_ADDRESS__)
-  return 2 * t + 1.0;
+  return 3 * t + 1.0;
 #else
   return t + 1.0;
 #endif
