@@ -43,16 +43,28 @@ async function within<T>(p: Promise<T>, limitMs: number, what: string): Promise<
   }
 }
 
-// Which node serves the session queues now (each node's /api/cluster).
+// Which node serves the session queues, once the cluster is at rest (each
+// node's /api/cluster): every node of `nodes` serving, and every lease held
+// by the node the plan gives it, so no hand-over is due. (Asked as soon as
+// one node served them, the answer could be the first node to join, which
+// then handed the queues to the second: a request sent on that answer met
+// the hand-over's 503.)
 async function sessionsOwner(nodes: Server[]): Promise<Server | undefined> {
-  for (const n of nodes) {
-    const report = (await new MatchmakerClient({ baseUrl: n.url, token: tokens.view }).cluster()) as {
-      serving?: boolean;
-      owned?: { resource: string }[];
-    };
-    if (report.serving && report.owned?.some((o) => o.resource === 'sessions')) return n;
-  }
-  return undefined;
+  type Report = {
+    node?: string;
+    serving?: boolean;
+    owned?: { resource: string }[];
+    leases?: { resource: string; owner: string | null; planned_owner?: string | null }[];
+  };
+  const reports: Report[] = [];
+  for (const n of nodes)
+    reports.push((await new MatchmakerClient({ baseUrl: n.url, token: tokens.view }).cluster()) as Report);
+  if (reports.some((r) => !r.serving)) return undefined;
+  const leases = reports[0].leases ?? [];
+  if (leases.length === 0 || leases.some((l) => l.owner === null || l.owner !== l.planned_owner)) return undefined;
+  const owner = leases.find((l) => l.resource === 'sessions')?.owner;
+  const i = reports.findIndex((r) => r.node === owner && r.owned?.some((o) => o.resource === 'sessions'));
+  return i >= 0 ? nodes[i] : undefined;
 }
 
 test('two nodes: redirects followed with the token, within the cluster only; streams follow the queues', { skip: !pg.havePostgres() && 'PostgreSQL is not installed' }, async (t) => {
