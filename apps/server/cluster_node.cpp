@@ -126,9 +126,9 @@ cluster_node::cluster_node(caf::actor_system& sys, const server_config& c,
     if (const auto shard = shard_of(r, self->total)) {
       if (handing_over)
         self->ask_supervisor(*shard, false, "", 0);
-      else  // lost: stopped now; its last snapshot will be refused
+      else  // lost: stopped now, without its last snapshot
         caf::anon_send(self->supervisors[*shard], actors::lease_atom::value,
-                       actors::hand_over_atom::value);
+                       actors::lease_lost_atom::value);
     } else if (r == sessions_resource) {
       if (handing_over)
         self->sessions->stop();

@@ -311,12 +311,19 @@ typename interfaces<Profile>::instance::behavior_type instance_actor(
   // The rebalance tick is armed once the restore told when the last one was.
   // A graceful stop writes a final snapshot and stops once it is written (or
   // failed): a node that hands its shard over frees the lease only then, so
-  // the next owner reads it. The worker, linked, stops with the instance.
+  // the next owner reads it. A stop for a lost lease (reason mm.fenced)
+  // writes nothing: the write would be refused or wait on an unreachable
+  // database (supervisor.hpp, release). The worker, linked, stops with the
+  // instance.
   self->set_exit_handler([=](const caf::exit_msg& msg) {
     if (self->state.stopping) return;
     self->state.stopping = true;
     self->state.slot->close(self->state.generation);
     const caf::error reason = msg.reason;
+    if (error_code_of(reason) == errc::fenced) {
+      self->quit(reason);
+      return;
+    }
     write_snapshot<Profile>(self, [=] { self->quit(reason); });
   });
   return {

@@ -48,6 +48,7 @@ using restart_atom = caf::atom_constant<caf::atom("restart")>;
 // Leases (a node of a cluster: docs/design.md, "Leases").
 using lease_atom = caf::atom_constant<caf::atom("lease")>;
 using hand_over_atom = caf::atom_constant<caf::atom("handover")>;
+using lease_lost_atom = caf::atom_constant<caf::atom("leaselost")>;
 using lease_wait_atom = caf::atom_constant<caf::atom("leasewait")>;
 using shards_atom = caf::atom_constant<caf::atom("shards")>;
 // A connection of the actor port presents a token (identity.hpp).
@@ -163,7 +164,10 @@ struct interfaces {
       caf::reacts_to<lease_wait_atom, std::uint64_t>,
       // Stop serving it: the instance writes its last snapshot and stops;
       // true once it has (the lease may then be freed).
-      caf::replies_to<lease_atom, hand_over_atom>::with<bool>>;
+      caf::replies_to<lease_atom, hand_over_atom>::with<bool>,
+      // The lease was lost (the node's heartbeat lapsed): the instance stops
+      // at once, without its last snapshot; true once it has.
+      caf::replies_to<lease_atom, lease_lost_atom>::with<bool>>;
 };
 
 // The session matchmaker (docs/session.md): queues of tickets for live

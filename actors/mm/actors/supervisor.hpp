@@ -99,6 +99,34 @@ void start_instance(supervisor_pointer<Profile> self) {
   st.started = self->clock().now();
 }
 
+// Stops serving the shard: dormant once its instance is down, which the
+// answer waits for. Handed over, the instance writes its last snapshot
+// first (the next owner reads it); lost, it stops at once: that write would
+// wait on a database the node has lost (up to the store's call deadline),
+// the retake of this shard by the node's next incarnation would wait for it,
+// and it lands only while nobody has taken the lease yet. (A lost shard's
+// next owner starts from the last periodic snapshot, as after a kill.)
+template <class Profile>
+caf::result<bool> release(supervisor_pointer<Profile> self, bool write_last_snapshot) {
+  auto& st = self->state;
+  st.owned = false;
+  if (st.waiting) {  // released before it started: it never will
+    st.waiting->promise.deliver(make_error(
+        errc::conflict,
+        "matchmaker '" + st.config.id + "' was released before its lease could start"));
+    st.waiting.reset();
+  }
+  if (!st.instance) return true;  // dormant, or between crash and restart
+  if (st.releasing) return make_error(errc::conflict, "already releasing");
+  st.releasing = self->template make_response_promise<bool>();
+  if (write_last_snapshot)
+    self->send_exit(st.instance, caf::exit_reason::user_shutdown);
+  else
+    self->send_exit(st.instance, make_error(errc::fenced, "matchmaker '" + st.config.id +
+                                                              "': its lease was lost"));
+  return *st.releasing;
+}
+
 // Serves the shard under (node, epoch): its writes fenced by that lease.
 template <class Profile>
 void start_leased(supervisor_pointer<Profile> self, const std::string& node, std::uint64_t epoch) {
@@ -292,21 +320,8 @@ typename interfaces<Profile>::supervisor::behavior_type supervisor_actor(
                                 std::to_string(lease_wait_limit.count()) + " s"));
         st.waiting.reset();
       },
-      [=](lease_atom, hand_over_atom) -> caf::result<bool> {
-        auto& st = self->state;
-        st.owned = false;
-        if (st.waiting) {  // released before it started: it never will
-          st.waiting->promise.deliver(make_error(
-              errc::conflict,
-              "matchmaker '" + st.config.id + "' was released before its lease could start"));
-          st.waiting.reset();
-        }
-        if (!st.instance) return true;  // dormant, or between crash and restart
-        if (st.releasing) return make_error(errc::conflict, "already releasing");
-        st.releasing = self->template make_response_promise<bool>();
-        self->send_exit(st.instance, caf::exit_reason::user_shutdown);
-        return *st.releasing;
-      },
+      [=](lease_atom, hand_over_atom) { return release<Profile>(self, true); },
+      [=](lease_atom, lease_lost_atom) { return release<Profile>(self, false); },
   };
 }
 
