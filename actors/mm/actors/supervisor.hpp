@@ -111,9 +111,9 @@ caf::result<bool> release(supervisor_pointer<Profile> self, bool write_last_snap
   auto& st = self->state;
   st.owned = false;
   if (st.waiting) {  // released before it started: it never will
-    st.waiting->promise.deliver(make_error(
-        errc::conflict,
-        "matchmaker '" + st.config.id + "' was released before its lease could start"));
+    st.waiting->promise.deliver(
+        make_error(errc::conflict,
+                   "matchmaker '" + st.config.id + "' was released before its lease could start"));
     st.waiting.reset();
   }
   if (!st.instance) return true;  // dormant, or between crash and restart
