@@ -31,47 +31,21 @@
 #include <atomic>
 #include <caf/all.hpp>
 #include <chrono>
-#include <deque>
 #include <functional>
 #include <iterator>
 #include <memory>
 #include <mutex>
 #include <type_traits>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "mm/actors/batch_route.hpp"
 #include "mm/actors/engine_slot.hpp"
+#include "mm/actors/owed_calls.hpp"
 #include "mm/actors/router.hpp"
 #include "mm/engine/stable_hash.hpp"
 
 namespace mm::actors {
-
-// A callback called once: with the answer, or, when the last copy goes
-// unanswered (the bridge stopped with the query still in its mailbox), with
-// `request_receiver_down`.
-template <class Answer>
-class call_once {
- public:
-  explicit call_once(std::function<void(Answer)> f)
-      : state_(std::make_shared<state>(std::move(f))) {}
-  void operator()(Answer a) const {
-    if (auto f = std::exchange(state_->f, nullptr)) f(std::move(a));
-  }
-
- private:
-  struct state {
-    explicit state(std::function<void(Answer)> g) : f(std::move(g)) {}
-    state(const state&) = delete;
-    state& operator=(const state&) = delete;
-    ~state() {
-      if (f) f(Answer{caf::make_error(caf::sec::request_receiver_down)});
-    }
-    std::function<void(Answer)> f;
-  };
-  std::shared_ptr<state> state_;
-};
 
 template <class Profile>
 struct bridge_query {
@@ -152,21 +126,15 @@ class query_bridge {
   }
 
  private:
-  // Deadlines are the bridge's own, checked by one sweep every eighth of the
-  // timeout while queries are owed: a CAF request with a timeout costs a
-  // round trip through CAF's clock thread when it is sent and another when
-  // the timeout falls due, answered or not (measured: docs/performance.md,
-  // "HTTP queries without a waiting thread"). So a query is answered at the
-  // latest between `timeout` and 1.125 × `timeout` after it came. The queries
-  // owed are bounded by the callers (the HTTP server: one request per
-  // connection, a batch of at most max_batch_queries within its body limit).
+  // Deadlines are the bridge's own (owed_calls.hpp): a query is answered at
+  // the latest between `timeout` and 1.125 × `timeout` after it came. The
+  // queries owed are bounded by the callers (the HTTP server: one request
+  // per connection, a batch of at most max_batch_queries within its body
+  // limit).
   struct state {
     set_router<Profile> router;
     caf::timespan timeout{};
-    std::uint64_t next = 0;
-    std::unordered_map<std::uint64_t, call_once<answer>> owed;
-    std::deque<std::pair<std::uint64_t, caf::actor_clock::time_point>> deadlines;  // oldest first
-    bool sweeping = false;
+    owed_calls<answer> owed;
     std::shared_ptr<bridge_inbox<Profile>> inbox;  // its counts of batch answers
     static inline const char* name = "mm.query_bridge";
   };
@@ -186,24 +154,14 @@ class query_bridge {
   }
 
   static void answer_query(bridge_self* self, std::uint64_t seq, answer a) {
-    const auto it = self->state.owed.find(seq);
-    if (it == self->state.owed.end()) return;  // timed out already
-    const call_once<answer> done = std::move(it->second);
-    self->state.owed.erase(it);
-    done(std::move(a));
+    self->state.owed.answer(seq, std::move(a));
   }
 
   // Books the query as owed, with its deadline; returns its sequence number.
   static std::uint64_t owe(bridge_self* self, caf::timespan period, call_once<answer> done) {
-    auto& st = self->state;
-    const std::uint64_t seq = st.next++;
-    st.owed.emplace(seq, std::move(done));
-    st.deadlines.emplace_back(seq, self->clock().now() + st.timeout);
-    if (!st.sweeping) {
-      st.sweeping = true;
+    return self->state.owed.owe(std::move(done), self->clock().now() + self->state.timeout, [=] {
       self->delayed_send(self, period, bridge_sweep_atom::value);
-    }
-    return seq;
+    });
   }
 
   // Asks the set for a batch; one query goes alone, as a game's would. A
@@ -297,15 +255,8 @@ class query_bridge {
           }
         },
         [self, period](bridge_sweep_atom) {
-          auto& st = self->state;
-          const auto now = self->clock().now();
-          while (!st.deadlines.empty() && st.deadlines.front().second <= now) {
-            answer_query(self, st.deadlines.front().first,
-                         caf::make_error(caf::sec::request_timeout));
-            st.deadlines.pop_front();
-          }
-          st.sweeping = !st.deadlines.empty();
-          if (st.sweeping) self->delayed_send(self, period, bridge_sweep_atom::value);
+          if (self->state.owed.sweep(self->clock().now()))
+            self->delayed_send(self, period, bridge_sweep_atom::value);
         },
     };
   }

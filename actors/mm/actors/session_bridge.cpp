@@ -1,7 +1,6 @@
 #include "mm/actors/session_bridge.hpp"
 
 #include <algorithm>
-#include <deque>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -33,17 +32,11 @@ struct bridge_state {
   std::unordered_set<std::uint64_t> owned;  // created here and not yet told to have left
   std::uint64_t next = 0;
   bool released = false;
-  // Creates asked and not answered yet, and their deadlines (oldest first):
-  // the bridge's own, checked by one sweep every eighth of the timeout while
-  // creates are owed. A CAF request with a timeout costs a message through
-  // CAF's clock thread when sent and another when the timeout falls due,
-  // answered or not (docs/performance.md, "HTTP with hundreds of creates in
-  // flight"). So a create is answered at the latest between `timeout` and
-  // 1.125 × `timeout` after it came. The creates owed are bounded by the
-  // callers (the HTTP server: one request per connection).
-  std::unordered_map<std::uint64_t, call_once<create_answer>> creates_owed;
-  std::deque<std::pair<std::uint64_t, caf::actor_clock::time_point>> create_deadlines;
-  bool sweeping = false;
+  // Creates asked and not answered yet, with deadlines of the bridge's own
+  // (owed_calls.hpp; docs/performance.md, "HTTP with hundreds of creates in
+  // flight"): each is answered at the latest between `timeout` and
+  // 1.125 × `timeout` after it came.
+  owed_calls<create_answer> creates_owed;
   static inline const char* name = "mm.session_bridge";
 };
 using bridge_actor = caf::stateful_actor<bridge_state>;
@@ -80,25 +73,15 @@ void schedule(bridge_actor* self, std::uint64_t ticket, const long_poll& p) {
 
 // The create `seq`'s answer, unless the sweep gave it its timeout already.
 void answer_create(bridge_actor* self, std::uint64_t seq, create_answer a) {
-  auto& owed = self->state.creates_owed;
-  const auto it = owed.find(seq);
-  if (it == owed.end()) return;
-  const call_once<create_answer> done = std::move(it->second);
-  owed.erase(it);
-  done(std::move(a));
+  self->state.creates_owed.answer(seq, std::move(a));
 }
 
 // Books a create as owed until the bridge's timeout; returns its number.
 std::uint64_t owe_create(bridge_actor* self, call_once<create_answer> done) {
   auto& st = self->state;
-  const std::uint64_t seq = st.next++;
-  st.creates_owed.emplace(seq, std::move(done));
-  st.create_deadlines.emplace_back(seq, self->clock().now() + st.timeout);
-  if (!st.sweeping) {
-    st.sweeping = true;
-    self->delayed_send(self, st.timeout / 8, create_sweep_atom::value);
-  }
-  return seq;
+  return st.creates_owed.owe(std::move(done), self->clock().now() + st.timeout, [=] {
+    self->delayed_send(self, self->state.timeout / 8, create_sweep_atom::value);
+  });
 }
 
 caf::behavior bridge(bridge_actor* self, session_interfaces::service service, caf::timespan timeout,
@@ -141,15 +124,8 @@ caf::behavior bridge(bridge_actor* self, session_interfaces::service service, ca
                 [done = p->done](caf::error& e) { done(std::move(e)); });
       },
       [self](create_sweep_atom) {
-        auto& st = self->state;
-        const auto now = self->clock().now();
-        while (!st.create_deadlines.empty() && st.create_deadlines.front().second <= now) {
-          answer_create(self, st.create_deadlines.front().first,
-                        caf::make_error(caf::sec::request_timeout));
-          st.create_deadlines.pop_front();
-        }
-        st.sweeping = !st.create_deadlines.empty();
-        if (st.sweeping) self->delayed_send(self, st.timeout / 8, create_sweep_atom::value);
+        if (self->state.creates_owed.sweep(self->clock().now()))
+          self->delayed_send(self, self->state.timeout / 8, create_sweep_atom::value);
       },
       [self](bridge_release_atom) {
         auto& st = self->state;
