@@ -17,6 +17,20 @@ double seconds_since(steady::time_point t) {
   return std::chrono::duration<double>(steady::now() - t).count();
 }
 
+// `live`, and the nodes of `view` that may be about to join again: not live,
+// expired less than `within` ago (declared dead or not: the first take after
+// an outage declares every expired node dead), and with no live incarnation
+// of their name.
+std::vector<planned_node> with_returning(const cluster_view& view, std::vector<planned_node> live,
+                                         std::chrono::milliseconds within) {
+  std::set<std::string> names;
+  for (const auto& n : live) names.insert(n.name);
+  for (const auto& n : view.nodes)
+    if (!n.live && -n.expires_in_ms < within.count() && names.insert(n.info.name).second)
+      live.push_back({n.id, n.info.name, n.info.pinned});
+  return live;
+}
+
 }  // namespace
 
 lease_agent::lease_agent(agent_config config, ownership_hooks hooks,
@@ -59,6 +73,10 @@ void lease_agent::join() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     last_renewal_sent_ = sent;
+    joined_at_ = sent;
+    // "Free for three rounds" counts this incarnation's rounds: a resource
+    // seen free in a round before an outage was not free all along.
+    free_since_.clear();
     node_id_ = id;
     ++counters_.joins;
   }
@@ -263,6 +281,20 @@ void lease_agent::balance(const cluster_view& view) {
     last_view_at_ = steady::now();
     plan_ = plan;
   }
+  // What this node takes. A fresh incarnation (joined less than two rounds
+  // ago) plans as if the nodes that expired within T and have no live
+  // incarnation of their name were there too. After an outage of the
+  // database, or a link of every node to it, the nodes join again within
+  // moments of each other; planned over the live nodes alone, the first to
+  // join took every resource and handed most over as the others came, so
+  // most shards started twice (seen in the fault tests' logs). What such a
+  // node is planned is taken anyway once it has been free for three rounds
+  // (below), or once this node's grace is over. Names are hashed, not
+  // incarnations: the plan is the same when the node comes back.
+  const bool fresh = steady::now() - joined_at_ < config_.check_every() * 2;
+  const auto take_plan =
+      fresh ? plan_ownership(config_.resources, with_returning(view, live, config_.takeover_after))
+            : plan;
   std::map<std::string, const cluster_lease_row*> lease_of;
   for (const auto& l : view.leases) lease_of[l.resource] = &l;
   const std::set<std::string> ours(config_.resources.begin(), config_.resources.end());
@@ -321,8 +353,8 @@ void lease_agent::balance(const cluster_view& view) {
       continue;
     }
     const auto first_seen = free_since_.emplace(l.resource, now).first->second;
-    const auto target = plan.find(l.resource);
-    const bool planned_here = target != plan.end() && target->second == node_id_;
+    const auto target = take_plan.find(l.resource);
+    const bool planned_here = target != take_plan.end() && target->second == node_id_;
     if (!planned_here && now - first_seen < config_.check_every() * 3) continue;
     if (const auto failed = start_failed_.find(l.resource);
         failed != start_failed_.end() && now - failed->second < config_.check_every())

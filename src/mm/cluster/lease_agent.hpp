@@ -174,6 +174,7 @@ class lease_agent {
   // the same node took it again: a loop of takes, epochs by the hundred,
   // while an old instance of it was still stopping.)
   std::map<std::string, std::chrono::steady_clock::time_point> start_failed_;
+  std::chrono::steady_clock::time_point joined_at_{};  // this incarnation's join (sent)
   // Guarded by mutex_ (the watchdog reads and writes them too):
   // When the last renewal (or join) that succeeded was sent.
   std::chrono::steady_clock::time_point last_renewal_sent_{};
