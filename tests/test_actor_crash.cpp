@@ -39,6 +39,17 @@ instance_config<Profile> instance_on(const std::string& path) {
   c.detached_worker = false;
   return c;
 }
+
+// Instance "mm" over a table of 300 players at `path`, a leased shard of a
+// node whose serving deadline stays open.
+instance_config<generic_profile> leased_on(const std::string& path) {
+  fill_table(path, 300);
+  auto c = instance_on<generic_profile>(path);
+  auto gate = std::make_shared<cluster::serving_deadline>();
+  gate->extend_to(cluster::serving_deadline::clock::now() + 24h);
+  c.lease_gate = gate;
+  return c;
+}
 }  // namespace
 
 TEST_CASE("a crashed instance restarts from its snapshot, backing off", "[actors]") {
@@ -192,14 +203,9 @@ TEST_CASE("a supervisor's instance ends with it, also when it is killed", "[acto
 TEST_CASE("a lease taken while the last instance stops starts once it is down",
           "[actors][cluster]") {
   test::temp_dir dir;
-  const auto path = dir.file("mm.db");
-  fill_table(path, 300);
   test::actor_fixture f;
-  auto c = instance_on<generic_profile>(path);
-  auto gate = std::make_shared<cluster::serving_deadline>();
-  gate->extend_to(cluster::serving_deadline::clock::now() + 24h);
-  c.lease_gate = gate;
-  auto sup = f.sys().spawn(supervisor_actor<generic_profile>, c, restart_backoff{});
+  auto sup = f.sys().spawn(supervisor_actor<generic_profile>, leased_on(dir.file("mm.db")),
+                           restart_backoff{});
   const auto served = [&] {
     auto [info, e] = f.ask<instance_info>(sup, info_atom::value);
     if (!info) CHECK(error_code_of(e) == errc::not_owned_here);
@@ -261,14 +267,9 @@ TEST_CASE("a lease taken while the last instance stops starts once it is down",
 TEST_CASE("a lost lease stops its instance without the last snapshot, a hand-over writes it",
           "[actors][cluster]") {
   test::temp_dir dir;
-  const auto path = dir.file("mm.db");
-  fill_table(path, 300);
   test::actor_fixture f;
-  auto c = instance_on<generic_profile>(path);
-  auto gate = std::make_shared<cluster::serving_deadline>();
-  gate->extend_to(cluster::serving_deadline::clock::now() + 24h);
-  c.lease_gate = gate;
-  auto sup = f.sys().spawn(supervisor_actor<generic_profile>, c, restart_backoff{});
+  auto sup = f.sys().spawn(supervisor_actor<generic_profile>, leased_on(dir.file("mm.db")),
+                           restart_backoff{});
   const auto served = [&] { return f.ask<instance_info>(sup, info_atom::value).first.has_value(); };
 
   CHECK(f.ask<bool>(sup, lease_atom::value, std::string("n#1"), std::uint64_t{1}).first);
