@@ -12,6 +12,7 @@
 #include "mm/storage/database.hpp"
 #include "mm/storage/player_table.hpp"
 #include "mm/testing/temp_dir.hpp"
+#include "player_claims_checks.hpp"
 
 using namespace mm;
 
@@ -187,4 +188,18 @@ TEST_CASE("configuration versions are only added, one writer per number", "[db][
   mm::test::temp_dir dir;
   mm::sqlite_store a(dir.file("mm.db")), b(dir.file("mm.db"));
   mm::test::check_config_versions(a, b);
+}
+
+TEST_CASE("player claims: a ticket takes all its players or none, and its outcome frees them",
+          "[db][claims]") {
+  mm::test::temp_dir dir;
+  mm::sqlite_store a(dir.file("mm.db")), b(dir.file("mm.db"));
+  mm::test::check_player_claims(a, b);
+}
+
+TEST_CASE("two services claiming the same players at once never both hold one, on SQLite",
+          "[db][claims]") {
+  mm::test::temp_dir dir;
+  mm::sqlite_store a(dir.file("mm.db")), b(dir.file("mm.db"));
+  mm::test::check_claims_under_contention(a, b);
 }

@@ -17,6 +17,7 @@
 #include "mm/storage/pg_store.hpp"
 #include "mm/testing/postgres_server.hpp"
 #include "mm/testing/temp_dir.hpp"
+#include "player_claims_checks.hpp"
 #include "postgres_available.hpp"
 
 using mm::test::have_postgres;
@@ -450,4 +451,20 @@ TEST_CASE("the journal's rows of before version 9 read back and drop the same on
     CHECK(store->read_v8_journal("node-a").empty());
     CHECK(store->read_v8_journal("node-b").size() == 1);  // another service's stay
   }
+}
+
+TEST_CASE("player claims on PostgreSQL as on SQLite: all players or none, freed by the outcome",
+          "[postgres][store][claims]") {
+  if (!have_postgres()) return;
+  postgres_server server;
+  mm::pg_store a(server.url()), b(server.url());
+  mm::test::check_player_claims(a, b);
+}
+
+TEST_CASE("two services claiming the same players at once never both hold one, on PostgreSQL",
+          "[postgres][store][claims]") {
+  if (!have_postgres()) return;
+  postgres_server server;
+  mm::pg_store a(server.url()), b(server.url());
+  mm::test::check_claims_under_contention(a, b);
 }

@@ -3,11 +3,13 @@
 // sources on different generations never meet; the claims of multi-queue
 // tickets (mm/session/ticket_claims.hpp): the first claim wins, all or none.
 #include <catch2/catch.hpp>
+#include <memory>
 #include <set>
 #include <thread>
 #include <unordered_set>
 
 #include "mm/engine/random.hpp"
+#include "mm/session/partitions.hpp"
 #include "mm/session/public_id.hpp"
 #include "mm/session/ticket_claims.hpp"
 
@@ -70,6 +72,29 @@ TEST_CASE("id sources on different generations never hand out the same id", "[se
   CHECK(random_id_key() != random_id_key());
 }
 
+TEST_CASE("an id tells the key's holder which partition made it, and no two sources collide",
+          "[session][ids]") {
+  std::uint64_t generation = 0;
+  const auto next_generation = [&generation] { return ++generation; };
+  const id_key key = random_id_key();
+  std::vector<std::unique_ptr<id_source>> sources;
+  for (const std::uint32_t p : {0u, 1u, 3u, 200u, 255u})
+    sources.push_back(std::make_unique<id_source>(key, next_generation, p));
+  const std::uint32_t partitions[] = {0, 1, 3, 200, 255};
+  std::unordered_set<std::uint64_t> ids;
+  for (int i = 0; i < 20'000; ++i)
+    for (std::size_t s = 0; s < sources.size(); ++s) {
+      const auto id = sources[s]->next();
+      REQUIRE(ids.insert(id).second);
+      const auto serial = sources[s]->permutation().decode(id);
+      REQUIRE(partition_of_serial(serial) == partitions[s]);
+      REQUIRE(serial >> id_sequence_bits == s + 1);  // its own generation
+    }
+  // Partition 0's serials are laid out as before partitions existed.
+  id_source plain(key, next_generation);
+  CHECK(plain.permutation().decode(plain.next()) == (generation << id_sequence_bits | 1));
+}
+
 TEST_CASE("a shared ticket is claimed once, all of a match's or none", "[session][ids]") {
   ticket_claims claims;
   const ticket_id ab[] = {1, 2};
@@ -82,4 +107,19 @@ TEST_CASE("a shared ticket is claimed once, all of a match's or none", "[session
   const ticket_id b[] = {2};
   CHECK(claims.try_claim(b).empty());
   CHECK(claims.size() == 3);
+}
+
+TEST_CASE("a queue's partition is a stable hash of its name, spread evenly", "[session][ids]") {
+  // Fixed values: a partition's queues must not move between builds.
+  static_assert(queue_partition("duel", 1) == 0);
+  static_assert(queue_partition("duel", 8) == 3);
+  static_assert(queue_partition("ranked-eu", 16) == 0);
+  CHECK(partition_resource(0, 1) == "sessions");
+  CHECK(partition_resource(3, 8) == "sessions-3");
+  std::vector<int> count(8);
+  for (int i = 0; i < 8000; ++i) ++count[queue_partition("queue-" + std::to_string(i), 8)];
+  for (const int c : count) {
+    CHECK(c > 850);
+    CHECK(c < 1150);
+  }
 }

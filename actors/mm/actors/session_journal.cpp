@@ -1,5 +1,6 @@
 #include "mm/actors/session_journal.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <unordered_map>
 
@@ -84,10 +85,61 @@ void note_write(session_journal_state& st, bool written) {
   if (!written) st.config.health->failures.fetch_add(1, std::memory_order_relaxed);
 }
 
+// With shared claims: the new tickets' players are claimed first, in a
+// transaction of their own; a ticket refused (a player waits in a ticket of
+// another service) is answered with errc::conflict and not written. A
+// failed claim answers every create with the store's error; what it may
+// have claimed is released by a later batch.
+constexpr std::size_t max_claims_to_release = 1 << 20;
+
+void claim_players_of(session_journal_state& st,
+                      std::vector<session_journal_state::pending_create>& creates) {
+  if (!st.config.claims || !st.config.store || creates.empty()) return;
+  std::vector<player_claim> claims;
+  claims.reserve(creates.size());
+  for (const auto& c : creates) {
+    player_claim claim{serial_of(st.config.ids.get(), c.ticket.id), {}};
+    for (const auto& p : c.ticket.ticket.players)
+      if (std::find(claim.players.begin(), claim.players.end(), p.id) == claim.players.end())
+        claim.players.push_back(p.id);
+    claims.push_back(std::move(claim));
+  }
+  std::vector<std::uint64_t> refused;
+  try {
+    refused = st.config.store->claim_players(st.config.service, claims);
+  } catch (const mm::error& e) {
+    log(log_level::error, "journal", std::string(e.what()) + "; the new tickets are refused");
+    const auto err = make_error(e.code(), e.what());
+    for (std::size_t i = 0; i < creates.size(); ++i) {
+      if (st.claims_to_release.size() < max_claims_to_release)
+        st.claims_to_release.push_back(claims[i].ticket);
+      creates[i].promise.deliver(err);
+    }
+    creates.clear();
+    return;
+  }
+  if (refused.empty()) return;
+  std::sort(refused.begin(), refused.end());
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < creates.size(); ++i) {
+    if (!std::binary_search(refused.begin(), refused.end(), claims[i].ticket)) {
+      if (kept != i) creates[kept] = std::move(creates[i]);
+      ++kept;
+      continue;
+    }
+    creates[i].promise.deliver(make_error(
+        errc::conflict,
+        "players: a player of this ticket already waits in a ticket of another partition of "
+        "the session queues"));
+  }
+  creates.resize(kept);
+}
+
 void flush(session_journal_pointer self) {
   auto& st = self->state;
   st.flush_sent = false;
   if (st.creates.empty() && st.finishes.empty() && st.backfills.empty()) return;
+  claim_players_of(st, st.creates);
   auto creates = std::move(st.creates);
   auto finishes = std::move(st.finishes);
   auto copies = std::move(st.copies);
@@ -123,6 +175,7 @@ void flush(session_journal_pointer self) {
     e.seq = ++seq;
     e.at_unix_ms = now;
     std::string bytes = encode_outcome(e);
+    if (st.config.claims) batch.released.push_back(serial_of(ids, e.ticket));
     batch.finished.push_back(
         {serial_of(ids, e.ticket), {}, static_cast<std::uint8_t>(e.state), now, bytes});
     batch.events.push_back({e.seq, e.ticket, {}, e.queue, now, std::move(bytes)});
@@ -145,9 +198,18 @@ void flush(session_journal_pointer self) {
     }
     batch.backfills.push_back(std::move(row));
   }
+  // Claims whose ticket may not have been written (a failed claim or batch):
+  // released unless their ticket waits.
+  batch.released.insert(batch.released.end(), st.claims_to_release.begin(),
+                        st.claims_to_release.end());
   try {
     if (st.config.store) st.config.store->write_journal(st.config.service, batch);
+    st.claims_to_release.clear();
   } catch (const mm::error& e) {
+    // Bounded: past it, a claim left behind waits for the next start's
+    // drop_orphan_claims.
+    if (st.config.claims && st.claims_to_release.size() < max_claims_to_release)
+      for (const auto& c : batch.created) st.claims_to_release.push_back(c.id);
     ++st.failures;
     note_write(st, false);
     log(log_level::error, "journal",
@@ -337,6 +399,18 @@ session_journal_actor::behavior_type session_journal(session_journal_pointer sel
   auto& st = self->state;
   st.config = std::move(config);
   st.last_seq = st.config.last_seq;
+  if (st.config.claims && st.config.store) {
+    // Before any new ticket: the claims an earlier run took for tickets it
+    // never wrote (killed between the two transactions) go.
+    try {
+      if (const auto n = st.config.store->drop_orphan_claims(st.config.service))
+        log(log_level::info, "journal",
+            std::to_string(n) + " player claims of tickets never written were dropped");
+    } catch (const mm::error& e) {
+      log(log_level::error, "journal",
+          std::string(e.what()) + "; claims of tickets never written stay until the next start");
+    }
+  }
   self->delayed_send(self, st.config.prune_every, journal_atom::value, prune_atom::value);
   return {
       [self](journal_atom, create_atom, durable_ticket& t) {

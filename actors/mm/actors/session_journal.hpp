@@ -2,6 +2,10 @@
 // journal (mm/storage/ticket_journal.hpp), and what makes a session ticket
 // durable before anyone is told of it.
 //
+// Shared claims (config.claims): a batch's new tickets first claim their
+// players in a transaction of their own; the refused ones are answered with
+// errc::conflict and not written.
+//
 // Group commit: records that arrive while the journal is busy wait in one
 // batch; the batch is written in one transaction when the journal reaches the
 // flush it sent itself after the first of them (so every record already in
@@ -119,6 +123,12 @@ struct session_journal_config {
   // serial (ticket_journal.hpp), which keeps a batch's rows on a few pages.
   // None: by public id (tests of the journal alone).
   std::shared_ptr<const session::id_permutation> ids;
+  // The service shares its players' claims with the other services of the
+  // store (the session queues in partitions, docs/design.md): a new ticket's
+  // players are claimed before its row is written, and an outcome frees them
+  // in its own transaction (ticket_journal.hpp, player_claim). Off: the
+  // service's books alone keep one ticket per player.
+  bool claims = false;
 };
 
 // A ticket's key in the journal's store, and back (none: the id itself).
@@ -149,6 +159,9 @@ struct session_journal_state {
   std::vector<pending_finish> finishes;
   std::vector<pending_backfill> backfills;
   std::vector<ticket_outcome> copies;  // placements told to game servers: events only
+  // Tickets (serials) whose claims a failed write may have left: released
+  // by the next batch written, unless the ticket waits.
+  std::vector<std::uint64_t> claims_to_release;
   bool flush_sent = false;
   std::uint64_t last_seq = 0;
   std::uint64_t batches = 0, records = 0, failures = 0;

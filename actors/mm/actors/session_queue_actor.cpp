@@ -254,6 +254,52 @@ caf::result<bool> reconfigure(session_queue_pointer self, session::queue_config 
   return rp;
 }
 
+// Takes the ticket into the queue; the error naming the field when it refuses.
+std::optional<caf::error> add_ticket(session_queue_pointer self, const durable_ticket& t) {
+  auto& s = self->state;
+  try {
+    s.queue->add(to_queue_request(t), session::time_ms(t.created_ms), t.id);
+  } catch (const mm::error& e) {
+    return make_error(e.code(), e.what());
+  }
+  // Created before a tick that ran without it: a replay must add it after
+  // that tick, not at its creation.
+  if (s.config.recorder && s.last_tick_at && session::time_ms(t.created_ms) <= *s.last_tick_at)
+    s.config.recorder->joined_late(s.config.queue.name, t.id,
+                                   s.config.unix_epoch_ms + s.last_tick_at->count());
+  return std::nullopt;
+}
+
+// With shared claims (session_queue_actor_config::admit_after_write):
+// checked, written (its players claimed), then taken. A ticket the queue
+// refuses after its row was written (it filled up meanwhile) leaves at once
+// as failed, through the journal like any outcome.
+caf::result<std::uint64_t> admit_after_write(session_queue_pointer self, queued_ticket q) {
+  auto& s = self->state;
+  try {
+    s.queue->check(to_queue_request(q.ticket), session::time_ms(q.ticket.created_ms));
+  } catch (const mm::error& e) {
+    return make_error(e.code(), e.what());
+  }
+  auto rp = self->make_response_promise<std::uint64_t>();
+  self->request(s.config.journal, caf::infinite, journal_atom::value, create_atom::value, q.ticket)
+      .then(
+          [self, rp, t = q.ticket](std::uint64_t id) mutable {
+            auto& st = self->state;
+            if (auto refused = add_ticket(self, t)) {
+              std::vector<ticket_outcome> failed{
+                  outcome_in(st.config.queue.name, t.id, session::ticket_state::failed)};
+              self->send(st.config.journal, journal_atom::value, finish_atom::value,
+                         std::move(failed));
+              rp.deliver(std::move(*refused));
+              return;
+            }
+            rp.deliver(id);
+          },
+          [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
+  return rp;
+}
+
 }  // namespace
 
 session::ticket_request to_queue_request(const durable_ticket& t) {
@@ -286,18 +332,8 @@ session_queue_actor_type::behavior_type session_queue_actor(session_queue_pointe
   return {
       [self](create_atom, queued_ticket& q) -> caf::result<std::uint64_t> {
         auto& s = self->state;
-        try {
-          s.queue->add(to_queue_request(q.ticket), session::time_ms(q.ticket.created_ms),
-                       q.ticket.id);
-        } catch (const mm::error& e) {
-          return make_error(e.code(), e.what());
-        }
-        // Created before a tick that ran without it: a replay must add it
-        // after that tick, not at its creation.
-        if (s.config.recorder && s.last_tick_at &&
-            session::time_ms(q.ticket.created_ms) <= *s.last_tick_at)
-          s.config.recorder->joined_late(s.config.queue.name, q.ticket.id,
-                                         s.config.unix_epoch_ms + s.last_tick_at->count());
+        if (q.journal && s.config.admit_after_write) return admit_after_write(self, std::move(q));
+        if (auto refused = add_ticket(self, q.ticket)) return std::move(*refused);
         if (!q.journal) return q.ticket.id;
         return self->delegate(s.config.journal, journal_atom::value, create_atom::value,
                               std::move(q.ticket));

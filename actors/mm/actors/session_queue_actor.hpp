@@ -99,6 +99,11 @@ struct session_queue_actor_config {
   std::optional<caf::actor_clock::time_point> epoch;
   session_journal_actor journal;
   std::shared_ptr<session::ticket_claims> claims;  // for multi-queue tickets
+  // The journal claims the players of each new ticket in the store
+  // (session_journal_config::claims), and may refuse it: a ticket is then
+  // checked, written, and only then taken into the queue, so that no tick
+  // matches a ticket the journal refused. Off: taken at once, written after.
+  bool admit_after_write = false;
   std::shared_ptr<session::id_source> ids;         // match ids; null: the engine's own
   std::vector<durable_ticket> restored;            // waiting tickets to take back
   std::vector<backfill_state> restored_backfills;  // running matches to take back

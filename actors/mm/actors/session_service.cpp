@@ -36,6 +36,7 @@ void start_slot(session_service_pointer self, std::size_t slot,
   c.queue.epoch = st.epoch;
   c.queue.journal = st.journal;
   c.queue.claims = st.claims;
+  c.queue.admit_after_write = st.config.shared_claims && st.config.store;
   c.queue.ids = st.config.ids;
   c.queue.restored = std::move(restored);
   c.queue.restored_backfills = std::move(backfills);
@@ -400,6 +401,7 @@ session_journal_actor spawn_journal(session_service_pointer self) {
   j.retention = st.config.outcome_retention;
   j.max_retained = st.config.max_outcomes;
   j.health = st.config.journal_writes;
+  j.claims = st.config.shared_claims;
   j.ids =
       std::shared_ptr<const session::id_permutation>(st.config.ids, &st.config.ids->permutation());
   auto journal = st.config.detached_journal

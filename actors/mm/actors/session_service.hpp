@@ -81,6 +81,12 @@ struct session_service_config {
   std::chrono::milliseconds outcome_retention{600'000};
   std::size_t max_outcomes = 100'000;
   std::size_t journal_batch = 4096;
+  // Other services share the store and its players (the session queues in
+  // partitions): one waiting ticket per player holds across all of them
+  // through claims in the store (session_journal_config::claims). A new
+  // ticket is then taken into its queue once written, one transaction later
+  // than alone. Off: this service's books keep the rule.
+  bool shared_claims = false;
   bool detached_journal = true;  // false on the deterministic test scheduler
   // Where every committed event goes, for those who follow them (none: nobody).
   std::shared_ptr<ticket_event_feed> events;

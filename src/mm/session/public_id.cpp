@@ -117,12 +117,16 @@ id_key random_id_key() {
   return key;
 }
 
-id_source::id_source(id_key key, std::function<std::uint64_t()> reserve_generation)
-    : permutation_(key), reserve_(std::move(reserve_generation)) {
+id_source::id_source(id_key key, std::function<std::uint64_t()> reserve_generation,
+                     std::uint32_t partition)
+    : permutation_(key),
+      reserve_(std::move(reserve_generation)),
+      partition_bits_(static_cast<std::uint64_t>(partition % max_id_partitions)
+                      << id_counter_bits) {
   std::lock_guard<std::mutex> lock(refill_);
-  const std::uint64_t g = reserve_();
-  next_serial_ = g << id_sequence_bits | 1;  // sequence 0 is never used: no serial is 0
-  end_serial_ = (g + 1) << id_sequence_bits;
+  const std::uint64_t base = reserve_() << id_sequence_bits | partition_bits_;
+  next_serial_ = base | 1;  // counter 0 is never used first: no serial is 0
+  end_serial_ = base + (std::uint64_t{1} << id_counter_bits);
 }
 
 std::uint64_t id_source::next() {
@@ -132,9 +136,9 @@ std::uint64_t id_source::next() {
     // The generation is used up: one caller takes the next; the others retry.
     std::lock_guard<std::mutex> lock(refill_);
     if (next_serial_.load() < end_serial_.load()) continue;
-    const std::uint64_t g = reserve_();
-    end_serial_ = (g + 1) << id_sequence_bits;
-    next_serial_ = g << id_sequence_bits;
+    const std::uint64_t base = reserve_() << id_sequence_bits | partition_bits_;
+    end_serial_ = base + (std::uint64_t{1} << id_counter_bits);
+    next_serial_ = base;
   }
 }
 

@@ -135,12 +135,14 @@ pg::statement pg_store::fence_statement() const {
           {fence_.resource, fence_.node, pg::to_param(static_cast<std::int64_t>(fence_.epoch))}};
 }
 
-void pg_store::fenced_pipeline(std::vector<pg::statement>& statements) {
+std::vector<pg::result> pg_store::fenced_pipeline(std::vector<pg::statement>& statements) {
   // An empty write still asks the fence: a writer learns it was fenced out.
-  if (statements.empty() && fence_.empty()) return;
+  if (statements.empty() && fence_.empty()) return {};
   if (!fence_.empty()) statements.insert(statements.begin(), fence_statement());
   try {
-    db_.sql().exec_pipeline(statements);
+    auto results = db_.sql().exec_pipeline(statements);
+    if (!fence_.empty()) results.erase(results.begin());
+    return results;
   } catch (const pg::failure& e) {
     if (!fence_.empty() && e.statement == 0 && e.state == "22012") throw fenced_error();
     throw;

@@ -52,6 +52,9 @@ class pg_store final : public player_store {
   void prune_journal(const std::string& service, const journal_prune& p) override;
   std::vector<journal_v8_row> read_v8_journal(const std::string& service) override;
   void drop_v8_journal(const std::string& service) override;
+  std::vector<std::uint64_t> claim_players(const std::string& service,
+                                           const std::vector<player_claim>& claims) override;
+  std::size_t drop_orphan_claims(const std::string& service) override;
   std::uint64_t reserve_id_generation() override;
   id_key_words ticket_id_key(const id_key_words& fresh) override;
   // The configuration's versions (pg_config_versions.cpp).
@@ -83,7 +86,8 @@ class pg_store final : public player_store {
   pg::statement fence_statement() const;
   // `statements` after the fence's check, in one round trip and one
   // transaction (pg::connection::exec_pipeline); errc::fenced when refused.
-  void fenced_pipeline(std::vector<pg::statement>& statements);
+  // The results of `statements`, in their order.
+  std::vector<pg::result> fenced_pipeline(std::vector<pg::statement>& statements);
 
   std::string url_;  // with its password: scanners open their own connections
   std::chrono::milliseconds io_timeout_;

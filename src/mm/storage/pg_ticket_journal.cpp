@@ -103,6 +103,17 @@ void pg_store::write_journal(const std::string& service, const journal_batch& b)
       }
       s.push_back(std::move(st));
     }
+    for (std::size_t from = 0; from < b.released.size(); from += rows_per_statement) {
+      const std::size_t n = std::min(rows_per_statement, b.released.size() - from);
+      pg::statement st{"DELETE FROM session_player_claims c USING (VALUES " +
+                           rows_of(n, {"bigint"}, 1) +
+                           ") AS v(t) WHERE c.ticket_id = v.t AND NOT EXISTS (SELECT 1 FROM "
+                           "session_ticket_journal j WHERE j.ticket_id = v.t AND j.state = 0)",
+                       {}};
+      for (std::size_t i = from; i < from + n; ++i)
+        st.params.push_back(pg::to_param(signed_id(b.released[i])));
+      s.push_back(std::move(st));
+    }
     if (!b.events.empty())  // outlives the events retention deletes (ticket_journal.cpp)
       s.push_back(
           {"INSERT INTO session_counters (name, value) VALUES ($1, $2) ON CONFLICT (name) "
@@ -229,6 +240,73 @@ void pg_store::drop_v8_journal(const std::string& service) {
     check_fence(tx);
     tx.exec_params("DELETE FROM session_ticket_journal_v8 WHERE service = $1", service);
     tx.commit();
+  });
+}
+
+std::vector<std::uint64_t> pg_store::claim_players(const std::string& service,
+                                                   const std::vector<player_claim>& claims) {
+  if (claims.empty()) return {};
+  return pg_guarded(db_, "claim the players of new tickets", [&] {
+    // Inserted in the players' order in every transaction, so that two
+    // services claiming the same players wait for each other, never in a cycle.
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> rows;  // (player, ticket)
+    for (const auto& c : claims)
+      for (const std::uint64_t p : c.players) rows.emplace_back(p, c.ticket);
+    std::sort(rows.begin(), rows.end());
+    std::vector<pg::statement> s;
+    for (std::size_t from = 0; from < rows.size(); from += rows_per_statement) {
+      const std::size_t n = std::min(rows_per_statement, rows.size() - from);
+      pg::statement st{
+          "INSERT INTO session_player_claims (player, service, ticket_id) SELECT "
+          "v.player, $1, v.ticket FROM (VALUES " +
+              rows_of(n, {"bigint", "bigint"}, 2) +
+              ") AS v(player, ticket) ORDER BY v.player ON CONFLICT (player) DO "
+              "NOTHING",
+          {service}};
+      for (std::size_t i = from; i < from + n; ++i)
+        st.params.insert(st.params.end(), {pg::to_param(signed_id(rows[i].first)),
+                                           pg::to_param(signed_id(rows[i].second))});
+      s.push_back(std::move(st));
+    }
+    // A ticket that got only some of its players gives them back; then the
+    // tickets without a claim are the refused ones.
+    const std::size_t first_check = s.size();
+    for (std::size_t from = 0; from < claims.size(); from += rows_per_statement) {
+      const std::size_t n = std::min(rows_per_statement, claims.size() - from);
+      const std::string values = rows_of(n, {"bigint", "bigint"}, 1);
+      pg::statement partial{
+          "DELETE FROM session_player_claims c USING (VALUES " + values +
+              ") AS v(ticket, players) WHERE c.ticket_id = v.ticket AND (SELECT count(*) FROM "
+              "session_player_claims d WHERE d.ticket_id = v.ticket) < v.players",
+          {}};
+      for (std::size_t i = from; i < from + n; ++i)
+        partial.params.insert(partial.params.end(),
+                              {pg::to_param(signed_id(claims[i].ticket)),
+                               pg::to_param(static_cast<std::int64_t>(claims[i].players.size()))});
+      pg::statement refused{
+          "SELECT v.ticket FROM (VALUES " + values +
+              ") AS v(ticket, players) WHERE NOT EXISTS (SELECT 1 FROM session_player_claims c "
+              "WHERE c.ticket_id = v.ticket)",
+          partial.params};
+      s.push_back(std::move(partial));
+      s.push_back(std::move(refused));
+    }
+    const auto results = fenced_pipeline(s);
+    std::vector<std::uint64_t> out;
+    for (std::size_t i = first_check + 1; i < results.size(); i += 2)
+      for (std::size_t r = 0; r < results[i].size(); ++r)
+        out.push_back(static_cast<std::uint64_t>(results[i].int64(r, 0)));
+    return out;
+  });
+}
+
+std::size_t pg_store::drop_orphan_claims(const std::string& service) {
+  return pg_guarded(db_, "drop the player claims of tickets never written", [&] {
+    std::vector<pg::statement> s{
+        {"DELETE FROM session_player_claims c WHERE c.service = $1 AND NOT EXISTS (SELECT 1 "
+         "FROM session_ticket_journal j WHERE j.ticket_id = c.ticket_id AND j.state = 0)",
+         {service}}};
+    return static_cast<std::size_t>(fenced_pipeline(s).at(0).affected_rows());
   });
 }
 

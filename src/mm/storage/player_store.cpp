@@ -100,6 +100,15 @@ void sqlite_store::drop_v8_journal(const std::string& service) {
   mm::drop_v8_journal(db_, service);
 }
 
+std::vector<std::uint64_t> sqlite_store::claim_players(const std::string& service,
+                                                       const std::vector<player_claim>& claims) {
+  return mm::claim_players(db_, service, claims);
+}
+
+std::size_t sqlite_store::drop_orphan_claims(const std::string& service) {
+  return mm::drop_orphan_claims(db_, service);
+}
+
 std::uint64_t sqlite_store::reserve_id_generation() {
   return mm::reserve_id_generation(db_);
 }

@@ -81,6 +81,9 @@ class player_store {
   virtual void prune_journal(const std::string& service, const journal_prune& p) = 0;
   virtual std::vector<journal_v8_row> read_v8_journal(const std::string& service) = 0;
   virtual void drop_v8_journal(const std::string& service) = 0;
+  virtual std::vector<std::uint64_t> claim_players(const std::string& service,
+                                                   const std::vector<player_claim>& claims) = 0;
+  virtual std::size_t drop_orphan_claims(const std::string& service) = 0;
   virtual std::uint64_t reserve_id_generation() = 0;
   virtual id_key_words ticket_id_key(const id_key_words& fresh) = 0;
 
@@ -139,6 +142,9 @@ class sqlite_store final : public player_store {
   void prune_journal(const std::string& service, const journal_prune& p) override;
   std::vector<journal_v8_row> read_v8_journal(const std::string& service) override;
   void drop_v8_journal(const std::string& service) override;
+  std::vector<std::uint64_t> claim_players(const std::string& service,
+                                           const std::vector<player_claim>& claims) override;
+  std::size_t drop_orphan_claims(const std::string& service) override;
   std::uint64_t reserve_id_generation() override;
   id_key_words ticket_id_key(const id_key_words& fresh) override;
   std::optional<config_version> latest_config(const std::string& scope) override;

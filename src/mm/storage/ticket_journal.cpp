@@ -56,6 +56,18 @@ void write_journal(database& db, const std::string& service, const journal_batch
         q.reset();
       }
     }
+    if (!b.released.empty()) {
+      // After the outcomes: a finished ticket no longer waits.
+      SQLite::Statement q(db.sql(),
+                          "DELETE FROM session_player_claims WHERE ticket_id = ? AND NOT EXISTS "
+                          "(SELECT 1 FROM session_ticket_journal j WHERE j.ticket_id = "
+                          "session_player_claims.ticket_id AND j.state = 0)");
+      for (const std::uint64_t t : b.released) {
+        q.bind(1, signed_id(t));
+        q.exec();
+        q.reset();
+      }
+    }
     if (!b.events.empty()) {
       // The credential is the ticket row's, joined when the events are read
       // (a lookup per row here cost the writer a tenth of its time).
@@ -226,6 +238,51 @@ void drop_v8_journal(database& db, const std::string& service) {
     SQLite::Statement q(db.sql(), "DELETE FROM session_ticket_journal_v8 WHERE service = ?");
     q.bind(1, service);
     q.exec();
+  });
+}
+
+std::vector<std::uint64_t> claim_players(database& db, const std::string& service,
+                                         const std::vector<player_claim>& claims) {
+  return db.guarded("claim the players of new tickets", [&] {
+    std::vector<std::uint64_t> refused;
+    SQLite::Transaction tx(db.sql(), SQLite::TransactionBehavior::IMMEDIATE);
+    SQLite::Statement held(db.sql(), "SELECT 1 FROM session_player_claims WHERE player = ?");
+    SQLite::Statement take(db.sql(),
+                           "INSERT INTO session_player_claims (player, service, ticket_id) "
+                           "VALUES (?, ?, ?)");
+    for (const auto& c : claims) {
+      bool free = true;
+      for (const std::uint64_t p : c.players) {
+        held.bind(1, signed_id(p));
+        free = !held.executeStep();
+        held.reset();
+        if (!free) break;
+      }
+      if (!free) {
+        refused.push_back(c.ticket);
+        continue;
+      }
+      for (const std::uint64_t p : c.players) {
+        take.bind(1, signed_id(p));
+        take.bind(2, service);
+        take.bind(3, signed_id(c.ticket));
+        take.exec();
+        take.reset();
+      }
+    }
+    tx.commit();
+    return refused;
+  });
+}
+
+std::size_t drop_orphan_claims(database& db, const std::string& service) {
+  return db.guarded("drop the player claims of tickets never written", [&] {
+    SQLite::Statement q(db.sql(),
+                        "DELETE FROM session_player_claims WHERE service = ? AND NOT EXISTS "
+                        "(SELECT 1 FROM session_ticket_journal j WHERE j.ticket_id = "
+                        "session_player_claims.ticket_id AND j.state = 0)");
+    q.bind(1, service);
+    return static_cast<std::size_t>(q.exec());
   });
 }
 

@@ -66,11 +66,31 @@ struct journal_backfill {
 //
 // An event's credential is the ticket row's, unless the event gives one (an
 // event for the game server of the running match a ticket was placed into).
+//
+// `released`: tickets (serials) whose player claims go in the same
+// transaction, unless the ticket still waits after it: the finished ones of
+// a service that claims its players, and those a failed write may have left
+// claimed without their row (see player_claim).
 struct journal_batch {
   std::vector<journal_ticket> created;
   std::vector<journal_outcome> finished;
   std::vector<journal_event> events;
   std::vector<journal_backfill> backfills;
+  std::vector<std::uint64_t> released;
+};
+
+// A ticket's claim of its players (schema/010_session_player_claims.sql),
+// for session services that share a store and each keep only their own
+// tickets in memory: a player waits in at most one ticket across all of
+// them. Claims are taken in a transaction of their own, before the ticket's
+// journal row is written, all of a ticket's players or none; they go in the
+// transaction that writes the ticket's outcome (journal_batch::released).
+// Invariant once no write is under way: a claim's ticket is waiting in its
+// service's journal. A start restores it (drop_orphan_claims) for claims
+// whose ticket's row was never written (a crash or a failed batch between).
+struct player_claim {
+  std::uint64_t ticket = 0;            // the ticket's serial
+  std::vector<std::uint64_t> players;  // distinct
 };
 
 // The batch's highest event sequence (0 without events).
@@ -130,6 +150,14 @@ void prune_journal(database& db, const std::string& service, const journal_prune
 // The service's rows of before version 9, and their removal (fenced).
 std::vector<journal_v8_row> read_v8_journal(database& db, const std::string& service);
 void drop_v8_journal(database& db, const std::string& service);
+// Claims each ticket's players for `service`, each ticket whole or not at
+// all (fenced on PostgreSQL); the tickets refused, because one of their
+// players is claimed already (by any service).
+std::vector<std::uint64_t> claim_players(database& db, const std::string& service,
+                                         const std::vector<player_claim>& claims);
+// Deletes the service's claims whose ticket is not waiting in its journal;
+// how many. Called by a start before any ticket is written (fenced).
+std::size_t drop_orphan_claims(database& db, const std::string& service);
 std::uint64_t reserve_id_generation(database& db);
 // The deployment's key: `fresh` is stored when there is none yet, and the
 // stored one returned either way.
