@@ -3,14 +3,15 @@
 // the same without a store), and through HTTP, against the engine alone in the
 // same run.
 //
-// usage: mm_session_service_bench [SECONDS=3] [recording | durable | http]
+// usage: mm_session_service_bench [SECONDS=3] [recording | claims | durable | http]
 //
 // With "durable", only durable_vs_memory_tickets (below); with "http", only
 // the three HTTP rates (to profile the server under them).
 // With "recording", only the cost of recording the ticket stream:
 // recording_vs_plain, the 1-queue durable actor path with a recording of
 // its queue (sessions.record) over the same without, medians of three
-// alternated runs.
+// alternated runs. With "claims", only claims_vs_plain: the same path with
+// the player claims of a partitioned service (shared_claims) over without.
 //
 // A duel queue (two solos a match, no rule: every waiting pair matches) with
 // a 10 ms tick, so the loop's own time is small and what is measured is the
@@ -196,8 +197,10 @@ void remove_database(const std::string& file) {
 // A service over `queues` (named duel0, duel1, ...): durable in a SQLite
 // journal, or without a store.
 session_service_config service_config(std::vector<session::queue_config> queues, bool durable,
-                                      std::shared_ptr<ticket_recorder> recorder = nullptr) {
+                                      std::shared_ptr<ticket_recorder> recorder = nullptr,
+                                      bool claims = false) {
   session_service_config c;
+  c.shared_claims = claims;
   c.recorder = std::move(recorder);
   c.queues = std::move(queues);
   c.latency = session::latency_model({{"paris", {48.9, 2.4}, "eu"}});  // the lobbies need one
@@ -215,7 +218,7 @@ session_service_config service_config(std::vector<session::queue_config> queues,
 
 actor_run through_actors(std::size_t queues, double seconds, std::size_t in_flight,
                          std::size_t per_tick, bool durable,
-                         std::shared_ptr<ticket_recorder> recorder = nullptr) {
+                         std::shared_ptr<ticket_recorder> recorder = nullptr, bool claims = false) {
   caf::actor_system_config cfg;
   cfg.set("logger.verbosity", caf::atom("quiet"));
   add_message_types<generic_profile>(cfg, "generic");
@@ -227,7 +230,8 @@ actor_run through_actors(std::size_t queues, double seconds, std::size_t in_flig
     configs.push_back(duel_queue("duel" + std::to_string(i)));
     names.push_back(configs.back().name);
   }
-  auto service = sys.spawn(session_service, service_config(configs, durable, std::move(recorder)));
+  auto service =
+      sys.spawn(session_service, service_config(configs, durable, std::move(recorder), claims));
   const auto start = sys.clock().now();  // the service's epoch, within a millisecond
   auto d = sys.spawn(driver, caf::actor_cast<session_interfaces::service>(service), names, start,
                      in_flight, per_tick);
@@ -354,6 +358,24 @@ void recording_cost(double seconds) {
   bench::emit(bench_name, "recording_vs_plain", w / p, "ratio");
 }
 
+// The cost of the player claims of a service that shares its store with
+// other partitions (shared_claims): the 1-queue durable actor path without
+// and with them, alternated three times; the medians and their ratio.
+void claims_cost(double seconds) {
+  std::vector<double> plain, claimed;
+  for (int round = 0; round < 3; ++round) {
+    plain.push_back(through_actors(1, seconds, 4000, 0, true).tickets_per_s);
+    claimed.push_back(through_actors(1, seconds, 4000, 0, true, nullptr, true).tickets_per_s);
+  }
+  const double p = bench::median3(plain[0], plain[1], plain[2]);
+  const double c = bench::median3(claimed[0], claimed[1], claimed[2]);
+  bench::emit(bench_name, "session_tickets_per_s", p, "tickets/s",
+              "\"path\": \"actors\", \"queues\": 1, \"durable\": true, \"claims\": false");
+  bench::emit(bench_name, "session_tickets_per_s", c, "tickets/s",
+              "\"path\": \"actors\", \"queues\": 1, \"durable\": true, \"claims\": true");
+  bench::emit(bench_name, "claims_vs_plain", c / p, "ratio");
+}
+
 // The 1-queue actor path without a store and durable, alternated three
 // times: the medians of each and of the three ratios (one pair alone moved
 // between 0.28 and 0.59 over the runs of one hour).
@@ -384,6 +406,10 @@ int main(int argc, char** argv) {
   const std::string mode = argc > 2 ? argv[2] : "";
   if (mode == "recording") {
     recording_cost(seconds);
+    return 0;
+  }
+  if (mode == "claims") {
+    claims_cost(seconds);
     return 0;
   }
   if (mode == "http") {  // the HTTP phases alone (to profile the server)
