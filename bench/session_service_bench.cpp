@@ -3,7 +3,7 @@
 // the same without a store), and through HTTP, against the engine alone in the
 // same run.
 //
-// usage: mm_session_service_bench [SECONDS=3] [recording | claims | durable | http]
+// usage: mm_session_service_bench [SECONDS=3] [recording | claims | claims-pg | durable | http]
 //
 // With "durable", only durable_vs_memory_tickets (below); with "http", only
 // the three HTTP rates (to profile the server under them).
@@ -11,7 +11,8 @@
 // recording_vs_plain, the 1-queue durable actor path with a recording of
 // its queue (sessions.record) over the same without, medians of three
 // alternated runs. With "claims", only claims_vs_plain: the same path with
-// the player claims of a partitioned service (shared_claims) over without.
+// the player claims of a partitioned service (shared_claims) over without;
+// "claims-pg" the same with the journal on a PostgreSQL server it starts.
 //
 // A duel queue (two solos a match, no rule: every waiting pair matches) with
 // a 10 ms tick, so the loop's own time is small and what is measured is the
@@ -61,6 +62,9 @@
 #include <future>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#ifdef MM_HAVE_POSTGRES
+#include <pqxx/pqxx>
+#endif
 #include <thread>
 #include <vector>
 
@@ -69,6 +73,10 @@
 #include "mm/actors/session_service.hpp"
 #include "mm/engine/generic_profile.hpp"
 #include "mm/session/public_id.hpp"
+#ifdef MM_HAVE_POSTGRES
+#include "mm/storage/pg_store.hpp"
+#include "mm/testing/postgres_server.hpp"
+#endif
 #include "session_http_phase.hpp"
 #include "ticket_recording.hpp"
 
@@ -194,6 +202,27 @@ void remove_database(const std::string& file) {
   for (const char* suffix : {"", "-wal", "-shm"}) std::remove((file + suffix).c_str());
 }
 
+// Where a durable run keeps its journal: empty, the SQLite file; else the
+// URL of a PostgreSQL server the bench started ("claims-pg").
+std::string journal_url;
+
+// An empty journal: the file made anew, or the server's journal tables
+// emptied (an earlier run's waiting tickets would hold their players' claims).
+std::shared_ptr<player_store> fresh_journal() {
+#ifdef MM_HAVE_POSTGRES
+  if (!journal_url.empty()) {
+    auto store = std::make_shared<pg_store>(journal_url);  // migrates a new database
+    pqxx::connection c(journal_url);
+    pqxx::work w(c);
+    w.exec("TRUNCATE session_player_claims, session_ticket_journal, session_ticket_events");
+    w.commit();
+    return store;
+  }
+#endif
+  remove_database(journal_file);
+  return std::make_shared<sqlite_store>(journal_file);
+}
+
 // A service over `queues` (named duel0, duel1, ...): durable in a SQLite
 // journal, or without a store.
 session_service_config service_config(std::vector<session::queue_config> queues, bool durable,
@@ -204,10 +233,7 @@ session_service_config service_config(std::vector<session::queue_config> queues,
   c.recorder = std::move(recorder);
   c.queues = std::move(queues);
   c.latency = session::latency_model({{"paris", {48.9, 2.4}, "eu"}});  // the lobbies need one
-  if (durable) {
-    remove_database(journal_file);
-    c.store = std::make_shared<sqlite_store>(journal_file);
-  }
+  if (durable) c.store = fresh_journal();
   auto ids_store = std::make_shared<sqlite_store>(journal_file + ".ids");
   c.ids = std::make_shared<session::id_source>(
       session::random_id_key(), [ids_store] { return ids_store->reserve_id_generation(); });
@@ -412,6 +438,14 @@ int main(int argc, char** argv) {
     claims_cost(seconds);
     return 0;
   }
+#ifdef MM_HAVE_POSTGRES
+  if (mode == "claims-pg") {  // the same with the journal on PostgreSQL
+    test::postgres_server pg;
+    journal_url = pg.url();
+    claims_cost(seconds);
+    return 0;
+  }
+#endif
   if (mode == "http") {  // the HTTP phases alone (to profile the server)
     const bench::session_http::http_run http =
         bench::session_http::through_http(seconds, 4, 32, 256);
