@@ -2,6 +2,8 @@
 // in partitions): one waiting ticket per player holds across them through
 // the claims in the store, on CAF's deterministic scheduler with a real
 // SQLite journal that both services write.
+#include <SQLiteCpp/SQLiteCpp.h>
+
 #include <catch2/catch.hpp>
 
 #include "session_fixture.hpp"
@@ -113,4 +115,27 @@ TEST_CASE("a start drops the claims of tickets its last run never wrote",
   x.stop();
   x.start(claiming());
   REQUIRE(b.create("duel", party({1000}, 5)).first);
+}
+
+TEST_CASE("a claim whose transaction failed leaves nothing behind", "[session][actors][claims]") {
+  session_fixture x(claiming());
+  // A short busy timeout, so that a locked write fails at once.
+  x.stop();
+  x.store = std::make_shared<sqlite_store>(x.dir.file("journal.db"), database_options{50});
+  x.start(claiming());
+  other_service b(x);
+  {
+    // Another writer holds the lock: the claim cannot be taken.
+    SQLite::Database blocker(x.dir.file("journal.db"), SQLite::OPEN_READWRITE, 10'000);
+    SQLite::Transaction hold(blocker, SQLite::TransactionBehavior::IMMEDIATE);
+    auto [id, err] = x.ask_create("duel", party({1000}, 1), x.owner);
+    CHECK_FALSE(id);
+    CHECK(err);
+  }
+  // The player is free, in either service, and then held.
+  x.f.advance(1s);
+  const auto first = x.create("duel", party({1000}, 1));
+  check_refused_as_taken(b.create("duel", party({1000}, 1)), x.f.sys());
+  REQUIRE(x.cancel(first));
+  REQUIRE(b.create("duel", party({1000}, 1)).first);
 }
