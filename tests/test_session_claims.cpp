@@ -25,8 +25,8 @@ session_service_config claiming() {
 
 // A second service ("B") on the same store file, in the fixture's actor system.
 struct other_service {
-  explicit other_service(session_fixture& x)
-      : x(x), store(std::make_shared<sqlite_store>(x.dir.file("journal.db"))) {
+  explicit other_service(session_fixture& fixture)
+      : x(fixture), store(std::make_shared<sqlite_store>(fixture.dir.file("journal.db"))) {
     auto c = claiming();
     c.service_name = "B";
     c.store = store;
@@ -138,4 +138,24 @@ TEST_CASE("a claim whose transaction failed leaves nothing behind", "[session][a
   check_refused_as_taken(b.create("duel", party({1000}, 1)), x.f.sys());
   REQUIRE(x.cancel(first));
   REQUIRE(b.create("duel", party({1000}, 1)).first);
+}
+
+TEST_CASE("a claim taken for a ticket whose row was not written is released before the next",
+          "[session][actors][claims]") {
+  session_fixture x(claiming());
+  // The claims' transaction commits, the batch's fails (a trigger refuses
+  // the ticket's row): the claim of player 1 is left without its ticket.
+  SQLite::Database admin(x.dir.file("journal.db"), SQLite::OPEN_READWRITE, 10'000);
+  admin.exec(
+      "CREATE TRIGGER refuse_tickets BEFORE INSERT ON session_ticket_journal "
+      "BEGIN SELECT RAISE(ABORT, 'the test refuses ticket rows'); END");
+  auto [id, err] = x.ask_create("duel", party({1000}, 1), x.owner);
+  CHECK_FALSE(id);
+  CHECK(err);
+  admin.exec("DROP TRIGGER refuse_tickets");
+  // The queue starts again from the store (its record was lost); nothing
+  // is written meanwhile. Player 1 tries again: its own claim, left by the
+  // failed write, does not stand in the way.
+  for (int step = 0; step < 5; ++step) x.f.advance(1s);
+  x.create("duel", party({1000}, 1));
 }

@@ -95,6 +95,18 @@ constexpr std::size_t max_claims_to_release = 1 << 20;
 void claim_players_of(session_journal_state& st,
                       std::vector<session_journal_state::pending_create>& creates) {
   if (!st.config.claims || !st.config.store || creates.empty()) return;
+  if (!st.claims_to_release.empty()) {
+    // What a failed write may have left goes first: a player whose create
+    // failed and who tries again at once is not refused by its own claim.
+    journal_batch release;
+    release.released = st.claims_to_release;
+    try {
+      st.config.store->write_journal(st.config.service, release);
+      st.claims_to_release.clear();
+    } catch (const mm::error&) {
+      // Kept for the batch below, or the next.
+    }
+  }
   std::vector<player_claim> claims;
   claims.reserve(creates.size());
   for (const auto& c : creates) {

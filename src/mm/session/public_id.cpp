@@ -132,8 +132,14 @@ id_source::id_source(id_key key, std::function<std::uint64_t()> reserve_generati
 std::uint64_t id_source::next() {
   for (;;) {
     const std::uint64_t serial = next_serial_.fetch_add(1);
-    if (serial < end_serial_.load()) return permutation_.encode(serial);
-    // The generation is used up: one caller takes the next; the others retry.
+    // A serial drawn past the end of a range carries the next partition's
+    // bits (or the next generation's): it may be compared with the end of
+    // the range a refill has just set, so its partition is checked too.
+    constexpr std::uint64_t partition_mask = std::uint64_t{max_id_partitions - 1}
+                                             << id_counter_bits;
+    if (serial < end_serial_.load() && (serial & partition_mask) == partition_bits_)
+      return permutation_.encode(serial);
+    // The range is used up: one caller takes the next; the others retry.
     std::lock_guard<std::mutex> lock(refill_);
     if (next_serial_.load() < end_serial_.load()) continue;
     const std::uint64_t base = reserve_() << id_sequence_bits | partition_bits_;
