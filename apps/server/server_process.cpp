@@ -184,7 +184,7 @@ bool server_process::open() {
   // Ticket polls are answered from the running service's books where they
   // arrive (session_bridge.hpp).
   session_bridge_.emplace(sys_, session_service, timeout, std::chrono::seconds(1),
-                          sessions_->target());
+                          sessions_->partitions());
   http_context_.emplace(c, *identities_, *bridge_, *queries_, *session_bridge_, *db_, *read_db_);
   http_context& ctx = *http_context_;
   ctx.events = events_.get();

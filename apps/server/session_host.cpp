@@ -38,16 +38,16 @@ session_host::session_host(caf::actor_system& sys, const server_config& c, std::
       name_(std::move(service_name)),
       events_(std::move(events)),
       recording_(std::move(recording)),
-      target_(std::make_shared<actors::session_target>()),
       queues_(c.sessions.queues) {
-  handle_ = caf::actor_cast<actors::session_interfaces::service>(actors::make_session_switch(
-      sys, target_, sys.message_types<actors::session_interfaces::service>()));
   // Ids come from the deployment's key and generations drawn in the store:
   // one source for the life of the process, whichever starts it serves.
   std::shared_ptr<player_store> id_store = open_configured_store(c);
   const auto key = id_store->ticket_id_key(session::random_id_key());
   ids_ = std::make_shared<session::id_source>(
       key, [id_store] { return id_store->reserve_id_generation(); });
+  partitions_ = std::make_shared<actors::session_partitions>(1, ids_->permutation());
+  handle_ = caf::actor_cast<actors::session_interfaces::service>(actors::make_session_switch(
+      sys, partitions_, sys.message_types<actors::session_interfaces::service>()));
 }
 
 session_host::~session_host() {
@@ -155,12 +155,12 @@ void session_host::start(const write_fence& fence) {
   sessions.book =
       std::make_shared<actors::ticket_book>(sessions.outcome_retention, sessions.max_outcomes);
   service_ = caf::actor_cast<caf::actor>(sys_.spawn(actors::session_service, sessions));
-  target_->set(caf::actor_cast<caf::strong_actor_ptr>(service_), sessions.book);
+  target().set(caf::actor_cast<caf::strong_actor_ptr>(service_), sessions.book);
 }
 
 void session_host::abandon() {
   std::lock_guard lock(mutex_);
-  target_->clear({});
+  target().clear({});
   if (service_) caf::anon_send_exit(service_, caf::exit_reason::kill);
   service_ = nullptr;
   events_->set_live(false);  // the event followers see the queues gone and go elsewhere
@@ -168,7 +168,7 @@ void session_host::abandon() {
 
 void session_host::stop(const std::string& served_by) {
   std::lock_guard lock(mutex_);
-  target_->clear(served_by);
+  target().clear(served_by);
   if (!service_) return;
   const auto service = caf::actor_cast<actors::session_service_actor>(service_);
   caf::scoped_actor self{sys_};

@@ -63,7 +63,7 @@ class session_host {
   void abandon();
   bool running() const { return static_cast<bool>(service_); }
   // The running service, for a thread that reads its books (ticket polls).
-  std::shared_ptr<const actors::session_target> target() const { return target_; }
+  std::shared_ptr<const actors::session_partitions> partitions() const { return partitions_; }
   // Whether the running journal's last write to the store failed (its
   // batch or its prune; the next one that succeeds clears it).
   bool journal_write_failed() const { return journal_health_->last_write_failed.load(); }
@@ -81,9 +81,10 @@ class session_host {
   std::string name_;
   std::shared_ptr<actors::ticket_event_feed> events_;
   std::shared_ptr<ticket_recording> recording_;  // none without sessions.record.queues
-  std::shared_ptr<actors::session_target> target_;
+  std::shared_ptr<actors::session_partitions> partitions_;
   actors::session_interfaces::service handle_;
   std::shared_ptr<session::id_source> ids_;
+  actors::session_target& target() { return partitions_->target(0); }
   std::shared_ptr<actors::journal_health> journal_health_ =
       std::make_shared<actors::journal_health>();
   // start, stop, abandon and apply_queues, which come from other threads

@@ -146,7 +146,7 @@ bridge_actor* as_bridge(caf::event_based_actor* self) {
 
 session_bridge::session_bridge(caf::actor_system& sys, session_interfaces::service service,
                                std::chrono::milliseconds timeout, std::chrono::milliseconds recheck,
-                               std::shared_ptr<const session_target> here)
+                               std::shared_ptr<const session_partitions> here)
     : actor_(sys.spawn(bridge, std::move(service), caf::timespan(timeout), caf::timespan(recheck))),
       timeout_(timeout),
       here_(std::move(here)) {}

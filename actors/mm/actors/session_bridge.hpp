@@ -49,13 +49,13 @@ class session_bridge {
   template <class T>
   using callback = std::function<void(caf::expected<T>)>;
 
-  // With `here` (the node's running service, session_switch.hpp), a status
-  // the running service's books can give at once is given on the calling
+  // With `here` (the node's session partitions, session_switch.hpp), a
+  // status the running partition's books can give at once is given on the calling
   // thread, without the hand-off to a CAF thread and back.
   session_bridge(caf::actor_system& sys, session_interfaces::service service,
                  std::chrono::milliseconds timeout,
                  std::chrono::milliseconds recheck = std::chrono::seconds(1),
-                 std::shared_ptr<const session_target> here = nullptr);
+                 std::shared_ptr<const session_partitions> here = nullptr);
   ~session_bridge();
   session_bridge(const session_bridge&) = delete;
   session_bridge& operator=(const session_bridge&) = delete;
@@ -112,7 +112,7 @@ class session_bridge {
  private:
   caf::actor actor_;
   std::chrono::milliseconds timeout_;
-  std::shared_ptr<const session_target> here_;
+  std::shared_ptr<const session_partitions> here_;
   std::atomic<std::uint64_t> answered_here_{0};
 };
 

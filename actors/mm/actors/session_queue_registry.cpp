@@ -33,9 +33,11 @@ caf::expected<std::string> shard_of(const session_ticket& t, const session::queu
 
 session_queue_registry::session_queue_registry(const std::vector<session::queue_config>& queues,
                                                std::optional<session::queue_config> default_queue,
-                                               std::size_t max_queues)
-    : default_queue_(std::move(default_queue)), max_queues_(max_queues) {
+                                               std::size_t max_queues,
+                                               session::partition_slice partition)
+    : default_queue_(std::move(default_queue)), max_queues_(max_queues), partition_(partition) {
   for (const auto& q : queues) {
+    if (!partition_.holds(q.name)) continue;
     if (q.shard_by.empty()) {
       configured_[q.name] = q;
       add(q);
@@ -63,7 +65,8 @@ std::vector<std::size_t> session_queue_registry::reconfigure(
     std::optional<session::queue_config> default_queue) {
   configured_.clear();
   sharded_.clear();
-  for (const auto& q : queues) (q.shard_by.empty() ? configured_ : sharded_)[q.name] = q;
+  for (const auto& q : queues)
+    if (partition_.holds(q.name)) (q.shard_by.empty() ? configured_ : sharded_)[q.name] = q;
   default_queue_ = std::move(default_queue);
   std::vector<std::size_t> changed;
   for (std::size_t slot = 0; slot < slots_.size(); ++slot) {
@@ -119,6 +122,13 @@ caf::expected<std::size_t> session_queue_registry::place(const std::string& name
   if (name.find('.') != std::string::npos)
     return make_error(errc::invalid_argument,
                       field + ": " + quoted + " names a shard; send the ticket to its queue");
+  // Only a multi-queue ticket gets here with another partition's queue (a
+  // ticket goes to its first queue's partition).
+  if (!partition_.holds(name))
+    return make_error(errc::invalid_argument,
+                      field + ": queue " + quoted +
+                          " runs in another session partition than the ticket's first queue; "
+                          "a multi-queue ticket's queues must share one for now");
   std::string target = name;
   if (const auto base = sharded_.find(name); base != sharded_.end()) {
     auto shard = shard_of(t, base->second);

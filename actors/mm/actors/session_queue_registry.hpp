@@ -1,7 +1,9 @@
 // The session service's queues by name: the configured ones, the shards of a
 // queue split by a ticket attribute (`shard_by`: "coop.eu", made on first
 // use), and queues made on first use from the default config, up to
-// `max_queues` in all. Plain C++: the service starts an actor for each slot
+// `max_queues` in all. With the queues in partitions (mm/session/partitions.hpp)
+// it holds only its partition's: the others' configs are left out, and a
+// ticket naming one is refused. Plain C++: the service starts an actor for each slot
 // this hands out.
 #pragma once
 
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "mm/actors/session_messages.hpp"
+#include "mm/session/partitions.hpp"
 #include "mm/session/queue_config.hpp"
 
 namespace mm::actors {
@@ -20,8 +23,8 @@ namespace mm::actors {
 class session_queue_registry {
  public:
   session_queue_registry(const std::vector<session::queue_config>& queues,
-                         std::optional<session::queue_config> default_queue,
-                         std::size_t max_queues);
+                         std::optional<session::queue_config> default_queue, std::size_t max_queues,
+                         session::partition_slice partition = {});
 
   // The slot of the queue a ticket for `name` goes to: a configured queue,
   // its shard for this ticket, or a new queue from the default config. An
@@ -63,6 +66,7 @@ class session_queue_registry {
   std::unordered_map<std::string, session::queue_config> sharded_;
   std::optional<session::queue_config> default_queue_;
   std::size_t max_queues_;
+  session::partition_slice partition_;
 };
 
 }  // namespace mm::actors

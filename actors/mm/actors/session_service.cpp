@@ -429,7 +429,7 @@ session_service_actor::behavior_type session_service(session_service_pointer sel
   session::lobby_registry(st.config.latency, st.config.lobbies, st.config.seed);
   if (!st.config.ids) throw mm::error(errc::invalid_config, "the session service needs ids");
   st.registry = std::make_unique<session_queue_registry>(st.config.queues, st.config.default_queue,
-                                                         st.config.max_queues);
+                                                         st.config.max_queues, st.config.partition);
   st.book = st.config.book ? st.config.book
                            : std::make_shared<ticket_book>(st.config.outcome_retention,
                                                            st.config.max_outcomes);

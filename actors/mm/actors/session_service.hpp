@@ -52,6 +52,9 @@ struct session_service_config {
   std::optional<session::queue_config> default_queue;
   session::latency_model latency;  // the datacenters every queue uses
   std::size_t max_queues = 256;    // configured ones included
+  // Which queues it runs when the queues are in partitions (each partition a
+  // service of its own, mm/session/partitions.hpp); all of them by default.
+  session::partition_slice partition;
   std::size_t max_queues_per_ticket = 8;
   std::uint64_t seed = 1;
   restart_backoff backoff;

@@ -6,6 +6,15 @@
 // request with errc::not_owned_here, naming the node that serves the
 // sessions when it knows it. Like the network gate it has no mailbox and no
 // thread: it forwards in the sender's context, so it adds no hop.
+//
+// With the queues in partitions (mm/session/partitions.hpp) each partition
+// is a service of its own, and the switch routes each message to its
+// partition's: a ticket by its (first) queue's name, a cancel, status or
+// explanation by the partition in its id's serial, a running match's
+// change by its queue or its reservation's id, the lobbies to partition 0.
+// What no one partition answers (every queue's counts, a running match
+// named by its id alone, the running matches of every queue) is asked of
+// every partition running here and merged (session_fan_out.hpp).
 #pragma once
 
 #include <caf/actor_control_block.hpp>
@@ -15,8 +24,11 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "mm/actors/ticket_book.hpp"
+#include "mm/session/public_id.hpp"
 
 namespace mm::actors {
 
@@ -63,9 +75,33 @@ class session_target {
   std::string served_by_;                    // for the error while none runs here
 };
 
+// The targets of the partitions (one for a service alone) and the ids'
+// permutation, to tell a ticket's partition from its public id.
+class session_partitions {
+ public:
+  session_partitions(std::uint32_t count, session::id_permutation ids);
+
+  std::uint32_t count() const { return static_cast<std::uint32_t>(targets_.size()); }
+  session_target& target(std::uint32_t p) { return *targets_.at(p); }
+  const session_target& target(std::uint32_t p) const { return *targets_.at(p); }
+  std::shared_ptr<session_target> shared_target(std::uint32_t p) const { return targets_.at(p); }
+
+  std::uint32_t of_queue(std::string_view queue) const;
+  // The partition that made a ticket, a match or a reservation.
+  std::uint32_t of_id(std::uint64_t public_id) const;
+  // status_here of the ticket's partition.
+  std::optional<ticket_outcome> status_here(std::uint64_t ticket) const {
+    return target(of_id(ticket)).status_here(ticket);
+  }
+
+ private:
+  std::vector<std::shared_ptr<session_target>> targets_;
+  session::id_permutation ids_;
+};
+
 // A switch presenting `sigs` (the session service's interface).
 caf::strong_actor_ptr make_session_switch(caf::actor_system& sys,
-                                          std::shared_ptr<session_target> target,
+                                          std::shared_ptr<const session_partitions> partitions,
                                           std::set<std::string> sigs);
 
 }  // namespace mm::actors

@@ -24,4 +24,21 @@ inline std::string partition_resource(std::uint32_t p, std::uint32_t partitions)
   return partitions <= 1 ? std::string("sessions") : "sessions-" + std::to_string(p);
 }
 
+// The queue a name belongs to for partitioning: a shard ("coop.eu") goes
+// with its queue ("coop"), so a sharded queue's shards share a partition.
+constexpr std::string_view partitioned_name(std::string_view name) {
+  return name.substr(0, name.find('.'));
+}
+
+// One partition's share of the queues: those whose name hashes to `index`
+// (all of them when `count` is 1, as for a server alone).
+struct partition_slice {
+  std::uint32_t index = 0;
+  std::uint32_t count = 1;
+
+  constexpr bool holds(std::string_view queue) const {
+    return count <= 1 || queue_partition(partitioned_name(queue), count) == index;
+  }
+};
+
 }  // namespace mm::session

@@ -1,0 +1,248 @@
+// The session queues in partitions behind one switch (session_switch.hpp):
+// three session services, each running the queues that hash to it, writing
+// one SQLite file with the player claims, on CAF's deterministic scheduler.
+// A request reaches its queue's partition whichever it names (a queue, a
+// ticket's id, a running match's id), what every partition holds is merged,
+// and a partition that runs elsewhere is answered for without stopping the
+// others.
+#include <catch2/catch.hpp>
+
+#include "mm/actors/session_switch.hpp"
+#include "mm/session/partitions.hpp"
+#include "session_fixture.hpp"
+
+using namespace mm;
+using namespace mm::actors;
+using namespace mm::test;
+using namespace std::chrono_literals;
+using Catch::Matchers::Contains;
+using session::ticket_state;
+
+namespace {
+
+constexpr std::uint32_t partition_count = 3;
+const session::id_key test_key{0x1234, 0x5678};
+
+// coop and duel hash to partition 1 of 3, arena to 0, solo to 2 (the hash
+// is stable: partitions.hpp).
+session_service_config queues_over_three() {
+  auto c = two_queues();
+  for (const char* name : {"arena", "solo"}) {
+    session::queue_config q = c.queues[1];  // a duel
+    q.name = name;
+    c.queues.push_back(q);
+  }
+  c.shared_claims = true;
+  return c;
+}
+
+struct partitioned {
+  partitioned() {
+    REQUIRE(session::queue_partition("arena", partition_count) == 0);
+    REQUIRE(session::queue_partition("coop", partition_count) == 1);
+    REQUIRE(session::queue_partition("duel", partition_count) == 1);
+    REQUIRE(session::queue_partition("solo", partition_count) == 2);
+    parts =
+        std::make_shared<session_partitions>(partition_count, session::id_permutation(test_key));
+    s = caf::actor_cast<session_interfaces::service>(
+        make_session_switch(f.sys(), parts, f.sys().message_types<session_interfaces::service>()));
+    owner = spawn_owner(f, got);
+    for (std::uint32_t p = 0; p < partition_count; ++p) start(p);
+  }
+  ~partitioned() {
+    for (auto& svc : services) caf::anon_send_exit(svc, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(owner, caf::exit_reason::user_shutdown);
+    f.run();
+  }
+
+  void start(std::uint32_t p) {
+    auto store = std::make_shared<sqlite_store>(dir.file("journal.db"));
+    auto c = queues_over_three();
+    c.partition = {p, partition_count};
+    c.service_name = "sessions-" + std::to_string(p);
+    c.store = store;
+    c.ids = std::make_shared<session::id_source>(
+        test_key, [store] { return store->reserve_id_generation(); }, p);
+    c.detached_journal = false;
+    c.restored = load_session_journal(*store, c.service_name, &c.ids->permutation(), 0,
+                                      c.outcome_retention, c.max_outcomes);
+    services.push_back(f.sys().spawn(session_service, std::move(c)));
+    parts->target(p).set(caf::actor_cast<caf::strong_actor_ptr>(services.back()));
+    f.run();
+  }
+
+  std::pair<std::optional<std::uint64_t>, caf::error> ask_create(const std::string& queue,
+                                                                 const session_ticket& t) {
+    return f.ask<std::uint64_t>(s, create_atom::value, queue, t, owner);
+  }
+  std::uint64_t create(const std::string& queue, const session_ticket& t) {
+    auto [id, err] = ask_create(queue, t);
+    INFO(f.sys().render(err));
+    REQUIRE(id);
+    return *id;
+  }
+  std::optional<ticket_outcome> status(std::uint64_t id) {
+    return f.ask<ticket_outcome>(s, status_atom::value, id).first;
+  }
+  std::vector<std::string> queue_names(const session_interfaces::service& of) {
+    auto [reports, e] = f.ask<std::vector<session_queue_report>>(of, info_atom::value);
+    INFO(f.sys().render(e));
+    REQUIRE(reports);
+    std::vector<std::string> names;
+    for (const auto& r : *reports) names.push_back(r.queue);
+    return names;
+  }
+  session_interfaces::service partition(std::uint32_t p) {
+    return caf::actor_cast<session_interfaces::service>(services.at(p));
+  }
+
+  actor_fixture f;
+  temp_dir dir;
+  std::shared_ptr<session_partitions> parts;
+  session_interfaces::service s;  // the switch
+  outcomes got = std::make_shared<std::vector<ticket_outcome>>();
+  session_interfaces::owner owner;
+  std::vector<session_service_actor> services;  // by partition
+};
+
+using names = std::vector<std::string>;
+
+}  // namespace
+
+TEST_CASE("each partition runs only its own queues, and the switch lists them all",
+          "[session][actors][partitions]") {
+  partitioned x;
+  CHECK(x.queue_names(x.partition(0)) == names{"arena"});
+  CHECK(x.queue_names(x.partition(1)) == names{"coop", "duel"});
+  CHECK(x.queue_names(x.partition(2)) == names{"solo"});
+  CHECK(x.queue_names(x.s) == names{"arena", "coop", "duel", "solo"});
+}
+
+TEST_CASE("a ticket goes to its queue's partition, and its id brings a status or a cancel back",
+          "[session][actors][partitions]") {
+  partitioned x;
+  const session::id_permutation ids(test_key);
+  std::vector<std::uint64_t> made;
+  for (const auto& [queue, p] : std::vector<std::pair<std::string, std::uint32_t>>{
+           {"arena", 0}, {"duel", 1}, {"coop", 1}, {"solo", 2}}) {
+    const auto id = x.create(queue, party({1000}, 10 + made.size()));
+    CHECK(session::partition_of_serial(ids.decode(id)) == p);
+    CHECK(x.parts->of_id(id) == p);
+    const auto o = x.status(id);
+    REQUIRE(o);
+    CHECK(o->state == ticket_state::waiting);
+    made.push_back(id);
+  }
+  // Each partition knows only its own: asked directly, another's is unknown.
+  CHECK_FALSE(x.f.ask<ticket_outcome>(x.partition(0), status_atom::value, made[3]).first);
+  CHECK(x.f.ask<bool>(x.s, cancel_atom::value, made[3]).first == true);
+  CHECK(x.status(made[3])->state == ticket_state::cancelled);
+  // Two duels meet in partition 1, told through the switch.
+  const auto a = x.create("solo", party({1500}, 50));
+  const auto b = x.create("solo", party({1500}, 51));
+  x.f.advance(1s);
+  CHECK(x.status(a)->state == ticket_state::matched);
+  CHECK(x.status(b)->match.tickets.size() == 2);
+  // An id no partition made is unknown, whichever partition its bits name.
+  for (std::uint64_t guess : {std::uint64_t{1}, ids.encode((7ULL << 40) | (200ULL << 32) | 5)}) {
+    auto [o, e] = x.f.ask<ticket_outcome>(x.s, status_atom::value, guess);
+    CHECK_FALSE(o);
+    CHECK(error_code_of(e) == errc::not_found);
+  }
+}
+
+TEST_CASE("one player waits in one ticket across partitions", "[session][actors][partitions]") {
+  partitioned x;
+  const auto held = x.create("duel", party({1000}, 7));
+  auto [id, e] = x.ask_create("arena", party({1000}, 7));
+  CHECK_FALSE(id);
+  CHECK(error_code_of(e) == errc::conflict);
+  CHECK_THAT(x.f.sys().render(e), Contains("players"));
+  REQUIRE(x.f.ask<bool>(x.s, cancel_atom::value, held).first == true);
+  x.create("arena", party({1000}, 7));
+}
+
+TEST_CASE("a multi-queue ticket whose queues are in two partitions is refused, naming the queue",
+          "[session][actors][partitions]") {
+  partitioned x;
+  auto t = party({1000}, 1);
+  t.also_queues = {"coop", "arena"};
+  auto [id, e] = x.ask_create("duel", t);
+  CHECK_FALSE(id);
+  CHECK(error_code_of(e) == errc::invalid_argument);
+  CHECK_THAT(x.f.sys().render(e), Contains("queues[2]: queue 'arena' runs in another session"));
+  // Within one partition it waits in both.
+  t.also_queues = {"coop"};
+  x.create("duel", t);
+}
+
+TEST_CASE("a partition served elsewhere is answered for, and the others keep serving",
+          "[session][actors][partitions]") {
+  partitioned x;
+  const auto solo = x.create("solo", party({1000}, 1));
+  x.parts->target(2).clear("http://node-b:8080");
+  auto [id, e] = x.ask_create("solo", party({1000}, 2));
+  CHECK_FALSE(id);
+  CHECK(error_code_of(e) == errc::not_owned_here);
+  CHECK_THAT(x.f.sys().render(e), Contains("session partition 2 is not served by this node: ask "
+                                           "http://node-b:8080"));
+  auto [o, e2] = x.f.ask<ticket_outcome>(x.s, status_atom::value, solo);
+  CHECK(error_code_of(e2) == errc::not_owned_here);
+  x.create("duel", party({1000}, 3));
+  // The listing holds the queues of the partitions that run here.
+  CHECK(x.queue_names(x.s) == names{"arena", "coop", "duel"});
+  for (std::uint32_t p = 0; p < partition_count; ++p) x.parts->target(p).clear({});
+  auto [none, e3] = x.f.ask<std::vector<session_queue_report>>(x.s, info_atom::value);
+  CHECK(error_code_of(e3) == errc::not_owned_here);
+}
+
+TEST_CASE("a running match is found by its id in whichever partition runs its queue",
+          "[session][actors][partitions][backfill]") {
+  partitioned x;
+  backfill_registration r;
+  r.queue = "solo";
+  r.match_id = "m1";
+  r.datacenter = "paris";
+  r.server = "10.0.0.1:7777";
+  r.teams = {party({1000}, 100).players, {}};
+  r.credential = "gs";
+  auto [added, e] = x.f.ask<backfill_state>(x.s, backfill_atom::value, create_atom::value, r);
+  INFO(x.f.sys().render(e));
+  REQUIRE(added);
+  auto [found, e2] = x.f.ask<backfill_state>(x.s, backfill_atom::value, status_atom::value,
+                                             std::string("m1"), std::string("gs"));
+  REQUIRE(found);
+  CHECK(found->registration.queue == "solo");
+  auto [every, e3] = x.f.ask<std::vector<backfill_state>>(
+      x.s, backfill_atom::value, inspect_atom::value, std::string(), std::string());
+  REQUIRE(every);
+  CHECK(every->size() == 1);
+  auto [missing, e4] = x.f.ask<backfill_state>(x.s, backfill_atom::value, status_atom::value,
+                                               std::string("m2"), std::string("gs"));
+  CHECK_FALSE(missing);
+  CHECK(error_code_of(e4) == errc::not_found);
+  CHECK(x.f.ask<bool>(x.s, backfill_atom::value, close_atom::value, std::string("m1"),
+                      std::string("gs"))
+            .first == true);
+  auto [gone, e5] = x.f.ask<backfill_state>(x.s, backfill_atom::value, status_atom::value,
+                                            std::string("m1"), std::string("gs"));
+  CHECK(error_code_of(e5) == errc::not_found);
+}
+
+TEST_CASE("the lobbies are partition 0's", "[session][actors][partitions]") {
+  partitioned x;
+  lobby_registration l;
+  l.id = "lobby-1";
+  l.mode = "ffa";
+  l.datacenter = "paris";
+  l.max_players = 8;
+  auto [made, e0] = x.f.ask<bool>(x.s, lobby_atom::value, create_atom::value, l);
+  INFO(x.f.sys().render(e0));
+  REQUIRE(made == true);
+  auto [here, e] = x.f.ask<lobbies_report>(x.partition(0), lobby_atom::value, info_atom::value);
+  REQUIRE(here);
+  auto [there, e2] = x.f.ask<lobbies_report>(x.partition(1), lobby_atom::value, info_atom::value);
+  REQUIRE(there);
+  CHECK(here->lobbies == 1);
+  CHECK(there->lobbies == 0);
+}
