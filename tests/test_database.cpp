@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "config_versions_checks.hpp"
+#include "event_stream_checks.hpp"
 #include "mm/storage/csv_import.hpp"
 #include "mm/storage/database.hpp"
 #include "mm/storage/player_table.hpp"
@@ -202,4 +203,18 @@ TEST_CASE("two services claiming the same players at once never both hold one, o
   mm::test::temp_dir dir;
   mm::sqlite_store a(dir.file("mm.db")), b(dir.file("mm.db"));
   mm::test::check_claims_under_contention(a, b);
+}
+
+TEST_CASE("services of one event stream share one sequence, in commit order, on SQLite",
+          "[db][events]") {
+  mm::test::temp_dir dir;
+  mm::sqlite_store a(dir.file("mm.db")), b(dir.file("mm.db"));
+  mm::test::check_event_stream(a, b);
+}
+
+TEST_CASE("two writers of one event stream at once take every number once, on SQLite",
+          "[db][events]") {
+  mm::test::temp_dir dir;
+  mm::sqlite_store a(dir.file("mm.db")), b(dir.file("mm.db"));
+  mm::test::check_event_stream_under_contention(a, b);
 }

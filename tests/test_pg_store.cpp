@@ -13,6 +13,7 @@
 #include <set>
 
 #include "config_versions_checks.hpp"
+#include "event_stream_checks.hpp"
 #include "mm/engine/synthetic_players.hpp"
 #include "mm/storage/pg_store.hpp"
 #include "mm/testing/postgres_server.hpp"
@@ -467,4 +468,20 @@ TEST_CASE("two services claiming the same players at once never both hold one, o
   postgres_server server;
   mm::pg_store a(server.url()), b(server.url());
   mm::test::check_claims_under_contention(a, b);
+}
+
+TEST_CASE("services of one event stream share one sequence, in commit order, on PostgreSQL",
+          "[postgres][store][events]") {
+  if (!have_postgres()) return;
+  postgres_server server;
+  mm::pg_store a(server.url()), b(server.url());
+  mm::test::check_event_stream(a, b);
+}
+
+TEST_CASE("two writers of one event stream at once take every number once, on PostgreSQL",
+          "[postgres][store][events]") {
+  if (!have_postgres()) return;
+  postgres_server server;
+  mm::pg_store a(server.url()), b(server.url());
+  mm::test::check_event_stream_under_contention(a, b);
 }

@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "mm/actors/session_switch.hpp"
+#include "mm/actors/ticket_event_feed.hpp"
 #include "mm/session/partitions.hpp"
 #include "session_fixture.hpp"
 
@@ -59,13 +60,15 @@ struct partitioned {
     auto store = std::make_shared<sqlite_store>(dir.file("journal.db"));
     auto c = queues_over_three();
     c.partition = {p, partition_count};
+    c.event_stream = "sessions";
+    c.events = feed;
     c.service_name = "sessions-" + std::to_string(p);
     c.store = store;
     c.ids = std::make_shared<session::id_source>(
         test_key, [store] { return store->reserve_id_generation(); }, p);
     c.detached_journal = false;
     c.restored = load_session_journal(*store, c.service_name, &c.ids->permutation(), 0,
-                                      c.outcome_retention, c.max_outcomes);
+                                      c.outcome_retention, c.max_outcomes, c.event_stream);
     services.push_back(f.sys().spawn(session_service, std::move(c)));
     parts->target(p).set(caf::actor_cast<caf::strong_actor_ptr>(services.back()));
     f.run();
@@ -103,6 +106,8 @@ struct partitioned {
   outcomes got = std::make_shared<std::vector<ticket_outcome>>();
   session_interfaces::owner owner;
   std::vector<session_service_actor> services;  // by partition
+  std::shared_ptr<ticket_event_feed> feed =
+      std::make_shared<ticket_event_feed>(ticket_event_feed::limits{});
 };
 
 using names = std::vector<std::string>;
@@ -245,4 +250,33 @@ TEST_CASE("the lobbies are partition 0's", "[session][actors][partitions]") {
   REQUIRE(there);
   CHECK(here->lobbies == 1);
   CHECK(there->lobbies == 0);
+}
+
+TEST_CASE("the partitions' events are one sequence, and a restart goes on from its end",
+          "[session][actors][partitions][events]") {
+  partitioned x;
+  std::uint64_t expected = 0;
+  auto check_feed = [&] {
+    const auto page = x.feed->read_after(0, event_filter{}, 1000);
+    REQUIRE(page.events.size() == expected);
+    for (std::size_t i = 0; i < page.events.size(); ++i) CHECK(page.events[i]->seq == i + 1);
+    CHECK(x.feed->last_seq() == expected);
+  };
+  player_id next = 1;
+  for (int round = 0; round < 3; ++round)
+    for (const char* queue : {"arena", "duel", "solo", "coop"}) {
+      x.create(queue, party({1000}, next++));
+      ++expected;
+    }
+  check_feed();
+  x.f.advance(1s);  // arena, duel and solo each match their pairs: 3 x 2 outcomes
+  expected += 6;
+  check_feed();
+  // Every partition's journal reads the stream's end back.
+  for (std::uint32_t p = 0; p < partition_count; ++p) {
+    sqlite_store store(x.dir.file("journal.db"));
+    journal_read r;
+    r.event_stream = "sessions";
+    CHECK(store.read_journal("sessions-" + std::to_string(p), r).last_seq == expected);
+  }
 }

@@ -162,12 +162,18 @@ void flush(session_journal_pointer self) {
   st.backfills.clear();
   const std::int64_t now = unix_now(self);
   journal_batch batch;
+  // A stream's events are numbered by the store at the commit: until then
+  // they carry 0 (an outcome's bytes too: read back, its number is its
+  // event row's).
+  const bool streamed = st.config.store && !st.config.event_stream.empty();
+  if (streamed) batch.event_stream = st.config.event_stream;
   batch.created.reserve(creates.size());
   batch.finished.reserve(finishes.size());
   batch.events.reserve(creates.size() + finishes.size() + copies.size());
   std::vector<ticket_outcome> events;
   events.reserve(creates.size() + finishes.size() + copies.size());
   std::uint64_t seq = st.last_seq;
+  const auto next_seq = [&] { return streamed ? std::uint64_t{0} : ++seq; };
   // Serials are the store's keys: without a store nothing is keyed.
   const session::id_permutation* ids = st.config.store ? st.config.ids.get() : nullptr;
   for (const auto& c : creates) {
@@ -175,7 +181,7 @@ void flush(session_journal_pointer self) {
     batch.created.push_back({serial_of(ids, t.id), join_queues(t.queues), t.ticket.credential,
                              st.config.unix_epoch_ms + t.created_ms, encode_ticket(t.ticket)});
     ticket_outcome e = waiting_event(t);
-    e.seq = ++seq;
+    e.seq = next_seq();
     e.at_unix_ms = now;
     events.push_back(std::move(e));
   }
@@ -184,7 +190,7 @@ void flush(session_journal_pointer self) {
   for (const auto& e : events) batch.events.push_back({e.seq, e.ticket, {}, e.queue, now, {}});
   for (auto& f : finishes) {
     ticket_outcome e = std::move(f.outcome);
-    e.seq = ++seq;
+    e.seq = next_seq();
     e.at_unix_ms = now;
     std::string bytes = encode_outcome(e);
     if (st.config.claims) batch.released.push_back(serial_of(ids, e.ticket));
@@ -195,7 +201,7 @@ void flush(session_journal_pointer self) {
   }
   // The game servers' copies: events only, under the backfill's credential.
   for (auto& e : copies) {
-    e.seq = ++seq;
+    e.seq = next_seq();
     e.at_unix_ms = now;
     batch.events.push_back({e.seq, e.ticket, e.credential, e.queue, now, encode_outcome(e)});
     events.push_back(std::move(e));
@@ -215,7 +221,15 @@ void flush(session_journal_pointer self) {
   batch.released.insert(batch.released.end(), st.claims_to_release.begin(),
                         st.claims_to_release.end());
   try {
-    if (st.config.store) st.config.store->write_journal(st.config.service, batch);
+    if (st.config.store) {
+      const std::uint64_t last = st.config.store->write_journal(st.config.service, batch);
+      if (streamed && !events.empty()) {
+        // batch.events are `events`, in the same order.
+        seq = last;
+        for (std::size_t i = 0; i < events.size(); ++i)
+          events[i].seq = last - events.size() + 1 + i;
+      }
+    }
     st.claims_to_release.clear();
   } catch (const mm::error& e) {
     // Bounded: past it, a claim left behind waits for the next start's
@@ -353,8 +367,10 @@ session_journal_contents load_session_journal(player_store& store, const std::st
                                               const session::id_permutation* ids,
                                               std::int64_t unix_epoch_ms,
                                               std::chrono::milliseconds retention,
-                                              std::size_t max_retained) {
+                                              std::size_t max_retained,
+                                              const std::string& event_stream) {
   journal_read r;
+  r.event_stream = event_stream;
   r.retained_since_unix_ms = unix_epoch_ms - retention.count();
   r.max_retained = max_retained;
   r.events_after = std::numeric_limits<std::int64_t>::max();  // events: none needed here

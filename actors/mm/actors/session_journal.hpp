@@ -129,6 +129,11 @@ struct session_journal_config {
   // in its own transaction (ticket_journal.hpp, player_claim). Off: the
   // service's books alone keep one ticket per player.
   bool claims = false;
+  // The event sequence the service shares with the other partitions of the
+  // store (ticket_journal.hpp, journal_batch::event_stream): the store
+  // numbers each batch's events, and the journal tells them with the
+  // store's numbers. Empty: the service's own sequence, numbered here.
+  std::string event_stream;
 };
 
 // A ticket's key in the journal's store, and back (none: the id itself).
@@ -199,7 +204,8 @@ session_journal_contents load_session_journal(player_store& store, const std::st
                                               const session::id_permutation* ids,
                                               std::int64_t unix_epoch_ms,
                                               std::chrono::milliseconds retention,
-                                              std::size_t max_retained);
+                                              std::size_t max_retained,
+                                              const std::string& event_stream = {});
 
 // The tickets of the journal's rows, decoded; the rows that do not decode are
 // counted in `unreadable`.

@@ -402,6 +402,7 @@ session_journal_actor spawn_journal(session_service_pointer self) {
   j.max_retained = st.config.max_outcomes;
   j.health = st.config.journal_writes;
   j.claims = st.config.shared_claims;
+  j.event_stream = st.config.event_stream;
   j.ids =
       std::shared_ptr<const session::id_permutation>(st.config.ids, &st.config.ids->permutation());
   auto journal = st.config.detached_journal

@@ -90,6 +90,9 @@ struct session_service_config {
   // ticket is then taken into its queue once written, one transaction later
   // than alone. Off: this service's books keep the rule.
   bool shared_claims = false;
+  // The event sequence it shares with the other partitions
+  // (session_journal_config::event_stream); empty: its own.
+  std::string event_stream;
   bool detached_journal = true;  // false on the deterministic test scheduler
   // Where every committed event goes, for those who follow them (none: nobody).
   std::shared_ptr<ticket_event_feed> events;

@@ -45,7 +45,7 @@ class pg_store final : public player_store {
                            std::int64_t now_unix_ms) override;
   session_state_rows take_session_state(const std::string& service) override;
   // The ticket journal (pg_ticket_journal.cpp).
-  void write_journal(const std::string& service, const journal_batch& b) override;
+  std::uint64_t write_journal(const std::string& service, const journal_batch& b) override;
   journal_contents read_journal(const std::string& service, const journal_read& r) override;
   std::vector<journal_ticket> read_waiting_tickets(const std::string& service) override;
   std::vector<journal_backfill> read_backfills(const std::string& service) override;

@@ -39,8 +39,8 @@ constexpr std::size_t rows_per_statement = 1000;
 
 }  // namespace
 
-void pg_store::write_journal(const std::string& service, const journal_batch& b) {
-  pg_guarded(db_, "write the ticket journal", [&] {
+std::uint64_t pg_store::write_journal(const std::string& service, const journal_batch& b) {
+  return pg_guarded(db_, "write the ticket journal", [&] {
     // Every row in one round trip (a pipeline: one transaction, fenced).
     std::vector<pg::statement> s;
     // One multi-row statement per kind of row (and per 1,000 rows): the
@@ -86,19 +86,42 @@ void pg_store::write_journal(const std::string& service, const journal_batch& b)
       }
       s.push_back(std::move(st));
     }
+    // A stream's events follow its last number: the counter's row is
+    // raised first, and its lock, held to the commit, makes every other
+    // writer of the stream wait, so numbers are never taken twice and come
+    // in commit order. Each event is then the row's new value less its
+    // distance from the batch's end.
+    const bool streamed = !b.event_stream.empty() && !b.events.empty();
+    std::size_t stream_statement = 0;
+    if (streamed) {
+      stream_statement = s.size();
+      s.push_back(
+          {"INSERT INTO session_counters (name, value) VALUES ($1, $2) ON CONFLICT "
+           "(name) DO UPDATE SET value = session_counters.value + $2 RETURNING value",
+           {event_counter_name(b.event_stream),
+            pg::to_param(static_cast<std::int64_t>(b.events.size()))}});
+    }
     for (std::size_t from = 0; from < b.events.size(); from += rows_per_statement) {
       const std::size_t n = std::min(rows_per_statement, b.events.size() - from);
       // An event's credential is '' but for a game server's copy: the reader
       // takes it from the ticket (session_journal.cpp).
       pg::statement st{
-          "INSERT INTO session_ticket_events (service, seq, ticket_id, credential, queue, at, "
-          "event) SELECT $1, v.* FROM (VALUES " +
-              rows_of(n, {"bigint", "bigint", "text", "text", "bigint", "bytea"}, 2) + ") AS v",
+          streamed ? "INSERT INTO session_ticket_events (service, seq, ticket_id, credential, "
+                     "queue, at, event) SELECT $1, (SELECT value FROM session_counters WHERE "
+                     "name = $2) - v.from_end, v.t, v.c, v.q, v.a, v.e FROM (VALUES " +
+                         rows_of(n, {"bigint", "bigint", "text", "text", "bigint", "bytea"}, 3) +
+                         ") AS v(from_end, t, c, q, a, e)"
+                   : "INSERT INTO session_ticket_events (service, seq, ticket_id, credential, "
+                     "queue, at, event) SELECT $1, v.* FROM (VALUES " +
+                         rows_of(n, {"bigint", "bigint", "text", "text", "bigint", "bytea"}, 2) +
+                         ") AS v",
           {service}};
+      if (streamed) st.params.push_back(event_counter_name(b.event_stream));
       for (std::size_t i = from; i < from + n; ++i) {
         const auto& e = b.events[i];
+        const std::uint64_t seq = streamed ? b.events.size() - 1 - i : e.seq;
         st.params.insert(st.params.end(),
-                         {pg::to_param(signed_id(e.seq)), pg::to_param(signed_id(e.ticket)),
+                         {pg::to_param(signed_id(seq)), pg::to_param(signed_id(e.ticket)),
                           e.credential, e.queue, pg::to_param(e.at_unix_ms), bytes(e.event)});
       }
       s.push_back(std::move(st));
@@ -114,7 +137,7 @@ void pg_store::write_journal(const std::string& service, const journal_batch& b)
         st.params.push_back(pg::to_param(signed_id(b.released[i])));
       s.push_back(std::move(st));
     }
-    if (!b.events.empty())  // outlives the events retention deletes (ticket_journal.cpp)
+    if (!b.events.empty() && !streamed)  // outlives the events retention deletes
       s.push_back(
           {"INSERT INTO session_counters (name, value) VALUES ($1, $2) ON CONFLICT (name) "
            "DO UPDATE SET value = greatest(session_counters.value, excluded.value)",
@@ -134,7 +157,9 @@ void pg_store::write_journal(const std::string& service, const journal_batch& b)
              {service, f.queue, f.match_id, f.credential, pg::to_param(f.updated_unix_ms),
               bytes(f.state)}});
     }
-    fenced_pipeline(s);
+    const auto results = fenced_pipeline(s);
+    if (streamed) return static_cast<std::uint64_t>(results.at(stream_statement).int64(0, 0));
+    return highest_seq(b);
   });
 }
 
@@ -185,7 +210,8 @@ journal_contents pg_store::read_journal(const std::string& service, const journa
         c.exec_params("SELECT greatest(coalesce((SELECT value FROM session_counters WHERE "
                       "name = $2), 0), coalesce((SELECT max(seq) FROM "
                       "session_ticket_events WHERE service = $1), 0))",
-                      service, event_counter_name(service))
+                      service,
+                      event_counter_name(rd.event_stream.empty() ? service : rd.event_stream))
             .int64(0, 0));
     const auto ev = c.exec_params(
         "SELECT seq, ticket_id, credential, queue, at, event FROM session_ticket_events "

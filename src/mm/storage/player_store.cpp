@@ -72,8 +72,8 @@ bool sqlite_store::append_config(const config_version& v) {
   return append_config_version(db_, v);
 }
 
-void sqlite_store::write_journal(const std::string& service, const journal_batch& b) {
-  mm::write_journal(db_, service, b);
+std::uint64_t sqlite_store::write_journal(const std::string& service, const journal_batch& b) {
+  return mm::write_journal(db_, service, b);
 }
 
 journal_contents sqlite_store::read_journal(const std::string& service, const journal_read& r) {

@@ -74,7 +74,8 @@ class player_store {
   virtual session_state_rows take_session_state(const std::string& service) = 0;
 
   // The session tickets' journal (mm/storage/ticket_journal.hpp).
-  virtual void write_journal(const std::string& service, const journal_batch& b) = 0;
+  // The highest event number of the batch (0 without events).
+  virtual std::uint64_t write_journal(const std::string& service, const journal_batch& b) = 0;
   virtual journal_contents read_journal(const std::string& service, const journal_read& r) = 0;
   virtual std::vector<journal_ticket> read_waiting_tickets(const std::string& service) = 0;
   virtual std::vector<journal_backfill> read_backfills(const std::string& service) = 0;
@@ -135,7 +136,7 @@ class sqlite_store final : public player_store {
   void write_session_state(const std::string& service, const session_state_rows& s,
                            std::int64_t now_unix_ms) override;
   session_state_rows take_session_state(const std::string& service) override;
-  void write_journal(const std::string& service, const journal_batch& b) override;
+  std::uint64_t write_journal(const std::string& service, const journal_batch& b) override;
   journal_contents read_journal(const std::string& service, const journal_read& r) override;
   std::vector<journal_ticket> read_waiting_tickets(const std::string& service) override;
   std::vector<journal_backfill> read_backfills(const std::string& service) override;

@@ -24,9 +24,21 @@ journal_ticket ticket_row(SQLite::Statement& q) {
 
 }  // namespace
 
-void write_journal(database& db, const std::string& service, const journal_batch& b) {
-  db.guarded("write the ticket journal", [&] {
+std::uint64_t write_journal(database& db, const std::string& service, const journal_batch& b) {
+  return db.guarded("write the ticket journal", [&] {
     SQLite::Transaction tx(db.sql(), SQLite::TransactionBehavior::IMMEDIATE);
+    // A stream's events follow its last number (the transaction holds the
+    // file's write lock: no other writer numbers at the same time).
+    std::uint64_t stream_last = 0;
+    if (!b.event_stream.empty() && !b.events.empty()) {
+      SQLite::Statement last(db.sql(), "SELECT value FROM session_counters WHERE name = ?");
+      last.bind(1, event_counter_name(b.event_stream));
+      if (last.executeStep())
+        stream_last = static_cast<std::uint64_t>(last.getColumn(0).getInt64());
+    }
+    const auto seq_of = [&](std::size_t i) {
+      return b.event_stream.empty() ? b.events[i].seq : stream_last + i + 1;
+    };
     if (!b.created.empty()) {
       SQLite::Statement q(db.sql(),
                           "INSERT INTO session_ticket_journal (ticket_id, service, queues, "
@@ -74,9 +86,10 @@ void write_journal(database& db, const std::string& service, const journal_batch
       SQLite::Statement q(db.sql(),
                           "INSERT INTO session_ticket_events (service, seq, ticket_id, credential, "
                           "queue, at, event) VALUES (?, ?, ?, ?, ?, ?, ?)");
-      for (const auto& e : b.events) {
+      for (std::size_t i = 0; i < b.events.size(); ++i) {
+        const auto& e = b.events[i];
         q.bind(1, service);
-        q.bind(2, signed_id(e.seq));
+        q.bind(2, signed_id(seq_of(i)));
         q.bind(3, signed_id(e.ticket));
         q.bind(4, e.credential);  // '' but for a game server's copy
         q.bind(5, e.queue);
@@ -91,8 +104,9 @@ void write_journal(database& db, const std::string& service, const journal_batch
                                 "INSERT INTO session_counters (name, value) VALUES (?, ?) "
                                 "ON CONFLICT (name) DO UPDATE SET value = "
                                 "max(value, excluded.value)");
-      counter.bind(1, event_counter_name(service));
-      counter.bind(2, signed_id(highest_seq(b)));
+      counter.bind(1, event_counter_name(b.event_stream.empty() ? service : b.event_stream));
+      counter.bind(
+          2, signed_id(b.event_stream.empty() ? highest_seq(b) : seq_of(b.events.size() - 1)));
       counter.exec();
     }
     if (!b.backfills.empty()) {
@@ -119,6 +133,8 @@ void write_journal(database& db, const std::string& service, const journal_batch
       }
     }
     tx.commit();
+    if (b.events.empty()) return std::uint64_t{0};
+    return b.event_stream.empty() ? highest_seq(b) : seq_of(b.events.size() - 1);
   });
 }
 
@@ -172,7 +188,7 @@ journal_contents read_journal(database& db, const std::string& service, const jo
                            "SELECT max(coalesce((SELECT value FROM session_counters WHERE "
                            "name = ?), 0), coalesce((SELECT max(seq) FROM "
                            "session_ticket_events WHERE service = ?), 0))");
-    last.bind(1, event_counter_name(service));
+    last.bind(1, event_counter_name(r.event_stream.empty() ? service : r.event_stream));
     last.bind(2, service);
     if (last.executeStep()) out.last_seq = static_cast<std::uint64_t>(last.getColumn(0).getInt64());
     // An event's credential is '' but for a game server's copy: the reader

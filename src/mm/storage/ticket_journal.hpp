@@ -71,7 +71,15 @@ struct journal_backfill {
 // transaction, unless the ticket still waits after it: the finished ones of
 // a service that claims its players, and those a failed write may have left
 // claimed without their row (see player_claim).
+//
+// Event numbers: without `event_stream` the events carry their own (the
+// service's sequence, which the caller keeps). With it, the store numbers
+// them in the batch's order after the stream's last number, in the same
+// transaction, so services writing one stream (the session queues in
+// partitions) share one sequence with no number twice and numbers in commit
+// order; the events' own `seq` is ignored.
 struct journal_batch {
+  std::string event_stream;
   std::vector<journal_ticket> created;
   std::vector<journal_outcome> finished;
   std::vector<journal_event> events;
@@ -113,8 +121,11 @@ struct journal_contents {
   std::vector<journal_backfill> backfills;  // every row of the service
 };
 
-// What to read at a start.
+// What to read at a start. `event_stream`: the stream the service's events
+// are numbered in (journal_batch), whose last number is `last_seq`; empty:
+// the service's own.
 struct journal_read {
+  std::string event_stream;
   std::int64_t retained_since_unix_ms = 0;
   std::size_t max_retained = 0;
   std::uint64_t events_after = 0;
@@ -142,7 +153,8 @@ struct journal_v8_row {
 using id_key_words = std::array<std::uint64_t, 2>;
 
 // SQLite (the same functions exist on PostgreSQL, pg_store.hpp).
-void write_journal(database& db, const std::string& service, const journal_batch& b);
+// The highest event number of the batch (0 without events).
+std::uint64_t write_journal(database& db, const std::string& service, const journal_batch& b);
 journal_contents read_journal(database& db, const std::string& service, const journal_read& r);
 std::vector<journal_ticket> read_waiting_tickets(database& db, const std::string& service);
 std::vector<journal_backfill> read_backfills(database& db, const std::string& service);
