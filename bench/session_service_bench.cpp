@@ -11,8 +11,10 @@
 // recording_vs_plain, the 1-queue durable actor path with a recording of
 // its queue (sessions.record) over the same without, medians of three
 // alternated runs. With "claims", only claims_vs_plain: the same path with
-// the player claims of a partitioned service (shared_claims) over without;
-// "claims-pg" the same with the journal on a PostgreSQL server it starts.
+// the player claims of a partitioned service (shared_claims) over without,
+// and partition_vs_plain: with its events numbered by the store as well
+// (event_stream); "claims-pg" the same with the journal on a PostgreSQL
+// server it starts.
 //
 // A duel queue (two solos a match, no rule: every waiting pair matches) with
 // a 10 ms tick, so the loop's own time is small and what is measured is the
@@ -223,13 +225,18 @@ std::shared_ptr<player_store> fresh_journal() {
   return std::make_shared<sqlite_store>(journal_file);
 }
 
+// What a service in partitions does more than one alone: its player claims
+// (shared_claims), and its events numbered by the store (event_stream).
+enum class partition_cost { none, claims, claims_and_stream };
+
 // A service over `queues` (named duel0, duel1, ...): durable in a SQLite
 // journal, or without a store.
 session_service_config service_config(std::vector<session::queue_config> queues, bool durable,
                                       std::shared_ptr<ticket_recorder> recorder = nullptr,
-                                      bool claims = false) {
+                                      partition_cost partition = partition_cost::none) {
   session_service_config c;
-  c.shared_claims = claims;
+  c.shared_claims = partition != partition_cost::none;
+  if (partition == partition_cost::claims_and_stream) c.event_stream = "bench";
   c.recorder = std::move(recorder);
   c.queues = std::move(queues);
   c.latency = session::latency_model({{"paris", {48.9, 2.4}, "eu"}});  // the lobbies need one
@@ -244,7 +251,8 @@ session_service_config service_config(std::vector<session::queue_config> queues,
 
 actor_run through_actors(std::size_t queues, double seconds, std::size_t in_flight,
                          std::size_t per_tick, bool durable,
-                         std::shared_ptr<ticket_recorder> recorder = nullptr, bool claims = false) {
+                         std::shared_ptr<ticket_recorder> recorder = nullptr,
+                         partition_cost partition = partition_cost::none) {
   caf::actor_system_config cfg;
   cfg.set("logger.verbosity", caf::atom("quiet"));
   add_message_types<generic_profile>(cfg, "generic");
@@ -257,7 +265,7 @@ actor_run through_actors(std::size_t queues, double seconds, std::size_t in_flig
     names.push_back(configs.back().name);
   }
   auto service =
-      sys.spawn(session_service, service_config(configs, durable, std::move(recorder), claims));
+      sys.spawn(session_service, service_config(configs, durable, std::move(recorder), partition));
   const auto start = sys.clock().now();  // the service's epoch, within a millisecond
   auto d = sys.spawn(driver, caf::actor_cast<session_interfaces::service>(service), names, start,
                      in_flight, per_tick);
@@ -385,21 +393,29 @@ void recording_cost(double seconds) {
 }
 
 // The cost of the player claims of a service that shares its store with
-// other partitions (shared_claims): the 1-queue durable actor path without
-// and with them, alternated three times; the medians and their ratio.
+// other partitions (shared_claims), then with its events numbered by the
+// store too (event_stream): the 1-queue durable actor path without and with
+// them, alternated three times; the medians and their ratios.
 void claims_cost(double seconds) {
-  std::vector<double> plain, claimed;
+  std::vector<double> plain, claimed, streamed;
   for (int round = 0; round < 3; ++round) {
     plain.push_back(through_actors(1, seconds, 4000, 0, true).tickets_per_s);
-    claimed.push_back(through_actors(1, seconds, 4000, 0, true, nullptr, true).tickets_per_s);
+    claimed.push_back(
+        through_actors(1, seconds, 4000, 0, true, nullptr, partition_cost::claims).tickets_per_s);
+    streamed.push_back(
+        through_actors(1, seconds, 4000, 0, true, nullptr, partition_cost::claims_and_stream)
+            .tickets_per_s);
   }
   const double p = bench::median3(plain[0], plain[1], plain[2]);
   const double c = bench::median3(claimed[0], claimed[1], claimed[2]);
-  bench::emit(bench_name, "session_tickets_per_s", p, "tickets/s",
-              "\"path\": \"actors\", \"queues\": 1, \"durable\": true, \"claims\": false");
-  bench::emit(bench_name, "session_tickets_per_s", c, "tickets/s",
-              "\"path\": \"actors\", \"queues\": 1, \"durable\": true, \"claims\": true");
+  const double s = bench::median3(streamed[0], streamed[1], streamed[2]);
+  const std::string path = "\"path\": \"actors\", \"queues\": 1, \"durable\": true, ";
+  bench::emit(bench_name, "session_tickets_per_s", p, "tickets/s", path + "\"claims\": false");
+  bench::emit(bench_name, "session_tickets_per_s", c, "tickets/s", path + "\"claims\": true");
+  bench::emit(bench_name, "session_tickets_per_s", s, "tickets/s",
+              path + "\"claims\": true, \"event_stream\": true");
   bench::emit(bench_name, "claims_vs_plain", c / p, "ratio");
+  bench::emit(bench_name, "partition_vs_plain", s / p, "ratio");
 }
 
 // The 1-queue actor path without a store and durable, alternated three

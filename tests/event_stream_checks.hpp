@@ -55,8 +55,19 @@ inline void check_event_stream(player_store& a, player_store& b) {
   r.event_stream = "S";
   CHECK(a.read_journal("S/2", r).last_seq == 10);
   CHECK(a.read_journal("S", {}).last_seq == 10);
-  // Another stream is a sequence of its own.
+  // Another stream is a sequence of its own, and not read with this one
+  // (nor is a service whose name only starts like the stream's).
   CHECK(b.write_journal("T/0", streamed_events("T", 2)) == 2);
+  CHECK(b.write_journal("SX", streamed_events("SX", 2)) == 2);
+  const auto stream_numbers = [&](const std::string& stream, std::uint64_t after) {
+    numbers out;
+    for (const auto& row : b.read_stream_events(stream, after, 100)) out.push_back(row.seq);
+    return out;
+  };
+  CHECK(stream_numbers("S", 0) == numbers{1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
+  CHECK(stream_numbers("S", 6) == numbers{7, 8, 9, 10});
+  CHECK(a.read_stream_events("S", 2, 3).size() == 3);
+  CHECK(stream_numbers("T", 0) == numbers{1, 2});
 }
 
 // Two services of one stream writing at once, from two threads: every

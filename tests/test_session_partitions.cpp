@@ -7,6 +7,7 @@
 // others.
 #include <catch2/catch.hpp>
 
+#include "mm/actors/event_stream.hpp"
 #include "mm/actors/session_switch.hpp"
 #include "mm/actors/ticket_event_feed.hpp"
 #include "mm/session/partitions.hpp"
@@ -62,16 +63,24 @@ struct partitioned {
     c.partition = {p, partition_count};
     c.event_stream = "sessions";
     c.events = feed;
-    c.service_name = "sessions-" + std::to_string(p);
+    c.service_name = session::partition_service("sessions", p, partition_count);
     c.store = store;
     c.ids = std::make_shared<session::id_source>(
         test_key, [store] { return store->reserve_id_generation(); }, p);
     c.detached_journal = false;
     c.restored = load_session_journal(*store, c.service_name, &c.ids->permutation(), 0,
                                       c.outcome_retention, c.max_outcomes, c.event_stream);
-    services.push_back(f.sys().spawn(session_service, std::move(c)));
-    parts->target(p).set(caf::actor_cast<caf::strong_actor_ptr>(services.back()));
+    if (services.size() <= p) services.resize(p + 1);
+    services[p] = f.sys().spawn(session_service, std::move(c));
+    parts->target(p).set(caf::actor_cast<caf::strong_actor_ptr>(services[p]));
     f.run();
+  }
+  // Partition `p` stops and starts again from the store.
+  void restart(std::uint32_t p) {
+    parts->target(p).clear({});
+    caf::anon_send_exit(services[p], caf::exit_reason::user_shutdown);
+    f.run();
+    start(p);
   }
 
   std::pair<std::optional<std::uint64_t>, caf::error> ask_create(const std::string& queue,
@@ -264,19 +273,47 @@ TEST_CASE("the partitions' events are one sequence, and a restart goes on from i
   };
   player_id next = 1;
   for (int round = 0; round < 3; ++round)
-    for (const char* queue : {"arena", "duel", "solo", "coop"}) {
-      x.create(queue, party({1000}, next++));
+    for (const std::string queue : {"arena", "duel", "solo", "coop"}) {
+      auto t = party({1000}, next++);
+      t.credential = "game-" + queue;
+      x.create(queue, t);
       ++expected;
     }
   check_feed();
   x.f.advance(1s);  // arena, duel and solo each match their pairs: 3 x 2 outcomes
   expected += 6;
   check_feed();
+  // A restarted partition's outcomes still carry their tickets' credentials
+  // (it reads them back with the waiting tickets).
+  x.restart(1);
+  const auto coop_ticket =
+      x.feed->read_after(0, event_filter{{}, {"coop"}}, 1).events.at(0)->ticket;
+  REQUIRE(x.f.ask<bool>(x.s, cancel_atom::value, coop_ticket).first == true);
+  ++expected;
+  check_feed();
+  // A node that follows the stream in the store reads the same events,
+  // credentials included (its outcome rows get them from the creations).
+  sqlite_store store(x.dir.file("journal.db"));
+  ticket_event_feed elsewhere(ticket_event_feed::limits{});
+  CHECK(pull_stream_events(store, "sessions", elsewhere, 7) == 7);
+  CHECK(pull_stream_events(store, "sessions", elsewhere, 1000) == expected - 7);
+  CHECK(pull_stream_events(store, "sessions", elsewhere, 1000) == 0);
+  const auto live = x.feed->read_after(0, event_filter{}, 1000).events;
+  const auto pulled = elsewhere.read_after(0, event_filter{}, 1000).events;
+  REQUIRE(pulled.size() == live.size());
+  for (std::size_t i = 0; i < live.size(); ++i) {
+    CHECK(pulled[i]->seq == live[i]->seq);
+    CHECK(pulled[i]->ticket == live[i]->ticket);
+    CHECK(pulled[i]->state == live[i]->state);
+    CHECK(pulled[i]->queue == live[i]->queue);
+    CHECK(pulled[i]->credential == live[i]->credential);
+    CHECK(pulled[i]->credential == "game-" + live[i]->queue);
+  }
   // Every partition's journal reads the stream's end back.
   for (std::uint32_t p = 0; p < partition_count; ++p) {
-    sqlite_store store(x.dir.file("journal.db"));
     journal_read r;
     r.event_stream = "sessions";
-    CHECK(store.read_journal("sessions-" + std::to_string(p), r).last_seq == expected);
+    CHECK(store.read_journal(session::partition_service("sessions", p, partition_count), r)
+              .last_seq == expected);
   }
 }

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "mm/actors/errors.hpp"
+#include "mm/actors/event_stream.hpp"
 #include "mm/actors/ticket_codec.hpp"
 #include "mm/engine/log.hpp"
 #include "mm/storage/name_list.hpp"
@@ -187,7 +188,21 @@ void flush(session_journal_pointer self) {
   }
   // A waiting event's row holds no bytes (its ticket row says it all); an
   // outcome's row holds the outcome's bytes, encoded once for both rows.
-  for (const auto& e : events) batch.events.push_back({e.seq, e.ticket, {}, e.queue, now, {}});
+  // A stream's rows carry their credential: a node that follows the stream
+  // reads them without the ticket rows (event_stream.hpp).
+  std::unordered_map<std::uint64_t, const std::string*> created_here;  // this batch's
+  if (streamed)
+    for (const auto& c : creates) created_here.emplace(c.ticket.id, &c.ticket.ticket.credential);
+  const auto row_credential = [&](const ticket_outcome& e) {
+    if (!streamed) return std::string();
+    if (e.state == session::ticket_state::waiting || !e.credential.empty()) return e.credential;
+    if (const auto it = st.stream_credentials.find(e.ticket); it != st.stream_credentials.end())
+      return it->second;
+    const auto here = created_here.find(e.ticket);
+    return here == created_here.end() ? std::string() : *here->second;
+  };
+  for (const auto& e : events)
+    batch.events.push_back({e.seq, e.ticket, row_credential(e), e.queue, now, {}});
   for (auto& f : finishes) {
     ticket_outcome e = std::move(f.outcome);
     e.seq = next_seq();
@@ -196,7 +211,7 @@ void flush(session_journal_pointer self) {
     if (st.config.claims) batch.released.push_back(serial_of(ids, e.ticket));
     batch.finished.push_back(
         {serial_of(ids, e.ticket), {}, static_cast<std::uint8_t>(e.state), now, bytes});
-    batch.events.push_back({e.seq, e.ticket, {}, e.queue, now, std::move(bytes)});
+    batch.events.push_back({e.seq, e.ticket, row_credential(e), e.queue, now, std::move(bytes)});
     events.push_back(std::move(e));
   }
   // The game servers' copies: events only, under the backfill's credential.
@@ -255,6 +270,12 @@ void flush(session_journal_pointer self) {
     return;
   }
   note_write(st, true);
+  if (streamed) {
+    for (const auto& c : creates)
+      st.stream_credentials.emplace(c.ticket.id, c.ticket.ticket.credential);
+    for (const auto& e : events)
+      if (e.state != session::ticket_state::waiting) st.stream_credentials.erase(e.ticket);
+  }
   st.last_seq = seq;
   ++st.batches;
   st.records += events.size();
@@ -404,19 +425,11 @@ session_journal_contents load_session_journal(player_store& store, const std::st
   events.max_events = max_retained;
   for (const auto& row : store.read_journal(service, events).events) {
     if (row.at_unix_ms < r.retained_since_unix_ms) continue;
-    auto o = row.event.empty() ? std::optional<ticket_outcome>(ticket_outcome{})
-                               : decode_outcome(row.event);
-    if (o && row.event.empty()) {  // a creation: waiting in its (first) queue
-      o->queue = row.queue;
-      o->ticket = row.ticket;
-    }
+    auto o = event_of_row(row, row.credential.empty() ? credential_of(row.ticket) : std::string());
     if (!o) {
       ++out.unreadable;
       continue;
     }
-    o->credential = row.credential.empty() ? credential_of(row.ticket) : row.credential;
-    o->seq = row.seq;
-    o->at_unix_ms = row.at_unix_ms;
     out.events.push_back(std::move(*o));
   }
   return out;
@@ -427,6 +440,7 @@ session_journal_actor::behavior_type session_journal(session_journal_pointer sel
   auto& st = self->state;
   st.config = std::move(config);
   st.last_seq = st.config.last_seq;
+  st.stream_credentials = std::move(st.config.waiting_credentials);
   if (st.config.claims && st.config.store) {
     // Before any new ticket: the claims an earlier run took for tickets it
     // never wrote (killed between the two transactions) go.

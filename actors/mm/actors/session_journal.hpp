@@ -32,6 +32,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "mm/actors/backfill_messages.hpp"
@@ -134,6 +135,9 @@ struct session_journal_config {
   // numbers each batch's events, and the journal tells them with the
   // store's numbers. Empty: the service's own sequence, numbered here.
   std::string event_stream;
+  // With a stream: the credentials of the tickets waiting at the start (by
+  // public id), which their outcomes' event rows carry.
+  std::unordered_map<std::uint64_t, std::string> waiting_credentials;
 };
 
 // A ticket's key in the journal's store, and back (none: the id itself).
@@ -167,6 +171,10 @@ struct session_journal_state {
   // Tickets (serials) whose claims a failed write may have left: released
   // by the next batch written, unless the ticket waits.
   std::vector<std::uint64_t> claims_to_release;
+  // With an event stream: each waiting ticket's credential (by public id),
+  // from its creation's commit to its outcome's, for the outcome's event row
+  // (an outcome comes from its queue without it).
+  std::unordered_map<std::uint64_t, std::string> stream_credentials;
   bool flush_sent = false;
   std::uint64_t last_seq = 0;
   std::uint64_t batches = 0, records = 0, failures = 0;

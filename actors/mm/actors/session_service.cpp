@@ -403,6 +403,9 @@ session_journal_actor spawn_journal(session_service_pointer self) {
   j.health = st.config.journal_writes;
   j.claims = st.config.shared_claims;
   j.event_stream = st.config.event_stream;
+  if (!j.event_stream.empty())
+    for (const auto& t : st.config.restored.waiting)
+      j.waiting_credentials.emplace(t.id, t.ticket.credential);
   j.ids =
       std::shared_ptr<const session::id_permutation>(st.config.ids, &st.config.ids->permutation());
   auto journal = st.config.detached_journal

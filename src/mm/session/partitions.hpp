@@ -24,6 +24,14 @@ inline std::string partition_resource(std::uint32_t p, std::uint32_t partitions)
   return partitions <= 1 ? std::string("sessions") : "sessions-" + std::to_string(p);
 }
 
+// The journal's service name of partition `p`: the server's own (`name`)
+// while there is one partition, else "name/0", "name/1"... Their events are
+// one stream, named `name` (ticket_journal.hpp, journal_batch::event_stream).
+inline std::string partition_service(const std::string& name, std::uint32_t p,
+                                     std::uint32_t partitions) {
+  return partitions <= 1 ? name : name + "/" + std::to_string(p);
+}
+
 // The queue a name belongs to for partitioning: a shard ("coop.eu") goes
 // with its queue ("coop"), so a sharded queue's shards share a partition.
 constexpr std::string_view partitioned_name(std::string_view name) {

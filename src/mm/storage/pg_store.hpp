@@ -47,6 +47,8 @@ class pg_store final : public player_store {
   // The ticket journal (pg_ticket_journal.cpp).
   std::uint64_t write_journal(const std::string& service, const journal_batch& b) override;
   journal_contents read_journal(const std::string& service, const journal_read& r) override;
+  std::vector<journal_event> read_stream_events(const std::string& stream, std::uint64_t after,
+                                                std::size_t max) override;
   std::vector<journal_ticket> read_waiting_tickets(const std::string& service) override;
   std::vector<journal_backfill> read_backfills(const std::string& service) override;
   void prune_journal(const std::string& service, const journal_prune& p) override;

@@ -225,6 +225,22 @@ journal_contents pg_store::read_journal(const std::string& service, const journa
   return out;
 }
 
+std::vector<journal_event> pg_store::read_stream_events(const std::string& stream,
+                                                        std::uint64_t after, std::size_t max) {
+  return pg_guarded(db_, "read the events of a stream", [&] {
+    std::vector<journal_event> out;
+    const auto ev = db_.sql().exec_params(
+        "SELECT seq, ticket_id, credential, queue, at, event FROM session_ticket_events "
+        "WHERE seq > $1 AND (service = $2 OR starts_with(service, $3)) ORDER BY seq LIMIT $4",
+        signed_id(after), stream, stream + "/", static_cast<std::int64_t>(max));
+    for (std::size_t i = 0; i < ev.size(); ++i)
+      out.push_back({static_cast<std::uint64_t>(ev.int64(i, 0)),
+                     static_cast<std::uint64_t>(ev.int64(i, 1)), ev.text(i, 2), ev.text(i, 3),
+                     ev.int64(i, 4), ev.bytes(i, 5)});
+    return out;
+  });
+}
+
 void pg_store::prune_journal(const std::string& service, const journal_prune& p) {
   pg_guarded(db_, "prune the ticket journal", [&] {
     pg::transaction tx(db_.sql());

@@ -80,6 +80,11 @@ journal_contents sqlite_store::read_journal(const std::string& service, const jo
   return mm::read_journal(db_, service, r);
 }
 
+std::vector<journal_event> sqlite_store::read_stream_events(const std::string& stream,
+                                                            std::uint64_t after, std::size_t max) {
+  return mm::read_stream_events(db_, stream, after, max);
+}
+
 std::vector<journal_ticket> sqlite_store::read_waiting_tickets(const std::string& service) {
   return mm::read_waiting_tickets(db_, service);
 }

@@ -77,6 +77,9 @@ class player_store {
   // The highest event number of the batch (0 without events).
   virtual std::uint64_t write_journal(const std::string& service, const journal_batch& b) = 0;
   virtual journal_contents read_journal(const std::string& service, const journal_read& r) = 0;
+  // The events of a stream after a number (ticket_journal.hpp).
+  virtual std::vector<journal_event> read_stream_events(const std::string& stream,
+                                                        std::uint64_t after, std::size_t max) = 0;
   virtual std::vector<journal_ticket> read_waiting_tickets(const std::string& service) = 0;
   virtual std::vector<journal_backfill> read_backfills(const std::string& service) = 0;
   virtual void prune_journal(const std::string& service, const journal_prune& p) = 0;
@@ -138,6 +141,8 @@ class sqlite_store final : public player_store {
   session_state_rows take_session_state(const std::string& service) override;
   std::uint64_t write_journal(const std::string& service, const journal_batch& b) override;
   journal_contents read_journal(const std::string& service, const journal_read& r) override;
+  std::vector<journal_event> read_stream_events(const std::string& stream, std::uint64_t after,
+                                                std::size_t max) override;
   std::vector<journal_ticket> read_waiting_tickets(const std::string& service) override;
   std::vector<journal_backfill> read_backfills(const std::string& service) override;
   void prune_journal(const std::string& service, const journal_prune& p) override;

@@ -138,6 +138,29 @@ std::uint64_t write_journal(database& db, const std::string& service, const jour
   });
 }
 
+std::vector<journal_event> read_stream_events(database& db, const std::string& stream,
+                                              std::uint64_t after, std::size_t max) {
+  return db.guarded("read the events of a stream", [&] {
+    std::vector<journal_event> out;
+    SQLite::Statement q(db.sql(),
+                        "SELECT seq, ticket_id, credential, queue, at, event FROM "
+                        "session_ticket_events WHERE seq > ? AND (service = ? OR "
+                        "substr(service, 1, length(?)) = ?) ORDER BY seq LIMIT ?");
+    const std::string prefix = stream + "/";
+    q.bind(1, signed_id(after));
+    q.bind(2, stream);
+    q.bind(3, prefix);
+    q.bind(4, prefix);
+    q.bind(5, static_cast<std::int64_t>(max));
+    while (q.executeStep())
+      out.push_back({static_cast<std::uint64_t>(q.getColumn(0).getInt64()),
+                     static_cast<std::uint64_t>(q.getColumn(1).getInt64()),
+                     q.getColumn(2).getString(), q.getColumn(3).getString(),
+                     q.getColumn(4).getInt64(), blob_of(q.getColumn(5))});
+    return out;
+  });
+}
+
 std::vector<journal_ticket> read_waiting_tickets(database& db, const std::string& service) {
   return db.guarded("read the waiting tickets", [&] {
     std::vector<journal_ticket> out;

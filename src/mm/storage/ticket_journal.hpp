@@ -155,6 +155,10 @@ using id_key_words = std::array<std::uint64_t, 2>;
 // SQLite (the same functions exist on PostgreSQL, pg_store.hpp).
 // The highest event number of the batch (0 without events).
 std::uint64_t write_journal(database& db, const std::string& service, const journal_batch& b);
+// At most `max` events of the stream (of the services named `stream` and
+// `stream/...`, mm/session/partitions.hpp) after number `after`, by number.
+std::vector<journal_event> read_stream_events(database& db, const std::string& stream,
+                                              std::uint64_t after, std::size_t max);
 journal_contents read_journal(database& db, const std::string& service, const journal_read& r);
 std::vector<journal_ticket> read_waiting_tickets(database& db, const std::string& service);
 std::vector<journal_backfill> read_backfills(database& db, const std::string& service);
