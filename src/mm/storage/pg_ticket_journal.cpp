@@ -34,6 +34,16 @@ std::string rows_of(std::size_t rows, const std::vector<const char*>& casts, std
   return out;
 }
 
+// The event rows of "SELECT seq, ticket_id, credential, queue, at, event".
+std::vector<journal_event> event_rows(const pg::result& ev) {
+  std::vector<journal_event> out;
+  for (std::size_t i = 0; i < ev.size(); ++i)
+    out.push_back({static_cast<std::uint64_t>(ev.int64(i, 0)),
+                   static_cast<std::uint64_t>(ev.int64(i, 1)), ev.text(i, 2), ev.text(i, 3),
+                   ev.int64(i, 4), ev.bytes(i, 5)});
+  return out;
+}
+
 // Rows per multi-row statement: well under PostgreSQL's 65,535 parameters.
 constexpr std::size_t rows_per_statement = 1000;
 
@@ -217,10 +227,7 @@ journal_contents pg_store::read_journal(const std::string& service, const journa
         "SELECT seq, ticket_id, credential, queue, at, event FROM session_ticket_events "
         "WHERE service = $1 AND seq > $2 ORDER BY seq LIMIT $3",
         service, signed_id(rd.events_after), static_cast<std::int64_t>(rd.max_events));
-    for (std::size_t i = 0; i < ev.size(); ++i)
-      out.events.push_back({static_cast<std::uint64_t>(ev.int64(i, 0)),
-                            static_cast<std::uint64_t>(ev.int64(i, 1)), ev.text(i, 2),
-                            ev.text(i, 3), ev.int64(i, 4), ev.bytes(i, 5)});
+    out.events = event_rows(ev);
   });
   return out;
 }
@@ -228,16 +235,10 @@ journal_contents pg_store::read_journal(const std::string& service, const journa
 std::vector<journal_event> pg_store::read_stream_events(const std::string& stream,
                                                         std::uint64_t after, std::size_t max) {
   return pg_guarded(db_, "read the events of a stream", [&] {
-    std::vector<journal_event> out;
-    const auto ev = db_.sql().exec_params(
+    return event_rows(db_.sql().exec_params(
         "SELECT seq, ticket_id, credential, queue, at, event FROM session_ticket_events "
         "WHERE seq > $1 AND (service = $2 OR starts_with(service, $3)) ORDER BY seq LIMIT $4",
-        signed_id(after), stream, stream + "/", static_cast<std::int64_t>(max));
-    for (std::size_t i = 0; i < ev.size(); ++i)
-      out.push_back({static_cast<std::uint64_t>(ev.int64(i, 0)),
-                     static_cast<std::uint64_t>(ev.int64(i, 1)), ev.text(i, 2), ev.text(i, 3),
-                     ev.int64(i, 4), ev.bytes(i, 5)});
-    return out;
+        signed_id(after), stream, stream + "/", static_cast<std::int64_t>(max)));
   });
 }
 

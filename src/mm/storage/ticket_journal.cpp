@@ -22,6 +22,16 @@ journal_ticket ticket_row(SQLite::Statement& q) {
           q.getColumn(2).getString(), q.getColumn(3).getInt64(), blob_of(q.getColumn(4))};
 }
 
+// An event row of "SELECT seq, ticket_id, credential, queue, at, event".
+journal_event event_row(SQLite::Statement& q) {
+  return {static_cast<std::uint64_t>(q.getColumn(0).getInt64()),
+          static_cast<std::uint64_t>(q.getColumn(1).getInt64()),
+          q.getColumn(2).getString(),
+          q.getColumn(3).getString(),
+          q.getColumn(4).getInt64(),
+          blob_of(q.getColumn(5))};
+}
+
 }  // namespace
 
 std::uint64_t write_journal(database& db, const std::string& service, const journal_batch& b) {
@@ -152,11 +162,7 @@ std::vector<journal_event> read_stream_events(database& db, const std::string& s
     q.bind(3, prefix);
     q.bind(4, prefix);
     q.bind(5, static_cast<std::int64_t>(max));
-    while (q.executeStep())
-      out.push_back({static_cast<std::uint64_t>(q.getColumn(0).getInt64()),
-                     static_cast<std::uint64_t>(q.getColumn(1).getInt64()),
-                     q.getColumn(2).getString(), q.getColumn(3).getString(),
-                     q.getColumn(4).getInt64(), blob_of(q.getColumn(5))});
+    while (q.executeStep()) out.push_back(event_row(q));
     return out;
   });
 }
@@ -222,11 +228,7 @@ journal_contents read_journal(database& db, const std::string& service, const jo
     e.bind(1, service);
     e.bind(2, signed_id(r.events_after));
     e.bind(3, static_cast<std::int64_t>(r.max_events));
-    while (e.executeStep())
-      out.events.push_back({static_cast<std::uint64_t>(e.getColumn(0).getInt64()),
-                            static_cast<std::uint64_t>(e.getColumn(1).getInt64()),
-                            e.getColumn(2).getString(), e.getColumn(3).getString(),
-                            e.getColumn(4).getInt64(), blob_of(e.getColumn(5))});
+    while (e.executeStep()) out.events.push_back(event_row(e));
   });
   return out;
 }
