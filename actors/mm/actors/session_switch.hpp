@@ -84,7 +84,6 @@ class session_partitions {
   std::uint32_t count() const { return static_cast<std::uint32_t>(targets_.size()); }
   session_target& target(std::uint32_t p) { return *targets_.at(p); }
   const session_target& target(std::uint32_t p) const { return *targets_.at(p); }
-  std::shared_ptr<session_target> shared_target(std::uint32_t p) const { return targets_.at(p); }
 
   std::uint32_t of_queue(std::string_view queue) const;
   // The partition that made a ticket, a match or a reservation.
