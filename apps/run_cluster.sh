@@ -2,8 +2,11 @@
 # ./run cluster: a cluster on this machine to watch heal itself. A PostgreSQL
 # server of its own (initdb under demo-data/cluster-pg, loopback only) and
 # three matchmakerd nodes (a, b, c) sharing it through leases, with demo
-# players, queries and session tickets. Kill a node (kill -9 PID) and watch
-# the others take its shards and queues over on any node's /api/cluster.
+# players, queries and session tickets. The session queues run in three
+# partitions (sessions.partitions), so they spread over the nodes too: each
+# dashboard's Cluster panel lists which node runs each queue. Kill a node
+# (kill -9 PID) and watch the others take its shards and queues over on any
+# node's /api/cluster.
 # Ctrl-C stops the nodes, then the database. Flags go to every node.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,6 +32,20 @@ psql=(psql -h 127.0.0.1 -p "$port" -U matchmaker -d postgres -qtAX)
   "${psql[@]}" -c "CREATE DATABASE game" >/dev/null
 url="postgresql://matchmaker@127.0.0.1:$port/game"
 
+# Four queues in three partitions: arena runs in partition 0, coop and duel
+# in 1, solo in 2 (a stable hash of the name).
+queues=demo-data/cluster-queues.json
+cat > "$queues" <<'JSON'
+{ "sessions": {
+    "partitions": 3,
+    "queues": [
+      { "name": "coop", "min_players": 4, "max_players": 4, "teams": 0, "max_party_size": 4,
+        "latency": {},
+        "rules": [{ "name": "skill", "max_difference": 200,
+                    "expand": { "step": 100, "every": "10s", "limit": 800 } }] },
+      { "name": "duel" }, { "name": "arena" }, { "name": "solo" } ] } }
+JSON
+
 pids=()
 stop_all() {
   trap - INT TERM EXIT
@@ -42,7 +59,8 @@ trap stop_all INT TERM EXIT
 node() {  # name, http port, actor port, demo players, extra flags...
   local name=$1 http=$2 actor=$3 players=$4
   shift 4
-  ./build/apps/matchmakerd --database.url="$url" --cluster.total=6 --cluster.node="$name" \
+  ./build/apps/matchmakerd --config "$queues" --database.url="$url" --cluster.total=6 \
+    --cluster.node="$name" \
     --cluster.takeover_after=5s --http.port="$http" --actor.port="$actor" \
     --demo.players="$players" --demo.queries_per_second=20 \
     --demo.session_players_per_second=8 "$@" > >(sed -u "s/^/[$name] /") 2>&1 &
@@ -62,7 +80,7 @@ cat <<TEXT
 
 run cluster: three nodes on $url
   dashboards  http://127.0.0.1:8081/  http://127.0.0.1:8082/  http://127.0.0.1:8083/
-  ownership   curl -s localhost:8081/api/cluster
+  ownership   curl -s localhost:8081/api/cluster   (session_partitions: each queue's node)
   kill one    pgrep -f 'cluster.node=b' | xargs kill -9   (its share is served again within 5 s)
   Ctrl-C stops everything.
 TEXT

@@ -425,29 +425,39 @@ TEST_CASE("the dashboard shows a cluster's nodes, their leases and who owns what
   REQUIRE(std::filesystem::exists(mm::test::chromium_path));
   postgres_server pg;
   write_players(pg.url(), 9);
-  live_server a(node_config(pg.url(), 2, "0"), 0);
-  live_server b(node_config(pg.url(), 2, "1"), 0);
+  // The session queues in three partitions: five leases.
+  json config_a = node_with_queues(pg.url(), 2, "0"), config_b = node_with_queues(pg.url(), 2, "1");
+  config_a["sessions"]["partitions"] = config_b["sessions"]["partitions"] = 3;
+  live_server a(config_a, 0);
+  live_server b(config_b, 0);
   a.wait_until_serving({"mm-0"});
   b.wait_until_serving({"mm-1"});
   mm::test::browser page(a.dir());
   page.open(a.url() + "/");
   page.type("#token", mm::test::test_token);
   page.script("document.getElementById('token').dispatchEvent(new Event('change'));");
-  // Both nodes live, and the three resources (two shards, the queues) each
-  // with the owner the API gives it, once the cluster has settled.
+  // Both nodes live, and the five resources (two shards, three partitions
+  // of the queues) each with the owner the API gives it, once the cluster
+  // has settled; and each queue with its partition's owner.
   REQUIRE(page.wait_for(
       "document.querySelectorAll('#cluster-nodes tr[data-state=live]').length === 2 && "
-      "document.querySelectorAll('#cluster-leases tr[data-resource]').length === 3"));
+      "document.querySelectorAll('#cluster-leases tr[data-resource]').length === 5"));
   bool same = false;
   for (int i = 0; i < 100 && !same; ++i) {
     const json view = a.get_json("/api/cluster", mm::test::view_token);
     const json shown = page.script(
         "return Object.fromEntries([...document.querySelectorAll('#cluster-leases "
         "tr[data-resource]')].map(r => [r.dataset.resource, r.dataset.owner]));");
-    same = true;
+    const json queues = page.script(
+        "return Object.fromEntries([...document.querySelectorAll('#cluster-queues "
+        "tr[data-queue]')].map(r => [r.dataset.queue, r.dataset.owner]));");
+    same = queues.size() == 2;  // duel and coop
     for (const auto& l : view["leases"])
       same = same && !l["owner"].is_null() &&
              shown.value(l["resource"].get<std::string>(), "") == l["owner"].get<std::string>();
+    for (const auto& p : view["session_partitions"])
+      for (const auto& q : p["queues"])
+        same = same && queues.value(q.get<std::string>(), "") == p["owner"];
     if (!same)
       std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the page polls every 2 s
   }

@@ -9,6 +9,7 @@
 
 #include "mm/engine/log.hpp"
 #include "mm/engine/options.hpp"
+#include "mm/session/partitions.hpp"
 
 #ifdef MM_HAVE_POSTGRES
 #include "mm/cluster/lease_agent.hpp"
@@ -55,6 +56,14 @@ struct cluster_node::impl {
   std::atomic<bool> stop_flag{false};
   std::thread thread;
   bool stopped = false;
+
+  // The session partition whose lease is `resource`, or nothing.
+  std::optional<std::uint32_t> partition_of(const std::string& resource) const {
+    const std::uint32_t count = sessions->partition_count();
+    for (std::uint32_t p = 0; p < count; ++p)
+      if (resource == session::partition_resource(p, count)) return p;
+    return std::nullopt;
+  }
 
   // A fenced connection's idle transaction ends after a tenth of the
   // takeover time: a paused writer holds the next owner back no longer.
@@ -103,7 +112,9 @@ cluster_node::cluster_node(caf::actor_system& sys, const server_config& c,
   if (actor_port > 0) a.me.actor_endpoint = host + ":" + std::to_string(actor_port);
   for (const auto i : c.cluster_owned) a.me.pinned.push_back(shard_resource(i));
   for (std::uint32_t i = 0; i < c.cluster_total; ++i) a.resources.push_back(shard_resource(i));
-  a.resources.push_back(sessions_resource);
+  const std::uint32_t partitions = sessions.partition_count();
+  for (std::uint32_t p = 0; p < partitions; ++p)
+    a.resources.push_back(session::partition_resource(p, partitions));
   a.takeover_after = c.cluster_takeover_after;
   auto* self = impl_.get();
   self->deadline = deadline;
@@ -112,9 +123,10 @@ cluster_node::cluster_node(caf::actor_system& sys, const server_config& c,
   hooks.start = [self](const std::string& r, const std::string& node, std::uint64_t epoch) {
     if (const auto shard = shard_of(r, self->total))
       return self->ask_supervisor(*shard, true, node, epoch);
-    if (r != sessions_resource) return false;
+    const auto p = self->partition_of(r);
+    if (!p) return false;
     try {
-      self->sessions->start({r, node, epoch, self->idle_limit()});
+      self->sessions->start(*p, {r, node, epoch, self->idle_limit()});
       return true;
     } catch (const std::exception& e) {
       log(log_level::error, "cluster",
@@ -129,11 +141,11 @@ cluster_node::cluster_node(caf::actor_system& sys, const server_config& c,
       else  // lost: stopped now, without its last snapshot
         caf::anon_send(self->supervisors[*shard], actors::lease_atom::value,
                        actors::lease_lost_atom::value);
-    } else if (r == sessions_resource) {
+    } else if (const auto p = self->partition_of(r)) {
       if (handing_over)
-        self->sessions->stop();
+        self->sessions->stop(*p);
       else
-        self->sessions->abandon();
+        self->sessions->abandon(*p);
     }
   };
   impl_->agent = std::make_unique<cluster::lease_agent>(a, hooks, std::move(deadline));
@@ -187,6 +199,27 @@ json cluster_node::report() const {
   }
   json owned = json::array();
   for (const auto& o : r.owned) owned.push_back({{"resource", o.resource}, {"epoch", o.epoch}});
+  // Which node runs each configured session queue: its partition's owner.
+  const std::uint32_t count = impl_->sessions->partition_count();
+  const auto names = impl_->sessions->queue_names();
+  json partitions = json::array();
+  for (std::uint32_t p = 0; p < count; ++p) {
+    const std::string resource = session::partition_resource(p, count);
+    json owner = nullptr, owner_name = nullptr;
+    for (const auto& l : r.view.leases)
+      if (l.resource == resource && !l.owner.empty()) {
+        owner = l.owner;
+        owner_name = name_of[l.owner];
+      }
+    json queues = json::array();
+    for (const auto& q : names)
+      if (session::partition_slice{p, count}.holds(q)) queues.push_back(q);
+    partitions.push_back({{"partition", p},
+                          {"resource", resource},
+                          {"owner", owner},
+                          {"owner_name", owner_name},
+                          {"queues", queues}});
+  }
   const auto& k = r.counters;
   return {{"cluster", true},
           {"node", r.node_id},
@@ -197,6 +230,7 @@ json cluster_node::report() const {
           {"owned", owned},
           {"nodes", nodes},
           {"leases", leases},
+          {"session_partitions", partitions},
           {"counters",
            {{"rounds", k.rounds},
             {"takes", k.takes},
@@ -212,6 +246,13 @@ json cluster_node::report() const {
 
 bool cluster_node::serves(const std::string& resource) const {
   return impl_->deadline->open() && impl_->agent->holds(resource);
+}
+
+bool cluster_node::serves_sessions() const {
+  const std::uint32_t count = impl_->sessions->partition_count();
+  for (std::uint32_t p = 0; p < count; ++p)
+    if (serves(session::partition_resource(p, count))) return true;
+  return false;
 }
 
 std::uint32_t cluster_node::shards() const {
@@ -294,6 +335,9 @@ json cluster_node::report() const {
   return {{"cluster", false}};
 }
 bool cluster_node::serves(const std::string&) const {
+  return false;
+}
+bool cluster_node::serves_sessions() const {
   return false;
 }
 std::uint32_t cluster_node::shards() const {

@@ -3,10 +3,11 @@
 // to this node's supervisors of the async shards. Every node has a dormant
 // supervisor for every shard; the agent starts one when the node takes its
 // lease (fenced by the lease's epoch) and stops it, its last snapshot
-// written, before the lease is freed; and the session queues ("sessions"),
-// one lease for all of them: started from the journal when the node takes it,
-// stopped (queues stopped, journal written, lobbies kept) before it frees
-// it. The node's serving deadline, shared
+// written, before the lease is freed; and the session queues ("sessions",
+// or "sessions-k" for each partition with sessions.partitions): a
+// partition's service started from its journal when the node takes its
+// lease, stopped (queues stopped, journal written, lobbies kept) before it
+// frees it. The node's serving deadline, shared
 // with the supervisors, closes every shard at once when the heartbeat was
 // not renewed in time.
 #pragma once
@@ -50,6 +51,8 @@ class cluster_node {
   // Whether this node serves `resource` now: it holds the lease and its
   // serving deadline is open.
   bool serves(const std::string& resource) const;
+  // Whether it serves any partition of the session queues.
+  bool serves_sessions() const;
   std::uint32_t shards() const;
   // The shards this node serves now, by index of the set.
   std::vector<std::uint32_t> served_shards() const;
@@ -79,7 +82,14 @@ class cluster_node {
 
 // The resource name of async shard i: its instance's id, "mm-i".
 std::string shard_resource(std::uint32_t i);
-// The resource name of the session queues.
+// The resource name of the session queues while they are one partition
+// (session::partition_resource names each of several).
 inline constexpr const char* sessions_resource = "sessions";
+// The lease a node must hold to answer the session routes as a whole: the
+// queues' one lease; none with partitions, whose requests each go to their
+// partition's node (session_api.cpp) and whose events every node follows.
+inline std::string session_routes_resource(std::uint32_t partitions) {
+  return partitions <= 1 ? sessions_resource : "";
+}
 
 }  // namespace mm::server

@@ -142,9 +142,9 @@ const route_row dry_run_routes[] = {
 
 }  // namespace
 
-void add_config_routes(api_routes& api, http_context&) {
+void add_config_routes(api_routes& api, http_context& ctx) {
   api.add_rows(config_routes);
-  api.served_by(sessions_resource);
+  api.served_by(session_routes_resource(ctx.config.sessions.partitions));
   api.add_rows(dry_run_routes);
   api.served_by("");
 }

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <memory>
+#include <random>
 
 #include "mm/engine/random.hpp"
 
@@ -15,8 +16,10 @@ using demo_tick_atom = caf::atom_constant<caf::atom("demojoin")>;
 
 struct stream {
   rng r{11};
-  player_id next_id = 1'000'000'000'000ull;
+  // A random start: another node's demo players are other players.
+  player_id next_id = 1'000'000'000'000ull + (std::random_device{}() & 0xffffffu) * 1'000'000ull;
   double owed = 0;  // players due but not yet sent (rates below 10/s)
+  std::size_t next_queue = 0;
 };
 
 double uniform(rng& r) {
@@ -30,10 +33,11 @@ std::uint32_t party_size(rng& r, std::uint32_t max) {
   return std::min(n, std::max<std::uint32_t>(max, 1));
 }
 
-actors::session_ticket make_party(stream& s, const demo_session_settings& cfg) {
+actors::session_ticket make_party(stream& s, const demo_session_settings& cfg,
+                                  std::uint32_t max_party_size) {
   const auto& dc = cfg.datacenters[s.r.below(cfg.datacenters.size())];
   actors::session_ticket t;
-  const std::uint32_t n = party_size(s.r, cfg.max_party_size);
+  const std::uint32_t n = party_size(s.r, max_party_size);
   for (std::uint32_t i = 0; i < n; ++i) {
     actors::session_player p;
     p.id = s.next_id++;
@@ -58,13 +62,14 @@ caf::behavior demo_session_load(caf::event_based_actor* self,
   return {
       [=](demo_tick_atom) {
         self->delayed_send(self, std::chrono::milliseconds(100), demo_tick_atom::value);
-        if (settings.datacenters.empty()) return;
+        if (settings.datacenters.empty() || settings.queues.empty()) return;
         s->owed += static_cast<double>(settings.players_per_second) / 10.0;
         while (s->owed >= 1) {
-          actors::session_ticket t = make_party(*s, settings);
+          const auto& q = settings.queues[s->next_queue++ % settings.queues.size()];
+          actors::session_ticket t = make_party(*s, settings, q.max_party_size);
           s->owed -= static_cast<double>(t.players.size());
-          self->request(service, std::chrono::seconds(5), actors::create_atom::value,
-                        settings.queue, std::move(t), owner)
+          self->request(service, std::chrono::seconds(5), actors::create_atom::value, q.name,
+                        std::move(t), owner)
               .then([](std::uint64_t) {}, [](caf::error&) {});
         }
       },

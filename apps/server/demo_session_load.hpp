@@ -1,9 +1,12 @@
-// The demo's stream of synthetic players joining a session queue, so that
-// the dashboard's sessions page moves: every 100 ms a tenth of the rate
-// joins, in parties of 1 to the queue's max_party_size (mostly solos), each
-// party placed near a random datacenter (its RTTs estimated from its
-// location), MMR around 1500. Outcomes are counted and dropped. Player ids
-// start at 1e12, away from the player table's.
+// The demo's stream of synthetic players joining the session queues, so
+// that the dashboard's sessions page moves: every 100 ms a tenth of the rate
+// joins, each party in the next queue in turn, in parties of 1 to the
+// queue's max_party_size (mostly solos), each party placed near a random
+// datacenter (its RTTs estimated from its location), MMR around 1500.
+// Outcomes and errors are dropped (on a node of a cluster with the queues in
+// partitions, a queue another node runs refuses them). Player ids start
+// at 1e12 plus a random offset, away from the player table's and from
+// another node's demo players.
 #pragma once
 
 #include <caf/all.hpp>
@@ -17,8 +20,11 @@
 namespace mm::server {
 
 struct demo_session_settings {
-  std::string queue;
-  std::uint32_t max_party_size = 1;
+  struct queue {
+    std::string name;
+    std::uint32_t max_party_size = 1;
+  };
+  std::vector<queue> queues;  // at least one
   std::vector<session::datacenter> datacenters;
   std::int64_t players_per_second = 0;
 };

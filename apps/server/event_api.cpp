@@ -329,9 +329,12 @@ std::shared_ptr<websocket_feed> make_event_socket(ticket_event_feed& feed, event
 websocket_answer event_upgrade(http_context& ctx, http_request& req) {
   if (req.path != "/api/events") return {};
   // A node that does not run the session queues redirects (307) to the one
-  // that does, or answers 503 while they are being taken over.
-  if (auto elsewhere = served_elsewhere(ctx, req, sessions_resource))
-    return {nullptr, std::move(*elsewhere)};
+  // that does, or answers 503 while they are being taken over. With
+  // partitions every node follows every partition's events.
+  if (const auto resource = session_routes_resource(ctx.config.sessions.partitions);
+      !resource.empty())
+    if (auto elsewhere = served_elsewhere(ctx, req, resource))
+      return {nullptr, std::move(*elsewhere)};
   try {
     ticket_event_feed& feed = feed_of(ctx);
     event_filter filter = filter_of(ctx, req);

@@ -130,8 +130,8 @@ std::shared_ptr<const api_routes> api_table(http_context& ctx) {
   add_async_routes(api, ctx);
 
   // On a node of a cluster these are answered by the node that holds the
-  // session queues' lease; the others redirect.
-  api.served_by(sessions_resource);
+  // session queues' lease; the others redirect. With partitions, by request.
+  api.served_by(session_routes_resource(ctx.config.sessions.partitions));
   add_session_routes(api, ctx);
   add_event_routes(api, ctx);
   api.served_by("");

@@ -108,7 +108,7 @@ server_process::server_process(const server_config& c)
                [this](std::int64_t version, const std::vector<session::queue_config>& q) {
                  return sessions_->apply_queues(version, q);
                }));
-    if (c.cluster_total == 0) sessions_->start({});
+    if (c.cluster_total == 0) sessions_->start_all();
     live_sessions_->follow();
     live_profile_->follow();
     std::function<void()> flush;
@@ -145,7 +145,9 @@ bool server_process::open() {
                           }
                           if (const cluster_node* n = cluster_ref->load()) {
                             out.shards = n->served_shards();
-                            out.sessions = n->serves(sessions_resource);
+                            // With partitions the node's switch answers each
+                            // request for the partitions it serves.
+                            out.sessions = n->serves_sessions();
                           }
                           return out;
                         }),
@@ -170,13 +172,18 @@ bool server_process::open() {
     query_load_ = sys_.spawn(demo_query_load, caf::actor_cast<iface::client>(client_),
                              c.effective_demo_qps(), db_->count_players());
   if (c.effective_demo_session_players() > 0 && !c.sessions.queues.empty()) {
-    const auto& q = c.sessions.queues.front();
-    session_load_ =
-        sys_.spawn(demo_session_load, session_service,
-                   demo_session_settings{q.name, q.max_party_size, c.sessions.datacenters,
-                                         c.effective_demo_session_players()});
+    // The first queue; with partitions every queue in turn, so that each
+    // node's queues move (a node's tickets for another's queues are refused).
+    demo_session_settings demo{{}, c.sessions.datacenters, c.effective_demo_session_players()};
+    std::string names;
+    for (const auto& q : c.sessions.queues) {
+      demo.queues.push_back({q.name, q.max_party_size});
+      names += (names.empty() ? "'" : ", '") + q.name + "'";
+      if (c.sessions.partitions <= 1) break;
+    }
+    session_load_ = sys_.spawn(demo_session_load, session_service, std::move(demo));
     say("server", "matchmakerd: demo: " + std::to_string(c.effective_demo_session_players()) +
-                      " synthetic players a second join session queue '" + q.name + "'");
+                      " synthetic players a second join session queue " + names);
   }
 
   read_db_ = open_configured_store(c);
@@ -341,12 +348,19 @@ void server_process::add_readiness_checks() {
   });
   if (!config_.sessions.queues.empty() || !config_.sessions.queue_template.empty())
     readiness_.add("sessions", [this]() -> problem {
-      if (const cluster_node* node = cluster_ref_->load();
-          config_.cluster_total > 0 && !(node && node->serves(sessions_resource)))
-        return std::nullopt;  // another node's: the cluster check says if it should be here
-      if (!sessions_->running()) return "the session service is not running";
-      if (sessions_->journal_write_failed())
-        return "the ticket journal's last write to the store failed";
+      const cluster_node* node = cluster_ref_->load();
+      const std::uint32_t count = sessions_->partition_count();
+      for (std::uint32_t p = 0; p < count; ++p) {
+        const auto resource = session::partition_resource(p, count);
+        // Another node's: the cluster check says if it should be here.
+        if (config_.cluster_total > 0 && !(node && node->serves(resource))) continue;
+        const std::string which =
+            count > 1 ? "the session service of partition " + std::to_string(p) + " "
+                      : "the session service ";
+        if (!sessions_->running(p)) return which + "is not running";
+        if (sessions_->journal_write_failed(p))
+          return which + "could not write its ticket journal to the store (last write failed)";
+      }
       return std::nullopt;
     });
 }
@@ -372,7 +386,7 @@ void server_process::stop() {
   // The queues stop and the journal writes what it holds (every ticket is
   // durable already); the lobbies go to the session state table, read back
   // at the next start.
-  sessions_->stop();
+  sessions_->stop_all();
   // After the save: the demo stream owns its tickets, and an owner that is
   // gone has its tickets cancelled.
   if (session_load_) self_->send_exit(session_load_, caf::exit_reason::user_shutdown);

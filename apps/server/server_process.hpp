@@ -22,6 +22,7 @@
 #include "mm/actors/query_bridge.hpp"
 #include "mm/actors/remote.hpp"
 #include "mm/actors/session_bridge.hpp"
+#include "mm/session/partitions.hpp"
 #include "query_recording.hpp"
 #include "resp_commands.hpp"
 #include "resp_server.hpp"

@@ -4,6 +4,8 @@
 #include "explain_json.hpp"
 #include "mm/actors/errors.hpp"
 #include "mm/actors/permissions.hpp"
+#include "mm/actors/session_switch.hpp"
+#include "mm/session/partitions.hpp"
 #include "mm/session/public_id.hpp"
 #include "session_json.hpp"
 
@@ -67,6 +69,30 @@ session_bridge::callback<T> answer(const http_reply& reply, caf::actor_system& s
   };
 }
 
+// With the queues in partitions on a node of a cluster, a request goes to
+// the node that serves its partition, as the session routes go to the
+// holder of their one lease without partitions: true when it was answered
+// here (307 to that node, or 503 while the partition is taken over).
+bool sent_elsewhere(const http_context& ctx, const http_request& req, const http_reply& reply,
+                    std::uint32_t partition) {
+  const std::uint32_t count = ctx.config.sessions.partitions;
+  if (count <= 1) return false;
+  auto res = served_elsewhere(ctx, req, session::partition_resource(partition, count));
+  if (!res) return false;
+  reply(std::move(*res));
+  return true;
+}
+
+std::uint32_t partition_of_queue(const http_context& ctx, std::string_view queue) {
+  const auto* parts = ctx.sessions.partitions();
+  return parts ? parts->of_queue(queue) : 0;
+}
+
+std::uint32_t partition_of_id(const http_context& ctx, std::uint64_t id) {
+  const auto* parts = ctx.sessions.partitions();
+  return parts ? parts->of_id(id) : 0;
+}
+
 // The ticket id of the path, or nothing when it is not one the server could
 // have issued (16 hex digits): answered 404 like an id it never issued.
 std::optional<std::uint64_t> ticket_in_path(const http_request& req) {
@@ -104,6 +130,7 @@ std::uint32_t explain_limit(const http_request& req) {
 void register_backfill(http_context& ctx, const http_request& req, const http_reply& reply) {
   backfill_registration r = read_backfill_body(parse_body(req.body), false);
   r.credential = caller_credential(ctx.access, req);
+  if (sent_elsewhere(ctx, req, reply, partition_of_queue(ctx, r.queue))) return;
   ctx.sessions.ask<backfill_state>(
       answer<backfill_state>(reply, ctx.sessions.system(), backfill_json, 201),
       backfill_atom::value, create_atom::value, r);
@@ -136,6 +163,7 @@ void update_backfill(http_context& ctx, const http_request& req, const http_repl
   backfill_registration r = read_backfill_body(parse_body(req.body), true);
   r.match_id = req.matches[1];
   r.credential = acting_as(ctx, req);
+  if (sent_elsewhere(ctx, req, reply, partition_of_queue(ctx, r.queue))) return;
   ctx.sessions.ask<backfill_state>(
       answer<backfill_state>(reply, ctx.sessions.system(), backfill_json), backfill_atom::value,
       update_atom::value, r);
@@ -175,6 +203,7 @@ void change_seats(http_context& ctx, const http_request& req, const http_reply& 
     return reply(std::move(res));
   }
   c.reservation = *id;
+  if (sent_elsewhere(ctx, req, reply, partition_of_id(ctx, *id))) return;
   c.players = read_seat_players(parse_body(req.body.empty() ? "{}" : req.body));
   c.credential = acting_as(ctx, req);
   auto done = answer<backfill_state>(reply, ctx.sessions.system(), backfill_json);
@@ -195,6 +224,7 @@ void release_seats(http_context& ctx, const http_request& req, const http_reply&
 void create_ticket(http_context& ctx, const http_request& req, const http_reply& reply) {
   ticket_body t = read_ticket_body(parse_body(req.body));
   t.ticket.credential = caller_credential(ctx.access, req);
+  if (sent_elsewhere(ctx, req, reply, partition_of_queue(ctx, t.queue))) return;
   json queues = json::array({t.queue});
   for (const auto& q : t.ticket.also_queues) queues.push_back(q);
   ctx.sessions.create(std::move(t.queue), std::move(t.ticket),
@@ -214,6 +244,7 @@ void create_ticket(http_context& ctx, const http_request& req, const http_reply&
 void get_ticket(http_context& ctx, const http_request& req, const http_reply& reply) {
   const auto id = ticket_in_path(req);
   if (!id) return no_such_ticket(reply, req.matches[1]);
+  if (sent_elsewhere(ctx, req, reply, partition_of_id(ctx, *id))) return;
   const auto wait = param(req, "wait", 0, max_ticket_wait_seconds);
   std::optional<std::string> credential;  // an admin's: any
   if (caller_role(ctx.access, req) != role::admin) credential = caller_credential(ctx.access, req);
@@ -227,6 +258,7 @@ void get_ticket(http_context& ctx, const http_request& req, const http_reply& re
 void explain_ticket(http_context& ctx, const http_request& req, const http_reply& reply) {
   const auto id = ticket_in_path(req);
   if (!id) return no_such_ticket(reply, req.matches[1]);
+  if (sent_elsewhere(ctx, req, reply, partition_of_id(ctx, *id))) return;
   const auto limit = explain_limit(req);
   ctx.sessions.ask<std::vector<session::explanation>>(
       answer<std::vector<session::explanation>>(
@@ -244,6 +276,7 @@ void explain_ticket(http_context& ctx, const http_request& req, const http_reply
 void cancel_ticket(http_context& ctx, const http_request& req, const http_reply& reply) {
   const auto id = ticket_in_path(req);
   if (!id) return no_such_ticket(reply, req.matches[1]);
+  if (sent_elsewhere(ctx, req, reply, partition_of_id(ctx, *id))) return;
   auto done = answer<bool>(reply, ctx.sessions.system(), [id = *id](bool cancelled) {
     return json{{"ticket", session::format_public_id(id)}, {"cancelled", cancelled}};
   });
@@ -273,6 +306,7 @@ void get_queue(http_context& ctx, const http_request& req, const http_reply& rep
   session_bridge& bridge = ctx.sessions;
   caf::actor_system& sys = bridge.system();
   const std::string name = req.matches[1];
+  if (sent_elsewhere(ctx, req, reply, partition_of_queue(ctx, name))) return;
   const auto offset = static_cast<std::uint32_t>(param(req, "offset", 0, 1'000'000'000));
   const auto limit = static_cast<std::uint32_t>(param(req, "limit", 100, 1000));
   const bool admin = caller_role(ctx.access, req) == role::admin;
@@ -305,6 +339,7 @@ void get_queue(http_context& ctx, const http_request& req, const http_reply& rep
 }
 
 void list_lobbies(http_context& ctx, const http_request& req, const http_reply& reply) {
+  if (sent_elsewhere(ctx, req, reply, 0)) return;  // the lobbies run in partition 0
   session_bridge& bridge = ctx.sessions;
   caf::actor_system& sys = bridge.system();
   const auto limit = param(req, "limit", 1000, 10'000);
@@ -332,6 +367,7 @@ void list_lobbies(http_context& ctx, const http_request& req, const http_reply& 
 }
 
 void find_lobby(http_context& ctx, const http_request& req, const http_reply& reply) {
+  if (sent_elsewhere(ctx, req, reply, 0)) return;  // the lobbies run in partition 0
   lobby_query q = read_lobby_query(parse_body(req.body));
   q.credential = caller_credential(ctx.access, req);
   ctx.sessions.ask<lobby_placement>(
@@ -340,6 +376,7 @@ void find_lobby(http_context& ctx, const http_request& req, const http_reply& re
 }
 
 void create_lobby(http_context& ctx, const http_request& req, const http_reply& reply) {
+  if (sent_elsewhere(ctx, req, reply, 0)) return;  // the lobbies run in partition 0
   lobby_registration l = read_lobby_body(parse_body(req.body));
   l.credential = caller_credential(ctx.access, req);
   ctx.sessions.ask<bool>(
@@ -349,6 +386,7 @@ void create_lobby(http_context& ctx, const http_request& req, const http_reply& 
 }
 
 void update_lobby(http_context& ctx, const http_request& req, const http_reply& reply) {
+  if (sent_elsewhere(ctx, req, reply, 0)) return;  // the lobbies run in partition 0
   const std::string id = req.matches[1];
   const std::uint32_t players = read_lobby_players(parse_body(req.body));
   ctx.sessions.ask<bool>(answer<bool>(
@@ -361,6 +399,7 @@ void update_lobby(http_context& ctx, const http_request& req, const http_reply& 
 }
 
 void close_lobby(http_context& ctx, const http_request& req, const http_reply& reply) {
+  if (sent_elsewhere(ctx, req, reply, 0)) return;  // the lobbies run in partition 0
   const std::string id = req.matches[1];
   ctx.sessions.ask<bool>(
       [reply, id](caf::expected<bool> closed) {

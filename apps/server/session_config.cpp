@@ -343,6 +343,7 @@ void check(const session_settings& s) {
   }
   if (!s.queue_template.empty() && !queue_names.count(s.queue_template))
     problems.push_back("sessions.queue_template: no queue '" + s.queue_template + "'");
+  if (s.partitions > 64) problems.push_back("sessions.partitions: 1 to 64");
   if (s.max_queues < s.queues.size())
     problems.push_back("sessions.max_queues: less than the " + std::to_string(s.queues.size()) +
                        " queues configured");

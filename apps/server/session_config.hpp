@@ -42,6 +42,10 @@ struct session_settings {
   // queue is made on first use); empty: unknown names are refused.
   std::string queue_template;
   std::uint32_t max_queues = 64;
+  // The queues in this many partitions, each a service of its own (on a
+  // node of a cluster, a lease of its own: the queues spread over the
+  // nodes). 1: one service for every queue, as before partitions existed.
+  std::uint32_t partitions = 1;
   // Finished tickets' outcomes and events: kept this long, and at most this
   // many (across restarts: they are in the ticket journal).
   std::chrono::milliseconds outcome_retention{600'000};

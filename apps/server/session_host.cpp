@@ -14,6 +14,14 @@
 
 namespace mm::server {
 
+namespace {
+
+// How often the feed reads the event stream when no local partition
+// committed: the delay of another node's events on this node's feed.
+constexpr std::chrono::milliseconds stream_follow_period{50};
+
+}  // namespace
+
 std::shared_ptr<ticket_recording> open_recording(const server_config& c) {
   if (c.sessions.record.queues.empty()) return nullptr;
   // What a replay needs to run the same queues: their config and the
@@ -38,20 +46,50 @@ session_host::session_host(caf::actor_system& sys, const server_config& c, std::
       name_(std::move(service_name)),
       events_(std::move(events)),
       recording_(std::move(recording)),
+      runs_(std::max<std::uint32_t>(1, c.sessions.partitions)),
       queues_(c.sessions.queues) {
-  // Ids come from the deployment's key and generations drawn in the store:
-  // one source for the life of the process, whichever starts it serves.
+  // Ids come from the deployment's key and generations drawn in the store.
   std::shared_ptr<player_store> id_store = open_configured_store(c);
   const auto key = id_store->ticket_id_key(session::random_id_key());
-  ids_ = std::make_shared<session::id_source>(
-      key, [id_store] { return id_store->reserve_id_generation(); });
-  partitions_ = std::make_shared<actors::session_partitions>(1, ids_->permutation());
+  const auto count = static_cast<std::uint32_t>(runs_.size());
+  for (std::uint32_t p = 0; p < count; ++p)
+    ids_.push_back(std::make_shared<session::id_source>(
+        key, [id_store] { return id_store->reserve_id_generation(); }, p));
+  partitions_ = std::make_shared<actors::session_partitions>(count, ids_[0]->permutation());
   handle_ = caf::actor_cast<actors::session_interfaces::service>(actors::make_session_switch(
       sys, partitions_, sys.message_types<actors::session_interfaces::service>()));
+  if (count > 1)
+    follower_ = std::make_unique<actors::stream_follower>(open_configured_store(c), name_, events_,
+                                                          stream_follow_period);
 }
 
 session_host::~session_host() {
-  stop();
+  stop_all();
+  follower_.reset();
+}
+
+std::string session_host::service_of(std::uint32_t p) const {
+  return session::partition_service(name_, p, partitions_->count());
+}
+
+bool session_host::running(std::uint32_t p) const {
+  std::lock_guard lock(mutex_);
+  return static_cast<bool>(runs_.at(p).service);
+}
+
+std::vector<std::string> session_host::queue_names() const {
+  std::lock_guard lock(mutex_);
+  std::vector<std::string> out;
+  for (const auto& q : queues_) out.push_back(q.name);
+  return out;
+}
+
+void session_host::start_all() {
+  for (std::uint32_t p = 0; p < partitions_->count(); ++p) start(p, {});
+}
+
+void session_host::stop_all() {
+  for (std::uint32_t p = 0; p < partitions_->count(); ++p) stop(p);
 }
 
 namespace {
@@ -70,31 +108,44 @@ std::uint32_t session_host::apply_queues(std::int64_t version,
   std::lock_guard lock(mutex_);
   queues_ = std::move(queues);
   queues_version_ = version;
-  if (!service_) return 0;
-  const auto service = caf::actor_cast<actors::session_service_actor>(service_);
   caf::scoped_actor self{sys_};
   std::uint32_t changed = 0;
-  caf::error failed;
-  self->request(service, std::chrono::seconds(30), actors::configure_atom::value,
-                actors::queue_set{queues_, template_of(queues_, config_.sessions.queue_template)})
-      .receive([&](std::uint32_t n) { changed = n; },
-               [&](caf::error& e) { failed = std::move(e); });
-  if (failed) {
-    // The project's own sentence when it has one (it names the key).
-    const bool ours = error_code_of(failed) && failed.context().match_elements<std::string>();
-    throw mm::error(error_code_of(failed).value_or(errc::instance_down),
-                    ours ? failed.context().get_as<std::string>(0) : sys_.render(failed));
+  for (const auto& run : runs_) {
+    if (!run.service) continue;
+    // Each service takes its partition's share (session_service_config::partition).
+    const auto service = caf::actor_cast<actors::session_service_actor>(run.service);
+    caf::error failed;
+    self->request(service, std::chrono::seconds(30), actors::configure_atom::value,
+                  actors::queue_set{queues_, template_of(queues_, config_.sessions.queue_template)})
+        .receive([&](std::uint32_t n) { changed += n; },
+                 [&](caf::error& e) { failed = std::move(e); });
+    if (failed) {
+      // The project's own sentence when it has one (it names the key).
+      const bool ours = error_code_of(failed) && failed.context().match_elements<std::string>();
+      throw mm::error(error_code_of(failed).value_or(errc::instance_down),
+                      ours ? failed.context().get_as<std::string>(0) : sys_.render(failed));
+    }
   }
   return changed;
 }
 
-void session_host::start(const write_fence& fence) {
+void session_host::start(std::uint32_t p, const write_fence& fence) {
   std::lock_guard lock(mutex_);
-  if (service_) return;
-  fence_ = fence;
+  auto& run = runs_.at(p);
+  if (run.service) return;
+  run.fence = fence;
   const auto& s = config_.sessions;
+  const std::uint32_t count = partitions_->count();
+  const std::string name = service_of(p);
   actors::session_service_config sessions;
   sessions.queues = queues_;
+  sessions.partition = {p, count};
+  if (count > 1) {
+    // One waiting ticket per player across the partitions, and one event
+    // sequence, both in the store.
+    sessions.shared_claims = true;
+    sessions.event_stream = name_;
+  }
   sessions.latency = latency_model_of(s);
   sessions.default_queue = template_of(queues_, s.queue_template);
   sessions.max_queues = s.max_queues;
@@ -112,11 +163,22 @@ void session_host::start(const write_fence& fence) {
   // by the lease on a node of a cluster.
   std::shared_ptr<player_store> journal_store = open_configured_store(config_);
   if (!fence.empty()) journal_store->set_write_fence(fence);
-  sessions.ids = ids_;
+  if (count > 1) {
+    // A ticket's id names its partition: the waiting tickets of the one
+    // service before partitions cannot move into them. They are refused
+    // rather than left unread.
+    if (const auto left = journal_store->read_waiting_tickets(name_).size())
+      throw mm::error(errc::invalid_config,
+                      "sessions.partitions: the queues' journal without partitions ('" + name_ +
+                          "') still holds " + std::to_string(left) +
+                          " waiting tickets; run with sessions.partitions 1 until they are "
+                          "matched or cancelled, then turn the partitions on");
+  }
+  sessions.ids = ids_[p];
   sessions.store = journal_store;
-  journal_health_->last_write_failed = false;  // this start's journal: nothing written yet
-  sessions.journal_writes = journal_health_;
-  sessions.service_name = name_;
+  run.health->last_write_failed = false;  // this start's journal: nothing written yet
+  sessions.journal_writes = run.health;
+  sessions.service_name = name;
   sessions.outcome_retention = s.outcome_retention;
   sessions.max_outcomes = s.max_outcomes;
   sessions.unix_epoch_ms = unix_now_ms();
@@ -125,15 +187,16 @@ void session_host::start(const write_fence& fence) {
     // earlier version kept there, moved into the journal once.
     auto state_store = open_configured_store(config_);
     if (!fence.empty()) state_store->set_write_fence(fence);
-    const auto r = restore_session_state(state_store->take_session_state(name_), s, unix_now_ms());
-    if (!r.tickets.created.empty()) journal_store->write_journal(name_, r.tickets);
+    const auto r = restore_session_state(state_store->take_session_state(name), s, unix_now_ms());
+    if (!r.tickets.created.empty()) journal_store->write_journal(name, r.tickets);
     sessions.restored_lobbies = r.lobbies;
-    if (const auto moved = actors::adopt_v8_journal(*journal_store, name_, ids_->permutation()))
+    const auto& ids = ids_[p]->permutation();
+    if (const auto moved = actors::adopt_v8_journal(*journal_store, name, ids))
       say("server", "matchmakerd: " + std::to_string(moved) +
                         " tickets of the journal moved to version 9's rows (by serial)");
     sessions.restored = actors::load_session_journal(
-        *journal_store, name_, &ids_->permutation(), sessions.unix_epoch_ms,
-        sessions.outcome_retention, sessions.max_outcomes);
+        *journal_store, name, &ids, sessions.unix_epoch_ms, sessions.outcome_retention,
+        sessions.max_outcomes, sessions.event_stream);
     adopt_token_names(config_, sessions.restored);
     const auto& back = sessions.restored;
     if (back.waiting.size() + back.retained.size() + back.unreadable + r.lobbies.size() > 0)
@@ -143,34 +206,44 @@ void session_host::start(const write_fence& fence) {
               " outcomes kept, " + std::to_string(back.unreadable) + " unreadable; " +
               std::to_string(r.lobbies.size()) + " lobbies back");
   }
-  // The events written before stay readable from their sequence numbers
-  // (the feed takes only those newer than what it holds).
-  events_->append(sessions.restored.events);
-  events_->continue_from(sessions.restored.last_seq);
-  events_->set_live(true);
+  if (follower_) {
+    // The follower reads the stream, every partition's events, in order.
+    sessions.events_committed = [f = follower_.get()] { f->poke(); };
+  } else {
+    // The events written before stay readable from their sequence numbers
+    // (the feed takes only those newer than what it holds).
+    events_->append(sessions.restored.events);
+    events_->continue_from(sessions.restored.last_seq);
+    events_->set_live(true);
+    sessions.events = events_;
+  }
   sessions.restored.events.clear();
-  sessions.events = events_;
   // Books of this run's own: the HTTP server reads them for ticket polls
   // while this run serves, never an older run's.
   sessions.book =
       std::make_shared<actors::ticket_book>(sessions.outcome_retention, sessions.max_outcomes);
-  service_ = caf::actor_cast<caf::actor>(sys_.spawn(actors::session_service, sessions));
-  target().set(caf::actor_cast<caf::strong_actor_ptr>(service_), sessions.book);
+  run.service = caf::actor_cast<caf::actor>(sys_.spawn(actors::session_service, sessions));
+  partitions_->target(p).set(caf::actor_cast<caf::strong_actor_ptr>(run.service), sessions.book);
 }
 
-void session_host::abandon() {
+void session_host::abandon(std::uint32_t p) {
   std::lock_guard lock(mutex_);
-  target().clear({});
-  if (service_) caf::anon_send_exit(service_, caf::exit_reason::kill);
-  service_ = nullptr;
-  events_->set_live(false);  // the event followers see the queues gone and go elsewhere
+  auto& run = runs_.at(p);
+  partitions_->target(p).clear({});
+  if (run.service) caf::anon_send_exit(run.service, caf::exit_reason::kill);
+  run.service = nullptr;
+  // The event followers see the queues gone and go elsewhere; with
+  // partitions every node's feed follows the stream and stays.
+  if (!follower_) events_->set_live(false);
 }
 
-void session_host::stop(const std::string& served_by) {
+void session_host::stop(std::uint32_t p, const std::string& served_by) {
   std::lock_guard lock(mutex_);
-  target().clear(served_by);
-  if (!service_) return;
-  const auto service = caf::actor_cast<actors::session_service_actor>(service_);
+  auto& run = runs_.at(p);
+  partitions_->target(p).clear(served_by);
+  if (!run.service) return;
+  const std::string name = service_of(p);
+  const auto service = caf::actor_cast<actors::session_service_actor>(run.service);
   caf::scoped_actor self{sys_};
   // The queues stop and the journal writes what it holds (every ticket is
   // durable already); the lobbies go to the session state table, read back
@@ -191,26 +264,31 @@ void session_host::stop(const std::string& served_by) {
   if (lobbies) {
     try {
       auto state_store = open_configured_store(config_);
-      if (!fence_.empty()) state_store->set_write_fence(fence_);
-      state_store->write_session_state(name_, session_state_of(*lobbies), unix_now_ms());
+      if (!run.fence.empty()) state_store->set_write_fence(run.fence);
+      state_store->write_session_state(name, session_state_of(*lobbies), unix_now_ms());
       say("server", "matchmakerd: kept " + std::to_string(lobbies->size()) +
                         " lobbies for the next start; the tickets are in the journal");
     } catch (const std::exception& e) {
       log(log_level::error, "sessions", std::string("the lobbies were not written: ") + e.what());
     }
   }
-  self->monitor(service_);
-  self->send_exit(service_, caf::exit_reason::user_shutdown);
+  self->monitor(run.service);
+  self->send_exit(run.service, caf::exit_reason::user_shutdown);
   self->receive([](const caf::down_msg&) {},
                 caf::after(std::chrono::seconds(30)) >>
                     [] {
                       log(log_level::error, "sessions",
                           "the session service did not stop within 30 s");
                     });
-  service_ = nullptr;
+  run.service = nullptr;
   // Every event the stop wrote is in the feed: the followers get them, then
-  // see the queues gone (on a node of a cluster) and go elsewhere.
-  events_->set_live(false);
+  // see the queues gone (on a node of a cluster) and go elsewhere. With
+  // partitions the feed follows the stream and stays; the stop's events
+  // reach it at the follower's next read.
+  if (follower_)
+    follower_->poke();
+  else
+    events_->set_live(false);
 }
 
 }  // namespace mm::server

@@ -42,6 +42,14 @@ std::vector<key_spec> with_session_keys(std::vector<key_spec> keys) {
          c.sessions.max_queues = as_uint<std::uint32_t>("sessions.max_queues", v, 1);
        },
        [](const server_config& c) -> json { return c.sessions.max_queues; }},
+      {"sessions.partitions", K::integer, std::to_string(d.sessions.partitions),
+       "the session queues run in this many partitions, each a service of its own with its "
+       "own lease on a node of a cluster, so the queues spread over the nodes "
+       "(docs/operations.md, \"Session queues over several nodes\"); 1 to 64",
+       [](server_config& c, const json& v) {
+         c.sessions.partitions = as_uint<std::uint32_t>("sessions.partitions", v, 1);
+       },
+       [](const server_config& c) -> json { return c.sessions.partitions; }},
       {"sessions.outcome_retention", K::duration, seconds_text(d.sessions.outcome_retention),
        "how long a finished ticket's outcome (and its events) is kept, across restarts",
        [](server_config& c, const json& v) {

@@ -1,6 +1,7 @@
 #include "mm/actors/event_stream.hpp"
 
 #include "mm/actors/ticket_codec.hpp"
+#include "mm/engine/log.hpp"
 
 namespace mm::actors {
 
@@ -30,6 +31,62 @@ std::size_t pull_stream_events(player_store& store, const std::string& stream,
   // A row that did not decode still moves the feed past its number.
   if (!rows.empty()) feed.continue_from(rows.back().seq);
   return rows.size();
+}
+
+stream_follower::stream_follower(std::shared_ptr<player_store> store, std::string stream,
+                                 std::shared_ptr<ticket_event_feed> feed,
+                                 std::chrono::milliseconds period)
+    : store_(std::move(store)),
+      stream_(std::move(stream)),
+      feed_(std::move(feed)),
+      period_(period),
+      thread_([this] { run(); }) {}
+
+stream_follower::~stream_follower() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_one();
+  thread_.join();
+}
+
+void stream_follower::poke() {
+  {
+    std::lock_guard lock(mutex_);
+    poked_ = true;
+  }
+  wake_.notify_one();
+}
+
+void stream_follower::run() {
+  // Rows a read takes at most: a long backlog is read in turns this size.
+  constexpr std::size_t page = 1024;
+  bool failing = false;  // logged once per run of failures
+  for (;;) {
+    {
+      std::unique_lock lock(mutex_);
+      if (stopping_) return;
+      poked_ = false;
+    }
+    ++turns_;
+    try {
+      while (pull_stream_events(*store_, stream_, *feed_, page) == page) {
+        std::lock_guard lock(mutex_);
+        if (stopping_) return;
+      }
+      if (failing) log(log_level::info, "events", "the event stream is read again");
+      failing = false;
+    } catch (const std::exception& e) {
+      ++failures_;
+      if (!failing)
+        log(log_level::error, "events",
+            std::string("the event stream could not be read (tried again): ") + e.what());
+      failing = true;
+    }
+    std::unique_lock lock(mutex_);
+    wake_.wait_for(lock, period_, [this] { return poked_ || stopping_; });
+  }
 }
 
 }  // namespace mm::actors

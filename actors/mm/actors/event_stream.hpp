@@ -6,9 +6,15 @@
 // them.
 #pragma once
 
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstddef>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "mm/actors/session_messages.hpp"
 #include "mm/actors/ticket_event_feed.hpp"
@@ -28,5 +34,38 @@ std::optional<ticket_outcome> event_of_row(const journal_event& row,
 // store cannot be read.
 std::size_t pull_stream_events(player_store& store, const std::string& stream,
                                ticket_event_feed& feed, std::size_t max);
+
+// A thread that keeps `feed` up with the stream: it reads what is new every
+// `period`, and at once when poked (a partition of this node committed
+// events). A read that fails is logged and tried again at the next turn:
+// the feed's numbers say where it stopped, so nothing is skipped or doubled.
+// The first turn reads the stream from its first held event.
+class stream_follower {
+ public:
+  stream_follower(std::shared_ptr<player_store> store, std::string stream,
+                  std::shared_ptr<ticket_event_feed> feed, std::chrono::milliseconds period);
+  ~stream_follower();  // stops the thread
+  stream_follower(const stream_follower&) = delete;
+  stream_follower& operator=(const stream_follower&) = delete;
+
+  // Read now (any thread; never blocks on the store).
+  void poke();
+  // Turns that read the store, and those whose read failed.
+  std::uint64_t turns() const { return turns_.load(); }
+  std::uint64_t failures() const { return failures_.load(); }
+
+ private:
+  void run();
+
+  std::shared_ptr<player_store> store_;
+  const std::string stream_;
+  std::shared_ptr<ticket_event_feed> feed_;
+  const std::chrono::milliseconds period_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool poked_ = false, stopping_ = false;
+  std::atomic<std::uint64_t> turns_{0}, failures_{0};
+  std::thread thread_;  // last: started once the rest is set
+};
 
 }  // namespace mm::actors

@@ -106,6 +106,9 @@ class session_bridge {
   // It must not block. Work still waiting when the bridge stops never runs.
   void run_later(std::chrono::milliseconds delay, std::function<void()> work);
 
+  // The node's session partitions (none when not given).
+  const session_partitions* partitions() const { return here_.get(); }
+
   // Statuses answered on the calling thread from the books of `here`.
   std::uint64_t answered_here() const { return answered_here_.load(); }
 

@@ -320,6 +320,7 @@ void committed(session_service_pointer self, std::vector<ticket_outcome>& events
     for (const std::uint64_t gone : st.book->keep(ev, now)) st.claims->release(gone);
   }
   if (st.config.events) st.config.events->append(events);
+  if (st.config.events_committed && !events.empty()) st.config.events_committed();
 }
 
 void start_lobbies(session_service_pointer self, std::vector<lobby_registration> restored) {

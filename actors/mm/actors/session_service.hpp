@@ -24,6 +24,7 @@
 #pragma once
 
 #include <caf/all.hpp>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -96,6 +97,11 @@ struct session_service_config {
   bool detached_journal = true;  // false on the deterministic test scheduler
   // Where every committed event goes, for those who follow them (none: nobody).
   std::shared_ptr<ticket_event_feed> events;
+  // Called after each commit that wrote events (may be empty): with an event
+  // stream the server's feed follows the stream in the store instead, and
+  // this tells its follower to read now (on the service's thread: it must
+  // only post work elsewhere).
+  std::function<void()> events_committed;
   // The books, when another thread reads them too (ticket_book.hpp: the
   // HTTP server's ticket polls); none: the service makes its own. Open from
   // the end of the restore to the service's exit.

@@ -80,6 +80,16 @@ function renderCluster(c) {
                              { "data-resource": l.resource, "data-owner": l.owner || "",
                                class: l.owner === c.node ? "mine" : "" }));
   }
+  // Each configured queue with its partition's lease and owner.
+  const queues = $("cluster-queues");
+  queues.replaceChildren(clusterRow(["queue", "lease", "owner"].map((h) => el("th", {}, h))));
+  for (const p of c.session_partitions || []) {
+    for (const q of p.queues) {
+      queues.append(clusterRow([q, p.resource, p.owner_name || "free"],
+                               { "data-queue": q, "data-owner": p.owner || "",
+                                 class: p.owner === c.node ? "mine" : "" }));
+    }
+  }
 }
 
 // ---- charts ----------------------------------------------------------------

@@ -1,0 +1,129 @@
+// A server alone with its session queues in partitions (sessions.partitions)
+// on its SQLite file: the partitions run side by side, one player still has
+// one waiting ticket across them, the event feed follows their one sequence
+// (WebSocket and `after` across a restart), and a server that still holds
+// tickets of its queues without partitions refuses to turn them on.
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <set>
+
+#include "client/event_client.hpp"
+#include "server_fixture.hpp"
+#include "ticket_ledger.hpp"
+
+using mm::test::json;
+using mm::test::live_server;
+
+namespace {
+
+// duel and coop run in partition 1 of 3, arena in 0, solo in 2.
+json partitioned(std::uint32_t partitions) {
+  json c = mm::test::ticket_queues_patch();
+  c["sessions"]["partitions"] = partitions;
+  for (const char* queue : {"arena", "solo"})
+    c["sessions"]["queues"].push_back(
+        {{"name", queue}, {"tick", "50ms"}, {"give_up_after", "600s"}});
+  return c;
+}
+
+json duel_ticket(const std::string& queue, std::uint64_t player) {
+  return {{"queue", queue},
+          {"players", {{{"id", player}, {"mmr", 1500}, {"rtt_ms", {{"paris", 20}}}}}}};
+}
+
+mm::client::event_connect events_of(const live_server& s, std::optional<std::uint64_t> after) {
+  mm::client::event_connect c;
+  c.port = s.port();
+  c.token = mm::test::test_token;
+  c.after = after;
+  return c;
+}
+
+// The ticket events a follower gets within `wait` of each other, in order.
+std::vector<json> drain(mm::client::event_client& follower, std::chrono::milliseconds wait) {
+  std::vector<json> out;
+  while (auto m = follower.next(wait)) {
+    json e = json::parse(*m);
+    if (e.contains("ticket")) out.push_back(std::move(e));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a server alone runs its session queues in partitions with one event sequence",
+          "[server][sessions][partitions]") {
+  live_server s(partitioned(3), 0);
+  mm::client::event_client follower(events_of(s, std::nullopt));
+  std::set<std::string> matched;
+  std::uint64_t player = 1;
+  for (const std::string queue : {"arena", "duel", "solo"}) {
+    const json t1 =
+        s.post_json("/api/tickets", duel_ticket(queue, player++), mm::test::test_token, 201);
+    s.post_json("/api/tickets", duel_ticket(queue, player++), mm::test::test_token, 201);
+    const json done = s.get_json("/api/tickets/" + t1["ticket"].get<std::string>() + "?wait=10",
+                                 mm::test::test_token);
+    CHECK(done["state"] == "matched");
+    matched.insert(t1["ticket"].get<std::string>());
+  }
+  // Every queue is listed, whatever partition runs it.
+  std::set<std::string> listed;
+  const json all = s.get_json("/api/queues", mm::test::test_token);
+  INFO(all.dump().substr(0, 300));
+  for (const auto& q : all["queues"]) listed.insert(q["queue"].get<std::string>());
+  CHECK(listed == std::set<std::string>{"arena", "coop", "duel", "solo"});
+
+  // One waiting ticket per player across the partitions.
+  const json waits =
+      s.post_json("/api/tickets", duel_ticket("arena", 500), mm::test::test_token, 201);
+  const auto twice = s.post("/api/tickets", duel_ticket("solo", 500).dump(), mm::test::test_token);
+  REQUIRE(twice);
+  CHECK(twice->status == 409);
+
+  // The feed holds every partition's events, in one increasing sequence.
+  const auto events = drain(follower, std::chrono::milliseconds(1000));
+  std::uint64_t last = 0;
+  std::set<std::string> seen_matched;
+  for (const auto& e : events) {
+    CHECK(e["seq"].get<std::uint64_t>() > last);
+    last = e["seq"].get<std::uint64_t>();
+    if (e["state"] == "matched") seen_matched.insert(e["ticket"].get<std::string>());
+  }
+  for (const auto& t : matched) CHECK(seen_matched.count(t));
+  REQUIRE(!events.empty());
+  CHECK(events.back()["ticket"] == waits["ticket"]);
+
+  // After a restart the waiting ticket waits, its claim holds, and `after`
+  // goes on from the same numbers.
+  follower.close();
+  CHECK(s.stop() == 0);
+  s.restart(partitioned(3));
+  const json back =
+      s.get_json("/api/tickets/" + waits["ticket"].get<std::string>(), mm::test::test_token);
+  CHECK(back["state"] == "waiting");
+  const auto again = s.post("/api/tickets", duel_ticket("solo", 500).dump(), mm::test::test_token);
+  REQUIRE(again);
+  CHECK(again->status == 409);
+  const json cancel_path =
+      s.post_json("/api/tickets", duel_ticket("solo", 501), mm::test::test_token, 201);
+  mm::client::event_client resumed(events_of(s, last));
+  const auto later = drain(resumed, std::chrono::milliseconds(1000));
+  REQUIRE(!later.empty());
+  CHECK(later.front()["seq"].get<std::uint64_t>() == last + 1);
+  CHECK(later.front()["ticket"] == cancel_path["ticket"]);
+  CHECK(s.stop() == 0);
+}
+
+TEST_CASE("a server does not turn partitions on while its queues still hold waiting tickets",
+          "[server][sessions][partitions]") {
+  live_server s(partitioned(1), 0);
+  s.post_json("/api/tickets", duel_ticket("solo", 7), mm::test::test_token, 201);
+  CHECK(s.stop() == 0);
+  mm::test::child_process p({MATCHMAKERD_BINARY, "--config", s.dir().file("matchmakerd.json"),
+                             "--sessions.partitions", "3", "--http.port", "0"},
+                            true);
+  std::string out;
+  CHECK(p.finish(&out) != 0);
+  CHECK_THAT(out, Catch::Contains("sessions.partitions") &&
+                      Catch::Contains("still holds 1 waiting tickets"));
+}
