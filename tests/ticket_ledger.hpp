@@ -40,9 +40,10 @@ inline json ticket_queues_patch() {
 // What the clients were told, across every round.
 struct ledger {
   std::mutex m;
-  std::set<std::string> acknowledged;       // 201 answered
-  std::set<std::string> cancelled;          // a DELETE answered cancelled: true
-  std::map<std::string, std::string> told;  // ticket -> the match id a long-poll answered
+  std::set<std::string> acknowledged;              // 201 answered
+  std::set<std::string> cancelled;                 // a DELETE answered cancelled: true
+  std::map<std::string, std::string> told;         // ticket -> the match id a long-poll answered
+  std::map<std::string, std::uint64_t> player_of;  // ticket -> its player
   std::uint64_t ids_reused = 0;
 };
 
@@ -52,11 +53,16 @@ struct ledger {
 // whose survivors take over). Redirects are followed (a cluster's nodes send
 // session requests to the node that holds the queues). With `pace`, a client
 // starts a round (a create, maybe a cancel and a long-poll) at most once per
-// `pace`: a load that does not grow with the server's speed.
+// `pace`: a load that does not grow with the server's speed. `queues`: the
+// tickets' queues, one drawn for each ticket ("a" or ["a", "b"]); none:
+// duel, coop, or both. A player makes `tickets_per_player` tickets in a
+// row (more than one: the next while the last may still wait, refused then).
 struct ticket_target {
   std::function<std::uint16_t()> port;
   bool retry = false;
   std::chrono::milliseconds pace{0};
+  std::vector<json> queues{};
+  std::uint64_t tickets_per_player = 1;
 };
 
 inline ticket_target single_node(const live_server& s) {
@@ -88,12 +94,18 @@ inline void ticket_client(const ticket_target& to, int who, std::uint64_t round,
       std::this_thread::sleep_until(next_round);
       next_round += to.pace;
     }
-    const std::uint64_t player = (round * 10 + static_cast<std::uint64_t>(who)) * 1'000'000 + n + 1;
+    const std::uint64_t player =
+        (round * 10 + static_cast<std::uint64_t>(who)) * 1'000'000 + n / to.tickets_per_player + 1;
     json body = {{"players", {{{"id", player}, {"mmr", 1500}, {"rtt_ms", {{"paris", 20}}}}}}};
-    const auto kind = r.below(3);
-    if (kind == 0) body["queue"] = "duel";
-    if (kind == 1) body["queue"] = "coop";
-    if (kind == 2) body["queues"] = {"coop", "duel"};
+    if (to.queues.empty()) {
+      const auto kind = r.below(3);
+      if (kind == 0) body["queue"] = "duel";
+      if (kind == 1) body["queue"] = "coop";
+      if (kind == 2) body["queues"] = {"coop", "duel"};
+    } else {
+      const json& q = to.queues[r.below(to.queues.size())];
+      body[q.is_array() ? "queues" : "queue"] = q;
+    }
     auto res = send([&](httplib::Client& c) {
       return c.Post("/api/tickets", auth, body.dump(), "application/json");
     });
@@ -102,6 +114,7 @@ inline void ticket_client(const ticket_target& to, int who, std::uint64_t round,
       const std::string id = json::parse(res->body)["ticket"];
       std::lock_guard lock(l.m);
       if (!l.acknowledged.insert(id).second) ++l.ids_reused;
+      l.player_of[id] = player;
       mine.push_back(id);
     }
     if (!mine.empty() && r.below(4) == 0) {
@@ -198,9 +211,15 @@ inline std::pair<std::size_t, std::size_t> check_all(const ticket_reader& get, l
 // The events say the same, each once: read from sequence 0 on, page by
 // page, every acknowledged ticket has its creation's event, a told match and
 // an acknowledged cancel their outcome's, and no ticket two outcomes; the
-// sequence numbers only grow, none given twice, none dropped.
-inline void check_events(const ticket_reader& get, ledger& l) {
+// sequence numbers only grow, none given twice, none dropped. With
+// `one_waiting_per_player` (claims in the store: the session queues in
+// partitions), a player's tickets follow each other in the sequence: a
+// ticket's creation comes after the outcome of the player's ticket before,
+// so no player waited in two tickets at once, nor was in two matches at once.
+inline void check_events(const ticket_reader& get, ledger& l, bool one_waiting_per_player = false) {
   std::lock_guard lock(l.m);
+  std::map<std::uint64_t, std::string> waiting_of;  // player -> its ticket waiting now
+  std::uint64_t waited_twice = 0;
   std::set<std::string> created;
   std::map<std::string, json> outcome;
   std::uint64_t after = 0, out_of_order = 0, two_outcomes = 0, missed = 0;
@@ -218,6 +237,16 @@ inline void check_events(const ticket_reader& get, ledger& l) {
         created.insert(id);
       else if (!outcome.emplace(id, e).second)
         ++two_outcomes;
+      const auto player = l.player_of.find(id);
+      if (!one_waiting_per_player || player == l.player_of.end()) continue;
+      if (e["state"] == "waiting") {
+        auto [at, fresh] = waiting_of.emplace(player->second, id);
+        if (!fresh) ++waited_twice;
+        at->second = id;
+      } else if (const auto w = waiting_of.find(player->second);
+                 w != waiting_of.end() && w->second == id) {
+        waiting_of.erase(w);
+      }
     }
     after = std::max(after, page["next_after"].get<std::uint64_t>());
     if (page["more"] != true) break;
@@ -234,6 +263,7 @@ inline void check_events(const ticket_reader& get, ledger& l) {
     if (o == outcome.end() || o->second["state"] != "cancelled") ++contradicted;
   }
   CHECK(missed == 0);
+  CHECK(waited_twice == 0);
   CHECK(out_of_order == 0);
   CHECK(two_outcomes == 0);
   CHECK(no_creation == 0);
