@@ -14,7 +14,9 @@
 // that runs the queue's partition (as its GET /api/cluster says). Every two
 // tickets of a queue make a match. `created_per_s`: 201s a second;
 // `matched_per_s`: players matched a second (the queues' counters, every
-// node's); `tick_ms`: the slowest node's mean tick.
+// node's); `tick_ms`: the slowest node's mean tick; `machine_busy`: the
+// share of every core of the machine in use during the measurement (all
+// processes: the nodes, PostgreSQL, the load).
 //
 // All the nodes, PostgreSQL and the load share this machine's cores: the
 // ratios say what the partitions cost and gain here, not what more
@@ -71,8 +73,20 @@ std::string queues_file(const test::temp_dir& dir) {
 
 struct layout_result {
   double created_per_s = 0, matched_per_s = 0, tick_ms = 0;
+  double machine_busy = 0;  // of every core, over the measurement
   std::uint64_t refused = 0;
 };
+
+// The machine's busy and total CPU time so far (/proc/stat's first line, in
+// ticks): what every process here used, PostgreSQL and the load included.
+std::pair<double, double> machine_cpu() {
+  std::ifstream in("/proc/stat");
+  std::string cpu;
+  double user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
+  in >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal;
+  const double busy = user + nice + system + irq + softirq + steal;
+  return {busy, busy + idle + iowait};
+}
 
 // Each queue's node's HTTP port, once every lease has its planned owner.
 std::map<std::string, std::uint16_t> settled_owners(
@@ -80,7 +94,9 @@ std::map<std::string, std::uint16_t> settled_owners(
   for (int i = 0; i < 600; ++i) {
     std::this_thread::sleep_for(100ms);
     const json c = get(nodes[0]->http_port(), "/api/cluster");
-    if (c["nodes"].size() != nodes.size()) continue;
+    std::size_t live = 0;  // the list keeps the last hour's nodes, the earlier layouts' too
+    for (const auto& n : c["nodes"]) live += n["state"] == "live";
+    if (live != nodes.size()) continue;
     bool planned = true;
     for (const auto& l : c["leases"]) planned = planned && l["owner"] == l["planned_owner"];
     if (!planned) continue;
@@ -106,12 +122,14 @@ std::map<std::string, std::uint16_t> settled_owners(
 std::pair<double, double> matched_and_tick(
     const std::vector<std::unique_ptr<matchmakerd_process>>& nodes) {
   double matched = 0, tick = 0;
-  for (const auto& n : nodes)
-    for (const auto& q : get(n->http_port(), "/api/queues")["queues"]) {
+  for (const auto& n : nodes) {
+    const json all = get(n->http_port(), "/api/queues");  // held: the loop reads into it
+    for (const auto& q : all["queues"]) {
       matched += q.value("players_matched", 0.0);
       if (q["tick_ms"]["mean"].is_number())
         tick = std::max(tick, q["tick_ms"]["mean"].get<double>());
     }
+  }
   return {matched, tick};
 }
 
@@ -129,6 +147,7 @@ layout_result measure(const std::string& url, const std::string& config, std::si
   for (const bool measured : {false, true}) {  // a warm-up second first
     const double span = measured ? seconds : 1.0;
     const auto [matched0, tick0] = matched_and_tick(nodes);
+    const auto [busy0, total0] = machine_cpu();
     std::vector<std::thread> load;
     std::vector<http_load_result> got(std::size(queues));
     for (std::size_t k = 0; k < std::size(queues); ++k) {
@@ -149,6 +168,7 @@ layout_result measure(const std::string& url, const std::string& config, std::si
       });
     }
     for (auto& t : load) t.join();
+    const auto [busy1, total1] = machine_cpu();
     const auto [matched1, tick1] = matched_and_tick(nodes);
     (void)tick0;
     if (!measured) continue;
@@ -158,6 +178,7 @@ layout_result measure(const std::string& url, const std::string& config, std::si
     }
     out.matched_per_s = (matched1 - matched0) / seconds;
     out.tick_ms = tick1;
+    out.machine_busy = total1 > total0 ? (busy1 - busy0) / (total1 - total0) : 0;
   }
   for (auto& n : nodes)
     if (n->stop() != 0) throw std::runtime_error("a node did not stop cleanly");
@@ -191,6 +212,8 @@ int main(int argc, char** argv) {
       emit(bench_name, (n + "_created_per_s").c_str(), layouts[i]->created_per_s, "1/s", params);
       emit(bench_name, (n + "_matched_per_s").c_str(), layouts[i]->matched_per_s, "1/s", params);
       emit(bench_name, (n + "_tick_ms").c_str(), layouts[i]->tick_ms, "ms", params);
+      emit(bench_name, (n + "_machine_busy").c_str(), layouts[i]->machine_busy, "fraction",
+           params);
       if (layouts[i]->refused > 0)
         std::fprintf(stderr, "mm_session_nodes_bench: %s: %llu answers other than 201\n", names[i],
                      static_cast<unsigned long long>(layouts[i]->refused));

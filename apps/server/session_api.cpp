@@ -69,6 +69,24 @@ session_bridge::callback<T> answer(const http_reply& reply, caf::actor_system& s
   };
 }
 
+// A list over the partitions this node runs: with partitions, a node that
+// runs none of them now lists nothing (the others list theirs) rather than
+// answering that it does not serve the sessions.
+template <class T, class ToJson>
+session_bridge::callback<T> answer_list(const http_context& ctx, const http_reply& reply,
+                                        ToJson to_json) {
+  auto done = answer<T>(reply, ctx.sessions.system(), to_json);
+  if (ctx.config.sessions.partitions <= 1) return done;
+  return [done, to_json, reply](caf::expected<T> x) {
+    if (!x && error_code_of(x.error()) == errc::not_owned_here) {
+      http_response res;
+      send_json(res, to_json(T{}));
+      return reply(std::move(res));
+    }
+    done(std::move(x));
+  };
+}
+
 // With the queues in partitions on a node of a cluster, a request goes to
 // the node that serves its partition, as the session routes go to the
 // holder of their one lease without partitions: true when it was answered
@@ -141,8 +159,8 @@ void list_backfills(http_context& ctx, const http_request& req, const http_reply
   const auto offset = param(req, "offset", 0, 1'000'000);
   const auto limit = param(req, "limit", 100, 1000);
   ctx.sessions.ask<std::vector<backfill_state>>(
-      answer<std::vector<backfill_state>>(
-          reply, ctx.sessions.system(),
+      answer_list<std::vector<backfill_state>>(
+          ctx, reply,
           [offset, limit](const std::vector<backfill_state>& all) {
             json list = json::array();
             for (auto i = offset; i < all.size() && i < offset + limit; ++i)
@@ -289,13 +307,13 @@ void cancel_ticket(http_context& ctx, const http_request& req, const http_reply&
 
 void list_queues(http_context& ctx, const http_request&, const http_reply& reply) {
   ctx.sessions.ask<std::vector<session_queue_report>>(
-      answer<std::vector<session_queue_report>>(reply, ctx.sessions.system(),
-                                                [](const auto& reports) {
-                                                  json list = json::array();
-                                                  for (const auto& r : reports)
-                                                    list.push_back(queue_report_json(r));
-                                                  return json{{"queues", list}};
-                                                }),
+      answer_list<std::vector<session_queue_report>>(ctx, reply,
+                                                     [](const auto& reports) {
+                                                       json list = json::array();
+                                                       for (const auto& r : reports)
+                                                         list.push_back(queue_report_json(r));
+                                                       return json{{"queues", list}};
+                                                     }),
       info_atom::value);
 }
 
