@@ -212,8 +212,7 @@ int main(int argc, char** argv) {
       emit(bench_name, (n + "_created_per_s").c_str(), layouts[i]->created_per_s, "1/s", params);
       emit(bench_name, (n + "_matched_per_s").c_str(), layouts[i]->matched_per_s, "1/s", params);
       emit(bench_name, (n + "_tick_ms").c_str(), layouts[i]->tick_ms, "ms", params);
-      emit(bench_name, (n + "_machine_busy").c_str(), layouts[i]->machine_busy, "fraction",
-           params);
+      emit(bench_name, (n + "_machine_busy").c_str(), layouts[i]->machine_busy, "fraction", params);
       if (layouts[i]->refused > 0)
         std::fprintf(stderr, "mm_session_nodes_bench: %s: %llu answers other than 201\n", names[i],
                      static_cast<unsigned long long>(layouts[i]->refused));

@@ -459,3 +459,67 @@ TEST_CASE(
   REQUIRE(none);
   CHECK_FALSE(none->participating);
 }
+
+namespace {
+
+// A node's actor port as a cluster client sees its session side: it runs the
+// queue `runs` (a partition of the queues) and its ticket `made`, and
+// answers not_owned_here for the others', as a node's switch does.
+caf::behavior session_node(caf::event_based_actor*, std::string runs, std::uint64_t made) {
+  const auto elsewhere = [] { return make_error(errc::not_owned_here, "not served here"); };
+  return {
+      [](shards_atom) {
+        return served_resources{{}, true};
+      },
+      [=](create_atom, const std::string& queue, const session_ticket&,
+          const session_interfaces::owner&) -> caf::result<std::uint64_t> {
+        if (queue == runs) return made;
+        return elsewhere();
+      },
+      [=](status_atom, std::uint64_t ticket) -> caf::result<ticket_outcome> {
+        if (ticket != made) return elsewhere();
+        ticket_outcome o;
+        o.ticket = ticket;
+        o.queue = runs;
+        return o;
+      },
+  };
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a cluster client passes a session request on to the next node while nodes answer that "
+    "another runs its partition",
+    "[actors][cluster][partitions]") {
+  test::actor_fixture f;
+  std::vector<caf::actor> fakes = {f.sys().spawn(session_node, "arena", 11),
+                                   f.sys().spawn(session_node, "solo", 22)};
+  std::vector<cluster_node<generic_profile>> nodes;
+  for (const auto& a : fakes) nodes.push_back({caf::actor_cast<iface::client>(a), {}});
+  auto cluster = spawn_cluster_client<generic_profile>(
+      f.sys(), nodes, 2, std::chrono::milliseconds(1000), 5, std::chrono::milliseconds(1000));
+  auto sessions = caf::actor_cast<session_interfaces::service>(cluster);
+  auto stop_all = caf::detail::make_scope_guard([&] {
+    for (auto& a : fakes) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(cluster, caf::exit_reason::user_shutdown);
+  });
+  f.run();  // the first refresh: both nodes run session queues
+  for (const auto& [queue, id] :
+       {std::pair<std::string, std::uint64_t>{"arena", 11}, {"solo", 22}}) {
+    auto [made, e] = f.ask<std::uint64_t>(sessions, create_atom::value, queue, session_ticket{},
+                                          session_interfaces::owner{});
+    INFO(queue);
+    REQUIRE(made);
+    CHECK(*made == id);
+    auto [status, se] = f.ask<ticket_outcome>(sessions, status_atom::value, id);
+    REQUIRE(status);
+    CHECK(status->queue == queue);
+  }
+  // Nobody runs it: every node was asked, and the last one's answer is the
+  // caller's.
+  auto [none, e] = f.ask<std::uint64_t>(sessions, create_atom::value, std::string("duel"),
+                                        session_ticket{}, session_interfaces::owner{});
+  CHECK_FALSE(none);
+  CHECK(error_code_of(e) == errc::not_owned_here);
+}

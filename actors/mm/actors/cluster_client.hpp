@@ -23,10 +23,12 @@
 //   the game sends after them reaches the nodes after them.
 // - A batch goes to one node whole (its queries are not passed between nodes).
 // - Session requests (tickets, lobbies: the same handle answers
-//   session_interfaces::service) go to the node that runs the session
-//   queues, learnt with the shards at each refresh. Until a node says it
-//   runs them (just after spawn, or while they are being taken over) a
-//   session request is answered errc::not_owned_here: retry.
+//   session_interfaces::service) go to the nodes that run session queues,
+//   learnt with the shards at each refresh: to one, and on not_owned_here to
+//   the next (with the queues in partitions, each node runs some; a request
+//   for another's partition costs a hop per node asked before it). Until a
+//   node says it runs some (just after spawn, or while they are being taken
+//   over) a session request is answered errc::not_owned_here: retry.
 #pragma once
 
 #include <algorithm>
@@ -60,7 +62,9 @@ struct cluster_client_state {
   std::vector<session_interfaces::service> session_handles;  // the same nodes' session side
   std::vector<coalescer_ptr<Profile>> coalescers;            // per node: its single queries
   std::vector<std::uint32_t> node_of_shard;                  // shard -> node, or no_node
-  std::uint32_t sessions_node = no_node;  // the node that runs the session queues, or no_node
+  // Per node: whether it runs session queues (all of them, or some of
+  // their partitions), as its last answer to shards_atom said.
+  std::vector<bool> runs_sessions;
   // Nodes whose actor went down (their process died, or the connection to it
   // was lost): never asked again; the game spawns a new client with fresh
   // handles to reach a restarted node.
@@ -116,12 +120,27 @@ void refresh_shard_map(cluster_client_pointer<Profile> self) {
                   if (owner == node) owner = cluster_client_state<Profile>::no_node;
                 for (const auto shard : served.shards)
                   if (shard < map.size()) map[shard] = node;
-                if (served.sessions)
-                  s.sessions_node = node;
-                else if (s.sessions_node == node)
-                  s.sessions_node = cluster_client_state<Profile>::no_node;
+                s.runs_sessions[node] = served.sessions;
               },
               [](caf::error&) {});
+}
+
+// Asks `candidates[i]` (a node's session side) for `msg`; on not_owned_here
+// asks the next, and answers `rp` with the first other answer, or the last
+// node's not_owned_here. The nodes' answers come back in the order asked,
+// so requests a game sends in a row reach a node in that order.
+template <class Answer, class Self>
+void relay_session(Self self, std::shared_ptr<std::vector<caf::actor>> candidates, std::size_t i,
+                   caf::message msg, caf::typed_response_promise<Answer> rp) {
+  const auto to = (*candidates)[i];
+  self->request(to, self->state.node_timeout * 10, msg)
+      .then([rp](Answer& a) mutable { rp.deliver(std::move(a)); },
+            [self, candidates, i, msg, rp](caf::error& e) mutable {
+              if (error_code_of(e) == errc::not_owned_here && i + 1 < candidates->size())
+                relay_session<Answer>(self, std::move(candidates), i + 1, std::move(msg), rp);
+              else
+                rp.deliver(std::move(e));
+            });
 }
 
 // A query on its way through the nodes.
@@ -286,13 +305,30 @@ typename cluster_client_type<Profile>::behavior_type cluster_client_actor(
                               make_error(errc::instance_down, "the node went away"));
       for (auto& runner : s.node_of_shard)
         if (runner == k) runner = state::no_node;
-      if (s.sessions_node == k) s.sessions_node = state::no_node;
+      s.runs_sessions[k] = false;
     }
   });
   if (refresh_every.count() > 0) self->send(self, shards_atom::value);
-  auto sessions_here = [self]() -> const session_interfaces::service* {
-    const auto& s = self->state;
-    return s.sessions_node == state::no_node ? nullptr : &s.session_handles[s.sessions_node];
+  st.runs_sessions.assign(nodes.size(), false);
+  // A session request goes to the nodes that run session queues, one after
+  // another, until one answers other than not_owned_here: with the queues
+  // in partitions each node runs some of them, and a node answers
+  // not_owned_here for the others'.
+  auto relay = [self](auto answer, auto&&... xs) {
+    using answer_type = typename decltype(answer)::type;
+    auto& s = self->state;
+    auto candidates = std::make_shared<std::vector<caf::actor>>();
+    for (std::size_t k = 0; k < s.nodes.size(); ++k)
+      if (s.runs_sessions[k] && !s.down[k])
+        candidates->push_back(caf::actor_cast<caf::actor>(s.session_handles[k]));
+    if (candidates->empty())
+      return caf::result<answer_type>(make_error(
+          errc::not_owned_here,
+          "no node serves the session queues now (being taken over): retry in a moment"));
+    auto rp = self->template make_response_promise<answer_type>();
+    relay_session<answer_type>(self, std::move(candidates), 0,
+                               caf::make_message(std::forward<decltype(xs)>(xs)...), rp);
+    return caf::result<answer_type>(rp);
   };
   using behavior = typename cluster_client_type<Profile>::behavior_type;
   return std::apply(
@@ -387,7 +423,7 @@ typename cluster_client_type<Profile>::behavior_type cluster_client_actor(
             },
             session...};
       },
-      session_forwarders(self, sessions_here));
+      session_handlers(relay));
 }
 
 // Spawns a cluster client over `nodes` (each with the shards it serves at
