@@ -35,21 +35,12 @@ constexpr std::uint32_t partitions = 3;
 // more, in three partitions: arena runs in partition 0, duel and coop in 1,
 // solo in 2 (the hash is stable: mm/session/partitions.hpp).
 json partitioned_node(const std::string& url, const std::string& owned, const std::string& name) {
-  json c = mm::test::ticket_queues_patch();
+  json c = mm::test::partitioned_queues_patch(partitions);
   c["database"] = {{"url", url}};
   c["cluster"] = {{"total", 2}, {"node", name}, {"takeover_after", "2s"}};
   if (!owned.empty()) c["cluster"]["owned"] = owned;
   c["matchmaker"] = {{"state_snapshot_interval", "1s"}};
-  c["sessions"]["partitions"] = partitions;
-  for (const char* queue : {"arena", "solo"})
-    c["sessions"]["queues"].push_back(
-        {{"name", queue}, {"tick", "50ms"}, {"give_up_after", "600s"}});
   return c;
-}
-
-json duel_ticket(const std::string& queue, std::uint64_t player) {
-  return {{"queue", queue},
-          {"players", {{{"id", player}, {"mmr", 1500}, {"rtt_ms", {{"paris", 20}}}}}}};
 }
 
 // Partition -> the name of the node serving it, as both nodes say; empty
@@ -164,16 +155,16 @@ TEST_CASE(
     live_server& runs = node_of(queue);
     live_server& elsewhere = other_than(runs);
     // The other node redirects the ticket to its queue's node, same method.
-    const auto sent =
-        elsewhere.post("/api/tickets", duel_ticket(queue, player).dump(), mm::test::test_token);
+    const auto sent = elsewhere.post("/api/tickets", mm::test::duel_ticket(queue, player).dump(),
+                                     mm::test::test_token);
     REQUIRE(sent);
     CHECK(sent->status == 307);
     CHECK(sent->get_header_value("Location") == runs.url() + "/api/tickets");
     // Two players there make a duel.
-    const json t1 =
-        runs.post_json("/api/tickets", duel_ticket(queue, player++), mm::test::test_token, 201);
-    const json t2 =
-        runs.post_json("/api/tickets", duel_ticket(queue, player++), mm::test::test_token, 201);
+    const json t1 = runs.post_json("/api/tickets", mm::test::duel_ticket(queue, player++),
+                                   mm::test::test_token, 201);
+    const json t2 = runs.post_json("/api/tickets", mm::test::duel_ticket(queue, player++),
+                                   mm::test::test_token, 201);
     first_ticket[queue] = t1["ticket"];
     const std::string path = "/api/tickets/" + t1["ticket"].get<std::string>();
     const auto status_elsewhere = elsewhere.get(path, mm::test::test_token);
@@ -188,10 +179,10 @@ TEST_CASE(
 
   // One waiting ticket per player across the partitions, whatever node runs
   // them: player 500 waits in arena, and solo refuses it.
-  const json waits = node_of("arena").post_json("/api/tickets", duel_ticket("arena", 500),
+  const json waits = node_of("arena").post_json("/api/tickets", mm::test::duel_ticket("arena", 500),
                                                 mm::test::test_token, 201);
-  const auto twice =
-      node_of("solo").post("/api/tickets", duel_ticket("solo", 500).dump(), mm::test::test_token);
+  const auto twice = node_of("solo").post("/api/tickets", mm::test::duel_ticket("solo", 500).dump(),
+                                          mm::test::test_token);
   REQUIRE(twice);
   CHECK(twice->status == 409);
 
@@ -231,8 +222,8 @@ TEST_CASE(
   REQUIRE(back);
   CHECK((*back)["state"] == "waiting");
   // And the claim went with it: solo still refuses player 500.
-  const auto still =
-      survivor.post("/api/tickets", duel_ticket("solo", 500).dump(), mm::test::test_token);
+  const auto still = survivor.post("/api/tickets", mm::test::duel_ticket("solo", 500).dump(),
+                                   mm::test::test_token);
   REQUIRE(still);
   CHECK(still->status == 409);
   CHECK(survivor.stop() == 0);

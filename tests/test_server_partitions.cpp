@@ -18,17 +18,7 @@ namespace {
 
 // duel and coop run in partition 1 of 3, arena in 0, solo in 2.
 json partitioned(std::uint32_t partitions) {
-  json c = mm::test::ticket_queues_patch();
-  c["sessions"]["partitions"] = partitions;
-  for (const char* queue : {"arena", "solo"})
-    c["sessions"]["queues"].push_back(
-        {{"name", queue}, {"tick", "50ms"}, {"give_up_after", "600s"}});
-  return c;
-}
-
-json duel_ticket(const std::string& queue, std::uint64_t player) {
-  return {{"queue", queue},
-          {"players", {{{"id", player}, {"mmr", 1500}, {"rtt_ms", {{"paris", 20}}}}}}};
+  return mm::test::partitioned_queues_patch(partitions);
 }
 
 mm::client::event_connect events_of(const live_server& s, std::optional<std::uint64_t> after) {
@@ -58,9 +48,9 @@ TEST_CASE("a server alone runs its session queues in partitions with one event s
   std::set<std::string> matched;
   std::uint64_t player = 1;
   for (const std::string queue : {"arena", "duel", "solo"}) {
-    const json t1 =
-        s.post_json("/api/tickets", duel_ticket(queue, player++), mm::test::test_token, 201);
-    s.post_json("/api/tickets", duel_ticket(queue, player++), mm::test::test_token, 201);
+    const json t1 = s.post_json("/api/tickets", mm::test::duel_ticket(queue, player++),
+                                mm::test::test_token, 201);
+    s.post_json("/api/tickets", mm::test::duel_ticket(queue, player++), mm::test::test_token, 201);
     const json done = s.get_json("/api/tickets/" + t1["ticket"].get<std::string>() + "?wait=10",
                                  mm::test::test_token);
     CHECK(done["state"] == "matched");
@@ -75,8 +65,9 @@ TEST_CASE("a server alone runs its session queues in partitions with one event s
 
   // One waiting ticket per player across the partitions.
   const json waits =
-      s.post_json("/api/tickets", duel_ticket("arena", 500), mm::test::test_token, 201);
-  const auto twice = s.post("/api/tickets", duel_ticket("solo", 500).dump(), mm::test::test_token);
+      s.post_json("/api/tickets", mm::test::duel_ticket("arena", 500), mm::test::test_token, 201);
+  const auto twice =
+      s.post("/api/tickets", mm::test::duel_ticket("solo", 500).dump(), mm::test::test_token);
   REQUIRE(twice);
   CHECK(twice->status == 409);
 
@@ -101,11 +92,12 @@ TEST_CASE("a server alone runs its session queues in partitions with one event s
   const json back =
       s.get_json("/api/tickets/" + waits["ticket"].get<std::string>(), mm::test::test_token);
   CHECK(back["state"] == "waiting");
-  const auto again = s.post("/api/tickets", duel_ticket("solo", 500).dump(), mm::test::test_token);
+  const auto again =
+      s.post("/api/tickets", mm::test::duel_ticket("solo", 500).dump(), mm::test::test_token);
   REQUIRE(again);
   CHECK(again->status == 409);
   const json cancel_path =
-      s.post_json("/api/tickets", duel_ticket("solo", 501), mm::test::test_token, 201);
+      s.post_json("/api/tickets", mm::test::duel_ticket("solo", 501), mm::test::test_token, 201);
   mm::client::event_client resumed(events_of(s, last));
   const auto later = drain(resumed, std::chrono::milliseconds(1000));
   REQUIRE(!later.empty());
@@ -117,7 +109,7 @@ TEST_CASE("a server alone runs its session queues in partitions with one event s
 TEST_CASE("a server does not turn partitions on while its queues still hold waiting tickets",
           "[server][sessions][partitions]") {
   live_server s(partitioned(1), 0);
-  s.post_json("/api/tickets", duel_ticket("solo", 7), mm::test::test_token, 201);
+  s.post_json("/api/tickets", mm::test::duel_ticket("solo", 7), mm::test::test_token, 201);
   CHECK(s.stop() == 0);
   mm::test::child_process p({MATCHMAKERD_BINARY, "--config", s.dir().file("matchmakerd.json"),
                              "--sessions.partitions", "3", "--http.port", "0"},

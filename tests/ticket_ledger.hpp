@@ -37,6 +37,24 @@ inline json ticket_queues_patch() {
                {"give_up_after", "600s"}}}}}}};
 }
 
+// The same queues and two more, in `partitions` partitions: of 3, arena
+// runs in partition 0, duel and coop in 1, solo in 2 (the hash is stable:
+// mm/session/partitions.hpp).
+inline json partitioned_queues_patch(std::uint32_t partitions) {
+  json c = ticket_queues_patch();
+  c["sessions"]["partitions"] = partitions;
+  for (const char* queue : {"arena", "solo"})
+    c["sessions"]["queues"].push_back(
+        {{"name", queue}, {"tick", "50ms"}, {"give_up_after", "600s"}});
+  return c;
+}
+
+// A ticket of one player at MMR 1500 near paris: two make a duel.
+inline json duel_ticket(const std::string& queue, std::uint64_t player) {
+  return {{"queue", queue},
+          {"players", {{{"id", player}, {"mmr", 1500}, {"rtt_ms", {{"paris", 20}}}}}}};
+}
+
 // What the clients were told, across every round.
 struct ledger {
   std::mutex m;
