@@ -1553,6 +1553,14 @@ export interface components {
                 takeovers?: number;
                 planned_owner?: string | null;
             }[];
+            /** @description Which node runs each configured session queue: one entry per partition of the queues (sessions.partitions; one, 'sessions', without partitions), its lease's owner and the configured queues it runs. */
+            session_partitions?: {
+                partition: number;
+                resource: string;
+                owner: string | null;
+                owner_name: string | null;
+                queues: string[];
+            }[];
             counters: {
                 [key: string]: number;
             };
