@@ -121,4 +121,55 @@ inline void check_claims_under_contention(player_store& a, player_store& b) {
   CHECK(a.claim_players("A", {everyone}).empty());
 }
 
+// Running match ids across partitions (ticket_journal.hpp, claim_match):
+// the first service to claim an id holds it; its stop's batch frees it; a
+// claim without a registration row is an orphan that the start drops; two
+// services claiming the same ids at once agree on one holder for each.
+inline void check_match_claims(player_store& a, player_store& b) {
+  CHECK(a.claim_match("S", "m-1", "S/0") == "S/0");
+  CHECK(a.claim_match("S", "m-1", "S/0") == "S/0");  // held already: still its
+  CHECK(b.claim_match("S", "m-1", "S/1") == "S/0");
+  CHECK(b.claim_match("T", "m-1", "T/1") == "T/1");  // another deployment's ids
+  CHECK(b.match_holder("S", "m-1") == std::optional<std::string>("S/0"));
+  CHECK(!b.match_holder("S", "m-2"));
+  // S/0 writes the match's row, then stops it: the claim goes with the row.
+  journal_batch registered;
+  registered.backfills.push_back({"coop", "m-1", "game", 1'700'000'000'000, "state"});
+  a.write_journal("S/0", registered);
+  CHECK(a.drop_orphan_match_claims("S/0") == 0);
+  journal_batch stopped;
+  stopped.event_stream = "S";
+  stopped.backfills.push_back({"coop", "m-1", "game", 1'700'000'000'001, ""});
+  a.write_journal("S/0", stopped);
+  CHECK(!a.match_holder("S", "m-1"));
+  CHECK(b.claim_match("S", "m-1", "S/1") == "S/1");
+  // A registration S/1 did not take: released by hand.
+  b.release_match("S", "m-1", "S/0");  // not S/0's: nothing
+  CHECK(a.match_holder("S", "m-1") == std::optional<std::string>("S/1"));
+  b.release_match("S", "m-1", "S/1");
+  CHECK(!a.match_holder("S", "m-1"));
+  // Claimed, never written (a crash between): the start drops it.
+  CHECK(a.claim_match("S", "m-3", "S/0") == "S/0");
+  CHECK(b.claim_match("S", "m-4", "S/1") == "S/1");
+  CHECK(a.drop_orphan_match_claims("S/0") == 1);
+  CHECK(!a.match_holder("S", "m-3"));
+  CHECK(a.match_holder("S", "m-4") == std::optional<std::string>("S/1"));
+  // Both at once, the same 200 ids: each has one holder, both told the same.
+  std::vector<std::string> by_a(200), by_b(200);
+  std::thread other([&] {
+    for (std::size_t i = 0; i < by_b.size(); ++i)
+      by_b[i] = b.claim_match("R", "race-" + std::to_string(i), "R/1");
+  });
+  for (std::size_t i = 0; i < by_a.size(); ++i)
+    by_a[i] = a.claim_match("R", "race-" + std::to_string(i), "R/0");
+  other.join();
+  std::size_t agreed = 0, held_by_a = 0;
+  for (std::size_t i = 0; i < by_a.size(); ++i) {
+    agreed += by_a[i] == by_b[i] && a.match_holder("R", "race-" + std::to_string(i)) == by_a[i];
+    held_by_a += by_a[i] == "R/0";
+  }
+  CHECK(agreed == by_a.size());
+  CHECK(held_by_a > 0);
+}
+
 }  // namespace mm::test

@@ -200,6 +200,23 @@ TEST_CASE(
   CHECK(numbers.size() == got_a.size());  // each event its own number
   CHECK(!numbers.count(0));
 
+  // A running match is found by its id alone from either node: the other
+  // node redirects to its queue's; a queue of another partition refuses
+  // its id (the claim in the store).
+  const json running = {{"queue", "coop"},
+                        {"match_id", "m-1"},
+                        {"datacenter", "paris"},
+                        {"teams", {{{{"id", 900}, {"mmr", 1500}, {"rtt_ms", {{"paris", 20}}}}}}}};
+  node_of("coop").post_json("/api/backfills", running, mm::test::test_token, 201);
+  const auto found = other_than(node_of("coop")).get("/api/backfills/m-1", mm::test::test_token);
+  REQUIRE(found);
+  CHECK(found->status == 307);
+  CHECK(found->get_header_value("Location") == node_of("coop").url() + "/api/backfills/m-1");
+  json elsewhere_match = running;
+  elsewhere_match["queue"] = "solo";
+  node_of("solo").post_json("/api/backfills", elsewhere_match, mm::test::test_token, 409);
+  CHECK(node_of("coop").get_json("/api/backfills/m-1", mm::test::test_token)["queue"] == "coop");
+
   // The node running arena is killed: the other takes its partitions over
   // within takeover_after, and the acknowledged ticket still waits there.
   live_server& killed = node_of("arena");
@@ -226,6 +243,9 @@ TEST_CASE(
                                    mm::test::test_token);
   REQUIRE(still);
   CHECK(still->status == 409);
+  // The running match too, with its claim.
+  CHECK(survivor.get_json("/api/backfills/m-1", mm::test::test_token)["queue"] == "coop");
+  survivor.post_json("/api/backfills", elsewhere_match, mm::test::test_token, 409);
   CHECK(survivor.stop() == 0);
 }
 

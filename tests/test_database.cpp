@@ -205,6 +205,12 @@ TEST_CASE("two services claiming the same players at once never both hold one, o
   mm::test::check_claims_under_contention(a, b);
 }
 
+TEST_CASE("a running match id is held by one partition at a time, on SQLite", "[db][claims]") {
+  mm::test::temp_dir dir;
+  mm::sqlite_store a(dir.file("mm.db")), b(dir.file("mm.db"));
+  mm::test::check_match_claims(a, b);
+}
+
 TEST_CASE("services of one event stream share one sequence, in commit order, on SQLite",
           "[db][events]") {
   mm::test::temp_dir dir;

@@ -470,6 +470,14 @@ TEST_CASE("two services claiming the same players at once never both hold one, o
   mm::test::check_claims_under_contention(a, b);
 }
 
+TEST_CASE("a running match id is held by one partition at a time, on PostgreSQL",
+          "[postgres][store][claims]") {
+  if (!have_postgres()) return;
+  postgres_server server;
+  mm::pg_store a(server.url()), b(server.url());
+  mm::test::check_match_claims(a, b);
+}
+
 TEST_CASE("services of one event stream share one sequence, in commit order, on PostgreSQL",
           "[postgres][store][events]") {
   if (!have_postgres()) return;

@@ -119,3 +119,48 @@ TEST_CASE("a server does not turn partitions on while its queues still hold wait
   CHECK_THAT(out, Catch::Contains("sessions.partitions") &&
                       Catch::Contains("still holds 1 waiting tickets"));
 }
+
+TEST_CASE("a running match's id names one match across the partitions, and finds it",
+          "[server][sessions][partitions][backfill]") {
+  // arena (partition 0 of 3) takes running matches as coop (partition 1) does.
+  json patch = partitioned(3);
+  for (auto& q : patch["sessions"]["queues"])
+    if (q["name"] == "arena") q.update({{"min_players", 4}, {"max_players", 4}, {"teams", 0}});
+  live_server s(patch, 0);
+  const auto match_in = [](const std::string& queue) {
+    return json{{"queue", queue},
+                {"match_id", "m-1"},
+                {"datacenter", "paris"},
+                {"server", "10.0.0.1:7777"},
+                {"teams", {{{{"id", 100}, {"mmr", 1500}, {"rtt_ms", {{"paris", 20}}}}}}}};
+  };
+  s.post_json("/api/backfills", match_in("coop"), mm::test::test_token, 201);
+  // Another partition refuses the id while coop's partition holds it.
+  const json taken = s.post_json("/api/backfills", match_in("arena"), mm::test::test_token, 409);
+  CHECK(taken["error"].get<std::string>().rfind("match_id:", 0) == 0);
+  // Named by its id alone, it is found in its partition: read, updated (the
+  // update names no queue), stopped.
+  CHECK(s.get_json("/api/backfills/m-1", mm::test::test_token)["queue"] == "coop");
+  httplib::Client c("127.0.0.1", s.port());
+  const json two = {{"teams",
+                     {{{{"id", 100}, {"mmr", 1500}, {"rtt_ms", {{"paris", 20}}}},
+                       {{"id", 101}, {"mmr", 1500}, {"rtt_ms", {{"paris", 20}}}}}}}};
+  const auto updated =
+      c.Put("/api/backfills/m-1", {{"Authorization", "Bearer " + mm::test::test_token}}, two.dump(),
+            "application/json");
+  REQUIRE(updated);
+  CHECK(updated->status == 200);
+  CHECK(json::parse(updated->body)["open_seats"] == 2);
+  const auto stopped =
+      c.Delete("/api/backfills/m-1", {{"Authorization", "Bearer " + mm::test::test_token}});
+  REQUIRE(stopped);
+  CHECK(stopped->status == 200);
+  CHECK(s.get_json("/api/backfills/m-1", mm::test::test_token, 404).contains("error"));
+  // Free again: arena takes it, and keeps it across a restart.
+  s.post_json("/api/backfills", match_in("arena"), mm::test::test_token, 201);
+  CHECK(s.stop() == 0);
+  s.restart(patch);
+  CHECK(s.get_json("/api/backfills/m-1", mm::test::test_token)["queue"] == "arena");
+  s.post_json("/api/backfills", match_in("coop"), mm::test::test_token, 409);
+  CHECK(s.stop() == 0);
+}

@@ -65,6 +65,7 @@ struct partitioned {
     c.events = feed;
     c.service_name = session::partition_service("sessions", p, partition_count);
     c.store = store;
+    c.match_claims = std::make_shared<sqlite_store>(dir.file("journal.db"));
     c.ids = std::make_shared<session::id_source>(
         test_key, [store] { return store->reserve_id_generation(); }, p);
     c.detached_journal = false;
@@ -235,6 +236,29 @@ TEST_CASE("a running match is found by its id in whichever partition runs its qu
                                                std::string("m2"), std::string("gs"));
   CHECK_FALSE(missing);
   CHECK(error_code_of(e4) == errc::not_found);
+  // An update names its match alone (no queue): found where it runs.
+  backfill_registration change = r;
+  change.queue.clear();
+  auto [updated, e6] =
+      x.f.ask<backfill_state>(x.s, backfill_atom::value, update_atom::value, change);
+  INFO(x.f.sys().render(e6));
+  CHECK(updated);
+  // Its id is solo's partition's: arena's (partition 0) refuses it.
+  backfill_registration same_id = r;
+  same_id.queue = "arena";
+  same_id.teams = {party({1000}, 101).players, {}};
+  auto [twice, e8] =
+      x.f.ask<backfill_state>(x.s, backfill_atom::value, create_atom::value, same_id);
+  CHECK_FALSE(twice);
+  CHECK(error_code_of(e8) == errc::conflict);
+  // With a partition run by another node, a match not found here may be
+  // there: not_owned_here, so a client relaying over the nodes asks on.
+  x.parts->target(0).clear("http://node-b:8080");
+  auto [elsewhere, e7] = x.f.ask<backfill_state>(x.s, backfill_atom::value, status_atom::value,
+                                                 std::string("m2"), std::string("gs"));
+  CHECK_FALSE(elsewhere);
+  CHECK(error_code_of(e7) == errc::not_owned_here);
+  x.parts->target(0).set(caf::actor_cast<caf::strong_actor_ptr>(x.services[0]));
   CHECK(x.f.ask<bool>(x.s, backfill_atom::value, close_atom::value, std::string("m1"),
                       std::string("gs"))
             .first == true);

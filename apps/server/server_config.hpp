@@ -153,6 +153,12 @@ std::string help_text();
 // The effective configuration as JSON (tokens hidden), for --print-config.
 std::string describe(const server_config& c);
 
+// The name the session queues' journal, lobbies and event stream are kept
+// under: one per server alone, one per cluster (its partitions: "name/k").
+inline std::string session_service_name(const server_config& c) {
+  return c.cluster_total > 0 ? "cluster" : "matchmakerd";
+}
+
 bool is_loopback(const std::string& host);
 
 }  // namespace mm::server

@@ -98,7 +98,7 @@ server_process::server_process(const server_config& c)
     // here on a server alone, and by the lease on a node of a cluster.
     events_ = std::make_shared<actors::ticket_event_feed>(
         actors::ticket_event_feed::limits{c.sessions.max_outcomes, c.sessions.outcome_retention});
-    const std::string service_name = c.cluster_total > 0 ? "cluster" : "matchmakerd";
+    const std::string service_name = session_service_name(c);
     sessions_.emplace(sys_, c, service_name, events_, recording_);
     // The queues' configuration versions (live_config.hpp): the store's
     // latest is in force before the service starts, and followed after.

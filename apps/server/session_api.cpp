@@ -111,6 +111,35 @@ std::uint32_t partition_of_id(const http_context& ctx, std::uint64_t id) {
   return parts ? parts->of_id(id) : 0;
 }
 
+// A running match named by its id alone, with partitions: the partition
+// whose service holds the id's claim in the store (player_store::
+// claim_match); none when no partition holds it (then the partitions here
+// answer, 404). Without partitions: none, the one service answers.
+std::optional<std::uint32_t> partition_of_match(http_context& ctx, const std::string& id) {
+  const std::uint32_t count = ctx.config.sessions.partitions;
+  if (count <= 1) return std::nullopt;
+  const std::string stream = session_service_name(ctx.config);
+  std::optional<std::string> holder;
+  {
+    std::lock_guard lock(ctx.read_db_mutex);
+    holder = ctx.read_db.match_holder(stream, id);
+  }
+  return holder ? session::service_partition(*holder, stream, count) : std::nullopt;
+}
+
+// True when a request for the running match `id` was answered here: with
+// partitions, 307 to the node whose partition holds it, 503 while that one
+// is taken over, or 404 when no partition holds it.
+bool match_sent_elsewhere(http_context& ctx, const http_request& req, const http_reply& reply,
+                          const std::string& id) {
+  if (ctx.config.sessions.partitions <= 1) return false;
+  if (const auto p = partition_of_match(ctx, id)) return sent_elsewhere(ctx, req, reply, *p);
+  http_response res;
+  send_error(res, 404, "match_id: no running match '" + clipped(id) + "'");
+  reply(std::move(res));
+  return true;
+}
+
 // The ticket id of the path, or nothing when it is not one the server could
 // have issued (16 hex digits): answered 404 like an id it never issued.
 std::optional<std::uint64_t> ticket_in_path(const http_request& req) {
@@ -172,6 +201,7 @@ void list_backfills(http_context& ctx, const http_request& req, const http_reply
 }
 
 void get_backfill(http_context& ctx, const http_request& req, const http_reply& reply) {
+  if (match_sent_elsewhere(ctx, req, reply, req.matches[1])) return;
   ctx.sessions.ask<backfill_state>(
       answer<backfill_state>(reply, ctx.sessions.system(), backfill_json), backfill_atom::value,
       status_atom::value, std::string(req.matches[1]), acting_as(ctx, req));
@@ -181,7 +211,7 @@ void update_backfill(http_context& ctx, const http_request& req, const http_repl
   backfill_registration r = read_backfill_body(parse_body(req.body), true);
   r.match_id = req.matches[1];
   r.credential = acting_as(ctx, req);
-  if (sent_elsewhere(ctx, req, reply, partition_of_queue(ctx, r.queue))) return;
+  if (match_sent_elsewhere(ctx, req, reply, r.match_id)) return;
   ctx.sessions.ask<backfill_state>(
       answer<backfill_state>(reply, ctx.sessions.system(), backfill_json), backfill_atom::value,
       update_atom::value, r);
@@ -189,6 +219,7 @@ void update_backfill(http_context& ctx, const http_request& req, const http_repl
 
 void stop_backfill(http_context& ctx, const http_request& req, const http_reply& reply) {
   const std::string id = req.matches[1];
+  if (match_sent_elsewhere(ctx, req, reply, id)) return;
   ctx.sessions.ask<bool>(answer<bool>(reply, ctx.sessions.system(),
                                       [id](bool stopped) {
                                         return json{{"match_id", id}, {"stopped", stopped}};
@@ -198,6 +229,7 @@ void stop_backfill(http_context& ctx, const http_request& req, const http_reply&
 
 void explain_backfill(http_context& ctx, const http_request& req, const http_reply& reply) {
   const std::string id = req.matches[1];
+  if (match_sent_elsewhere(ctx, req, reply, id)) return;
   ctx.sessions.ask<session::explanation>(
       answer<session::explanation>(reply, ctx.sessions.system(),
                                    [id](const session::explanation& e) {

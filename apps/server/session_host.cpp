@@ -48,6 +48,8 @@ session_host::session_host(caf::actor_system& sys, const server_config& c, std::
       recording_(std::move(recording)),
       runs_(std::max<std::uint32_t>(1, c.sessions.partitions)),
       queues_(c.sessions.queues) {
+  running_ = std::make_unique<std::atomic<bool>[]>(runs_.size());
+  name_queues();
   // Ids come from the deployment's key and generations drawn in the store.
   std::shared_ptr<player_store> id_store = open_configured_store(c);
   const auto key = id_store->ticket_id_key(session::random_id_key());
@@ -73,15 +75,20 @@ std::string session_host::service_of(std::uint32_t p) const {
 }
 
 bool session_host::running(std::uint32_t p) const {
-  std::lock_guard lock(mutex_);
-  return static_cast<bool>(runs_.at(p).service);
+  if (p >= runs_.size()) throw std::out_of_range("session_host::running: no partition");
+  return running_[p].load();
 }
 
 std::vector<std::string> session_host::queue_names() const {
-  std::lock_guard lock(mutex_);
-  std::vector<std::string> out;
-  for (const auto& q : queues_) out.push_back(q.name);
-  return out;
+  std::lock_guard lock(names_mutex_);
+  return names_;
+}
+
+void session_host::name_queues() {
+  std::vector<std::string> names;
+  for (const auto& q : queues_) names.push_back(q.name);
+  std::lock_guard lock(names_mutex_);
+  names_ = std::move(names);
 }
 
 void session_host::start_all() {
@@ -108,6 +115,7 @@ std::uint32_t session_host::apply_queues(std::int64_t version,
   std::lock_guard lock(mutex_);
   queues_ = std::move(queues);
   queues_version_ = version;
+  name_queues();
   caf::scoped_actor self{sys_};
   std::uint32_t changed = 0;
   for (const auto& run : runs_) {
@@ -173,6 +181,14 @@ void session_host::start(std::uint32_t p, const write_fence& fence) {
                           "') still holds " + std::to_string(left) +
                           " waiting tickets; run with sessions.partitions 1 until they are "
                           "matched or cancelled, then turn the partitions on");
+    // Running match ids are claimed across the partitions, on a connection
+    // of the service's own; the claims an earlier run took for matches it
+    // never wrote go first.
+    if (const auto n = journal_store->drop_orphan_match_claims(name))
+      say("server", "matchmakerd: " + std::to_string(n) +
+                        " running match ids claimed but never registered were freed");
+    sessions.match_claims = open_configured_store(config_);
+    if (!fence.empty()) sessions.match_claims->set_write_fence(fence);
   }
   sessions.ids = ids_[p];
   sessions.store = journal_store;
@@ -224,12 +240,14 @@ void session_host::start(std::uint32_t p, const write_fence& fence) {
       std::make_shared<actors::ticket_book>(sessions.outcome_retention, sessions.max_outcomes);
   run.service = caf::actor_cast<caf::actor>(sys_.spawn(actors::session_service, sessions));
   partitions_->target(p).set(caf::actor_cast<caf::strong_actor_ptr>(run.service), sessions.book);
+  running_[p] = true;
 }
 
 void session_host::abandon(std::uint32_t p) {
   std::lock_guard lock(mutex_);
   auto& run = runs_.at(p);
   partitions_->target(p).clear({});
+  running_[p] = false;
   if (run.service) caf::anon_send_exit(run.service, caf::exit_reason::kill);
   run.service = nullptr;
   // The event followers see the queues gone and go elsewhere; with
@@ -241,6 +259,7 @@ void session_host::stop(std::uint32_t p, const std::string& served_by) {
   std::lock_guard lock(mutex_);
   auto& run = runs_.at(p);
   partitions_->target(p).clear(served_by);
+  running_[p] = false;  // requests go elsewhere from now on, while it saves
   if (!run.service) return;
   const std::string name = service_of(p);
   const auto service = caf::actor_cast<actors::session_service_actor>(run.service);

@@ -22,6 +22,7 @@
 // service; until the next start, requests get errc::not_owned_here.
 #pragma once
 
+#include <atomic>
 #include <caf/actor.hpp>
 #include <caf/actor_system.hpp>
 #include <memory>
@@ -108,14 +109,22 @@ class session_host {
   // With partitions: the feed follows the event stream in the store.
   std::unique_ptr<actors::stream_follower> follower_;
   std::string service_of(std::uint32_t p) const;
+  void name_queues();  // names_ from queues_
   struct partition_run {
     std::shared_ptr<actors::journal_health> health = std::make_shared<actors::journal_health>();
     write_fence fence;   // of the running service
     caf::actor service;  // invalid while stopped
   };
   // start, stop, abandon and apply_queues, which come from other threads
-  // (the cluster node's, the configuration's follower).
+  // (the cluster node's, the configuration's follower). A start (journal
+  // load) or a stop (save) holds it for long: running() and queue_names()
+  // never take it, so GET /api/cluster and the readiness check do not wait
+  // behind them.
   mutable std::mutex mutex_;
+  // By partition: set once its service is spawned, cleared when it stops.
+  std::unique_ptr<std::atomic<bool>[]> running_;
+  mutable std::mutex names_mutex_;             // guards names_ only, held briefly
+  std::vector<std::string> names_;             // of queues_
   std::vector<partition_run> runs_;            // by partition
   std::vector<session::queue_config> queues_;  // in force
   std::int64_t queues_version_ = 0;            // their configuration version; 0: the file's

@@ -21,6 +21,7 @@ struct answers {
   std::vector<T> values;
   std::vector<caf::error> errors;
   std::size_t left = 0;
+  bool elsewhere = false;  // partitions this node does not run may have it
 };
 
 // The merged answer of every partition, as a message for the caller.
@@ -43,7 +44,13 @@ caf::message merge_answers(answers<T>& a) {
     const auto other = std::find_if(a.errors.begin(), a.errors.end(), [](const caf::error& e) {
       return error_code_of(e) != errc::not_found;
     });
-    return caf::make_message(other != a.errors.end() ? *other : a.errors.front());
+    if (other != a.errors.end()) return caf::make_message(*other);
+    if (a.elsewhere)
+      return caf::make_message(make_error(
+          errc::not_owned_here,
+          "match_id: no such running match in the session partitions this node runs: ask "
+          "the node that runs its queue"));
+    return caf::make_message(a.errors.front());
   } else {
     if (!a.errors.empty()) return caf::make_message(a.errors.front());
     T all;
@@ -58,9 +65,10 @@ caf::message merge_answers(answers<T>& a) {
 
 template <class T>
 void gather(caf::event_based_actor* self, std::vector<caf::actor> services, caf::message request,
-            caf::strong_actor_ptr reply_to, caf::message_id mid) {
+            caf::strong_actor_ptr reply_to, caf::message_id mid, bool elsewhere) {
   auto a = std::make_shared<answers<T>>();
   a->left = services.size();
+  a->elsewhere = elsewhere;
   auto one_more = [self, a, reply_to, mid] {
     if (--a->left > 0) return;
     reply_to->enqueue(self->ctrl(), mid.response_id(), merge_answers(*a), self->context());
@@ -94,12 +102,14 @@ void by_answer_type(const caf::message& request, F&& f) {
 }  // namespace
 
 void fan_out(caf::actor_system& sys, std::vector<caf::actor> services, caf::message request,
-             fan_out_merge merge, caf::strong_actor_ptr reply_to, caf::message_id mid) {
+             fan_out_merge merge, caf::strong_actor_ptr reply_to, caf::message_id mid,
+             bool elsewhere) {
   auto start = [&](auto typed) {
     using T = decltype(typed);
     sys.spawn([services = std::move(services), request = std::move(request),
-               reply_to = std::move(reply_to), mid](caf::event_based_actor* self) mutable {
-      gather<T>(self, std::move(services), std::move(request), std::move(reply_to), mid);
+               reply_to = std::move(reply_to), mid,
+               elsewhere](caf::event_based_actor* self) mutable {
+      gather<T>(self, std::move(services), std::move(request), std::move(reply_to), mid, elsewhere);
     });
   };
   switch (merge) {

@@ -6,7 +6,9 @@
 // - every_queue: every queue's counts (info), in queue-name order;
 // - every_match: the running matches of every queue (a backfill listing);
 // - the one that has it: a request naming a running match by its id alone;
-//   the first answer that is not errc::not_found, else not_found.
+//   the first answer that is not errc::not_found, else not_found; or, when
+//   other partitions run elsewhere (`elsewhere`), errc::not_owned_here, so
+//   a client relaying over the nodes asks the next one.
 //
 // Any other error of a partition (one restarting) is the answer: a merge
 // that left out a partition's queues would look complete and be wrong.
@@ -24,6 +26,7 @@ enum class fan_out_merge { every_queue, every_match, the_one_that_has_it };
 
 // `services` is not empty; `reply_to` and `mid` are the original request's.
 void fan_out(caf::actor_system& sys, std::vector<caf::actor> services, caf::message request,
-             fan_out_merge merge, caf::strong_actor_ptr reply_to, caf::message_id mid);
+             fan_out_merge merge, caf::strong_actor_ptr reply_to, caf::message_id mid,
+             bool elsewhere = false);
 
 }  // namespace mm::actors

@@ -39,6 +39,38 @@ void forget_owner(session_service_pointer self, const std::string& match_id) {
   self->state.backfills.forget(match_id);
 }
 
+// With partitions: the id is claimed in the store before this partition
+// takes the match (a blocking round trip, on the backfill path only, whose
+// requests are rate-limited); an error when another partition holds it.
+std::optional<caf::error> claim_match_id(session_service_pointer self, const std::string& id) {
+  const auto& c = self->state.config;
+  if (!c.match_claims || c.event_stream.empty()) return std::nullopt;
+  try {
+    if (c.match_claims->claim_match(c.event_stream, id, c.service_name) == c.service_name)
+      return std::nullopt;
+  } catch (const mm::error& e) {
+    return as_caf(e);
+  }
+  return make_error(errc::conflict,
+                    "match_id: a running match '" + id.substr(0, 128) +
+                        "' is registered in another queue of the session queues' partitions; "
+                        "stop it there, or register this one under another id");
+}
+
+// The claim of a registration this partition did not take.
+void release_match_id(session_service_pointer self, const std::string& id) {
+  const auto& c = self->state.config;
+  if (!c.match_claims || c.event_stream.empty()) return;
+  try {
+    c.match_claims->release_match(c.event_stream, id, c.service_name);
+  } catch (const mm::error& e) {
+    // Dropped at the partition's next start (drop_orphan_match_claims).
+    log(log_level::error, "sessions",
+        std::string(e.what()) + "; the claim of match id '" + id.substr(0, 128) +
+            "' stays until the partition's next start");
+  }
+}
+
 }  // namespace
 
 caf::result<backfill_state> route_backfill_create(session_service_pointer self,
@@ -53,6 +85,7 @@ caf::result<backfill_state> route_backfill_create(session_service_pointer self,
     return make_error(errc::not_found, "queue: no queue '" + r.queue.substr(0, 64) +
                                            "' (a queue split by an attribute: name its shard)");
   if (made) start_slot(self, *slot, {}, {});
+  if (auto taken = claim_match_id(self, r.match_id)) return std::move(*taken);
   r.queue = st.registry->config(*slot).name;
   st.backfills.add(r.match_id, static_cast<std::uint32_t>(*slot), r.credential, true);
   auto rp = self->make_response_promise<backfill_state>();
@@ -66,6 +99,7 @@ caf::result<backfill_state> route_backfill_create(session_service_pointer self,
           },
           [self, rp, id](caf::error& e) mutable {
             forget_owner(self, id);
+            release_match_id(self, id);
             rp.deliver(std::move(e));
           });
   return rp;

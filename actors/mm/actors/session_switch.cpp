@@ -57,7 +57,8 @@ const T* element(const caf::type_erased_tuple& m, std::size_t pos) {
 }
 
 route backfill_route(const caf::type_erased_tuple& m, const session_partitions& parts) {
-  if (is(m, 1, create_atom::value) || is(m, 1, update_atom::value))
+  // A registration names its queue; an update only its match (its id).
+  if (is(m, 1, create_atom::value))
     if (const auto* r = element<backfill_registration>(m, 2)) return one(parts.of_queue(r->queue));
   if (is(m, 1, confirm_atom::value) || is(m, 1, release_atom::value))
     if (const auto* c = element<seat_change>(m, 2); c && c->reservation != 0)
@@ -66,7 +67,7 @@ route backfill_route(const caf::type_erased_tuple& m, const session_partitions& 
     if (const auto* queue = element<std::string>(m, 2); queue && !queue->empty())
       return one(parts.of_queue(*queue));
   if (is(m, 1, inspect_atom::value)) return every(fan_out_merge::every_match);
-  // A running match named by its id alone (close, status, explain).
+  // A running match named by its id alone (update, close, status, explain).
   return every(fan_out_merge::the_one_that_has_it);
 }
 
@@ -135,8 +136,11 @@ class session_switch final : public caf::monitorable_actor {
     if (!what->mid.is_request()) return;
     caf::strong_actor_ptr to = what->stages.empty() ? what->sender : what->stages.back();
     if (!to) return;
+    // A running match not found here may be in a partition another node runs.
+    const bool elsewhere =
+        merge == fan_out_merge::the_one_that_has_it && running.size() < parts_->count();
     fan_out(home_system(), std::move(running), what->move_content_to_message(), merge,
-            std::move(to), what->mid);
+            std::move(to), what->mid, elsewhere);
   }
 
   std::shared_ptr<const session_partitions> parts_;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -30,6 +31,23 @@ inline std::string partition_resource(std::uint32_t p, std::uint32_t partitions)
 inline std::string partition_service(const std::string& name, std::uint32_t p,
                                      std::uint32_t partitions) {
   return partitions <= 1 ? name : name + "/" + std::to_string(p);
+}
+
+// The partition whose journal service is `service` (partition_service of
+// `name`), or none when it is not one of the `partitions`.
+inline std::optional<std::uint32_t> service_partition(std::string_view service,
+                                                      std::string_view name,
+                                                      std::uint32_t partitions) {
+  if (service.size() <= name.size() + 1 || service.substr(0, name.size()) != name ||
+      service[name.size()] != '/')
+    return std::nullopt;
+  std::uint32_t p = 0;
+  for (const char c : service.substr(name.size() + 1)) {
+    if (c < '0' || c > '9' || p >= partitions) return std::nullopt;
+    p = p * 10 + static_cast<std::uint32_t>(c - '0');
+  }
+  if (p >= partitions) return std::nullopt;
+  return p;
 }
 
 // The queue a name belongs to for partitioning: a shard ("coop.eu") goes

@@ -57,6 +57,13 @@ class pg_store final : public player_store {
   std::vector<std::uint64_t> claim_players(const std::string& service,
                                            const std::vector<player_claim>& claims) override;
   std::size_t drop_orphan_claims(const std::string& service) override;
+  std::string claim_match(const std::string& stream, const std::string& match_id,
+                          const std::string& service) override;
+  std::optional<std::string> match_holder(const std::string& stream,
+                                          const std::string& match_id) override;
+  void release_match(const std::string& stream, const std::string& match_id,
+                     const std::string& service) override;
+  std::size_t drop_orphan_match_claims(const std::string& service) override;
   std::uint64_t reserve_id_generation() override;
   id_key_words ticket_id_key(const id_key_words& fresh) override;
   // The configuration's versions (pg_config_versions.cpp).

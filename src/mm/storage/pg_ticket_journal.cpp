@@ -153,6 +153,13 @@ std::uint64_t pg_store::write_journal(const std::string& service, const journal_
            "DO UPDATE SET value = greatest(session_counters.value, excluded.value)",
            {event_counter_name(service), pg::to_param(signed_id(highest_seq(b)))}});
     for (const auto& f : b.backfills) {
+      // With partitions, a stopped match's id is free again in the same
+      // transaction (claim_match).
+      if (f.state.empty() && !b.event_stream.empty())
+        s.push_back(
+            {"DELETE FROM session_match_claims WHERE stream = $1 AND match_id = $2 AND "
+             "service = $3",
+             {b.event_stream, f.match_id, service}});
       if (f.state.empty())
         s.push_back(
             {"DELETE FROM session_backfills WHERE service = $1 AND queue = $2 AND "

@@ -114,6 +114,25 @@ std::size_t sqlite_store::drop_orphan_claims(const std::string& service) {
   return mm::drop_orphan_claims(db_, service);
 }
 
+std::string sqlite_store::claim_match(const std::string& stream, const std::string& match_id,
+                                      const std::string& service) {
+  return mm::claim_match(db_, stream, match_id, service);
+}
+
+std::optional<std::string> sqlite_store::match_holder(const std::string& stream,
+                                                      const std::string& match_id) {
+  return mm::match_holder(db_, stream, match_id);
+}
+
+void sqlite_store::release_match(const std::string& stream, const std::string& match_id,
+                                 const std::string& service) {
+  mm::release_match(db_, stream, match_id, service);
+}
+
+std::size_t sqlite_store::drop_orphan_match_claims(const std::string& service) {
+  return mm::drop_orphan_match_claims(db_, service);
+}
+
 std::uint64_t sqlite_store::reserve_id_generation() {
   return mm::reserve_id_generation(db_);
 }

@@ -88,6 +88,14 @@ class player_store {
   virtual std::vector<std::uint64_t> claim_players(const std::string& service,
                                                    const std::vector<player_claim>& claims) = 0;
   virtual std::size_t drop_orphan_claims(const std::string& service) = 0;
+  // Running match ids across partitions (ticket_journal.hpp, claim_match).
+  virtual std::string claim_match(const std::string& stream, const std::string& match_id,
+                                  const std::string& service) = 0;
+  virtual std::optional<std::string> match_holder(const std::string& stream,
+                                                  const std::string& match_id) = 0;
+  virtual void release_match(const std::string& stream, const std::string& match_id,
+                             const std::string& service) = 0;
+  virtual std::size_t drop_orphan_match_claims(const std::string& service) = 0;
   virtual std::uint64_t reserve_id_generation() = 0;
   virtual id_key_words ticket_id_key(const id_key_words& fresh) = 0;
 
@@ -151,6 +159,13 @@ class sqlite_store final : public player_store {
   std::vector<std::uint64_t> claim_players(const std::string& service,
                                            const std::vector<player_claim>& claims) override;
   std::size_t drop_orphan_claims(const std::string& service) override;
+  std::string claim_match(const std::string& stream, const std::string& match_id,
+                          const std::string& service) override;
+  std::optional<std::string> match_holder(const std::string& stream,
+                                          const std::string& match_id) override;
+  void release_match(const std::string& stream, const std::string& match_id,
+                     const std::string& service) override;
+  std::size_t drop_orphan_match_claims(const std::string& service) override;
   std::uint64_t reserve_id_generation() override;
   id_key_words ticket_id_key(const id_key_words& fresh) override;
   std::optional<config_version> latest_config(const std::string& scope) override;

@@ -128,7 +128,19 @@ std::uint64_t write_journal(database& db, const std::string& service, const jour
       SQLite::Statement drop(db.sql(),
                              "DELETE FROM session_backfills WHERE service = ? AND queue = ? AND "
                              "match_id = ?");
+      // With partitions, a stopped match's id is free again in the same
+      // transaction (claim_match).
+      SQLite::Statement unclaim(db.sql(),
+                                "DELETE FROM session_match_claims WHERE stream = ? AND "
+                                "match_id = ? AND service = ?");
       for (const auto& f : b.backfills) {
+        if (f.state.empty() && !b.event_stream.empty()) {
+          unclaim.bind(1, b.event_stream);
+          unclaim.bind(2, f.match_id);
+          unclaim.bind(3, service);
+          unclaim.exec();
+          unclaim.reset();
+        }
         SQLite::Statement& q = f.state.empty() ? drop : put;
         q.bind(1, service);
         q.bind(2, f.queue);

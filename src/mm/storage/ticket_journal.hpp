@@ -17,6 +17,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -174,6 +175,22 @@ std::vector<std::uint64_t> claim_players(database& db, const std::string& servic
 // Deletes the service's claims whose ticket is not waiting in its journal;
 // how many. Called by a start before any ticket is written (fenced).
 std::size_t drop_orphan_claims(database& db, const std::string& service);
+// A running match's id across the partitions of the session queues
+// (schema/012_session_match_claims.sql), for the services of one `stream`:
+// claim_match takes `match_id` for `service` unless another service holds
+// it, and answers the holder's service after (== service: taken, or held
+// already). Fenced on PostgreSQL. The claim goes with the match's row
+// (journal_batch::backfills with an event stream) or by release_match, when
+// the partition did not take the registration.
+std::string claim_match(database& db, const std::string& stream, const std::string& match_id,
+                        const std::string& service);
+std::optional<std::string> match_holder(database& db, const std::string& stream,
+                                        const std::string& match_id);
+void release_match(database& db, const std::string& stream, const std::string& match_id,
+                   const std::string& service);
+// Deletes the service's match claims without a running match row (a crash
+// between the claim and the row); how many. Called by a start (fenced).
+std::size_t drop_orphan_match_claims(database& db, const std::string& service);
 std::uint64_t reserve_id_generation(database& db);
 // The deployment's key: `fresh` is stored when there is none yet, and the
 // stored one returned either way.
