@@ -57,10 +57,18 @@ std::optional<caf::error> claim_match_id(session_service_pointer self, const std
                         "stop it there, or register this one under another id");
 }
 
-// The claim of a registration this partition did not take.
-void release_match_id(session_service_pointer self, const std::string& id) {
+// The claim of a registration this partition refused (a bad field, a bound
+// reached, a clash): released. After any other failure (the store's, a
+// queue that crashed) the match's row may have been written all the same,
+// so the claim stays: a retry here takes it again, and this partition's
+// next start drops it if no row holds it.
+void release_match_id(session_service_pointer self, const std::string& id, const caf::error& why) {
   const auto& c = self->state.config;
   if (!c.match_claims || c.event_stream.empty()) return;
+  const auto code = error_code_of(why);
+  if (!code || (*code != errc::invalid_argument && *code != errc::limit_reached &&
+                *code != errc::conflict && *code != errc::not_found && *code != errc::forbidden))
+    return;
   try {
     c.match_claims->release_match(c.event_stream, id, c.service_name);
   } catch (const mm::error& e) {
@@ -99,7 +107,7 @@ caf::result<backfill_state> route_backfill_create(session_service_pointer self,
           },
           [self, rp, id](caf::error& e) mutable {
             forget_owner(self, id);
-            release_match_id(self, id);
+            release_match_id(self, id, e);
             rp.deliver(std::move(e));
           });
   return rp;
