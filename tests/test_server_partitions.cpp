@@ -1,8 +1,9 @@
 // A server alone with its session queues in partitions (sessions.partitions)
 // on its SQLite file: the partitions run side by side, one player still has
 // one waiting ticket across them, the event feed follows their one sequence
-// (WebSocket and `after` across a restart), and a server that still holds
-// tickets of its queues without partitions refuses to turn them on.
+// (WebSocket and `after` across a restart), running match ids name one match
+// across the partitions, and a server that still holds tickets or running
+// matches of its queues without partitions refuses to turn them on.
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <set>
@@ -106,10 +107,18 @@ TEST_CASE("a server alone runs its session queues in partitions with one event s
   CHECK(s.stop() == 0);
 }
 
-TEST_CASE("a server does not turn partitions on while its queues still hold waiting tickets",
-          "[server][sessions][partitions]") {
+TEST_CASE(
+    "a server does not turn partitions on while its queues still hold waiting tickets or running "
+    "matches",
+    "[server][sessions][partitions]") {
   live_server s(partitioned(1), 0);
   s.post_json("/api/tickets", mm::test::duel_ticket("solo", 7), mm::test::test_token, 201);
+  s.post_json("/api/backfills",
+              {{"queue", "coop"},
+               {"match_id", "m-1"},
+               {"datacenter", "paris"},
+               {"teams", {{{{"id", 100}, {"mmr", 1500}, {"rtt_ms", {{"paris", 20}}}}}}}},
+              mm::test::test_token, 201);
   CHECK(s.stop() == 0);
   mm::test::child_process p({MATCHMAKERD_BINARY, "--config", s.dir().file("matchmakerd.json"),
                              "--sessions.partitions", "3", "--http.port", "0"},
@@ -117,7 +126,7 @@ TEST_CASE("a server does not turn partitions on while its queues still hold wait
   std::string out;
   CHECK(p.finish(&out) != 0);
   CHECK_THAT(out, Catch::Contains("sessions.partitions") &&
-                      Catch::Contains("still holds 1 waiting tickets"));
+                      Catch::Contains("still holds 1 waiting tickets and 1 running matches"));
 }
 
 TEST_CASE("a running match's id names one match across the partitions, and finds it",

@@ -173,14 +173,18 @@ void session_host::start(std::uint32_t p, const write_fence& fence) {
   if (!fence.empty()) journal_store->set_write_fence(fence);
   if (count > 1) {
     // A ticket's id names its partition: the waiting tickets of the one
-    // service before partitions cannot move into them. They are refused
-    // rather than left unread.
-    if (const auto left = journal_store->read_waiting_tickets(name_).size())
+    // service before partitions cannot move into them, nor its running
+    // matches. They are refused rather than left unread.
+    const auto left = journal_store->read_waiting_tickets(name_).size();
+    const auto running = journal_store->read_backfills(name_).size();
+    if (left + running > 0)
       throw mm::error(errc::invalid_config,
                       "sessions.partitions: the queues' journal without partitions ('" + name_ +
-                          "') still holds " + std::to_string(left) +
-                          " waiting tickets; run with sessions.partitions 1 until they are "
-                          "matched or cancelled, then turn the partitions on");
+                          "') still holds " + std::to_string(left) + " waiting tickets and " +
+                          std::to_string(running) +
+                          " running matches; run with sessions.partitions 1 until the tickets "
+                          "are matched or cancelled and the matches stopped, then turn the "
+                          "partitions on");
     // Running match ids are claimed across the partitions, on a connection
     // of the service's own; the claims an earlier run took for matches it
     // never wrote go first.
