@@ -65,7 +65,6 @@ struct partitioned {
     c.events = feed;
     c.service_name = session::partition_service("sessions", p, partition_count);
     c.store = store;
-    c.match_claims = std::make_shared<sqlite_store>(dir.file("journal.db"));
     c.ids = std::make_shared<session::id_source>(
         test_key, [store] { return store->reserve_id_generation(); }, p);
     c.detached_journal = false;
@@ -265,6 +264,39 @@ TEST_CASE("a running match is found by its id in whichever partition runs its qu
   auto [gone, e5] = x.f.ask<backfill_state>(x.s, backfill_atom::value, status_atom::value,
                                             std::string("m1"), std::string("gs"));
   CHECK(error_code_of(e5) == errc::not_found);
+}
+
+TEST_CASE("a second registration of an id while the first's claim is asked is refused",
+          "[session][actors][partitions][backfill]") {
+  // The partition's journal claims the id in the store; the service records
+  // the owner before it asks, so both requests, sent before either is
+  // answered, cannot both be taken.
+  partitioned x;
+  backfill_registration r;
+  r.queue = "solo";
+  r.match_id = "m1";
+  r.datacenter = "paris";
+  r.server = "10.0.0.1:7777";
+  r.teams = {party({1000}, 100).players, {}};
+  r.credential = "gs";
+  backfill_registration again = r;
+  again.teams = {party({1000}, 101).players, {}};
+  auto first = x.f.request<backfill_state>(x.s, backfill_atom::value, create_atom::value, r);
+  auto second = x.f.request<backfill_state>(x.s, backfill_atom::value, create_atom::value, again);
+  x.f.run();
+  CHECK(first->first.has_value() != second->first.has_value());
+  const auto& refused = first->first ? second->second : first->second;
+  CHECK(error_code_of(refused) == errc::conflict);
+  // And a refused registration in another partition leaves the holder's
+  // claim: the match is still found, and still refused to arena.
+  backfill_registration arena = r;
+  arena.queue = "arena";
+  auto [elsewhere, e] =
+      x.f.ask<backfill_state>(x.s, backfill_atom::value, create_atom::value, arena);
+  CHECK(error_code_of(e) == errc::conflict);
+  auto [found, e2] = x.f.ask<backfill_state>(x.s, backfill_atom::value, status_atom::value,
+                                             std::string("m1"), std::string("gs"));
+  CHECK(found);
 }
 
 TEST_CASE("the lobbies are partition 0's", "[session][actors][partitions]") {

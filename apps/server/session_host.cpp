@@ -185,14 +185,11 @@ void session_host::start(std::uint32_t p, const write_fence& fence) {
                           " running matches; run with sessions.partitions 1 until the tickets "
                           "are matched or cancelled and the matches stopped, then turn the "
                           "partitions on");
-    // Running match ids are claimed across the partitions, on a connection
-    // of the service's own; the claims an earlier run took for matches it
-    // never wrote go first.
+    // Running match ids are claimed across the partitions (by the journal);
+    // the claims an earlier run took for matches it never wrote go first.
     if (const auto n = journal_store->drop_orphan_match_claims(name))
       say("server", "matchmakerd: " + std::to_string(n) +
                         " running match ids claimed but never registered were freed");
-    sessions.match_claims = open_configured_store(config_);
-    if (!fence.empty()) sessions.match_claims->set_write_fence(fence);
   }
   sessions.ids = ids_[p];
   sessions.store = journal_store;

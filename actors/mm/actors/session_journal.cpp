@@ -435,6 +435,33 @@ session_journal_contents load_session_journal(player_store& store, const std::st
   return out;
 }
 
+namespace {
+
+// A running match's id across the partitions (claim_atom): on this thread,
+// which blocks on the store anyway, so the service that asks does not.
+caf::result<bool> claim_match_id(const session_journal_config& c, const std::string& id) {
+  if (!c.claims || c.event_stream.empty() || !c.store) return true;
+  try {
+    return c.store->claim_match(c.event_stream, id, c.service) == c.service;
+  } catch (const mm::error& e) {
+    return make_error(e.code(), e.what());
+  }
+}
+
+void release_match_id(const session_journal_config& c, const std::string& id) {
+  if (!c.claims || c.event_stream.empty() || !c.store) return;
+  try {
+    c.store->release_match(c.event_stream, id, c.service);
+  } catch (const mm::error& e) {
+    // Dropped at the partition's next start (drop_orphan_match_claims).
+    log(log_level::error, "journal",
+        std::string(e.what()) + "; the claim of match id '" + id.substr(0, 128) +
+            "' stays until the partition's next start");
+  }
+}
+
+}  // namespace
+
 session_journal_actor::behavior_type session_journal(session_journal_pointer self,
                                                      session_journal_config config) {
   auto& st = self->state;
@@ -480,6 +507,12 @@ session_journal_actor::behavior_type session_journal(session_journal_pointer sel
         self->state.backfills.push_back({std::move(b), stopped, rp});
         schedule_flush(self);
         return rp;
+      },
+      [self](journal_atom, claim_atom, backfill_atom, const std::string& id) {
+        return claim_match_id(self->state.config, id);
+      },
+      [self](journal_atom, release_atom, backfill_atom, const std::string& id) {
+        release_match_id(self->state.config, id);
       },
       [self](journal_atom, reload_atom, backfill_atom,
              const std::string& queue) -> caf::result<std::vector<backfill_state>> {

@@ -50,6 +50,7 @@ using lost_atom = caf::atom_constant<caf::atom("lost")>;
 using finish_atom = caf::atom_constant<caf::atom("finish")>;
 using reload_atom = caf::atom_constant<caf::atom("reload")>;
 using sync_atom = caf::atom_constant<caf::atom("sync")>;
+using claim_atom = caf::atom_constant<caf::atom("claim")>;
 
 // A ticket as the journal keeps it: what a queue needs to take it back.
 struct durable_ticket {
@@ -84,6 +85,13 @@ using session_journal_actor = caf::typed_actor<
     // A running match as it is now (backfill_messages.hpp), or its row
     // deleted (`stopped`): true once written.
     caf::replies_to<journal_atom, backfill_atom, backfill_state, bool>::with<bool>,
+    // With shared claims and an event stream: a new running match's id
+    // claimed across the partitions (player_store::claim_match), in a
+    // transaction of its own: true when this service holds it, false when
+    // another does.
+    caf::replies_to<journal_atom, claim_atom, backfill_atom, std::string>::with<bool>,
+    // That claim released (a registration its queue refused).
+    caf::reacts_to<journal_atom, release_atom, backfill_atom, std::string>,
     // The running matches of a queue, after every record sent before.
     caf::replies_to<journal_atom, reload_atom, backfill_atom,
                     std::string>::with<std::vector<backfill_state>>,
@@ -133,7 +141,9 @@ struct session_journal_config {
   // The event sequence the service shares with the other partitions of the
   // store (ticket_journal.hpp, journal_batch::event_stream): the store
   // numbers each batch's events, and the journal tells them with the
-  // store's numbers. Empty: the service's own sequence, numbered here.
+  // store's numbers. Empty: the service's own sequence, numbered here. With
+  // a stream and claims, running match ids are claimed there too
+  // (claim_atom).
   std::string event_stream;
   // With a stream: the credentials of the tickets waiting at the start (by
   // public id), which their outcomes' event rows carry.

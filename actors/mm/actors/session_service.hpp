@@ -94,12 +94,10 @@ struct session_service_config {
   // The event sequence it shares with the other partitions
   // (session_journal_config::event_stream); empty: its own.
   std::string event_stream;
-  // With an event stream: a connection of the service's own, on which it
-  // claims each new running match's id across the partitions
-  // (player_store::claim_match), so an id names one match whatever
-  // partition holds it and any node finds which; none: this service's
-  // books keep the ids unique.
-  std::shared_ptr<player_store> match_claims;
+  // With shared claims and an event stream, each new running match's id is
+  // claimed across the partitions too (by the journal, claim_atom), so an
+  // id names one match whatever partition holds it and any node finds
+  // which; otherwise this service's books keep the ids unique.
   bool detached_journal = true;  // false on the deterministic test scheduler
   // Where every committed event goes, for those who follow them (none: nobody).
   std::shared_ptr<ticket_event_feed> events;

@@ -39,18 +39,14 @@ void forget_owner(session_service_pointer self, const std::string& match_id) {
   self->state.backfills.forget(match_id);
 }
 
-// With partitions: the id is claimed in the store before this partition
-// takes the match (a blocking round trip, on the backfill path only, whose
-// requests are rate-limited); an error when another partition holds it.
-std::optional<caf::error> claim_match_id(session_service_pointer self, const std::string& id) {
+// With partitions the id is claimed across them in the store, by the
+// journal (its thread blocks on the store; this one does not).
+bool claims_match_ids(session_service_pointer self) {
   const auto& c = self->state.config;
-  if (!c.match_claims || c.event_stream.empty()) return std::nullopt;
-  try {
-    if (c.match_claims->claim_match(c.event_stream, id, c.service_name) == c.service_name)
-      return std::nullopt;
-  } catch (const mm::error& e) {
-    return as_caf(e);
-  }
+  return c.shared_claims && !c.event_stream.empty() && c.store && self->state.journal;
+}
+
+caf::error held_elsewhere(const std::string& id) {
   return make_error(errc::conflict,
                     "match_id: a running match '" + id.substr(0, 128) +
                         "' is registered in another queue of the session queues' partitions; "
@@ -63,20 +59,31 @@ std::optional<caf::error> claim_match_id(session_service_pointer self, const std
 // so the claim stays: a retry here takes it again, and this partition's
 // next start drops it if no row holds it.
 void release_match_id(session_service_pointer self, const std::string& id, const caf::error& why) {
-  const auto& c = self->state.config;
-  if (!c.match_claims || c.event_stream.empty()) return;
+  if (!claims_match_ids(self)) return;
   const auto code = error_code_of(why);
   if (!code || (*code != errc::invalid_argument && *code != errc::limit_reached &&
                 *code != errc::conflict && *code != errc::not_found && *code != errc::forbidden))
     return;
-  try {
-    c.match_claims->release_match(c.event_stream, id, c.service_name);
-  } catch (const mm::error& e) {
-    // Dropped at the partition's next start (drop_orphan_match_claims).
-    log(log_level::error, "sessions",
-        std::string(e.what()) + "; the claim of match id '" + id.substr(0, 128) +
-            "' stays until the partition's next start");
-  }
+  self->send(self->state.journal, journal_atom::value, release_atom::value, backfill_atom::value,
+             id);
+}
+
+// The registration, to the queue that takes it (its owner is recorded).
+void register_in(session_service_pointer self, std::uint32_t slot, backfill_registration r,
+                 caf::typed_response_promise<backfill_state> rp) {
+  const std::string id = r.match_id;
+  self->request(self->state.slots[slot], caf::infinite, backfill_atom::value, create_atom::value,
+                std::move(r))
+      .then(
+          [self, rp, id](backfill_state& b) mutable {
+            self->state.backfills.written(id);
+            rp.deliver(std::move(b));
+          },
+          [self, rp, id](caf::error& e) mutable {
+            forget_owner(self, id);
+            release_match_id(self, id, e);
+            rp.deliver(std::move(e));
+          });
 }
 
 }  // namespace
@@ -93,21 +100,27 @@ caf::result<backfill_state> route_backfill_create(session_service_pointer self,
     return make_error(errc::not_found, "queue: no queue '" + r.queue.substr(0, 64) +
                                            "' (a queue split by an attribute: name its shard)");
   if (made) start_slot(self, *slot, {}, {});
-  if (auto taken = claim_match_id(self, r.match_id)) return std::move(*taken);
   r.queue = st.registry->config(*slot).name;
-  st.backfills.add(r.match_id, static_cast<std::uint32_t>(*slot), r.credential, true);
+  // The owner is recorded before the claim's answer, so a second
+  // registration of the id meanwhile is refused here (refusal above).
+  const auto at = static_cast<std::uint32_t>(*slot);
+  st.backfills.add(r.match_id, at, r.credential, true);
   auto rp = self->make_response_promise<backfill_state>();
+  if (!claims_match_ids(self)) {
+    register_in(self, at, std::move(r), rp);
+    return rp;
+  }
   const std::string id = r.match_id;
-  self->request(st.slots[*slot], caf::infinite, backfill_atom::value, create_atom::value,
-                std::move(r))
+  self->request(st.journal, caf::infinite, journal_atom::value, claim_atom::value,
+                backfill_atom::value, id)
       .then(
-          [self, rp, id](backfill_state& b) mutable {
-            self->state.backfills.written(id);
-            rp.deliver(std::move(b));
+          [self, rp, at, r = std::move(r)](bool ours) mutable {
+            if (ours) return register_in(self, at, std::move(r), rp);
+            forget_owner(self, r.match_id);
+            rp.deliver(held_elsewhere(r.match_id));
           },
           [self, rp, id](caf::error& e) mutable {
             forget_owner(self, id);
-            release_match_id(self, id, e);
             rp.deliver(std::move(e));
           });
   return rp;

@@ -3,9 +3,26 @@
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
 
+#include <optional>
+
 #include "mm/storage/ticket_journal.hpp"
 
 namespace mm {
+
+namespace {
+
+std::optional<std::string> holder_of(SQLite::Database& sql, const std::string& stream,
+                                     const std::string& match_id) {
+  SQLite::Statement q(sql,
+                      "SELECT service FROM session_match_claims WHERE stream = ? AND "
+                      "match_id = ?");
+  q.bind(1, stream);
+  q.bind(2, match_id);
+  if (!q.executeStep()) return std::nullopt;
+  return q.getColumn(0).getString();
+}
+
+}  // namespace
 
 std::string claim_match(database& db, const std::string& stream, const std::string& match_id,
                         const std::string& service) {
@@ -20,12 +37,7 @@ std::string claim_match(database& db, const std::string& stream, const std::stri
     take.bind(2, match_id);
     take.bind(3, service);
     take.exec();
-    SQLite::Statement holder(db.sql(),
-                             "SELECT service FROM session_match_claims WHERE stream = ? AND "
-                             "match_id = ?");
-    holder.bind(1, stream);
-    holder.bind(2, match_id);
-    std::string out = holder.executeStep() ? holder.getColumn(0).getString() : service;
+    std::string out = holder_of(db.sql(), stream, match_id).value_or(service);
     tx.commit();
     return out;
   });
@@ -33,15 +45,8 @@ std::string claim_match(database& db, const std::string& stream, const std::stri
 
 std::optional<std::string> match_holder(database& db, const std::string& stream,
                                         const std::string& match_id) {
-  return db.guarded("find a running match's partition", [&]() -> std::optional<std::string> {
-    SQLite::Statement q(db.sql(),
-                        "SELECT service FROM session_match_claims WHERE stream = ? AND "
-                        "match_id = ?");
-    q.bind(1, stream);
-    q.bind(2, match_id);
-    if (!q.executeStep()) return std::nullopt;
-    return q.getColumn(0).getString();
-  });
+  return db.guarded("find a running match's partition",
+                    [&] { return holder_of(db.sql(), stream, match_id); });
 }
 
 void release_match(database& db, const std::string& stream, const std::string& match_id,
