@@ -210,16 +210,26 @@ TEST_CASE("a partition served elsewhere is answered for, and the others keep ser
   CHECK(error_code_of(e3) == errc::not_owned_here);
 }
 
-TEST_CASE("a running match is found by its id in whichever partition runs its queue",
-          "[session][actors][partitions][backfill]") {
-  partitioned x;
+namespace {
+
+// Game server gs's running match m1 in solo, one seat taken by `player`.
+backfill_registration match_m1(std::uint64_t player = 100) {
   backfill_registration r;
   r.queue = "solo";
   r.match_id = "m1";
   r.datacenter = "paris";
   r.server = "10.0.0.1:7777";
-  r.teams = {party({1000}, 100).players, {}};
+  r.teams = {party({1000}, player).players, {}};
   r.credential = "gs";
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("a running match is found by its id in whichever partition runs its queue",
+          "[session][actors][partitions][backfill]") {
+  partitioned x;
+  const backfill_registration r = match_m1();
   auto [added, e] = x.f.ask<backfill_state>(x.s, backfill_atom::value, create_atom::value, r);
   INFO(x.f.sys().render(e));
   REQUIRE(added);
@@ -272,15 +282,7 @@ TEST_CASE("a second registration of an id while the first's claim is asked is re
   // the owner before it asks, so both requests, sent before either is
   // answered, cannot both be taken.
   partitioned x;
-  backfill_registration r;
-  r.queue = "solo";
-  r.match_id = "m1";
-  r.datacenter = "paris";
-  r.server = "10.0.0.1:7777";
-  r.teams = {party({1000}, 100).players, {}};
-  r.credential = "gs";
-  backfill_registration again = r;
-  again.teams = {party({1000}, 101).players, {}};
+  const backfill_registration r = match_m1(), again = match_m1(101);
   auto first = x.f.request<backfill_state>(x.s, backfill_atom::value, create_atom::value, r);
   auto second = x.f.request<backfill_state>(x.s, backfill_atom::value, create_atom::value, again);
   x.f.run();
