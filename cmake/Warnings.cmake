@@ -12,11 +12,14 @@ endfunction()
 # suppressed at all.
 set(MM_SANITIZER_ENV "")
 if(MM_SANITIZE)
-  # -O1 with line tables only: the sanitizers find the same faults and report
-  # them with file and line, and the build takes half the time of -O2 -g (the
-  # CAF-heavy test files dominate it).
+  # -Og with line tables only: the sanitizers find the same faults and report
+  # them with file and line, the optimiser's warnings (maybe-uninitialized)
+  # are still checked, and the build takes a quarter less time than at -O1
+  # (the CAF-heavy test files dominate it) while the tests run as fast
+  # (docs/performance.md, "Build time").
   if(CMAKE_BUILD_TYPE STREQUAL "RelWithDebInfo")
-    set(CMAKE_CXX_FLAGS_RELWITHDEBINFO "-O1 -g1 -DNDEBUG")
+    set(MM_SANITIZE_OPT "-Og" CACHE STRING "Optimization of the sanitizer build")
+    set(CMAKE_CXX_FLAGS_RELWITHDEBINFO "${MM_SANITIZE_OPT} -g1 -DNDEBUG")
   endif()
   if(MM_SANITIZE_UNDEFINED)
     add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer
