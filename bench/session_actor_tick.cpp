@@ -40,6 +40,8 @@ session_journal_actor::behavior_type null_journal(session_journal_actor::pointer
       [](journal_atom, finish_atom, tick_outcomes&) {},
       [](journal_atom, reload_atom, std::string&) { return std::vector<durable_ticket>{}; },
       [](journal_atom, backfill_atom, backfill_state&, bool) { return true; },
+      [](journal_atom, claim_atom, backfill_atom, std::string&) { return true; },
+      [](journal_atom, release_atom, backfill_atom, std::string&) {},
       [](journal_atom, reload_atom, backfill_atom, std::string&) {
         return std::vector<backfill_state>{};
       },

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <tuple>
 
 #include "bench_util.hpp"
@@ -118,7 +119,12 @@ timed_tick one_tick(const queue_config& c, const latency_model& latency,
     for (const auto& [tie, i] : keyed) order.push_back(i);
   }
   const double start = now_s();
-  const tick_result r = q.tick(1s);
+  tick_result r;
+  {
+    const std::optional<perf_window> profiled =
+        matches.empty() ? std::nullopt : std::optional<perf_window>(std::in_place);
+    r = q.tick(1s);
+  }
   out.ms = (now_s() - start) * 1e3;
   for (const auto& p : r.placed) out.filled += p.reservation.players.size();
   if (with_reference) out.reference = offline_filled(c, latency, tickets, matches, order, 1s);

@@ -191,3 +191,48 @@ TEST_CASE("a seed's lane walks meet every ticket sharing a datacenter with it, n
     }
   }
 }
+
+TEST_CASE("a running match's walks start where the index placed it, as a search would",
+          "[session][tables]") {
+  mm::rng r(37);
+  lane_index index;
+  for (int run = 0; run < 2000; ++run) {
+    const std::size_t words = run % 3, dcs = words == 0 ? 0 : words == 1 ? 1 + r.below(64) : 100;
+    const std::size_t n = r.below(200);
+    index.reset(n, words);
+    std::vector<std::uint64_t> mask(words);
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t w = 0; w < words; ++w) mask[w] = 0;
+      for (std::size_t d = 0; d < dcs; ++d)
+        if (r.below(4) == 0) mask[d / 64] |= std::uint64_t{1} << (d % 64);
+      index.add(i, static_cast<double>(r.below(30)), r(), 1, mask.data(), r.below(2) == 0);
+    }
+    index.seal();
+    // Anchors below, among (often equal to a ticket's value) and above the
+    // tickets' values, in no order.
+    std::vector<double> anchors(r.below(40));
+    for (double& v : anchors)
+      v = static_cast<double>(r.below(34)) - 2 + (r.below(3) == 0 ? 0.5 : 0);
+    index.place_anchors(anchors);
+    for (std::size_t i = 0; i < n; ++i)
+      if (r.below(3) == 0) index.take(i);  // the step's own takes, after the placing
+    std::vector<lane_index::walk> placed, searched;
+    for (std::size_t a = 0; a < anchors.size(); ++a) {
+      for (std::size_t w = 0; w < words; ++w) mask[w] = 0;
+      if (dcs > 0) {
+        const std::size_t d = r.below(dcs);  // a match's one datacenter
+        mask[d / 64] |= std::uint64_t{1} << (d % 64);
+      }
+      index.prefetch_anchor(a, dcs > 0 ? r.below(dcs) : 0);
+      index.walks_from(n, anchors[a], mask.data(), placed, a);
+      index.walks_from(n, anchors[a], mask.data(), searched);
+      REQUIRE(placed.size() == searched.size());
+      for (std::size_t k = 0; k < placed.size(); ++k) {
+        CHECK(placed[k].lane == searched[k].lane);
+        CHECK(placed[k].datacenters == searched[k].datacenters);
+        CHECK(placed[k].up == searched[k].up);
+        CHECK(placed[k].down == searched[k].down);
+      }
+    }
+  }
+}

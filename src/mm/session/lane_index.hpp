@@ -29,6 +29,7 @@
 // a ticket taken in every lane it is in.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <limits>
@@ -52,6 +53,7 @@ class lane_index {
   // No index this tick (the loop scores every ticket).
   void clear() {
     active_ = false;
+    anchors_ = 0;
     slots_.clear();
   }
   bool active() const { return active_; }
@@ -60,6 +62,7 @@ class lane_index {
   // of a datacenters' mask (0 without a latency policy).
   void reset(std::size_t tickets, std::size_t mask_words) {
     active_ = true;
+    anchors_ = 0;
     tickets_ = tickets;
     words_ = mask_words;
     pending_.clear();
@@ -130,12 +133,45 @@ class lane_index {
         lanes_[at.lane].take(at.position);
   }
 
+  // The places of this tick's anchors (running matches' players, which
+  // are no tickets of the index) of values `values`: where a walk from each
+  // starts in each lane, found for all of them in one pass over each lane
+  // (in order of value) instead of a search each. Anchor a is values[a].
+  void place_anchors(const std::vector<double>& values) {
+    anchors_ = values.size();
+    anchor_starts_.resize(anchors_ * used_);
+    by_value_.resize(anchors_);
+    for (std::size_t a = 0; a < anchors_; ++a) by_value_[a] = static_cast<std::uint32_t>(a);
+    std::sort(by_value_.begin(), by_value_.end(),
+              [&values](std::uint32_t x, std::uint32_t y) { return values[x] < values[y]; });
+    for (std::size_t l = 0; l < used_; ++l) {
+      const value_lane& lane = lanes_[l];
+      std::size_t at = 0;  // the first position whose value is at least the anchor's
+      for (const std::uint32_t a : by_value_) {
+        while (at < lane.size() && lane[at].value < values[a]) ++at;
+        anchor_starts_[a * used_ + l] = at;
+      }
+    }
+  }
+
+  // Asks the memory for what the walks of anchor `a`, a match in
+  // datacenter `datacenter`, read first.
+  void prefetch_anchor(std::size_t a, std::size_t datacenter) const {
+    for (std::size_t l = 0; l < used_; ++l) {
+      const bool walked =
+          words_ == 0 || (words_ == 1 ? datacenter < 64 && (lane_dcs_[l] >> datacenter & 1) != 0
+                                      : l == datacenter / 64);
+      if (walked) lanes_[l].prefetch_around(anchor_starts_[a * used_ + l]);
+    }
+  }
+
   // The walks of seed `seed` (value `value`, the datacenters it may play
   // in: mask_words() words, ignored without a policy) into `out`. A seed
   // that is no ticket of the index (a running match's players) starts
-  // where its value would be.
+  // where its anchor was placed (`anchor`, place_anchors()), else where its
+  // value would be.
   void walks_from(std::size_t seed, double value, const std::uint64_t* seed_dcs,
-                  std::vector<walk>& out) {
+                  std::vector<walk>& out, std::size_t anchor = value_lane::npos) {
     out.clear();
     for (std::size_t l = 0; l < used_; ++l) {
       std::uint64_t shared = ~std::uint64_t{0};
@@ -153,7 +189,8 @@ class lane_index {
       for (std::size_t s = 0; seed < tickets_ && s < slots_per_ticket_; ++s)
         if (const slot& own = slots_[seed * slots_per_ticket_ + s]; own.lane == l)
           at = own.position;
-      if (at == value_lane::npos) at = lane.lower_bound(value);
+      if (at == value_lane::npos)
+        at = anchor < anchors_ ? anchor_starts_[anchor * used_ + l] : lane.lower_bound(value);
       out.push_back({&lane, shared, lane.alive_from(at), lane.alive_before(at)});
     }
   }
@@ -221,6 +258,11 @@ class lane_index {
   std::size_t used_ = 0;
   std::vector<std::uint64_t> lane_dcs_;  // per lane: the datacenters its tickets are within
   std::vector<slot> slots_;              // per ticket, slots_per_ticket_ of them
+  // place_anchors(): anchor a's start in lane l at a * used_ + l; the
+  // anchors in order of value.
+  std::size_t anchors_ = 0;
+  std::vector<std::size_t> anchor_starts_;
+  std::vector<std::uint32_t> by_value_;
   std::array<std::uint64_t, 64> group_{};
 };
 

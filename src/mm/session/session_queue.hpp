@@ -207,6 +207,10 @@ class basic_session_queue {
     // and the first of its values in `sums`), or null.
     std::size_t seed = 0;
     const waiting_ticket* anchor = nullptr;
+    // A running match's place among the tick's anchors (lane_index::
+    // place_anchors), whose walks start where the index placed it; none:
+    // its walks search for their start.
+    std::size_t anchor_slot = value_lane::npos;
     std::uint32_t players = 0;
     std::uint32_t count = 0;   // the members, and the anchor: the divisor of a group mean
     std::vector<double> sums;  // per rule: the members' numbers, summed (group means)
@@ -327,7 +331,7 @@ class basic_session_queue {
   void start_anchor(group& g, const running_match& m, time_ms now) const;
   // Reservations that ran out, then each match with open seats in turn.
   void fill_backfills(time_ms now, tick_result& out);
-  bool fill(running_match& m, time_ms now, tick_result& out);
+  bool fill(running_match& m, std::size_t slot, time_ms now, tick_result& out);
   // The team of each player of waiting tickets `members` (in order) in
   // `m`, or nothing when they do not fit its open seats or break its team
   // balance.
@@ -412,6 +416,10 @@ class basic_session_queue {
   std::vector<seed_key> seeds_, seeds_scratch_;
   std::vector<candidate> candidates_;
   std::vector<std::size_t> chosen_;
+  // The backfill step's: the tickets a running match's seats take, and
+  // each match's anchor value, in fill order.
+  std::vector<std::size_t> fill_members_;
+  std::vector<double> anchor_values_;
   queue_stats stats_;
   claim_hook claim_;
   backfill_book backfills_;

@@ -171,6 +171,7 @@ void basic_session_queue<Plugin>::start_anchor(group& g, const running_match& m,
   relax(g, m.registered, now);
   g.seed = no_ticket;
   g.anchor = &m.players;
+  g.anchor_slot = value_lane::npos;
   g.count = 1;
   // The seats held count against the match's size in admits().
   g.players = config_.max_players - backfills_.open(m);
@@ -259,34 +260,51 @@ std::optional<std::vector<std::uint32_t>> basic_session_queue<Plugin>::seat_part
 }
 
 template <session_plugin Plugin>
-bool basic_session_queue<Plugin>::fill(running_match& m, time_ms now, tick_result& out) {
+bool basic_session_queue<Plugin>::fill(running_match& m, std::size_t slot, time_ms now,
+                                       tick_result& out) {
   const std::uint32_t open = backfills_.open(m);
   if (open == 0) return false;
   start_anchor(rank_group_, m, now);
+  rank_group_.anchor_slot = slot;
   const double v = primary_ >= 0 ? m.players.numbers[static_cast<std::size_t>(primary_)] : 0;
   std::vector<candidate>& candidates = candidates_;
   rank_around(rank_group_, v, now, std::max<std::size_t>(8, std::size_t{4} * open), candidates);
   group& g = build_group_;
   start_anchor(g, m, now);
-  std::vector<std::size_t> members;
+  std::vector<std::size_t>& members = fill_members_;
+  members.clear();
+  // Without teams the seats are one count: a party fits while it is open
+  // (what seat_parties() would answer, without building the seating).
+  const bool one_team = backfills_.teams() == 1;
+  std::size_t seated = 0;
   for (const candidate& c : candidates) {
     if (g.players >= config_.max_players) break;
     const std::size_t i = c.ticket;
     if (taken_[i] || rows_[i].fast_track || already_in(m, i) || !admits(g, i, now, nullptr))
       continue;
     members.push_back(i);
-    if (!seat_parties(m, members, now)) {
+    const bool fits =
+        one_team ? seated + rows_[i].party <= open : seat_parties(m, members, now).has_value();
+    if (!fits) {
       members.pop_back();
       continue;
     }
+    seated += rows_[i].party;
     join(g, i, now);
   }
   if (members.empty() || !claim(members, out)) return false;
-  const auto team_of = seat_parties(m, members, now);
+  const auto team_of =
+      one_team ? std::optional<std::vector<std::uint32_t>>(std::vector<std::uint32_t>(seated, 0))
+               : seat_parties(m, members, now);
   seat_reservation r;
   r.id = reservation_ids_ ? reservation_ids_() : 0;
   r.placed_at = now;
   r.expires_at = now + config_.reservation_timeout;
+  r.tickets.reserve(members.size());
+  r.created.reserve(members.size());
+  r.players.reserve(team_of->size());
+  r.mmr.reserve(team_of->size());
+  r.team_of.reserve(team_of->size());
   std::size_t player = 0;
   for (std::size_t i : members) {
     const ticket_rows::head t = rows_[i];
@@ -313,7 +331,34 @@ void basic_session_queue<Plugin>::fill_backfills(time_ms now, tick_result& out) 
     out.reservations_expired.push_back(std::move(r));
   }
   if (backfills_.size() == 0) return;
-  for (running_match* m : backfills_.fill_order()) fill(*m, now, out);
+  const std::vector<running_match*> order = backfills_.fill_order();
+  out.placed.reserve(out.placed.size() + order.size());
+  // Where each match's walks start, found for all of them in one pass over
+  // the index instead of a search each.
+  const bool anchored = lanes_.active() && primary_ >= 0;
+  if (anchored) {
+    anchor_values_.clear();
+    for (const running_match* m : order)
+      anchor_values_.push_back(m->players.numbers[static_cast<std::size_t>(primary_)]);
+    lanes_.place_anchors(anchor_values_);
+  }
+  // What a match's fill reads first is asked of the memory ahead: the
+  // match itself four matches ahead, its counts, values and walks' starts
+  // two ahead (measured: about a tenth of the step's time).
+  constexpr std::size_t ahead = 2;
+  for (std::size_t j = 0; j < order.size(); ++j) {
+    if (j + 2 * ahead < order.size()) {
+      const char* match = reinterpret_cast<const char*>(order[j + 2 * ahead]);
+      for (std::size_t b = 0; b < sizeof(running_match); b += 64) __builtin_prefetch(match + b);
+    }
+    if (j + ahead < order.size()) {
+      const running_match& next = *order[j + ahead];
+      __builtin_prefetch(next.in.data());
+      __builtin_prefetch(next.reserved.data());
+      if (anchored) lanes_.prefetch_anchor(j + ahead, next.datacenter);
+    }
+    fill(*order[j], anchored ? j : value_lane::npos, now, out);
+  }
 }
 
 }  // namespace mm::session

@@ -182,7 +182,7 @@ void basic_session_queue<Plugin>::rank_around(const group& g, double v, time_ms 
     // datacenter with the seed; the lanes are merged nearest value first,
     // and a ticket in several lanes is considered once (its stamp).
     std::vector<lane_index::walk>& walks = walks_;
-    lanes_.walks_from(seed, v, g.dcs.data(), walks);
+    lanes_.walks_from(seed, v, g.dcs.data(), walks, g.anchor_slot);
     const bool stamped = !lanes_.disjoint() && walks.size() > 1;
     ++stamp_;
     for (;;) {
@@ -251,6 +251,7 @@ void basic_session_queue<Plugin>::start_group(group& g, std::size_t seed_index, 
   relax(g, rows_[seed_index].created, now);
   g.seed = seed_index;
   g.anchor = nullptr;
+  g.anchor_slot = value_lane::npos;
   join(g, seed_index, now);
 }
 
