@@ -26,6 +26,7 @@ struct http_run {
   double created_per_s = 0, matched_per_s = 0;  // at full load
   double created_wide_per_s = 0;                // at full load from `wide_clients`
   double created_connections_per_s = 0;         // from `connections` on one event-driven client
+  double created_batched_per_s = 0;             // from `clients`, `batch` tickets a request
   double events_per_s = 0;                      // pushed to one admin WebSocket at full load
   bool events_cut = false;                      // the WebSocket was closed (too slow)
   double half_rate = 0, half_achieved = 0;      // the paced phase: asked, and sent
@@ -85,9 +86,11 @@ struct event_watcher {
 // `seconds`, with an admin WebSocket following every event; then
 // `wide_clients` the same way; then the first clients paced at half their
 // rate, each create timed from the moment it was due (so a client that falls
-// behind shows it, not hides it); last, `connections` keep-alive
-// connections driven by one event-driven client.
-inline http_run through_http(double seconds, int clients, int wide_clients, int connections) {
+// behind shows it, not hides it); then `connections` keep-alive
+// connections driven by one event-driven client; last, `clients` clients
+// again, each sending `batch` tickets a request ({"tickets": [...]}).
+inline http_run through_http(double seconds, int clients, int wide_clients, int connections,
+                             int batch = 100) {
   const nlohmann::json config = {
       {"sessions",
        {{"queues", {{{"name", "duel"}, {"tick", "10ms"}, {"give_up_after", "600s"}}}}}}};
@@ -197,6 +200,35 @@ inline http_run through_http(double seconds, int clients, int wide_clients, int 
         server.http_port(), connections, seconds, [&] { return http_post("/api/tickets", body()); },
         201);
     out.created_connections_per_s = r.per_s();
+  }
+  {
+    // Batches: one request, one exchange and one reply for `batch` tickets,
+    // each created as alone (counted when its result says it waits).
+    std::atomic<std::uint64_t> created{0};
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> threads;
+    const double t0 = bench::now_s();
+    for (int c = 0; c < clients; ++c)
+      threads.emplace_back([&] {
+        httplib::Client http("127.0.0.1", server.http_port());
+        http.set_keep_alive(true);
+        http.set_tcp_nodelay(true);
+        while (!stop) {
+          nlohmann::json tickets = nlohmann::json::array();
+          for (int k = 0; k < batch; ++k) tickets.push_back(nlohmann::json::parse(body()));
+          auto r = http.Post("/api/tickets", nlohmann::json{{"tickets", tickets}}.dump(),
+                             "application/json");
+          if (!r || r->status != 200) continue;
+          const auto answer = nlohmann::json::parse(r->body, nullptr, false);
+          if (!answer.is_object() || !answer.contains("results")) continue;
+          for (const auto& item : answer["results"])
+            if (item.contains("ticket")) ++created;
+        }
+      });
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+    stop = true;
+    for (auto& t : threads) t.join();
+    out.created_batched_per_s = static_cast<double>(created) / (bench::now_s() - t0);
   }
   server.stop();
   for (const char* f : {"/tmp/mm_session_service_bench.db", "/tmp/mm_session_service_bench.db-wal",

@@ -40,9 +40,10 @@
 //   clients (with 4, each client's wait for its commit bounds the rate);
 //   then from 256 keep-alive connections of one event-driven client
 //   (http_load.hpp: the server's capacity, hundreds of creates in flight as
-//   the actor path keeps thousands). http_vs_actor,
-//   http_32_clients_vs_actor and http_256_connections_vs_actor: each
-//   against the 1-queue durable actor path.
+//   the actor path keeps thousands); then from 4 clients sending 100
+//   tickets a request ({"tickets": [...]}). http_vs_actor,
+//   http_32_clients_vs_actor, http_256_connections_vs_actor and
+//   http_batch_vs_actor: each against the 1-queue durable actor path.
 // - websocket_events_per_s: at that load, the events one admin WebSocket
 //   (GET /api/events) receives per second (a waiting and a matched event a
 //   ticket), and whether it was cut off as too slow.
@@ -471,6 +472,8 @@ int main(int argc, char** argv) {
                 "\"path\": \"http\", \"clients\": 32");
     bench::emit(bench_name, "session_tickets_per_s", http.created_connections_per_s, "tickets/s",
                 "\"path\": \"http\", \"connections\": 256");
+    bench::emit(bench_name, "session_tickets_per_s", http.created_batched_per_s, "tickets/s",
+                "\"path\": \"http\", \"clients\": 4, \"tickets_per_request\": 100");
     return 0;
   }
   const durable_cost cost = durable_vs_memory(seconds);
@@ -510,6 +513,10 @@ int main(int argc, char** argv) {
               "\"path\": \"http\", \"connections\": 256");
   bench::emit(bench_name, "http_256_connections_vs_actor",
               http.created_connections_per_s / cost.durable, "ratio");
+  bench::emit(bench_name, "session_tickets_per_s", http.created_batched_per_s, "tickets/s",
+              "\"path\": \"http\", \"clients\": 4, \"tickets_per_request\": 100");
+  bench::emit(bench_name, "http_batch_vs_actor", http.created_batched_per_s / cost.durable,
+              "ratio");
   // The paced phase's figures count only when its clients kept the pace.
   const bool kept_pace = http.half_achieved >= 0.95 * http.half_rate;
   const std::string paced = "\"tickets_per_s\": " + std::to_string(http.half_achieved) +

@@ -186,6 +186,21 @@ TEST_CASE(
   REQUIRE(twice);
   CHECK(twice->status == 409);
 
+  // A batch: each ticket answered as it would be alone: player 500's second
+  // ticket here 409, one whose queue runs on the other node 307 to it.
+  std::string away = "arena";
+  for (const std::string q : {"duel", "solo"})
+    if (&node_of(q) != &node_of("arena")) away = q;
+  REQUIRE(away != "arena");  // each node runs a partition
+  const json batch = {{"tickets", json::array({mm::test::duel_ticket("arena", 500),
+                                               mm::test::duel_ticket(away, 601)})}};
+  const json results =
+      node_of("arena").post_json("/api/tickets", batch, mm::test::test_token, 200)["results"];
+  REQUIRE(results.size() == 2);
+  CHECK(results[0]["status"] == 409);
+  CHECK(results[1]["status"] == 307);
+  CHECK(results[1]["location"] == node_of(away).url() + "/api/tickets");
+
   // Every node's feed holds every partition's events, numbered alike.
   const auto got_a = drain(follow_a, std::chrono::milliseconds(1500));
   const auto got_b = drain(follow_b, std::chrono::milliseconds(300));

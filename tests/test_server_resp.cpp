@@ -235,3 +235,16 @@ TEST_CASE("a RESP protocol error is answered once and closes that connection onl
   ::close(fd);
   CHECK(std::string(ok.run({"PING"})->str) == "PONG");
 }
+
+TEST_CASE("a batch of tickets through the RESP port", "[server][session][resp]") {
+  live_server s(resp_patch(), 100);
+  REQUIRE(s.resp_port() != 0);
+  resp_connection c(s.resp_port());
+  CHECK(std::string(c.run({"AUTH", test_token})->str) == "OK");
+  const json answer = c.json_of(
+      {"MM.TICKET.CREATE",
+       json{{"tickets", json::array({solo("duel", 1, 1500), solo("duel", 1, 1510)})}}.dump()});
+  REQUIRE(answer["results"].size() == 2);
+  CHECK(answer["results"][0]["state"] == "waiting");
+  CHECK(answer["results"][1]["status"] == 409);
+}

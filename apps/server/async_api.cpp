@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 
+#include "batch_results.hpp"
 #include "cluster_node.hpp"
 #include "json_codec.hpp"
 #include "mm/actors/permissions.hpp"
@@ -62,29 +63,11 @@ json answer_json(const caf::expected<match_reply<generic_model>>& answer,
 // (the actor API's own batch bound), and the body within http.max_body_bytes.
 void answer_query_batch(http_context& ctx, const generic_profile_config& profile, const json& body,
                         const http_reply& reply) {
-  only_fields(body, {"queries"}, "the batch");
-  const json& list = body["queries"];
-  if (!list.is_array()) throw bad_request("queries must be a list of queries");
-  if (list.empty()) throw bad_request("queries must hold at least one query");
-  if (list.size() > max_batch_queries)
-    throw bad_request("queries: at most " + std::to_string(max_batch_queries) +
-                      " queries per request, got " + std::to_string(list.size()));
-  std::vector<query_body> queries;
-  queries.reserve(list.size());
-  for (std::size_t i = 0; i < list.size(); ++i) try {
-      queries.push_back(read_query(list[i], profile, false));
-    } catch (const bad_request& e) {
-      throw bad_request("queries[" + std::to_string(i) + "]: " + e.what());
-    }
+  std::vector<query_body> queries =
+      read_batch(body, "queries", "query", max_batch_queries,
+                 [&profile](const json& q) { return read_query(q, profile, false); });
   // The answers come on CAF's threads, in any order.
-  struct gathered {
-    std::mutex mutex;
-    std::vector<json> results;
-    std::size_t left = 0;
-  };
-  auto all = std::make_shared<gathered>();
-  all->results.resize(queries.size());
-  all->left = queries.size();
+  auto all = batch_results::make(queries.size(), reply);
   caf::actor_system* sys = &ctx.queries.system();
   std::vector<match_request<generic_query>> requests;
   std::vector<actors::query_bridge<generic_profile>::callback> dones;
@@ -92,7 +75,7 @@ void answer_query_batch(http_context& ctx, const generic_profile_config& profile
   dones.reserve(queries.size());
   for (std::size_t i = 0; i < queries.size(); ++i) {
     requests.push_back(std::move(queries[i].request));
-    dones.push_back([all, i, reply, &profile, sys](auto answer) {
+    dones.push_back([all, i, &profile, sys](auto answer) {
       // Nothing may escape into the bridge's actor: it serves every query.
       json item;
       try {
@@ -102,20 +85,7 @@ void answer_query_batch(http_context& ctx, const generic_profile_config& profile
       } catch (const std::exception& e) {
         item = {{"status", 500}, {"error", std::string("internal error: ") + e.what()}};
       }
-      bool last = false;
-      {
-        std::lock_guard lock(all->mutex);
-        all->results[i] = std::move(item);
-        last = --all->left == 0;
-      }
-      if (!last) return;
-      http_response res;
-      try {
-        send_json(res, {{"results", std::move(all->results)}});
-      } catch (const std::exception& e) {
-        send_error(res, 500, std::string("internal error: ") + e.what());
-      }
-      reply(std::move(res));
+      all->settle(i, std::move(item));
     });
   }
   ctx.queries.find_many(std::move(requests), std::move(dones));

@@ -1,6 +1,7 @@
 #include "session_api.hpp"
 
 #include "backfill_json.hpp"
+#include "batch_results.hpp"
 #include "explain_json.hpp"
 #include "mm/actors/errors.hpp"
 #include "mm/actors/permissions.hpp"
@@ -271,23 +272,72 @@ void release_seats(http_context& ctx, const http_request& req, const http_reply&
   change_seats(ctx, req, reply, false);
 }
 
-void create_ticket(http_context& ctx, const http_request& req, const http_reply& reply) {
-  ticket_body t = read_ticket_body(parse_body(req.body));
-  t.ticket.credential = caller_credential(ctx.access, req);
-  if (sent_elsewhere(ctx, req, reply, partition_of_queue(ctx, t.queue))) return;
+// A new ticket's answer: its id, its queue (and its queues when several).
+json ticket_created(std::uint64_t id, const json& queues) {
+  json out = {
+      {"ticket", session::format_public_id(id)}, {"queue", queues[0]}, {"state", "waiting"}};
+  if (queues.size() > 1) out["queues"] = queues;
+  return out;
+}
+
+json queues_of(const ticket_body& t) {
   json queues = json::array({t.queue});
   for (const auto& q : t.ticket.also_queues) queues.push_back(q);
+  return queues;
+}
+
+// POST /api/tickets with {"tickets": [...]}: every ticket is read before any
+// is sent (a bad one refuses the whole request, naming it), then each is
+// created as it would be alone, sent to the service in the order listed (so
+// of two tickets for one player the later is refused, 409, unless it has
+// replace_existing); the results in that order once the last is in. A ticket
+// whose queue another node serves is not created: its result is the 307
+// (with `location`) or 503 it would have had alone. At most
+// max_batch_tickets, and the body within http.max_body_bytes.
+void create_tickets(http_context& ctx, const http_request& req, const json& body,
+                    const http_reply& reply) {
+  std::vector<ticket_body> tickets = read_batch(body, "tickets", "ticket", max_batch_tickets,
+                                                [](const json& t) { return read_ticket_body(t); });
+  const std::string credential = caller_credential(ctx.access, req);
+  const bool partitioned = ctx.config.sessions.partitions > 1;
+  auto all = batch_results::make(tickets.size(), reply);
+  caf::actor_system* sys = &ctx.sessions.system();
+  for (std::size_t i = 0; i < tickets.size(); ++i) {
+    ticket_body& t = tickets[i];
+    if (partitioned)
+      if (auto elsewhere =
+              served_elsewhere(ctx, req,
+                               session::partition_resource(partition_of_queue(ctx, t.queue),
+                                                           ctx.config.sessions.partitions))) {
+        json item = json::parse(elsewhere->body, nullptr, false);
+        if (!item.is_object()) item = json::object();
+        item["status"] = elsewhere->status;
+        for (const auto& [name, value] : elsewhere->headers)
+          if (name == "Location") item["location"] = value;
+        all->settle(i, std::move(item));
+        continue;
+      }
+    t.ticket.credential = credential;
+    json queues = queues_of(t);
+    ctx.sessions.create(std::move(t.queue), std::move(t.ticket),
+                        [all, i, queues, sys](caf::expected<std::uint64_t> x) {
+                          if (x) return all->settle(i, ticket_created(*x, queues));
+                          all->refuse(i, error_status(x.error()), error_text(*sys, x.error()));
+                        });
+  }
+}
+
+void create_ticket(http_context& ctx, const http_request& req, const http_reply& reply) {
+  const json body = parse_body(req.body);
+  if (body.is_object() && body.contains("tickets")) return create_tickets(ctx, req, body, reply);
+  ticket_body t = read_ticket_body(body);
+  t.ticket.credential = caller_credential(ctx.access, req);
+  if (sent_elsewhere(ctx, req, reply, partition_of_queue(ctx, t.queue))) return;
+  json queues = queues_of(t);
   ctx.sessions.create(std::move(t.queue), std::move(t.ticket),
                       answer<std::uint64_t>(
                           reply, ctx.sessions.system(),
-                          [queues](std::uint64_t id) {
-                            json out = {{"ticket", session::format_public_id(id)},
-                                        {"queue", queues[0]},
-                                        {"state", "waiting"}};
-                            if (queues.size() > 1) out["queues"] = queues;
-                            return out;
-                          },
-                          201));
+                          [queues](std::uint64_t id) { return ticket_created(id, queues); }, 201));
 }
 
 // A ticket the caller did not create is answered as one that does not exist.

@@ -22,6 +22,8 @@ inline constexpr std::size_t max_set_items = 64;
 inline constexpr std::size_t max_rtt_entries = 512;
 inline constexpr std::int64_t max_give_up_after_ms = 86'400'000;
 inline constexpr std::size_t max_ticket_queues = 8;  // a multi-queue ticket's queues
+// Tickets in one POST /api/tickets {"tickets": [...]}.
+inline constexpr std::size_t max_batch_tickets = 1000;
 
 // {"queue" (or "queues": [name, ...], a multi-queue ticket), "players": [{"id", "mmr", "numbers"?:
 // {name: x}, "strings"?: {name: text}, "sets"?: {name: [text]}, "rtt_ms"?: {datacenter: ms},

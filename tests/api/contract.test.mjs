@@ -200,6 +200,14 @@ test('every route answers as docs/openapi.json says, successes and errors', asyn
   const ticket = made.body.ticket;
   await call('POST', '/api/tickets', { token: tokens.test, body: { queue: 'coop', players: [party(501)] }, expect: 409 });
   await call('POST', '/api/tickets', { token: tokens.test, body: { queue: 'ranked', players: [party(502)] }, expect: 400 });
+  // A batch: each ticket answered as alone (here a 409 and a 400), or refused whole.
+  const batch = await call('POST', '/api/tickets', {
+    token: tokens.test,
+    body: { tickets: [{ queue: 'coop', players: [party(501)] }, { queue: 'ranked', players: [party(503)] }] },
+    expect: 200,
+  });
+  assert.deepEqual(batch.body.results.map((r) => r.status), [409, 400]);
+  await call('POST', '/api/tickets', { token: tokens.test, body: { tickets: [] }, expect: 400 });
   await call('GET', `/api/tickets/${ticket}`, { token: tokens.test, expect: 200 });
   await call('GET', `/api/tickets/${ticket}`, { token: tokens.otherTest, expect: 404 });
   await call('GET', `/api/tickets/${ticket}?wait=x`, { token: tokens.test, expect: 400 });

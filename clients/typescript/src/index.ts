@@ -10,6 +10,7 @@ export type Schemas = components['schemas'];
 export type Query = Schemas['Query'];
 export type QueryResult = Schemas['QueryResult'];
 export type QueryBatchResult = Schemas['QueryBatchResult'];
+export type TicketBatchResult = Schemas['TicketBatchResult'];
 export type TestQuery = Schemas['TestQuery'];
 export type TestQueryReport = Schemas['TestQueryReport'];
 export type Config = Schemas['Config'];
@@ -196,6 +197,11 @@ export class MatchmakerClient {
   // Resolves once the ticket is durable (201).
   createTicket(ticket: TicketRequest): Promise<TicketState> {
     return this.call('POST', '/api/tickets', { body: ticket });
+  }
+  // Up to 1000 tickets in one request, each created as alone: a result per
+  // ticket in the order given, its state or its { status, error }.
+  createTickets(tickets: TicketRequest[]): Promise<TicketBatchResult> {
+    return this.call('POST', '/api/tickets', { body: { tickets } });
   }
   // With `waitSeconds` (at most 60) the answer comes when the ticket leaves its queue.
   getTicket(id: string, options: { waitSeconds?: number } = {}): Promise<TicketState> {

@@ -427,8 +427,10 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * A session ticket for a party
+         * A session ticket for a party, or a batch of them
          * @description 201 once the ticket is written to the ticket journal. 409 when a player already waits in another ticket (unless `replace_existing`).
+         *
+         *     **A batch**: `{"tickets": [...]}` (1 to 1000, the body within `http.max_body_bytes`). Every ticket is read first: a malformed one refuses the whole request with a 400 naming it (`tickets[3]: players[0].mmr ...`). Then each is created as it would be alone, sent in the order listed (of two tickets for one player the later is a 409, unless it has `replace_existing`), and the answer is 200 `{"results": [...]}` in that order: each the 201 body it would have had, or `{"status", "error"}` where alone it would have had that status (with `location` for a 307: its queue runs on another node).
          *
          *     Needs the `test` role (or a stronger one).
          */
@@ -1782,6 +1784,18 @@ export interface components {
             mmr_window_per_retry?: number;
             mmr_window_max?: number;
         };
+        TicketBatch: {
+            tickets: components["schemas"]["TicketRequest"][];
+        };
+        TicketBatchResult: {
+            results: (components["schemas"]["TicketState"] | {
+                /** @enum {integer} */
+                status: 307 | 400 | 403 | 404 | 409 | 429 | 503;
+                error: string;
+                /** @description with a 307: the same route on the node that runs the ticket's queue */
+                location?: string;
+            })[];
+        };
     };
     responses: {
         /** @description On a node of a cluster: another node serves this; repeat the request at `Location` */
@@ -2591,10 +2605,19 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["TicketRequest"];
+                "application/json": components["schemas"]["TicketRequest"] | components["schemas"]["TicketBatch"];
             };
         };
         responses: {
+            /** @description A batch: a result per ticket, in the order sent */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TicketBatchResult"];
+                };
+            };
             /** @description Created: the ticket waits */
             201: {
                 headers: {

@@ -58,6 +58,20 @@ test('a ticket is created, watched and matched with three others', async () => {
   assert.equal(polled.match?.id, matched.match.id);
 });
 
+test('a batch of tickets: a result per ticket, in the order given', async () => {
+  const { results } = await client.createTickets([
+    { queue: 'coop', players: [party(41)] },
+    { queue: 'coop', players: [party(41)] },
+    { queue: 'nope', players: [party(42)] },
+  ]);
+  assert.equal(results.length, 3);
+  const [made, twice, nowhere] = results;
+  assert.ok(made && 'ticket' in made && made.state === 'waiting');
+  assert.ok(twice && 'status' in twice && twice.status === 409);
+  assert.ok(nowhere && 'status' in nowhere && nowhere.status === 400);
+  assert.equal((await client.cancelTicket(made.ticket)).cancelled, true);
+});
+
 test('a stream whose connection drops resumes without losing or repeating an event', async () => {
   const watch = client.watchEvents({ queues: ['coop'] });
   await watch.ready; // from now on: the ticket below is on the stream
