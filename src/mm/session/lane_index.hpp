@@ -155,13 +155,15 @@ class lane_index {
   }
 
   // Asks the memory for what the walks of anchor `a`, a match in
-  // datacenter `datacenter`, read first.
+  // datacenter `datacenter`, read first (nothing past a lane's end: an
+  // anchor above every value there starts at its end).
   void prefetch_anchor(std::size_t a, std::size_t datacenter) const {
     for (std::size_t l = 0; l < used_; ++l) {
       const bool walked =
           words_ == 0 || (words_ == 1 ? datacenter < 64 && (lane_dcs_[l] >> datacenter & 1) != 0
                                       : l == datacenter / 64);
-      if (walked) lanes_[l].prefetch_around(anchor_starts_[a * used_ + l]);
+      const std::size_t start = anchor_starts_[a * used_ + l];
+      if (walked && start < lanes_[l].size()) lanes_[l].prefetch_around(start);
     }
   }
 
