@@ -9,6 +9,7 @@
 
 #include "config_versions_checks.hpp"
 #include "event_stream_checks.hpp"
+#include "journal_groups_checks.hpp"
 #include "mm/storage/csv_import.hpp"
 #include "mm/storage/database.hpp"
 #include "mm/storage/player_table.hpp"
@@ -203,6 +204,20 @@ TEST_CASE("two services claiming the same players at once never both hold one, o
   mm::test::temp_dir dir;
   mm::sqlite_store a(dir.file("mm.db")), b(dir.file("mm.db"));
   mm::test::check_claims_under_contention(a, b);
+}
+
+TEST_CASE("a ticket over two services: guest rows, the first outcome wins, a lost match whole",
+          "[db][groups]") {
+  mm::test::temp_dir dir;
+  mm::sqlite_store a(dir.file("mm.db")), b(dir.file("mm.db"));
+  mm::test::check_contested_groups(a, b);
+}
+
+TEST_CASE("two services racing for tickets they share never both match one, on SQLite",
+          "[db][groups]") {
+  mm::test::temp_dir dir;
+  mm::sqlite_store a(dir.file("mm.db")), b(dir.file("mm.db"));
+  mm::test::check_contested_race(a, b, 300);
 }
 
 TEST_CASE("a running match id is held by one partition at a time, on SQLite", "[db][claims]") {

@@ -14,6 +14,7 @@
 
 #include "config_versions_checks.hpp"
 #include "event_stream_checks.hpp"
+#include "journal_groups_checks.hpp"
 #include "mm/engine/synthetic_players.hpp"
 #include "mm/storage/pg_store.hpp"
 #include "mm/testing/postgres_server.hpp"
@@ -468,6 +469,22 @@ TEST_CASE("two services claiming the same players at once never both hold one, o
   postgres_server server;
   mm::pg_store a(server.url()), b(server.url());
   mm::test::check_claims_under_contention(a, b);
+}
+
+TEST_CASE("a ticket over two services on PostgreSQL as on SQLite: the first outcome wins",
+          "[postgres][store][groups]") {
+  if (!have_postgres()) return;
+  postgres_server server;
+  mm::pg_store a(server.url()), b(server.url());
+  mm::test::check_contested_groups(a, b);
+}
+
+TEST_CASE("two services racing for tickets they share never both match one, on PostgreSQL",
+          "[postgres][store][groups]") {
+  if (!have_postgres()) return;
+  postgres_server server;
+  mm::pg_store a(server.url()), b(server.url());
+  mm::test::check_contested_race(a, b, 300);
 }
 
 TEST_CASE("a running match id is held by one partition at a time, on PostgreSQL",

@@ -45,11 +45,13 @@ class pg_store final : public player_store {
                            std::int64_t now_unix_ms) override;
   session_state_rows take_session_state(const std::string& service) override;
   // The ticket journal (pg_ticket_journal.cpp).
-  std::uint64_t write_journal(const std::string& service, const journal_batch& b) override;
+  std::uint64_t write_journal(const std::string& service, const journal_batch& b,
+                              std::vector<std::uint32_t>* lost_groups = nullptr) override;
   journal_contents read_journal(const std::string& service, const journal_read& r) override;
   std::vector<journal_event> read_stream_events(const std::string& stream, std::uint64_t after,
                                                 std::size_t max) override;
   std::vector<journal_ticket> read_waiting_tickets(const std::string& service) override;
+  std::vector<journal_ticket> read_guest_tickets(const std::string& service) override;
   std::vector<journal_backfill> read_backfills(const std::string& service) override;
   void prune_journal(const std::string& service, const journal_prune& p) override;
   std::vector<journal_v8_row> read_v8_journal(const std::string& service) override;
@@ -82,6 +84,11 @@ class pg_store final : public player_store {
  private:
   template <class F>
   auto guarded(const char* what, F&& f) -> decltype(f());
+
+  // One round of write_journal (pg_ticket_journal.cpp): the batch with a
+  // guard over its `contested` rows.
+  std::uint64_t write_batch(const std::string& service, const journal_batch& b,
+                            const std::vector<std::uint64_t>& contested);
 
   // In a fenced write's transaction, before anything is written: throws
   // mm::error(errc::fenced) unless the fence's lease is still this node's at

@@ -47,12 +47,109 @@ std::vector<journal_event> event_rows(const pg::result& ev) {
 // Rows per multi-row statement: well under PostgreSQL's 65,535 parameters.
 constexpr std::size_t rows_per_statement = 1000;
 
+// "ARRAY[$k::bigint, ...]" of `ids`, their parameters appended to `params`.
+std::string id_array(const std::vector<std::uint64_t>& ids, std::vector<pg::param>& params) {
+  std::string out = "ARRAY[";
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    params.push_back(pg::to_param(signed_id(ids[i])));
+    out += (i ? ",$" : "$") + std::to_string(params.size()) + "::bigint";
+  }
+  return out + "]";
+}
+
+// The first statement of a batch with contested rows: it locks them, in
+// the order of their ids (two writers never wait on each other), and fails
+// with a division by zero unless every one still waits. The locks hold to
+// the commit: no other writer finishes one of them meanwhile.
+pg::statement contested_guard(const std::vector<std::uint64_t>& rows) {
+  pg::statement st{{}, {}};
+  const std::string ids = id_array(rows, st.params);
+  st.sql =
+      "SELECT 1 / ((SELECT count(*) FROM (SELECT ticket_id FROM session_ticket_journal WHERE "
+      "ticket_id = ANY(" +
+      ids + ") AND state = 0 ORDER BY ticket_id FOR UPDATE) w) = " + std::to_string(rows.size()) +
+      ")::int";
+  return st;
+}
+
+// A ticket's rows in the services it also waits in (with its own row), and
+// a contested ticket's rows dropped with its outcome, whoever writes it.
+void guest_rows(const journal_batch& b, std::vector<pg::statement>& s) {
+  pg::statement add{{}, {}};
+  std::size_t rows = 0;
+  for (const auto& t : b.created)
+    for (const auto& g : t.guests) {
+      add.params.insert(add.params.end(), {g, pg::to_param(signed_id(t.id))});
+      ++rows;
+    }
+  if (rows > 0) {
+    add.sql = "INSERT INTO session_guest_tickets (guest, ticket_id) SELECT v.* FROM (VALUES " +
+              rows_of(rows, {"text", "bigint"}, 1) + ") AS v ON CONFLICT DO NOTHING";
+    s.push_back(std::move(add));
+  }
+  std::vector<std::uint64_t> gone;
+  for (const auto& o : b.finished)
+    if (o.contested) gone.push_back(o.id);
+  if (gone.empty()) return;
+  pg::statement drop{{}, {}};
+  drop.sql = "DELETE FROM session_guest_tickets WHERE ticket_id = ANY(" +
+             id_array(gone, drop.params) + ")";
+  s.push_back(std::move(drop));
+}
+
+// The contested rows among `rows` that no longer wait (read outside any
+// transaction: a finished row never waits again).
+std::vector<std::uint64_t> finished_rows(pg::connection& sql,
+                                         const std::vector<std::uint64_t>& rows) {
+  std::vector<pg::param> params;
+  const std::string ids = id_array(rows, params);
+  const auto r = sql.exec("SELECT ticket_id FROM session_ticket_journal WHERE ticket_id = ANY(" +
+                              ids + ") AND state = 0",
+                          params);
+  std::vector<std::uint64_t> waiting;
+  for (std::size_t i = 0; i < r.size(); ++i)
+    waiting.push_back(static_cast<std::uint64_t>(r.int64(i, 0)));
+  return not_waiting(rows, std::move(waiting));
+}
+
 }  // namespace
 
-std::uint64_t pg_store::write_journal(const std::string& service, const journal_batch& b) {
+std::uint64_t pg_store::write_journal(const std::string& service, const journal_batch& in,
+                                      std::vector<std::uint32_t>* lost_groups) {
   return pg_guarded(db_, "write the ticket journal", [&] {
-    // Every row in one round trip (a pipeline: one transaction, fenced).
+    // Groups (ticket_journal.hpp): the batch is sent with a guard over its
+    // contested rows; when the guard fails, the rows that no longer wait are
+    // read, their groups left out, and the rest sent again. Each round
+    // leaves out at least one more group, or ends.
+    std::vector<std::uint32_t> lost;
+    journal_batch kept;
+    const std::size_t rounds = contested_rows(in).size() + 1;
+    for (std::size_t round = 0;; ++round) {
+      const journal_batch& b = lost.empty() ? in : kept;
+      const auto rows = contested_rows(b);
+      try {
+        const std::uint64_t last = write_batch(service, b, rows);
+        if (lost_groups) *lost_groups = lost;
+        return last;
+      } catch (const pg::failure& e) {
+        const std::size_t guard_at = fence_.empty() ? 0 : 1;
+        if (rows.empty() || e.state != "22012" || e.statement != guard_at || round + 1 >= rounds)
+          throw;
+        for (const std::uint32_t g : groups_of(b, finished_rows(db_.sql(), rows)))
+          lost.insert(std::upper_bound(lost.begin(), lost.end(), g), g);
+        kept = without_groups(in, lost);
+      }
+    }
+  });
+}
+
+// One round of write_journal: every row in one round trip (a pipeline: one
+// transaction, fenced), the guard first when there are contested rows.
+std::uint64_t pg_store::write_batch(const std::string& service, const journal_batch& b,
+                                    const std::vector<std::uint64_t>& contested) {
+  {
     std::vector<pg::statement> s;
+    if (!contested.empty()) s.push_back(contested_guard(contested));
     // One multi-row statement per kind of row (and per 1,000 rows): the
     // server parses, plans and runs one statement, not one per row.
     for (std::size_t from = 0; from < b.created.size(); from += rows_per_statement) {
@@ -174,10 +271,11 @@ std::uint64_t pg_store::write_journal(const std::string& service, const journal_
              {service, f.queue, f.match_id, f.credential, pg::to_param(f.updated_unix_ms),
               bytes(f.state)}});
     }
+    guest_rows(b, s);
     const auto results = fenced_pipeline(s);
     if (streamed) return static_cast<std::uint64_t>(results.at(stream_statement).int64(0, 0));
     return highest_seq(b);
-  });
+  }
 }
 
 std::vector<journal_ticket> pg_store::read_waiting_tickets(const std::string& service) {
@@ -187,6 +285,21 @@ std::vector<journal_ticket> pg_store::read_waiting_tickets(const std::string& se
         "SELECT ticket_id, queues, credential, created_at, ticket FROM "
         "session_ticket_journal WHERE service = $1 AND state = 0 "
         "ORDER BY created_at, ticket_id",
+        service);
+    for (std::size_t i = 0; i < r.size(); ++i)
+      out.push_back({static_cast<std::uint64_t>(r.int64(i, 0)), r.text(i, 1), r.text(i, 2),
+                     r.int64(i, 3), r.bytes(i, 4)});
+    return out;
+  });
+}
+
+std::vector<journal_ticket> pg_store::read_guest_tickets(const std::string& service) {
+  return pg_guarded(db_, "read the guest tickets", [&] {
+    std::vector<journal_ticket> out;
+    const auto r = db_.sql().exec_params(
+        "SELECT j.ticket_id, j.queues, j.credential, j.created_at, j.ticket FROM "
+        "session_guest_tickets g JOIN session_ticket_journal j ON j.ticket_id = g.ticket_id "
+        "WHERE g.guest = $1 AND j.state = 0 ORDER BY j.created_at, j.ticket_id",
         service);
     for (std::size_t i = 0; i < r.size(); ++i)
       out.push_back({static_cast<std::uint64_t>(r.int64(i, 0)), r.text(i, 1), r.text(i, 2),

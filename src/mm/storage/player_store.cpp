@@ -72,8 +72,9 @@ bool sqlite_store::append_config(const config_version& v) {
   return append_config_version(db_, v);
 }
 
-std::uint64_t sqlite_store::write_journal(const std::string& service, const journal_batch& b) {
-  return mm::write_journal(db_, service, b);
+std::uint64_t sqlite_store::write_journal(const std::string& service, const journal_batch& b,
+                                          std::vector<std::uint32_t>* lost_groups) {
+  return mm::write_journal(db_, service, b, lost_groups);
 }
 
 journal_contents sqlite_store::read_journal(const std::string& service, const journal_read& r) {
@@ -87,6 +88,10 @@ std::vector<journal_event> sqlite_store::read_stream_events(const std::string& s
 
 std::vector<journal_ticket> sqlite_store::read_waiting_tickets(const std::string& service) {
   return mm::read_waiting_tickets(db_, service);
+}
+
+std::vector<journal_ticket> sqlite_store::read_guest_tickets(const std::string& service) {
+  return mm::read_guest_tickets(db_, service);
 }
 
 std::vector<journal_backfill> sqlite_store::read_backfills(const std::string& service) {

@@ -74,13 +74,16 @@ class player_store {
   virtual session_state_rows take_session_state(const std::string& service) = 0;
 
   // The session tickets' journal (mm/storage/ticket_journal.hpp).
-  // The highest event number of the batch (0 without events).
-  virtual std::uint64_t write_journal(const std::string& service, const journal_batch& b) = 0;
+  // The highest event number of the batch (0 without events); the groups
+  // left out, when asked (ticket_journal.hpp).
+  virtual std::uint64_t write_journal(const std::string& service, const journal_batch& b,
+                                      std::vector<std::uint32_t>* lost_groups = nullptr) = 0;
   virtual journal_contents read_journal(const std::string& service, const journal_read& r) = 0;
   // The events of a stream after a number (ticket_journal.hpp).
   virtual std::vector<journal_event> read_stream_events(const std::string& stream,
                                                         std::uint64_t after, std::size_t max) = 0;
   virtual std::vector<journal_ticket> read_waiting_tickets(const std::string& service) = 0;
+  virtual std::vector<journal_ticket> read_guest_tickets(const std::string& service) = 0;
   virtual std::vector<journal_backfill> read_backfills(const std::string& service) = 0;
   virtual void prune_journal(const std::string& service, const journal_prune& p) = 0;
   virtual std::vector<journal_v8_row> read_v8_journal(const std::string& service) = 0;
@@ -147,11 +150,13 @@ class sqlite_store final : public player_store {
   void write_session_state(const std::string& service, const session_state_rows& s,
                            std::int64_t now_unix_ms) override;
   session_state_rows take_session_state(const std::string& service) override;
-  std::uint64_t write_journal(const std::string& service, const journal_batch& b) override;
+  std::uint64_t write_journal(const std::string& service, const journal_batch& b,
+                              std::vector<std::uint32_t>* lost_groups = nullptr) override;
   journal_contents read_journal(const std::string& service, const journal_read& r) override;
   std::vector<journal_event> read_stream_events(const std::string& stream, std::uint64_t after,
                                                 std::size_t max) override;
   std::vector<journal_ticket> read_waiting_tickets(const std::string& service) override;
+  std::vector<journal_ticket> read_guest_tickets(const std::string& service) override;
   std::vector<journal_backfill> read_backfills(const std::string& service) override;
   void prune_journal(const std::string& service, const journal_prune& p) override;
   std::vector<journal_v8_row> read_v8_journal(const std::string& service) override;

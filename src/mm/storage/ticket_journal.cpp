@@ -4,6 +4,7 @@
 #include <SQLiteCpp/Transaction.h>
 
 #include <cstdio>
+#include <optional>
 
 namespace mm {
 
@@ -32,11 +33,59 @@ journal_event event_row(SQLite::Statement& q) {
           blob_of(q.getColumn(5))};
 }
 
+// The groups whose contested rows no longer wait (journal_groups.cpp), read
+// in the writer's transaction: no other writer finishes one before it ends.
+std::vector<std::uint32_t> lost_groups_of(SQLite::Database& sql, const journal_batch& b) {
+  const auto rows = contested_rows(b);
+  if (rows.empty()) return {};
+  std::vector<std::uint64_t> waiting;
+  SQLite::Statement q(sql,
+                      "SELECT 1 FROM session_ticket_journal WHERE ticket_id = ? AND state = 0");
+  for (const std::uint64_t r : rows) {
+    q.bind(1, signed_id(r));
+    if (q.executeStep()) waiting.push_back(r);
+    q.reset();
+  }
+  return groups_of(b, not_waiting(rows, std::move(waiting)));
+}
+
+// A ticket's rows in the services it also waits in, with its own row.
+void write_guests(SQLite::Database& sql, const std::vector<journal_ticket>& created) {
+  std::optional<SQLite::Statement> q;
+  for (const auto& t : created)
+    for (const auto& g : t.guests) {
+      if (!q)
+        q.emplace(sql,
+                  "INSERT INTO session_guest_tickets (guest, ticket_id) VALUES (?, ?) "
+                  "ON CONFLICT DO NOTHING");
+      q->bind(1, g);
+      q->bind(2, signed_id(t.id));
+      q->exec();
+      q->reset();
+    }
+}
+
+// A contested ticket's guest rows go with its outcome (whoever writes it).
+void drop_guests(SQLite::Database& sql, const std::vector<journal_outcome>& finished) {
+  std::optional<SQLite::Statement> q;
+  for (const auto& o : finished) {
+    if (!o.contested) continue;
+    if (!q) q.emplace(sql, "DELETE FROM session_guest_tickets WHERE ticket_id = ?");
+    q->bind(1, signed_id(o.id));
+    q->exec();
+    q->reset();
+  }
+}
+
 }  // namespace
 
-std::uint64_t write_journal(database& db, const std::string& service, const journal_batch& b) {
+std::uint64_t write_journal(database& db, const std::string& service, const journal_batch& in,
+                            std::vector<std::uint32_t>* lost_groups) {
   return db.guarded("write the ticket journal", [&] {
     SQLite::Transaction tx(db.sql(), SQLite::TransactionBehavior::IMMEDIATE);
+    const std::vector<std::uint32_t> lost = lost_groups_of(db.sql(), in);
+    const journal_batch kept = lost.empty() ? journal_batch{} : without_groups(in, lost);
+    const journal_batch& b = lost.empty() ? in : kept;
     // A stream's events follow its last number (the transaction holds the
     // file's write lock: no other writer numbers at the same time).
     std::uint64_t stream_last = 0;
@@ -78,6 +127,8 @@ std::uint64_t write_journal(database& db, const std::string& service, const jour
         q.reset();
       }
     }
+    write_guests(db.sql(), b.created);
+    drop_guests(db.sql(), b.finished);
     if (!b.released.empty()) {
       // After the outcomes: a finished ticket no longer waits.
       SQLite::Statement q(db.sql(),
@@ -155,6 +206,7 @@ std::uint64_t write_journal(database& db, const std::string& service, const jour
       }
     }
     tx.commit();
+    if (lost_groups) *lost_groups = lost;
     if (b.events.empty()) return std::uint64_t{0};
     return b.event_stream.empty() ? highest_seq(b) : seq_of(b.events.size() - 1);
   });
@@ -186,6 +238,20 @@ std::vector<journal_ticket> read_waiting_tickets(database& db, const std::string
                         "SELECT ticket_id, queues, credential, created_at, ticket FROM "
                         "session_ticket_journal WHERE service = ? AND state = 0 "
                         "ORDER BY created_at, ticket_id");
+    q.bind(1, service);
+    while (q.executeStep()) out.push_back(ticket_row(q));
+    return out;
+  });
+}
+
+std::vector<journal_ticket> read_guest_tickets(database& db, const std::string& service) {
+  return db.guarded("read the guest tickets", [&] {
+    std::vector<journal_ticket> out;
+    SQLite::Statement q(db.sql(),
+                        "SELECT j.ticket_id, j.queues, j.credential, j.created_at, j.ticket FROM "
+                        "session_guest_tickets g JOIN session_ticket_journal j ON j.ticket_id = "
+                        "g.ticket_id WHERE g.guest = ? AND j.state = 0 "
+                        "ORDER BY j.created_at, j.ticket_id");
     q.bind(1, service);
     while (q.executeStep()) out.push_back(ticket_row(q));
     return out;

@@ -31,6 +31,11 @@ struct journal_ticket {
   std::string credential;
   std::int64_t created_unix_ms = 0;
   std::string ticket;  // opaque bytes
+  // The other services (partitions) the ticket also waits in: a row for
+  // each in session_guest_tickets (schema/013_session_guest_tickets.sql),
+  // written with the ticket's row and deleted with its outcome, which each
+  // of them reads at its start (read_guest_tickets). Written only.
+  std::vector<std::string> guests{};
 };
 
 struct journal_outcome {
@@ -39,6 +44,13 @@ struct journal_outcome {
   std::uint8_t state = 0;  // 1 matched, 2 cancelled, 3 expired, 4 failed
   std::int64_t finished_unix_ms = 0;
   std::string outcome;  // opaque bytes
+  // A ticket that waits in several services (its row's own and its
+  // guests'): any of them may write its outcome. Such an outcome is written
+  // only when the store finds its row still waiting, and then with every
+  // outcome and event of its `group`; else none of them is (the group is
+  // lost: write_journal). A contested outcome always has a group.
+  bool contested = false;
+  std::uint32_t group = 0;  // 0: none (written as always)
 };
 
 struct journal_event {
@@ -49,7 +61,8 @@ struct journal_event {
   std::string credential;
   std::string queue;
   std::int64_t at_unix_ms = 0;
-  std::string event;  // opaque bytes
+  std::string event;        // opaque bytes
+  std::uint32_t group = 0;  // journal_outcome::group; 0: none
 };
 
 // A running match that backfills, with its reservations (schema/006): the
@@ -64,6 +77,14 @@ struct journal_backfill {
 // One transaction: the created rows first, then the outcomes (of tickets
 // still waiting; an outcome for a ticket that left already is ignored), then
 // the events, then the backfills in their order.
+//
+// Groups: the contested outcomes' rows are checked first, in the
+// transaction, and each group with one that no longer waits (another
+// service finished it first) is left out whole: its outcomes and its events.
+// A row created in the same batch is not checked (no other service knows
+// it yet). The groups left out are the caller's to undo (a match that lost
+// puts its other tickets back); the rest of the batch is written. Backfills
+// and created rows have no group.
 //
 // An event's credential is the ticket row's, unless the event gives one (an
 // event for the game server of the running match a ticket was placed into).
@@ -101,6 +122,19 @@ struct player_claim {
   std::uint64_t ticket = 0;            // the ticket's serial
   std::vector<std::uint64_t> players;  // distinct
 };
+
+// What the backends share of the groups (journal_groups.cpp): the serials
+// of the contested outcomes whose rows must still wait (those not created
+// in the batch), sorted and distinct (throws errc::invalid_argument for a
+// contested outcome without a group); those of `rows` not among `waiting`;
+// the groups of the contested outcomes among `gone` (sorted), in increasing
+// order; and the batch without the outcomes and events of `groups` (sorted).
+std::vector<std::uint64_t> contested_rows(const journal_batch& b);
+std::vector<std::uint64_t> not_waiting(const std::vector<std::uint64_t>& rows,
+                                       std::vector<std::uint64_t> waiting);
+std::vector<std::uint32_t> groups_of(const journal_batch& b,
+                                     const std::vector<std::uint64_t>& gone);
+journal_batch without_groups(const journal_batch& b, const std::vector<std::uint32_t>& groups);
 
 // The batch's highest event sequence (0 without events).
 inline std::uint64_t highest_seq(const journal_batch& b) {
@@ -154,14 +188,19 @@ struct journal_v8_row {
 using id_key_words = std::array<std::uint64_t, 2>;
 
 // SQLite (the same functions exist on PostgreSQL, pg_store.hpp).
-// The highest event number of the batch (0 without events).
-std::uint64_t write_journal(database& db, const std::string& service, const journal_batch& b);
+// The highest event number of the batch (0 without events). `lost_groups`:
+// the groups left out (above), in increasing order, when asked.
+std::uint64_t write_journal(database& db, const std::string& service, const journal_batch& b,
+                            std::vector<std::uint32_t>* lost_groups = nullptr);
 // At most `max` events of the stream (of the services named `stream` and
 // `stream/...`, mm/session/partitions.hpp) after number `after`, by number.
 std::vector<journal_event> read_stream_events(database& db, const std::string& stream,
                                               std::uint64_t after, std::size_t max);
 journal_contents read_journal(database& db, const std::string& service, const journal_read& r);
 std::vector<journal_ticket> read_waiting_tickets(database& db, const std::string& service);
+// The waiting tickets of other services that also wait in `service` (their
+// guest rows name it), by creation time.
+std::vector<journal_ticket> read_guest_tickets(database& db, const std::string& service);
 std::vector<journal_backfill> read_backfills(database& db, const std::string& service);
 void prune_journal(database& db, const std::string& service, const journal_prune& p);
 // The service's rows of before version 9, and their removal (fenced).
