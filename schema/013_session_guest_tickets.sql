@@ -11,3 +11,7 @@ CREATE TABLE session_guest_tickets (
   PRIMARY KEY (guest, ticket_id)
 ) WITHOUT ROWID;
 CREATE INDEX session_guest_tickets_by_ticket ON session_guest_tickets (ticket_id);
+-- Each event of such a ticket names the services it waits in (its home's
+-- first), so that a node that follows the event stream tells those it runs
+-- (a new guest, or an outcome another service wrote); '' for the others.
+ALTER TABLE session_ticket_events ADD COLUMN services TEXT NOT NULL DEFAULT '';

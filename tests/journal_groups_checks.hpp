@@ -34,6 +34,7 @@ inline void add_matched(journal_batch& b, std::uint64_t serial, std::uint32_t gr
   b.finished.push_back(o);
   journal_event e{0, serial, "", "duel", 1'700'000'100'000, o.outcome};
   e.group = group;
+  if (contested) e.services = "home,guest";
   b.events.push_back(e);
 }
 
@@ -93,6 +94,10 @@ inline void check_contested_groups(player_store& a, player_store& b) {
   CHECK(events[before].ticket == 100);
   CHECK(events[before + 1].ticket == 200);
   CHECK(events[before + 2].ticket == 102);
+  CHECK(events[before].services == "home,guest");  // the stream names a contested ticket's
+  CHECK(events[before + 1].services.empty());
+  // Rows by serial, whatever their service, while they wait.
+  CHECK(ids_of(b.read_waiting_rows({100, 101, 201, 999})) == std::set<std::uint64_t>{101, 201});
 
   // A contested ticket created and matched in one batch is its writer's.
   journal_batch at_once;

@@ -5,3 +5,4 @@ CREATE TABLE session_guest_tickets (
   PRIMARY KEY (guest, ticket_id)
 );
 CREATE INDEX session_guest_tickets_by_ticket ON session_guest_tickets (ticket_id);
+ALTER TABLE session_ticket_events ADD COLUMN services TEXT NOT NULL DEFAULT '';

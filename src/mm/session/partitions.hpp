@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "mm/engine/stable_hash.hpp"
 
@@ -66,5 +67,23 @@ struct partition_slice {
     return count <= 1 || queue_partition(partitioned_name(queue), count) == index;
   }
 };
+
+// The services of the other partitions that run one of `queues`, besides
+// partition `me` of `count` (a multi-queue ticket's guests), in the order
+// of the queues, each once. `stream`: the services' common name.
+inline std::vector<std::string> guest_services(const std::vector<std::string>& queues,
+                                               const std::string& stream, partition_slice me) {
+  std::vector<std::string> out;
+  if (me.count <= 1) return out;
+  for (const auto& q : queues) {
+    const std::uint32_t p = queue_partition(partitioned_name(q), me.count);
+    if (p == me.index) continue;
+    std::string s = partition_service(stream, p, me.count);
+    bool seen = false;
+    for (const auto& o : out) seen = seen || o == s;
+    if (!seen) out.push_back(std::move(s));
+  }
+  return out;
+}
 
 }  // namespace mm::session

@@ -280,7 +280,8 @@ bool basic_session_queue<Plugin>::fill(running_match& m, std::size_t slot, time_
   for (const candidate& c : candidates) {
     if (g.players >= config_.max_players) break;
     const std::size_t i = c.ticket;
-    if (taken_[i] || rows_[i].fast_track || already_in(m, i) || !admits(g, i, now, nullptr))
+    if (taken_[i] || rows_[i].fast_track || rows_[i].new_matches_only || already_in(m, i) ||
+        !admits(g, i, now, nullptr))
       continue;
     members.push_back(i);
     const bool fits =

@@ -247,6 +247,7 @@ add_result basic_session_queue<Plugin>::add_as(const ticket_request& request, ti
   if (id == 0 || id < std::numeric_limits<ticket_id>::max())
     next_ticket_ = std::max(next_ticket_, t.id + 1);
   t.shared = request.shared;
+  t.new_matches_only = request.new_matches_only;
   t.tiebreak = rng_();
   for (player_id p : t.players) player_ticket_.set(p, t.id);
   index_.set(t.id, tickets_.size());

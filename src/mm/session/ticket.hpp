@@ -45,6 +45,11 @@ struct ticket_request {
   // expiry or failure here must first be claimed (claim_hook), so that it
   // leaves every queue at its first outcome and is never in two matches.
   bool shared = false;
+  // Placed only into a new match, never into a running one (backfill): a
+  // ticket that also waits in another partition's queues, whose match may
+  // lose to that partition's at the commit and be undone, which a running
+  // match's reservation cannot be.
+  bool new_matches_only = false;
 };
 
 enum class ticket_state : std::uint8_t {

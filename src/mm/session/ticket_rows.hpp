@@ -51,7 +51,10 @@ class ticket_rows {
     time_ms created;
     std::uint64_t tiebreak;
     std::uint32_t party;  // the number of players
-    std::uint32_t fast_track;
+    std::uint16_t fast_track;
+    // Placed into new matches only, never into a running match
+    // (ticket_request::new_matches_only).
+    std::uint16_t new_matches_only;
   };
   static_assert(sizeof(head) == 4 * sizeof(std::uint64_t));
 
@@ -83,8 +86,12 @@ class ticket_rows {
   void push(const waiting_ticket& t) {
     words_.resize((size_ + 1) * stride_);
     std::uint64_t* row = words_.data() + size_ * stride_;
-    const head h{t.id, t.created, t.tiebreak, static_cast<std::uint32_t>(t.players.size()),
-                 t.fast_track ? 1u : 0u};
+    const head h{t.id,
+                 t.created,
+                 t.tiebreak,
+                 static_cast<std::uint32_t>(t.players.size()),
+                 static_cast<std::uint16_t>(t.fast_track ? 1 : 0),
+                 static_cast<std::uint16_t>(t.new_matches_only ? 1 : 0)};
     std::memcpy(row, &h, sizeof h);
     store(row + head_words, t.numbers);
     if (policy_) {

@@ -32,6 +32,7 @@ struct waiting_ticket {
   std::vector<std::uint32_t> team_of;
   // Waits in other queues too (ticket_request::shared).
   bool shared = false;
+  bool new_matches_only = false;  // ticket_request::new_matches_only
 };
 
 }  // namespace mm::session

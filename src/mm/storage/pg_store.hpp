@@ -52,6 +52,7 @@ class pg_store final : public player_store {
                                                 std::size_t max) override;
   std::vector<journal_ticket> read_waiting_tickets(const std::string& service) override;
   std::vector<journal_ticket> read_guest_tickets(const std::string& service) override;
+  std::vector<journal_ticket> read_waiting_rows(const std::vector<std::uint64_t>& serials) override;
   std::vector<journal_backfill> read_backfills(const std::string& service) override;
   void prune_journal(const std::string& service, const journal_prune& p) override;
   std::vector<journal_v8_row> read_v8_journal(const std::string& service) override;

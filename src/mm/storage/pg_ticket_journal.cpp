@@ -213,23 +213,25 @@ std::uint64_t pg_store::write_batch(const std::string& service, const journal_ba
       // An event's credential is '' but for a game server's copy: the reader
       // takes it from the ticket (session_journal.cpp).
       pg::statement st{
-          streamed ? "INSERT INTO session_ticket_events (service, seq, ticket_id, credential, "
-                     "queue, at, event) SELECT $1, (SELECT value FROM session_counters WHERE "
-                     "name = $2) - v.from_end, v.t, v.c, v.q, v.a, v.e FROM (VALUES " +
-                         rows_of(n, {"bigint", "bigint", "text", "text", "bigint", "bytea"}, 3) +
-                         ") AS v(from_end, t, c, q, a, e)"
-                   : "INSERT INTO session_ticket_events (service, seq, ticket_id, credential, "
-                     "queue, at, event) SELECT $1, v.* FROM (VALUES " +
-                         rows_of(n, {"bigint", "bigint", "text", "text", "bigint", "bytea"}, 2) +
-                         ") AS v",
+          streamed
+              ? "INSERT INTO session_ticket_events (service, seq, ticket_id, credential, "
+                "queue, at, event, services) SELECT $1, (SELECT value FROM "
+                "session_counters WHERE name = $2) - v.from_end, v.t, v.c, v.q, v.a, v.e, "
+                "v.s FROM (VALUES " +
+                    rows_of(n, {"bigint", "bigint", "text", "text", "bigint", "bytea", "text"}, 3) +
+                    ") AS v(from_end, t, c, q, a, e, s)"
+              : "INSERT INTO session_ticket_events (service, seq, ticket_id, credential, "
+                "queue, at, event, services) SELECT $1, v.* FROM (VALUES " +
+                    rows_of(n, {"bigint", "bigint", "text", "text", "bigint", "bytea", "text"}, 2) +
+                    ") AS v",
           {service}};
       if (streamed) st.params.push_back(event_counter_name(b.event_stream));
       for (std::size_t i = from; i < from + n; ++i) {
         const auto& e = b.events[i];
         const std::uint64_t seq = streamed ? b.events.size() - 1 - i : e.seq;
-        st.params.insert(st.params.end(),
-                         {pg::to_param(signed_id(seq)), pg::to_param(signed_id(e.ticket)),
-                          e.credential, e.queue, pg::to_param(e.at_unix_ms), bytes(e.event)});
+        st.params.insert(st.params.end(), {pg::to_param(signed_id(seq)),
+                                           pg::to_param(signed_id(e.ticket)), e.credential, e.queue,
+                                           pg::to_param(e.at_unix_ms), bytes(e.event), e.services});
       }
       s.push_back(std::move(st));
     }
@@ -308,6 +310,24 @@ std::vector<journal_ticket> pg_store::read_guest_tickets(const std::string& serv
   });
 }
 
+std::vector<journal_ticket> pg_store::read_waiting_rows(const std::vector<std::uint64_t>& serials) {
+  if (serials.empty()) return {};
+  return pg_guarded(db_, "read waiting tickets", [&] {
+    std::vector<pg::param> params;
+    const std::string ids = id_array(serials, params);
+    const auto r = db_.sql().exec(
+        "SELECT ticket_id, queues, credential, created_at, ticket FROM session_ticket_journal "
+        "WHERE ticket_id = ANY(" +
+            ids + ") AND state = 0",
+        params);
+    std::vector<journal_ticket> out;
+    for (std::size_t i = 0; i < r.size(); ++i)
+      out.push_back({static_cast<std::uint64_t>(r.int64(i, 0)), r.text(i, 1), r.text(i, 2),
+                     r.int64(i, 3), r.bytes(i, 4)});
+    return out;
+  });
+}
+
 std::vector<journal_backfill> pg_store::read_backfills(const std::string& service) {
   return pg_guarded(db_, "read the backfills", [&] {
     std::vector<journal_backfill> out;
@@ -355,10 +375,14 @@ journal_contents pg_store::read_journal(const std::string& service, const journa
 std::vector<journal_event> pg_store::read_stream_events(const std::string& stream,
                                                         std::uint64_t after, std::size_t max) {
   return pg_guarded(db_, "read the events of a stream", [&] {
-    return event_rows(db_.sql().exec_params(
-        "SELECT seq, ticket_id, credential, queue, at, event FROM session_ticket_events "
-        "WHERE seq > $1 AND (service = $2 OR starts_with(service, $3)) ORDER BY seq LIMIT $4",
-        signed_id(after), stream, stream + "/", static_cast<std::int64_t>(max)));
+    const auto r = db_.sql().exec_params(
+        "SELECT seq, ticket_id, credential, queue, at, event, services FROM "
+        "session_ticket_events WHERE seq > $1 AND (service = $2 OR starts_with(service, $3)) "
+        "ORDER BY seq LIMIT $4",
+        signed_id(after), stream, stream + "/", static_cast<std::int64_t>(max));
+    auto out = event_rows(r);
+    for (std::size_t i = 0; i < out.size(); ++i) out[i].services = r.text(i, 6);
+    return out;
   });
 }
 

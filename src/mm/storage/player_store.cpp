@@ -94,6 +94,11 @@ std::vector<journal_ticket> sqlite_store::read_guest_tickets(const std::string& 
   return mm::read_guest_tickets(db_, service);
 }
 
+std::vector<journal_ticket> sqlite_store::read_waiting_rows(
+    const std::vector<std::uint64_t>& serials) {
+  return mm::read_waiting_rows(db_, serials);
+}
+
 std::vector<journal_backfill> sqlite_store::read_backfills(const std::string& service) {
   return mm::read_backfills(db_, service);
 }

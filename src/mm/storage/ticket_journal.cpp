@@ -146,7 +146,7 @@ std::uint64_t write_journal(database& db, const std::string& service, const jour
       // (a lookup per row here cost the writer a tenth of its time).
       SQLite::Statement q(db.sql(),
                           "INSERT INTO session_ticket_events (service, seq, ticket_id, credential, "
-                          "queue, at, event) VALUES (?, ?, ?, ?, ?, ?, ?)");
+                          "queue, at, event, services) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
       for (std::size_t i = 0; i < b.events.size(); ++i) {
         const auto& e = b.events[i];
         q.bind(1, service);
@@ -156,6 +156,7 @@ std::uint64_t write_journal(database& db, const std::string& service, const jour
         q.bind(5, e.queue);
         q.bind(6, e.at_unix_ms);
         q.bind(7, e.event.data(), static_cast<int>(e.event.size()));
+        q.bind(8, e.services);
         q.exec();
         q.reset();
       }
@@ -217,7 +218,7 @@ std::vector<journal_event> read_stream_events(database& db, const std::string& s
   return db.guarded("read the events of a stream", [&] {
     std::vector<journal_event> out;
     SQLite::Statement q(db.sql(),
-                        "SELECT seq, ticket_id, credential, queue, at, event FROM "
+                        "SELECT seq, ticket_id, credential, queue, at, event, services FROM "
                         "session_ticket_events WHERE seq > ? AND (service = ? OR "
                         "substr(service, 1, length(?)) = ?) ORDER BY seq LIMIT ?");
     const std::string prefix = stream + "/";
@@ -226,7 +227,26 @@ std::vector<journal_event> read_stream_events(database& db, const std::string& s
     q.bind(3, prefix);
     q.bind(4, prefix);
     q.bind(5, static_cast<std::int64_t>(max));
-    while (q.executeStep()) out.push_back(event_row(q));
+    while (q.executeStep()) {
+      out.push_back(event_row(q));
+      out.back().services = q.getColumn(6).getString();
+    }
+    return out;
+  });
+}
+
+std::vector<journal_ticket> read_waiting_rows(database& db,
+                                              const std::vector<std::uint64_t>& serials) {
+  return db.guarded("read waiting tickets", [&] {
+    std::vector<journal_ticket> out;
+    SQLite::Statement q(db.sql(),
+                        "SELECT ticket_id, queues, credential, created_at, ticket FROM "
+                        "session_ticket_journal WHERE ticket_id = ? AND state = 0");
+    for (const std::uint64_t s : serials) {
+      q.bind(1, signed_id(s));
+      if (q.executeStep()) out.push_back(ticket_row(q));
+      q.reset();
+    }
     return out;
   });
 }

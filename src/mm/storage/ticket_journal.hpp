@@ -63,6 +63,11 @@ struct journal_event {
   std::int64_t at_unix_ms = 0;
   std::string event;        // opaque bytes
   std::uint32_t group = 0;  // journal_outcome::group; 0: none
+  // A ticket that waits in several services: all of them, comma-separated,
+  // its home's first (schema 013), on each of its events, so that a node
+  // following the stream tells the ones it runs; else empty. Read back by
+  // read_stream_events only.
+  std::string services{};
 };
 
 // A running match that backfills, with its reservations (schema/006): the
@@ -201,6 +206,9 @@ std::vector<journal_ticket> read_waiting_tickets(database& db, const std::string
 // The waiting tickets of other services that also wait in `service` (their
 // guest rows name it), by creation time.
 std::vector<journal_ticket> read_guest_tickets(database& db, const std::string& service);
+// The rows of `serials` that still wait (any service's), in no given order.
+std::vector<journal_ticket> read_waiting_rows(database& db,
+                                              const std::vector<std::uint64_t>& serials);
 std::vector<journal_backfill> read_backfills(database& db, const std::string& service);
 void prune_journal(database& db, const std::string& service, const journal_prune& p);
 // The service's rows of before version 9, and their removal (fenced).
