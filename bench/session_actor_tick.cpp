@@ -39,6 +39,10 @@ session_journal_actor::behavior_type null_journal(session_journal_actor::pointer
       [](journal_atom, finish_atom, std::vector<ticket_outcome>&) {},
       [](journal_atom, finish_atom, tick_outcomes&) {},
       [](journal_atom, reload_atom, std::string&) { return std::vector<durable_ticket>{}; },
+      [](journal_atom, guest_atom, std::vector<std::uint64_t>&) {
+        return std::vector<durable_ticket>{};
+      },
+      [](journal_atom, forget_atom, std::vector<std::uint64_t>&) {},
       [](journal_atom, backfill_atom, backfill_state&, bool) { return true; },
       [](journal_atom, claim_atom, backfill_atom, std::string&) { return true; },
       [](journal_atom, release_atom, backfill_atom, std::string&) {},

@@ -69,7 +69,8 @@ struct partitioned {
         test_key, [store] { return store->reserve_id_generation(); }, p);
     c.detached_journal = false;
     c.restored = load_session_journal(*store, c.service_name, &c.ids->permutation(), 0,
-                                      c.outcome_retention, c.max_outcomes, c.event_stream);
+                                      c.outcome_retention, c.max_outcomes, c.event_stream,
+                                      /*guests=*/true);
     if (services.size() <= p) services.resize(p + 1);
     services[p] = f.sys().spawn(session_service, std::move(c));
     parts->target(p).set(caf::actor_cast<caf::strong_actor_ptr>(services[p]));
@@ -107,6 +108,28 @@ struct partitioned {
   session_interfaces::service partition(std::uint32_t p) {
     return caf::actor_cast<session_interfaces::service>(services.at(p));
   }
+  // What a node's reader of the event stream does (partition_news): the
+  // news of multi-queue tickets over partitions, to the partitions named.
+  void relay() {
+    sqlite_store reader(dir.file("journal.db"));
+    const auto rows = reader.read_stream_events("sessions", relayed, 10'000);
+    if (!rows.empty()) relayed = rows.back().seq;
+    for (auto& [service, news] : contested_news_of(rows)) {
+      const auto p = session::service_partition(service, "sessions", partition_count);
+      REQUIRE(p);
+      if (!news.guests.empty()) caf::anon_send(services[*p], guest_atom::value, news.guests);
+      if (!news.outcomes.empty())
+        caf::anon_send(services[*p], elsewhere_atom::value, news.outcomes);
+    }
+    f.run();
+  }
+  std::size_t waiting_in(std::uint32_t p, const std::string& queue) {
+    auto [reports, e] = f.ask<std::vector<session_queue_report>>(partition(p), info_atom::value);
+    REQUIRE(reports);
+    for (const auto& r : *reports)
+      if (r.queue == queue) return r.waiting;
+    return 0;
+  }
 
   actor_fixture f;
   temp_dir dir;
@@ -117,6 +140,7 @@ struct partitioned {
   std::vector<session_service_actor> services;  // by partition
   std::shared_ptr<ticket_event_feed> feed =
       std::make_shared<ticket_event_feed>(ticket_event_feed::limits{});
+  std::uint64_t relayed = 0;  // the stream's last number relayed
 };
 
 using names = std::vector<std::string>;
@@ -176,18 +200,106 @@ TEST_CASE("one player waits in one ticket across partitions", "[session][actors]
   x.create("arena", party({1000}, 7));
 }
 
-TEST_CASE("a multi-queue ticket whose queues are in two partitions is refused, naming the queue",
+TEST_CASE("a multi-queue ticket over two partitions waits in both and is matched in one",
           "[session][actors][partitions]") {
   partitioned x;
   auto t = party({1000}, 1);
-  t.also_queues = {"coop", "arena"};
-  auto [id, e] = x.ask_create("duel", t);
-  CHECK_FALSE(id);
-  CHECK(error_code_of(e) == errc::invalid_argument);
-  CHECK_THAT(x.f.sys().render(e), Contains("queues[2]: queue 'arena' runs in another session"));
-  // Within one partition it waits in both.
-  t.also_queues = {"coop"};
-  x.create("duel", t);
+  t.also_queues = {"arena"};  // duel: partition 1 (its home), arena: partition 0
+  const auto id = x.create("duel", t);
+  CHECK(x.waiting_in(1, "duel") == 1);
+  CHECK(x.waiting_in(0, "arena") == 0);  // not until the stream says so
+  x.relay();
+  CHECK(x.waiting_in(0, "arena") == 1);
+  // A partner in arena: partition 0 matches it; its home learns it from the stream.
+  const auto partner = x.create("arena", party({1000}, 2));
+  x.f.advance(1s);
+  CHECK(x.status(partner)->state == ticket_state::matched);
+  CHECK(x.status(id)->state == ticket_state::waiting);  // the home's books, not yet told
+  x.relay();
+  const auto o = x.status(id);
+  REQUIRE(o);
+  CHECK(o->state == ticket_state::matched);
+  CHECK(o->match.queue == "arena");
+  CHECK(x.waiting_in(1, "duel") == 0);
+  bool owner_told = false;
+  for (const auto& ev : *x.got)
+    owner_told = owner_told || (ev.ticket == id && ev.match.queue == "arena");
+  CHECK(owner_told);
+  // Unknown queues are refused whatever partition would run them.
+  t = party({1000}, 3);
+  t.also_queues = {"nowhere"};
+  auto [none, e] = x.ask_create("duel", t);
+  CHECK_FALSE(none);
+  CHECK_THAT(x.f.sys().render(e), Contains("queues[1]: no queue 'nowhere'"));
+}
+
+TEST_CASE(
+    "of two partitions that match one ticket at once the first commit wins, the other "
+    "match's tickets wait again",
+    "[session][actors][partitions]") {
+  partitioned x;
+  auto t = party({1000}, 1);
+  t.also_queues = {"arena"};
+  const auto shared = x.create("duel", t);
+  x.relay();
+  const auto in_duel = x.create("duel", party({1000}, 2));
+  const auto in_arena = x.create("arena", party({1000}, 3));
+  x.f.advance(1s);  // both partitions tick: each forms a match with the shared ticket
+  x.relay();
+  const auto a = x.status(in_duel), b = x.status(in_arena), s = x.status(shared);
+  REQUIRE(a);
+  REQUIRE(b);
+  REQUIRE(s);
+  CHECK(s->state == ticket_state::matched);
+  // Exactly one partner is matched (with the shared ticket), the other waits again.
+  CHECK((a->state == ticket_state::matched) != (b->state == ticket_state::matched));
+  const auto& winner = a->state == ticket_state::matched ? *a : *b;
+  CHECK(winner.match.id == s->match.id);
+  const std::string loser_queue = a->state == ticket_state::matched ? "arena" : "duel";
+  const std::uint32_t loser_partition = loser_queue == "arena" ? 0 : 1;
+  CHECK(x.waiting_in(loser_partition, loser_queue) == 1);
+  // Back in its queue for real: a new partner matches it.
+  const auto next = x.create(loser_queue, party({1000}, 4));
+  x.f.advance(1s);
+  CHECK(x.status(next)->state == ticket_state::matched);
+  CHECK(x.status(a->state == ticket_state::matched ? in_arena : in_duel)->state ==
+        ticket_state::matched);
+}
+
+TEST_CASE("a cancel at the home loses to a guest partition's match written first",
+          "[session][actors][partitions]") {
+  partitioned x;
+  auto t = party({1000}, 1);
+  t.also_queues = {"arena"};
+  const auto id = x.create("duel", t);
+  x.relay();
+  x.create("arena", party({1000}, 2));
+  x.f.advance(1s);  // matched in arena (partition 0); duel's home not yet told
+  CHECK(x.f.ask<bool>(x.s, cancel_atom::value, id).first == false);
+  x.relay();
+  CHECK(x.status(id)->state == ticket_state::matched);
+}
+
+TEST_CASE("a partition that starts again takes its guests back from the store",
+          "[session][actors][partitions]") {
+  partitioned x;
+  auto t = party({1000}, 1);
+  t.also_queues = {"arena", "solo"};  // home 1, guests 0 and 2
+  const auto id = x.create("duel", t);
+  x.restart(0);  // before any relay: its start reads the guest row
+  CHECK(x.waiting_in(0, "arena") == 1);
+  x.restart(1);
+  CHECK(x.waiting_in(1, "duel") == 1);
+  x.relay();
+  CHECK(x.waiting_in(2, "solo") == 1);
+  CHECK(x.waiting_in(0, "arena") == 1);  // taken in once
+  // A cancel at the home reaches every guest through the stream.
+  CHECK(x.f.ask<bool>(x.s, cancel_atom::value, id).first == true);
+  x.relay();
+  CHECK(x.waiting_in(0, "arena") == 0);
+  CHECK(x.waiting_in(2, "solo") == 0);
+  // Nothing is placed into a running match... and the players are free.
+  x.create("solo", party({1000}, 1));
 }
 
 TEST_CASE("a partition served elsewhere is answered for, and the others keep serving",

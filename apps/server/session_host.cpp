@@ -61,8 +61,9 @@ session_host::session_host(caf::actor_system& sys, const server_config& c, std::
   handle_ = caf::actor_cast<actors::session_interfaces::service>(actors::make_session_switch(
       sys, partitions_, sys.message_types<actors::session_interfaces::service>()));
   if (count > 1)
-    follower_ = std::make_unique<actors::stream_follower>(open_configured_store(c), name_, events_,
-                                                          stream_follow_period);
+    follower_ = std::make_unique<actors::stream_follower>(
+        open_configured_store(c), name_, events_, stream_follow_period,
+        [this](const std::vector<journal_event>& rows) { news_.post(rows); });
 }
 
 session_host::~session_host() {
@@ -211,9 +212,10 @@ void session_host::start(std::uint32_t p, const write_fence& fence) {
     if (const auto moved = actors::adopt_v8_journal(*journal_store, name, ids))
       say("server", "matchmakerd: " + std::to_string(moved) +
                         " tickets of the journal moved to version 9's rows (by serial)");
+    if (count > 1) news_.expect(name);  // before its guest rows are read
     sessions.restored = actors::load_session_journal(
         *journal_store, name, &ids, sessions.unix_epoch_ms, sessions.outcome_retention,
-        sessions.max_outcomes, sessions.event_stream);
+        sessions.max_outcomes, sessions.event_stream, count > 1);
     adopt_token_names(config_, sessions.restored);
     const auto& back = sessions.restored;
     if (back.waiting.size() + back.retained.size() + back.unreadable + r.lobbies.size() > 0)
@@ -240,6 +242,7 @@ void session_host::start(std::uint32_t p, const write_fence& fence) {
   sessions.book =
       std::make_shared<actors::ticket_book>(sessions.outcome_retention, sessions.max_outcomes);
   run.service = caf::actor_cast<caf::actor>(sys_.spawn(actors::session_service, sessions));
+  if (count > 1) news_.serve(name, run.service);
   partitions_->target(p).set(caf::actor_cast<caf::strong_actor_ptr>(run.service), sessions.book);
   running_[p] = true;
 }
@@ -249,6 +252,7 @@ void session_host::abandon(std::uint32_t p) {
   auto& run = runs_.at(p);
   partitions_->target(p).clear({});
   running_[p] = false;
+  news_.forget(service_of(p));
   if (run.service) caf::anon_send_exit(run.service, caf::exit_reason::kill);
   run.service = nullptr;
   // The event followers see the queues gone and go elsewhere; with
@@ -261,6 +265,7 @@ void session_host::stop(std::uint32_t p, const std::string& served_by) {
   auto& run = runs_.at(p);
   partitions_->target(p).clear(served_by);
   running_[p] = false;  // requests go elsewhere from now on, while it saves
+  news_.forget(service_of(p));
   if (!run.service) return;
   const std::string name = service_of(p);
   const auto service = caf::actor_cast<actors::session_service_actor>(run.service);

@@ -37,6 +37,7 @@
 #include "mm/actors/ticket_event_feed.hpp"
 #include "mm/session/public_id.hpp"
 #include "mm/storage/player_store.hpp"
+#include "partition_news.hpp"
 #include "server_config.hpp"
 
 namespace mm::server {
@@ -106,6 +107,9 @@ class session_host {
   // A partition's ids carry its index: one source per partition, for the
   // life of the process, whichever starts it serves.
   std::vector<std::shared_ptr<session::id_source>> ids_;
+  // With partitions: what the stream tells the partitions running here of
+  // their multi-queue tickets (before the follower, which posts to it).
+  partition_news news_;
   // With partitions: the feed follows the event stream in the store.
   std::unique_ptr<actors::stream_follower> follower_;
   std::string service_of(std::uint32_t p) const;

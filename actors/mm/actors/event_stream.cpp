@@ -2,6 +2,7 @@
 
 #include "mm/actors/ticket_codec.hpp"
 #include "mm/engine/log.hpp"
+#include "mm/storage/name_list.hpp"
 
 namespace mm::actors {
 
@@ -20,9 +21,29 @@ std::optional<ticket_outcome> event_of_row(const journal_event& row,
   return o;
 }
 
+std::unordered_map<std::string, contested_news> contested_news_of(
+    const std::vector<journal_event>& rows) {
+  std::unordered_map<std::string, contested_news> out;
+  for (const auto& row : rows) {
+    if (row.services.empty()) continue;
+    const auto o = event_of_row(row);
+    if (!o || o->to_game_server) continue;
+    const auto services = split_names(row.services);
+    for (std::size_t i = 0; i < services.size(); ++i) {
+      if (o->state != session::ticket_state::waiting)
+        out[services[i]].outcomes.push_back(*o);
+      else if (i > 0)  // the home wrote it
+        out[services[i]].guests.push_back(o->ticket);
+    }
+  }
+  return out;
+}
+
 std::size_t pull_stream_events(player_store& store, const std::string& stream,
-                               ticket_event_feed& feed, std::size_t max) {
+                               ticket_event_feed& feed, std::size_t max,
+                               const stream_rows_hook& on_rows) {
   const auto rows = store.read_stream_events(stream, feed.last_seq(), max);
+  if (on_rows && !rows.empty()) on_rows(rows);
   std::vector<ticket_outcome> events;
   events.reserve(rows.size());
   for (const auto& row : rows)
@@ -35,11 +56,12 @@ std::size_t pull_stream_events(player_store& store, const std::string& stream,
 
 stream_follower::stream_follower(std::shared_ptr<player_store> store, std::string stream,
                                  std::shared_ptr<ticket_event_feed> feed,
-                                 std::chrono::milliseconds period)
+                                 std::chrono::milliseconds period, stream_rows_hook on_rows)
     : store_(std::move(store)),
       stream_(std::move(stream)),
       feed_(std::move(feed)),
       period_(period),
+      on_rows_(std::move(on_rows)),
       thread_([this] { run(); }) {}
 
 stream_follower::~stream_follower() {
@@ -71,7 +93,7 @@ void stream_follower::run() {
     }
     ++turns_;
     try {
-      while (pull_stream_events(*store_, stream_, *feed_, page) == page) {
+      while (pull_stream_events(*store_, stream_, *feed_, page, on_rows_) == page) {
         std::lock_guard lock(mutex_);
         if (stopping_) return;
       }

@@ -10,11 +10,14 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
+#include <unordered_map>
+#include <vector>
 
 #include "mm/actors/session_messages.hpp"
 #include "mm/actors/ticket_event_feed.hpp"
@@ -28,12 +31,27 @@ namespace mm::actors {
 std::optional<ticket_outcome> event_of_row(const journal_event& row,
                                            const std::string& credential = {});
 
+// What the events of multi-queue tickets over partitions tell each
+// partition they name (journal_event::services): the new tickets that also
+// wait in it (a guest's, by public id), and the outcomes of tickets that
+// wait in it, whichever partition wrote them.
+struct contested_news {
+  std::vector<std::uint64_t> guests;
+  std::vector<ticket_outcome> outcomes;
+};
+// The news of the rows that name services, by service (rows that do not
+// decode are skipped).
+std::unordered_map<std::string, contested_news> contested_news_of(
+    const std::vector<journal_event>& rows);
+
 // Appends to `feed` the stream's events after the feed's last, at most
 // `max` of them; the number of rows read (some may not decode: they are
-// skipped, and the feed goes on past them). Throws mm::error when the
-// store cannot be read.
+// skipped, and the feed goes on past them). `on_rows`, when set, sees every
+// row read, in order. Throws mm::error when the store cannot be read.
+using stream_rows_hook = std::function<void(const std::vector<journal_event>&)>;
 std::size_t pull_stream_events(player_store& store, const std::string& stream,
-                               ticket_event_feed& feed, std::size_t max);
+                               ticket_event_feed& feed, std::size_t max,
+                               const stream_rows_hook& on_rows = {});
 
 // A thread that keeps `feed` up with the stream: it reads what is new every
 // `period`, and at once when poked (a partition of this node committed
@@ -42,8 +60,10 @@ std::size_t pull_stream_events(player_store& store, const std::string& stream,
 // The first turn reads the stream from its first held event.
 class stream_follower {
  public:
+  // `on_rows`: as pull_stream_events', on the follower's thread.
   stream_follower(std::shared_ptr<player_store> store, std::string stream,
-                  std::shared_ptr<ticket_event_feed> feed, std::chrono::milliseconds period);
+                  std::shared_ptr<ticket_event_feed> feed, std::chrono::milliseconds period,
+                  stream_rows_hook on_rows = {});
   ~stream_follower();  // stops the thread
   stream_follower(const stream_follower&) = delete;
   stream_follower& operator=(const stream_follower&) = delete;
@@ -61,6 +81,7 @@ class stream_follower {
   const std::string stream_;
   std::shared_ptr<ticket_event_feed> feed_;
   const std::chrono::milliseconds period_;
+  const stream_rows_hook on_rows_;
   std::mutex mutex_;
   std::condition_variable wake_;
   bool poked_ = false, stopping_ = false;

@@ -32,17 +32,6 @@ ticket_outcome waiting_event(const durable_ticket& t) {
 
 void schedule_flush(session_journal_pointer self);
 
-// The times of a running match shifted by `by` ms (engine time to unix
-// time and back).
-void shift(backfill_state& b, std::int64_t by) {
-  b.registered_ms += by;
-  for (auto& r : b.reservations) {
-    r.placed_ms += by;
-    r.expires_ms += by;
-    for (auto& c : r.created_ms) c += by;
-  }
-}
-
 // One outcome a ticket of the tick: a matched ticket's carries its match (a
 // copy each, the last one the match itself), in the order the tick made
 // them: matches, then expired, then failed. A ticket placed into a running
@@ -148,6 +137,26 @@ void claim_players_of(session_journal_state& st,
   creates.resize(kept);
 }
 
+// The events of the groups the store left out (sorted), taken out of the
+// batch's `told` events (the same, with their rows in `rows`); their
+// outcomes, for the listener.
+std::vector<ticket_outcome> leave_out(std::vector<ticket_outcome>& told,
+                                      const std::vector<journal_event>& rows,
+                                      const std::vector<std::uint32_t>& lost) {
+  std::vector<ticket_outcome> out;
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < told.size(); ++i) {
+    if (rows[i].group != 0 && std::binary_search(lost.begin(), lost.end(), rows[i].group)) {
+      out.push_back(std::move(told[i]));
+      continue;
+    }
+    if (kept != i) told[kept] = std::move(told[i]);
+    ++kept;
+  }
+  told.resize(kept);
+  return out;
+}
+
 void flush(session_journal_pointer self) {
   auto& st = self->state;
   st.flush_sent = false;
@@ -177,10 +186,27 @@ void flush(session_journal_pointer self) {
   const auto next_seq = [&] { return streamed ? std::uint64_t{0} : ++seq; };
   // Serials are the store's keys: without a store nothing is keyed.
   const session::id_permutation* ids = st.config.store ? st.config.ids.get() : nullptr;
+  // Contested tickets (journal_contest.hpp): the new ones with their guests'
+  // rows; every outcome and event in a group, each event naming the
+  // ticket's services.
+  const bool contesting = st.config.partition.count > 1;
+  std::unordered_map<std::uint64_t, std::string> new_contested;  // this batch's
+  const auto services_of = [&](std::uint64_t ticket) -> const std::string* {
+    if (!contesting) return nullptr;
+    if (const auto* s = st.contested.find(ticket)) return s;
+    const auto it = new_contested.find(ticket);
+    return it == new_contested.end() ? nullptr : &it->second;
+  };
   for (const auto& c : creates) {
     const auto& t = c.ticket;
-    batch.created.push_back({serial_of(ids, t.id), join_queues(t.queues), t.ticket.credential,
-                             st.config.unix_epoch_ms + t.created_ms, encode_ticket(t.ticket)});
+    journal_ticket row{serial_of(ids, t.id), join_queues(t.queues), t.ticket.credential,
+                       st.config.unix_epoch_ms + t.created_ms, encode_ticket(t.ticket)};
+    if (contesting)
+      if (auto services = st.contested.services_of(t.queues); !services.empty()) {
+        row.guests = st.contested.guests_of(t.queues);
+        new_contested.emplace(t.id, std::move(services));
+      }
+    batch.created.push_back(std::move(row));
     ticket_outcome e = waiting_event(t);
     e.seq = next_seq();
     e.at_unix_ms = now;
@@ -201,17 +227,29 @@ void flush(session_journal_pointer self) {
     const auto here = created_here.find(e.ticket);
     return here == created_here.end() ? std::string() : *here->second;
   };
-  for (const auto& e : events)
+  for (const auto& e : events) {
     batch.events.push_back({e.seq, e.ticket, row_credential(e), e.queue, now, {}});
+    if (const auto* s = services_of(e.ticket)) batch.events.back().services = *s;
+  }
+  batch_groups groups;
+  std::vector<std::uint32_t> finish_groups;  // by finishes' order
+  finish_groups.reserve(finishes.size());
   for (auto& f : finishes) {
     ticket_outcome e = std::move(f.outcome);
     e.seq = next_seq();
     e.at_unix_ms = now;
     std::string bytes = encode_outcome(e);
     if (st.config.claims) batch.released.push_back(serial_of(ids, e.ticket));
+    const std::string* services = services_of(e.ticket);
+    const std::uint32_t group = contesting ? groups.of(e, services != nullptr) : 0;
+    finish_groups.push_back(group);
     batch.finished.push_back(
         {serial_of(ids, e.ticket), {}, static_cast<std::uint8_t>(e.state), now, bytes});
+    batch.finished.back().contested = services != nullptr;
+    batch.finished.back().group = group;
     batch.events.push_back({e.seq, e.ticket, row_credential(e), e.queue, now, std::move(bytes)});
+    batch.events.back().group = group;
+    if (services) batch.events.back().services = *services;
     events.push_back(std::move(e));
   }
   // The game servers' copies: events only, under the backfill's credential.
@@ -226,7 +264,7 @@ void flush(session_journal_pointer self) {
     journal_backfill row{r.queue, r.match_id, r.credential, now, {}};
     if (!b.stopped) {
       backfill_state stored = b.state;
-      shift(stored, st.config.unix_epoch_ms);
+      shift_times(stored, st.config.unix_epoch_ms);
       row.state = encode_backfill(stored);
     }
     batch.backfills.push_back(std::move(row));
@@ -235,9 +273,13 @@ void flush(session_journal_pointer self) {
   // released unless their ticket waits.
   batch.released.insert(batch.released.end(), st.claims_to_release.begin(),
                         st.claims_to_release.end());
+  std::vector<std::uint32_t> lost;  // groups (journal_contest.hpp)
+  std::vector<ticket_outcome> lost_outcomes;
   try {
     if (st.config.store) {
-      const std::uint64_t last = st.config.store->write_journal(st.config.service, batch);
+      const std::uint64_t last =
+          st.config.store->write_journal(st.config.service, batch, contesting ? &lost : nullptr);
+      if (!lost.empty()) lost_outcomes = leave_out(events, batch.events, lost);
       if (streamed && !events.empty()) {
         // batch.events are `events`, in the same order.
         seq = last;
@@ -276,14 +318,22 @@ void flush(session_journal_pointer self) {
     for (const auto& e : events)
       if (e.state != session::ticket_state::waiting) st.stream_credentials.erase(e.ticket);
   }
+  for (auto& [id, services] : new_contested) st.contested.add(id, std::move(services));
+  if (contesting)
+    for (const auto& e : events)
+      if (e.state != session::ticket_state::waiting) st.contested.forget(e.ticket);
   st.last_seq = seq;
   ++st.batches;
   st.records += events.size();
   if (st.listener)
     self->send(st.listener, journal_atom::value, committed_atom::value, std::move(events));
+  if (st.listener && !lost_outcomes.empty())
+    self->send(st.listener, journal_atom::value, lost_atom::value, std::move(lost_outcomes));
   for (auto& c : creates) c.promise.deliver(c.ticket.id);
-  for (auto& f : finishes)
-    if (f.promise) f.promise->deliver(true);
+  for (std::size_t i = 0; i < finishes.size(); ++i)  // a lost cancel: the ticket left elsewhere
+    if (finishes[i].promise)
+      finishes[i].promise->deliver(
+          !std::binary_search(lost.begin(), lost.end(), finish_groups[i]) || finish_groups[i] == 0);
   for (auto& b : backfills)
     if (b.promise) b.promise->deliver(true);
 }
@@ -316,124 +366,6 @@ void prune(session_journal_pointer self) {
 }
 
 }  // namespace
-
-std::string join_queues(const std::vector<std::string>& queues) {
-  return join_names(queues);
-}
-
-std::vector<std::string> split_queues(const std::string& text) {
-  return split_names(text);
-}
-
-std::uint64_t serial_of(const session::id_permutation* ids, std::uint64_t public_id) {
-  return ids ? ids->decode(public_id) : public_id;
-}
-
-std::uint64_t public_of(const session::id_permutation* ids, std::uint64_t serial) {
-  return ids ? ids->encode(serial) : serial;
-}
-
-std::vector<durable_ticket> decode_waiting(const std::vector<journal_ticket>& rows,
-                                           const session::id_permutation* ids,
-                                           std::int64_t unix_epoch_ms, std::size_t* unreadable) {
-  std::vector<durable_ticket> out;
-  out.reserve(rows.size());
-  for (const auto& r : rows) {
-    auto t = decode_ticket(r.ticket);
-    auto queues = split_queues(r.queues);
-    if (!t || queues.empty()) {
-      if (unreadable) ++*unreadable;
-      continue;
-    }
-    t->credential = r.credential;
-    out.push_back({public_of(ids, r.id), std::move(queues), r.created_unix_ms - unix_epoch_ms,
-                   std::move(*t)});
-  }
-  return out;
-}
-
-std::vector<backfill_state> decode_backfills(const std::vector<journal_backfill>& rows,
-                                             std::int64_t unix_epoch_ms, std::size_t* unreadable) {
-  std::vector<backfill_state> out;
-  for (const auto& r : rows) {
-    auto b = decode_backfill(r.state);
-    if (!b || b->registration.queue != r.queue || b->registration.match_id != r.match_id) {
-      if (unreadable) ++*unreadable;
-      continue;
-    }
-    b->registration.credential = r.credential;
-    shift(*b, -unix_epoch_ms);
-    out.push_back(std::move(*b));
-  }
-  return out;
-}
-
-std::size_t adopt_v8_journal(player_store& store, const std::string& service,
-                             const session::id_permutation& ids) {
-  const std::vector<journal_v8_row> rows = store.read_v8_journal(service);
-  if (rows.empty()) return 0;
-  journal_batch batch;
-  for (const auto& r : rows) {
-    journal_ticket t = r.ticket;
-    t.id = ids.decode(r.ticket.id);
-    if (r.state != 0) batch.finished.push_back({t.id, {}, r.state, r.finished_unix_ms, r.outcome});
-    batch.created.push_back(std::move(t));
-  }
-  store.write_journal(service, batch);
-  store.drop_v8_journal(service);
-  return rows.size();
-}
-
-session_journal_contents load_session_journal(player_store& store, const std::string& service,
-                                              const session::id_permutation* ids,
-                                              std::int64_t unix_epoch_ms,
-                                              std::chrono::milliseconds retention,
-                                              std::size_t max_retained,
-                                              const std::string& event_stream) {
-  journal_read r;
-  r.event_stream = event_stream;
-  r.retained_since_unix_ms = unix_epoch_ms - retention.count();
-  r.max_retained = max_retained;
-  r.events_after = std::numeric_limits<std::int64_t>::max();  // events: none needed here
-  r.max_events = 0;
-  const journal_contents rows = store.read_journal(service, r);
-  session_journal_contents out;
-  out.last_seq = rows.last_seq;
-  out.waiting = decode_waiting(rows.waiting, ids, unix_epoch_ms, &out.unreadable);
-  out.backfills = decode_backfills(rows.backfills, unix_epoch_ms, &out.unreadable);
-  for (auto it = rows.retained.rbegin(); it != rows.retained.rend(); ++it) {
-    auto o = decode_outcome(it->outcome);
-    if (!o) {
-      ++out.unreadable;
-      continue;
-    }
-    o->credential = it->credential;
-    out.retained.push_back(std::move(*o));
-  }
-  // The events, for those who follow them from a sequence number of the last run.
-  std::unordered_map<std::uint64_t, const std::string*> credentials;  // by public id
-  credentials.reserve(out.waiting.size() + out.retained.size());
-  for (const auto& t : out.waiting) credentials.emplace(t.id, &t.ticket.credential);
-  for (const auto& o : out.retained) credentials.emplace(o.ticket, &o.credential);
-  const auto credential_of = [&](std::uint64_t ticket) {
-    const auto it = credentials.find(ticket);
-    return it == credentials.end() ? std::string() : *it->second;
-  };
-  journal_read events;
-  events.retained_since_unix_ms = std::numeric_limits<std::int64_t>::max();
-  events.events_after = rows.last_seq > max_retained ? rows.last_seq - max_retained : 0;
-  events.max_events = max_retained;
-  for (const auto& row : store.read_journal(service, events).events) {
-    if (row.at_unix_ms < r.retained_since_unix_ms) continue;
-    auto o = event_of_row(row, row.credential.empty() ? credential_of(row.ticket) : std::string());
-    if (!o) {
-      ++out.unreadable;
-      continue;
-    }
-    out.events.push_back(std::move(*o));
-  }
-  return out;
-}
 
 namespace {
 
@@ -468,6 +400,10 @@ session_journal_actor::behavior_type session_journal(session_journal_pointer sel
   st.config = std::move(config);
   st.last_seq = st.config.last_seq;
   st.stream_credentials = std::move(st.config.waiting_credentials);
+  st.contested = contested_tickets(st.config.event_stream, st.config.partition);
+  for (auto& [id, services] : st.config.contested_waiting)
+    st.contested.add(id, std::move(services));
+  st.config.contested_waiting.clear();
   if (st.config.claims && st.config.store) {
     // Before any new ticket: the claims an earlier run took for tickets it
     // never wrote (killed between the two transactions) go.
@@ -542,18 +478,51 @@ session_journal_actor::behavior_type session_journal(session_journal_pointer sel
         if (!c.store) return std::vector<durable_ticket>{};
         try {
           std::size_t unreadable = 0;
-          auto all = decode_waiting(c.store->read_waiting_tickets(c.service), c.ids.get(),
-                                    c.unix_epoch_ms, &unreadable);
+          auto rows = c.store->read_waiting_tickets(c.service);
+          if (c.partition.count > 1) {
+            auto guests = c.store->read_guest_tickets(c.service);
+            rows.insert(rows.end(), guests.begin(), guests.end());
+          }
+          auto all = decode_waiting(rows, c.ids.get(), c.unix_epoch_ms, &unreadable);
           if (unreadable > 0)
             log(log_level::warning, "journal",
                 std::to_string(unreadable) + " waiting tickets do not decode and stay behind");
           std::vector<durable_ticket> out;
           for (auto& t : all)
-            if (std::find(t.queues.begin(), t.queues.end(), queue) != t.queues.end())
+            if (std::find(t.queues.begin(), t.queues.end(), queue) != t.queues.end()) {
+              t.contested = !self->state.contested.services_of(t.queues).empty();
               out.push_back(std::move(t));
+            }
           return out;
         } catch (const mm::error& e) {
           return make_error(e.code(), e.what());
+        }
+      },
+      [self](journal_atom, guest_atom,
+             const std::vector<std::uint64_t>& ids) -> caf::result<std::vector<durable_ticket>> {
+        auto& s = self->state;
+        const auto& c = s.config;
+        if (!c.store || ids.empty()) return std::vector<durable_ticket>{};
+        std::vector<std::uint64_t> serials;
+        serials.reserve(ids.size());
+        for (const std::uint64_t id : ids) serials.push_back(serial_of(c.ids.get(), id));
+        try {
+          auto out = decode_waiting(c.store->read_waiting_rows(serials), c.ids.get(),
+                                    c.unix_epoch_ms, nullptr);
+          for (auto& t : out) {
+            auto services = s.contested.services_of(t.queues);
+            t.contested = !services.empty();
+            s.contested.add(t.id, std::move(services));
+          }
+          return out;
+        } catch (const mm::error& e) {
+          return make_error(e.code(), e.what());
+        }
+      },
+      [self](journal_atom, forget_atom, const std::vector<std::uint64_t>& ids) {
+        for (const std::uint64_t id : ids) {
+          self->state.contested.forget(id);
+          self->state.stream_credentials.erase(id);
         }
       },
       [self](journal_atom, sync_atom, const std::string& queue) -> caf::result<bool> {

@@ -37,6 +37,7 @@
 
 #include "mm/actors/backfill_messages.hpp"
 #include "mm/actors/interface.hpp"
+#include "mm/actors/journal_contest.hpp"
 #include "mm/session/public_id.hpp"
 #include "mm/storage/player_store.hpp"
 
@@ -51,6 +52,8 @@ using finish_atom = caf::atom_constant<caf::atom("finish")>;
 using reload_atom = caf::atom_constant<caf::atom("reload")>;
 using sync_atom = caf::atom_constant<caf::atom("sync")>;
 using claim_atom = caf::atom_constant<caf::atom("claim")>;
+using guest_atom = caf::atom_constant<caf::atom("guest")>;
+using forget_atom = caf::atom_constant<caf::atom("forget")>;
 
 // A ticket as the journal keeps it: what a queue needs to take it back.
 struct durable_ticket {
@@ -58,18 +61,27 @@ struct durable_ticket {
   std::vector<std::string> queues;  // the first is the one whose actor journals it
   std::int64_t created_ms = 0;      // engine time (since the service's epoch)
   session_ticket ticket;            // with its credential
+  // Its queues fall in several partitions (journal_contest.hpp): set by the
+  // service that hands it to a queue, which then places it into new
+  // matches only (session::ticket_request::new_matches_only).
+  bool contested = false;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, durable_ticket& x) {
-  return f(caf::meta::type_name("durable_ticket"), x.id, x.queues, x.created_ms, x.ticket);
+  return f(caf::meta::type_name("durable_ticket"), x.id, x.queues, x.created_ms, x.ticket,
+           x.contested);
 }
 
 // Who hears of what the journal wrote: the events in sequence order (a new
-// ticket's as waiting), and the queues whose records a failed write lost.
+// ticket's as waiting), the queues whose records a failed write lost, and
+// the outcomes of the matches (and lone outcomes) that lost a contested
+// ticket to another partition's outcome, written first (journal_contest.hpp):
+// none of them was written, their other tickets still wait.
 using journal_listener =
     caf::typed_actor<caf::reacts_to<journal_atom, committed_atom, std::vector<ticket_outcome>>,
-                     caf::reacts_to<journal_atom, lost_atom, std::vector<std::string>>>;
+                     caf::reacts_to<journal_atom, lost_atom, std::vector<std::string>>,
+                     caf::reacts_to<journal_atom, lost_atom, std::vector<ticket_outcome>>>;
 
 using session_journal_actor = caf::typed_actor<
     // A new ticket: its id once it is written.
@@ -95,8 +107,15 @@ using session_journal_actor = caf::typed_actor<
     // The running matches of a queue, after every record sent before.
     caf::replies_to<journal_atom, reload_atom, backfill_atom,
                     std::string>::with<std::vector<backfill_state>>,
-    // The waiting tickets of a queue, after every record sent before.
+    // The waiting tickets of a queue, after every record sent before: its
+    // own and its guests (tickets of other partitions that wait in it too).
     caf::replies_to<journal_atom, reload_atom, std::string>::with<std::vector<durable_ticket>>,
+    // The tickets of other partitions among these ids that still wait (the
+    // new guests an event named): read from the store, kept as contested.
+    caf::replies_to<journal_atom, guest_atom,
+                    std::vector<std::uint64_t>>::with<std::vector<durable_ticket>>,
+    // Contested tickets whose outcome another partition wrote: forgotten.
+    caf::reacts_to<journal_atom, forget_atom, std::vector<std::uint64_t>>,
     // Everything sent before is written: true (or the store's error).
     caf::replies_to<journal_atom, sync_atom>::with<bool>,
     // The same for one queue: an error also when a write of that queue's
@@ -148,7 +167,18 @@ struct session_journal_config {
   // With a stream: the credentials of the tickets waiting at the start (by
   // public id), which their outcomes' event rows carry.
   std::unordered_map<std::uint64_t, std::string> waiting_credentials;
+  // The partition it journals, of the stream's partitions: a ticket whose
+  // queues fall in several is contested (journal_contest.hpp). One
+  // partition: none is.
+  session::partition_slice partition;
+  // The contested tickets waiting at the start (its own and its guests), by
+  // public id: their services.
+  std::unordered_map<std::uint64_t, std::string> contested_waiting;
 };
+
+// The times of a running match shifted by `by` ms (engine time to unix
+// time and back).
+void shift_times(backfill_state& b, std::int64_t by);
 
 // A ticket's key in the journal's store, and back (none: the id itself).
 std::uint64_t serial_of(const session::id_permutation* ids, std::uint64_t public_id);
@@ -185,6 +215,7 @@ struct session_journal_state {
   // from its creation's commit to its outcome's, for the outcome's event row
   // (an outcome comes from its queue without it).
   std::unordered_map<std::uint64_t, std::string> stream_credentials;
+  contested_tickets contested;
   bool flush_sent = false;
   std::uint64_t last_seq = 0;
   std::uint64_t batches = 0, records = 0, failures = 0;
@@ -206,6 +237,9 @@ struct session_journal_contents {
   std::vector<ticket_outcome> retained;   // oldest first, with their credentials
   std::vector<ticket_outcome> events;     // the newest events (at most max_retained), oldest first
   std::vector<backfill_state> backfills;  // the running matches, times relative to the new epoch
+  // With partitions: the tickets of other partitions that also wait in this
+  // one's queues (read_guest_tickets), created_ms relative to the new epoch.
+  std::vector<durable_ticket> guests;
   std::uint64_t last_seq = 0;
   std::size_t unreadable = 0;  // rows that did not decode (left in the store)
 };
@@ -218,12 +252,10 @@ std::size_t adopt_v8_journal(player_store& store, const std::string& service,
 
 // `ids`: as session_journal_config::ids. Events without a credential (all but
 // a game server's copies) take their ticket's, when it was read back.
-session_journal_contents load_session_journal(player_store& store, const std::string& service,
-                                              const session::id_permutation* ids,
-                                              std::int64_t unix_epoch_ms,
-                                              std::chrono::milliseconds retention,
-                                              std::size_t max_retained,
-                                              const std::string& event_stream = {});
+session_journal_contents load_session_journal(
+    player_store& store, const std::string& service, const session::id_permutation* ids,
+    std::int64_t unix_epoch_ms, std::chrono::milliseconds retention, std::size_t max_retained,
+    const std::string& event_stream = {}, bool guests = false);
 
 // The tickets of the journal's rows, decoded; the rows that do not decode are
 // counted in `unreadable`.

@@ -270,6 +270,44 @@ std::optional<caf::error> add_ticket(session_queue_pointer self, const durable_t
   return std::nullopt;
 }
 
+// The journal's waiting tickets of this queue that the engine lacks wait
+// again (restore_atom). `await`: no tick runs between the journal's answer
+// and the restore, and every outcome this queue sent before is written by
+// then (the journal writes all it holds before it reads), so a ticket the
+// engine lacks and the store holds waiting left in no committed outcome.
+void restore_missing(session_queue_pointer self) {
+  auto& st = self->state;
+  self->request(st.config.journal, caf::infinite, journal_atom::value, reload_atom::value,
+                st.config.queue.name)
+      .await(
+          [self](std::vector<durable_ticket>& tickets) {
+            auto& s = self->state;
+            std::size_t back = 0;
+            for (const auto& t : tickets) {
+              if (s.queue->find(t.id) != nullptr) continue;
+              try {
+                s.queue->restore(to_queue_request(t), session::time_ms(t.created_ms), t.id);
+                ++back;
+              } catch (const mm::error& e) {
+                log(log_level::warning, "sessions",
+                    "session queue '" + s.config.queue.name + "': a ticket of a lost match " +
+                        "cannot wait again: " + e.what());
+              }
+            }
+            if (back > 0)
+              log(log_level::info, "sessions",
+                  "session queue '" + s.config.queue.name + "': " + std::to_string(back) +
+                      " tickets of matches that lost a ticket to another partition wait again");
+          },
+          [self](caf::error& e) {
+            // The queue starts again from the store (what its supervisor does).
+            log(log_level::error, "sessions",
+                "session queue '" + self->state.config.queue.name +
+                    "': its lost match's tickets could not be read back: " + to_string(e));
+            self->quit(e);
+          });
+}
+
 // With shared claims (session_queue_actor_config::admit_after_write):
 // checked, written (its players claimed), then taken. A ticket the queue
 // refuses after its row was written (it filled up meanwhile) leaves at once
@@ -306,6 +344,7 @@ session::ticket_request to_queue_request(const durable_ticket& t) {
   session::ticket_request r = to_request(t.ticket);
   r.replace_existing = false;  // the service replaced what there was to replace
   r.shared = t.queues.size() > 1;
+  r.new_matches_only = t.contested;
   return r;
 }
 
@@ -373,6 +412,7 @@ session_queue_actor_type::behavior_type session_queue_actor(session_queue_pointe
             outcome_in(s.config.queue.name, id, session::ticket_state::cancelled));
       },
       [self](withdraw_atom, std::uint64_t id) { self->state.queue->withdraw(id); },
+      [self](restore_atom) { restore_missing(self); },
       [self](info_atom) { return report_of(self); },
       [self](inspect_atom, std::uint32_t offset, std::uint32_t limit) {
         return waiting_page(self, offset, limit);

@@ -35,6 +35,7 @@
 namespace mm::actors {
 
 using withdraw_atom = caf::atom_constant<caf::atom("withdraw")>;
+using restore_atom = caf::atom_constant<caf::atom("restore")>;
 using check_atom = caf::atom_constant<caf::atom("check")>;
 
 // A ticket as the service hands it to one of its queues.
@@ -62,6 +63,11 @@ using session_queue_handle = caf::typed_actor<
     caf::replies_to<cancel_atom, std::uint64_t>::with<bool>,
     // A multi-queue ticket left through another queue: drop it without a word.
     caf::reacts_to<withdraw_atom, std::uint64_t>,
+    // A match of this queue lost a contested ticket to another partition's
+    // outcome at its commit (journal_contest.hpp): the tickets the store
+    // holds as waiting in this queue that the engine lacks (that match's
+    // others) are taken back, with their ids and times.
+    caf::reacts_to<restore_atom>,
     // Its counts.
     caf::replies_to<info_atom>::with<session_queue_report>,
     // A page (offset, limit) of its waiting tickets, oldest first.

@@ -37,7 +37,10 @@ session_queue_registry::session_queue_registry(const std::vector<session::queue_
                                                session::partition_slice partition)
     : default_queue_(std::move(default_queue)), max_queues_(max_queues), partition_(partition) {
   for (const auto& q : queues) {
-    if (!partition_.holds(q.name)) continue;
+    if (!partition_.holds(q.name)) {
+      elsewhere_[q.name] = true;
+      continue;
+    }
     if (q.shard_by.empty()) {
       configured_[q.name] = q;
       add(q);
@@ -65,8 +68,13 @@ std::vector<std::size_t> session_queue_registry::reconfigure(
     std::optional<session::queue_config> default_queue) {
   configured_.clear();
   sharded_.clear();
-  for (const auto& q : queues)
-    if (partition_.holds(q.name)) (q.shard_by.empty() ? configured_ : sharded_)[q.name] = q;
+  elsewhere_.clear();
+  for (const auto& q : queues) {
+    if (partition_.holds(q.name))
+      (q.shard_by.empty() ? configured_ : sharded_)[q.name] = q;
+    else
+      elsewhere_[q.name] = true;
+  }
   default_queue_ = std::move(default_queue);
   std::vector<std::size_t> changed;
   for (std::size_t slot = 0; slot < slots_.size(); ++slot) {
@@ -112,6 +120,17 @@ std::optional<std::size_t> session_queue_registry::find_or_make(const std::strin
   if (!c) return std::nullopt;
   made = true;
   return add(std::move(*c));
+}
+
+std::optional<caf::error> session_queue_registry::check_elsewhere(const std::string& name,
+                                                                  const std::string& field) const {
+  const std::string quoted = "'" + name.substr(0, 64) + "'";
+  if (name.find('.') != std::string::npos)
+    return make_error(errc::invalid_argument,
+                      field + ": " + quoted + " names a shard; send the ticket to its queue");
+  if (elsewhere_.count(name) != 0) return std::nullopt;
+  if (default_queue_ && session::valid_queue_name(name)) return std::nullopt;
+  return make_error(errc::invalid_argument, field + ": no queue " + quoted);
 }
 
 caf::expected<std::size_t> session_queue_registry::place(const std::string& name,

@@ -37,6 +37,15 @@ class session_queue_registry {
   std::optional<std::size_t> find_or_make(const std::string& full_name, bool& made);
   std::optional<std::size_t> find(const std::string& full_name) const;
 
+  // Whether this partition runs the queue (every queue without partitions).
+  bool holds(const std::string& name) const { return partition_.holds(name); }
+  // A queue another partition runs, as a multi-queue ticket names it: no
+  // error when it is configured there, or may be made from the default
+  // config; else the error naming `field`. What that queue itself refuses
+  // of a ticket is its partition's to say.
+  std::optional<caf::error> check_elsewhere(const std::string& name,
+                                            const std::string& field) const;
+
   // A new configuration (session_reconfigure.hpp): the slots whose config
   // changed, which their queues are to take. A slot whose queue is no longer
   // configured keeps its config and is closed to new tickets; one configured
@@ -64,6 +73,8 @@ class session_queue_registry {
   std::unordered_map<std::string, std::size_t> by_name_;
   // Configured queues split by a ticket attribute: no slot of their own.
   std::unordered_map<std::string, session::queue_config> sharded_;
+  // The configured queues (split or not) the other partitions run.
+  std::unordered_map<std::string, bool> elsewhere_;
   std::optional<session::queue_config> default_queue_;
   std::size_t max_queues_;
   session::partition_slice partition_;

@@ -87,6 +87,10 @@ session_queue_supervisor_actor::behavior_type session_queue_supervisor(
         // outcome is written, and its claim keeps it from any other outcome.
         if (self->state.queue) self->send(self->state.queue, withdraw_atom::value, id);
       },
+      [self](restore_atom) {
+        // While down, its start reads every waiting ticket back anyway.
+        if (self->state.queue) self->send(self->state.queue, restore_atom::value);
+      },
       [self](info_atom) { return to_queue<session_queue_report>(self, info_atom::value); },
       [self](inspect_atom, std::uint32_t offset, std::uint32_t limit) {
         return to_queue<std::vector<waiting_ticket_view>>(self, inspect_atom::value, offset, limit);

@@ -20,11 +20,11 @@ std::int64_t now_ms(session_service_pointer self) {
       .count();
 }
 
+}  // namespace
+
 std::int64_t unix_now(session_service_pointer self) {
   return self->state.config.unix_epoch_ms + now_ms(self);
 }
-
-}  // namespace
 
 void start_slot(session_service_pointer self, std::size_t slot,
                 std::vector<durable_ticket> restored, std::vector<backfill_state> backfills) {
@@ -49,6 +49,29 @@ void start_slot(session_service_pointer self, std::size_t slot,
   st.book->name_queue(static_cast<std::uint32_t>(slot), c.queue.queue.name);
   if (st.slots.size() <= slot) st.slots.resize(slot + 1);
   st.slots[slot] = self->spawn<caf::linked>(session_queue_supervisor, std::move(c));
+}
+
+namespace {
+
+void unwatch(session_service_pointer self, const session_interfaces::owner& owner);
+
+}  // namespace
+
+void ticket_left(session_service_pointer self, ticket_outcome& ev) {
+  auto& st = self->state;
+  auto e = st.book->remove(ev.ticket);
+  if (!e && st.book->finished(ev.ticket) != nullptr) return;  // told already
+  if (e) {
+    ev.credential = st.book->credential(e->credential);
+    for (const std::uint32_t slot : e->slots)
+      if (st.registry->config(slot).name != ev.queue)
+        self->send(st.slots[slot], withdraw_atom::value, ev.ticket);
+    if (e->owner) {
+      self->send(e->owner, ticket_atom::value, ev);
+      unwatch(self, e->owner);
+    }
+  }
+  for (const std::uint64_t gone : st.book->keep(ev, unix_now(self))) st.claims->release(gone);
 }
 
 namespace {
@@ -180,7 +203,7 @@ void submit(session_service_pointer self, durable_ticket d,
   auto& st = self->state;
   const std::uint32_t first = st.book->find(d.id)->slots.front();
   const std::uint64_t id = d.id;
-  const bool more = d.queues.size() > 1;
+  const bool more = st.book->find(d.id)->slots.size() > 1;  // its other queues here
   self->request(st.slots[first], caf::infinite, create_atom::value, queued_ticket{d, true})
       .then(
           [self, id, more, d, rp](std::uint64_t) mutable {
@@ -262,6 +285,16 @@ caf::result<std::uint64_t> create(session_service_pointer self, const std::strin
   for (std::size_t i = 0; i <= t.also_queues.size(); ++i) {
     const std::string& q = i == 0 ? name : t.also_queues[i - 1];
     const std::string field = listed ? "queues[" + std::to_string(i) + "]" : "queue";
+    if (i > 0 && !st.registry->holds(q)) {
+      // Another partition's queue: the ticket waits there as a guest
+      // (session_service_guests.cpp).
+      if (auto refused = st.registry->check_elsewhere(q, field)) return std::move(*refused);
+      if (std::find(names.begin(), names.end(), q) != names.end())
+        return make_error(errc::invalid_argument,
+                          field + ": the ticket is for '" + q + "' already");
+      names.push_back(q);
+      continue;
+    }
     bool made = false;
     auto at = st.registry->place(q, t, field, made);
     if (!at) return std::move(at.error());
@@ -283,6 +316,7 @@ caf::result<std::uint64_t> create(session_service_pointer self, const std::strin
   d.created_ms = now_ms(self);
   d.ticket = std::move(t);
   d.ticket.replace_existing = false;
+  d.contested = !st.contest.services_of(d.queues).empty();
   e.owner = owner;
   e.credential = st.book->intern(d.ticket.credential);
   st.book->add(d.id, std::move(e));
@@ -307,17 +341,7 @@ void committed(session_service_pointer self, std::vector<ticket_outcome>& events
       st.config.recorder->left(ev, ev.state == session::ticket_state::matched
                                        ? st.config.unix_epoch_ms + ev.match.formed_at_ms
                                        : now);
-    if (auto e = st.book->remove(ev.ticket)) {
-      ev.credential = st.book->credential(e->credential);
-      for (const std::uint32_t slot : e->slots)
-        if (st.registry->config(slot).name != ev.queue)
-          self->send(st.slots[slot], withdraw_atom::value, ev.ticket);
-      if (e->owner) {
-        self->send(e->owner, ticket_atom::value, ev);
-        unwatch(self, e->owner);
-      }
-    }
-    for (const std::uint64_t gone : st.book->keep(ev, now)) st.claims->release(gone);
+    ticket_left(self, ev);
   }
   if (st.config.events) st.config.events->append(events);
   if (st.config.events_committed && !events.empty()) st.config.events_committed();
@@ -342,54 +366,6 @@ caf::result<Reply> to_lobbies(session_service_pointer self, Ts&&... xs) {
   return self->delegate(self->state.lobbies, lobby_atom::value, std::forward<Ts>(xs)...);
 }
 
-// The waiting tickets of the last run go back into the books and their
-// queues; one whose queue is gone fails (written, so that it is told).
-void take_back(session_service_pointer self) {
-  auto& st = self->state;
-  std::vector<std::vector<durable_ticket>> per_slot(st.registry->size());
-  std::vector<ticket_outcome> failed;
-  for (auto& t : st.config.restored.waiting) {
-    ticket_book::entry e;
-    for (const auto& q : t.queues) {
-      bool made = false;
-      if (auto at = st.registry->find_or_make(q, made)) {
-        if (per_slot.size() <= *at) per_slot.resize(*at + 1);
-        e.slots.push_back(static_cast<std::uint32_t>(*at));
-      }
-    }
-    if (e.slots.size() != t.queues.size()) {
-      ticket_outcome o;
-      o.queue = t.queues.front();
-      o.ticket = t.id;
-      o.state = session::ticket_state::failed;
-      failed.push_back(std::move(o));
-      log(log_level::warning, "sessions",
-          "ticket " + format_public_id(t.id) + " of the last run fails: one of its queues is gone");
-      continue;
-    }
-    for (const auto& p : t.ticket.players) e.players.push_back(p.id);
-    e.credential = st.book->intern(t.ticket.credential);
-    e.pending = false;
-    st.book->add(t.id, std::move(e));
-    for (const std::uint32_t slot : st.book->find(t.id)->slots) per_slot[slot].push_back(t);
-  }
-  if (!st.config.restored.waiting.empty())
-    log(log_level::info, "sessions",
-        "" + std::to_string(st.book->waiting_count()) +
-            " waiting tickets of the last run wait again");
-  st.config.restored.waiting.clear();
-  for (auto& o : st.config.restored.retained) st.book->keep(std::move(o), unix_now(self));
-  st.config.restored.retained.clear();
-  if (!failed.empty())
-    self->send(st.journal, journal_atom::value, finish_atom::value, std::move(failed));
-  auto backfills = take_back_backfills(self);
-  const std::size_t slots = std::max(per_slot.size(), backfills.size());
-  per_slot.resize(slots);
-  backfills.resize(slots);
-  for (std::size_t slot = 0; slot < slots; ++slot)
-    start_slot(self, slot, std::move(per_slot[slot]), std::move(backfills[slot]));
-}
-
 session_journal_actor spawn_journal(session_service_pointer self) {
   auto& st = self->state;
   session_journal_config j;
@@ -407,6 +383,11 @@ session_journal_actor spawn_journal(session_service_pointer self) {
   if (!j.event_stream.empty())
     for (const auto& t : st.config.restored.waiting)
       j.waiting_credentials.emplace(t.id, t.ticket.credential);
+  j.partition = st.config.partition;
+  for (const auto* list : {&st.config.restored.waiting, &st.config.restored.guests})
+    for (const auto& t : *list)
+      if (auto services = st.contest.services_of(t.queues); !services.empty())
+        j.contested_waiting.emplace(t.id, std::move(services));
   j.ids =
       std::shared_ptr<const session::id_permutation>(st.config.ids, &st.config.ids->permutation());
   auto journal = st.config.detached_journal
@@ -439,6 +420,7 @@ session_service_actor::behavior_type session_service(session_service_pointer sel
                            : std::make_shared<ticket_book>(st.config.outcome_retention,
                                                            st.config.max_outcomes);
   st.claims = std::make_shared<session::ticket_claims>();
+  st.contest = contested_tickets(st.config.event_stream, st.config.partition);
   st.journal = spawn_journal(self);
   take_back(self);
   // Other threads read the books from now until the service exits (a crash
@@ -528,6 +510,13 @@ session_service_actor::behavior_type session_service(session_service_pointer sel
       },
       [self](journal_atom, committed_atom, std::vector<ticket_outcome>& events) {
         committed(self, events);
+      },
+      [self](journal_atom, lost_atom, const std::vector<ticket_outcome>& outcomes) {
+        matches_lost(self, outcomes);
+      },
+      [self](guest_atom, const std::vector<std::uint64_t>& ids) { ask_for_guests(self, ids); },
+      [self](elsewhere_atom, std::vector<ticket_outcome>& outcomes) {
+        left_elsewhere(self, outcomes);
       },
       [self](journal_atom, lost_atom, const std::vector<std::string>& queues) {
         auto& s = self->state;

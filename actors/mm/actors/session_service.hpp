@@ -114,6 +114,7 @@ struct session_service_config {
 
 using session_restart_atom = caf::atom_constant<caf::atom("sesrestart")>;
 using session_save_atom = caf::atom_constant<caf::atom("sessave")>;
+using elsewhere_atom = caf::atom_constant<caf::atom("elsewhere")>;
 
 // The service actor: the game-facing service, the journal's listener, the
 // lobbies' restart timer, and a graceful stop.
@@ -125,7 +126,14 @@ using session_service_actor = session_interfaces::service::extend_with<journal_l
     // A new configuration (session_reconfigure.hpp): the number of queues
     // that changed, once each runs under its new config; or the error
     // naming the key, nothing changed.
-    caf::replies_to<configure_atom, queue_set>::with<std::uint32_t>>;
+    caf::replies_to<configure_atom, queue_set>::with<std::uint32_t>>::
+    extend<
+        // With partitions (session_service_guests.cpp), from the node's reader of
+        // the event stream: tickets of other partitions that also wait in this
+        // one's queues (by public id), new since its start; and outcomes of the
+        // multi-queue tickets this partition holds that another wrote.
+        caf::reacts_to<guest_atom, std::vector<std::uint64_t>>,
+        caf::reacts_to<elsewhere_atom, std::vector<ticket_outcome>>>;
 
 struct session_service_state {
   session_service_state() = default;  // not an aggregate (CAF)
@@ -136,6 +144,8 @@ struct session_service_state {
   std::shared_ptr<ticket_book> book;
   std::shared_ptr<session::ticket_claims> claims;
   session_journal_actor journal;
+  // Which tickets wait in the queues of other partitions too.
+  contested_tickets contest;
   // Owners of waiting tickets, monitored while they have any.
   std::unordered_map<caf::actor_addr, std::size_t> owners;
   // The lobbies actor (invalid while it restarts; it restarts empty, and a
@@ -159,6 +169,31 @@ using session_service_pointer = session_service_actor::stateful_pointer<session_
 // step, shared with session_service_backfills.cpp).
 void start_slot(session_service_pointer self, std::size_t slot,
                 std::vector<durable_ticket> restored, std::vector<backfill_state> backfills);
+
+// The service's clock in unix milliseconds.
+std::int64_t unix_now(session_service_pointer self);
+
+// The waiting tickets of the last run (the partition's own and its guests)
+// go back into the books and their queues, whose supervisors start
+// (session_service_guests.cpp).
+void take_back(session_service_pointer self);
+
+// A ticket that left, its outcome written (by this partition or another):
+// out of the books, its other queues here told, its owner told, its
+// outcome kept. Nothing when the books hold its outcome already.
+void ticket_left(session_service_pointer self, ticket_outcome& ev);
+
+// Multi-queue tickets over partitions (session_service_guests.cpp): the
+// tickets of other partitions that wait in this one's queues too, taken in
+// (at the start, `restored` is each slot's list to add them to; later they
+// are sent to their queues); the new ones among ids, read from the store;
+// outcomes another partition wrote; and matches that lost a ticket to such
+// an outcome, whose other tickets wait again.
+void take_in_guests(session_service_pointer self, std::vector<durable_ticket> guests,
+                    std::vector<std::vector<durable_ticket>>* restored);
+void ask_for_guests(session_service_pointer self, const std::vector<std::uint64_t>& ids);
+void left_elsewhere(session_service_pointer self, std::vector<ticket_outcome>& outcomes);
+void matches_lost(session_service_pointer self, const std::vector<ticket_outcome>& outcomes);
 
 // The service's step of a new configuration (session_service_control.cpp).
 caf::result<std::uint32_t> reconfigure_queues(session_service_pointer self, queue_set& next);
