@@ -6,8 +6,9 @@
 // node runs its queues; every node's event feed holds every partition's
 // events, numbered alike; and a node killed loses none of its acknowledged
 // tickets to the node that takes its partitions over. Then three nodes, 30
-// kills of random nodes under ticket load over every partition: nothing
-// acknowledged lost, no player waiting twice at once, no id reused.
+// kills of random nodes under ticket load over every partition (multi-queue
+// tickets over partitions among them): nothing acknowledged lost, no ticket
+// in two matches, no player waiting twice at once, no id reused.
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <map>
@@ -289,10 +290,17 @@ TEST_CASE(
     }
   };
   to.retry = true;
-  // Queues in every partition, a multi-queue ticket within one, and each
-  // player's two tickets in a row (the second refused while the first waits,
-  // wherever its queue runs).
-  to.queues = {"duel", "coop", json::array({"coop", "duel"}), "arena", "solo"};
+  // Queues in every partition, a multi-queue ticket within one and over two
+  // and three (its queues on different nodes, matched in at most one), and
+  // each player's two tickets in a row (the second refused while the first
+  // waits, wherever its queue runs).
+  to.queues = {"duel",
+               "coop",
+               json::array({"coop", "duel"}),
+               "arena",
+               "solo",
+               json::array({"duel", "arena"}),
+               json::array({"solo", "coop", "arena"})};
   to.tickets_per_player = 2;
   mm::test::ledger l;
   std::atomic<bool> stop{false};

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <set>
+#include <thread>
 
 #include "client/event_client.hpp"
 #include "server_fixture.hpp"
@@ -28,6 +29,17 @@ mm::client::event_connect events_of(const live_server& s, std::optional<std::uin
   c.token = mm::test::test_token;
   c.after = after;
   return c;
+}
+
+// Polls the server until `done` (10 s at most); whether it was.
+template <class Done>
+bool within_10s(Done done) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));  // polling a process
+  }
+  return true;
 }
 
 // The ticket events a follower gets within `wait` of each other, in order.
@@ -104,6 +116,46 @@ TEST_CASE("a server alone runs its session queues in partitions with one event s
   REQUIRE(!later.empty());
   CHECK(later.front()["seq"].get<std::uint64_t>() == last + 1);
   CHECK(later.front()["ticket"] == cancel_path["ticket"]);
+  CHECK(s.stop() == 0);
+}
+
+TEST_CASE("a multi-queue ticket over partitions waits in each and is matched in one of them",
+          "[server][sessions][partitions]") {
+  live_server s(partitioned(3), 0);
+  const auto waiting_in = [&](const std::string& queue) {
+    const json all = s.get_json("/api/queues", mm::test::test_token);
+    for (const auto& q : all["queues"])
+      if (q["queue"] == queue) return q["waiting"].get<std::uint64_t>();
+    return std::uint64_t{0};
+  };
+  // Home: duel's partition (1); it also waits in arena (0) and solo (2).
+  json body = mm::test::duel_ticket("duel", 1);
+  body.erase("queue");
+  body["queues"] = {"duel", "arena", "solo"};
+  const json t = s.post_json("/api/tickets", body, mm::test::test_token, 201);
+  const std::string id = t["ticket"];
+  CHECK(within_10s([&] { return waiting_in("arena") == 1 && waiting_in("solo") == 1; }));
+  // A partner in arena: matched there; the poll at its home says so.
+  const json partner =
+      s.post_json("/api/tickets", mm::test::duel_ticket("arena", 2), mm::test::test_token, 201);
+  const json done = s.get_json("/api/tickets/" + id + "?wait=10", mm::test::test_token);
+  INFO(done.dump());
+  REQUIRE(done["state"] == "matched");
+  CHECK(done["queue"] == "arena");  // where it was matched
+  const json other =
+      s.get_json("/api/tickets/" + partner["ticket"].get<std::string>(), mm::test::test_token);
+  CHECK(other["match"]["id"] == done["match"]["id"]);
+  // Its owner's events hold the outcome the guest partition wrote, once.
+  std::size_t told = 0;
+  const json page = s.get_json("/api/events?after=0&limit=1000", mm::test::test_token);
+  for (const auto& e : page["events"])
+    if (e["ticket"] == id && e["state"] == "matched") ++told;
+  CHECK(told == 1);
+  // It left every queue; its player is free for a new ticket.
+  CHECK(within_10s([&] {
+    return waiting_in("duel") == 0 && waiting_in("solo") == 0 && waiting_in("arena") == 0;
+  }));
+  s.post_json("/api/tickets", mm::test::duel_ticket("solo", 1), mm::test::test_token, 201);
   CHECK(s.stop() == 0);
 }
 

@@ -5,9 +5,15 @@
 // first outcome only and leaves out whole every match that lost it
 // (mm/storage/ticket_journal.hpp, groups).
 //
-// A group is a new match's outcomes (by match id), or a contested ticket's
-// lone outcome (a cancel, an expiry, a failure). Backfill placements never
-// hold a contested ticket (session::ticket_request::new_matches_only).
+// With partitions every outcome the journal writes is guarded so: a ticket
+// this partition alone holds always finds its row waiting, and one another
+// partition may finish is guarded even when this journal no longer knows it
+// for one (it forgets a ticket once another partition's outcome of it is
+// heard, while its own queue's outcome of it may still be on its way). A
+// group is a new match's outcomes (by match id), or a lone outcome (a
+// cancel, an expiry, a failure, a placement into a running match). Backfill
+// placements never hold a contested ticket
+// (session::ticket_request::new_matches_only).
 #pragma once
 
 #include <cstdint>

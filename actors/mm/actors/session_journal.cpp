@@ -240,12 +240,17 @@ void flush(session_journal_pointer self) {
     e.at_unix_ms = now;
     std::string bytes = encode_outcome(e);
     if (st.config.claims) batch.released.push_back(serial_of(ids, e.ticket));
+    // With partitions every outcome is guarded (contested): a ticket's
+    // services may be forgotten here (its outcome came from another
+    // partition) while this partition's own outcome of it is still on its
+    // way, which must then lose; a ticket only this partition holds always
+    // finds its row waiting.
     const std::string* services = services_of(e.ticket);
-    const std::uint32_t group = contesting ? groups.of(e, services != nullptr) : 0;
+    const std::uint32_t group = contesting ? groups.of(e, true) : 0;
     finish_groups.push_back(group);
     batch.finished.push_back(
         {serial_of(ids, e.ticket), {}, static_cast<std::uint8_t>(e.state), now, bytes});
-    batch.finished.back().contested = services != nullptr;
+    batch.finished.back().contested = contesting;
     batch.finished.back().group = group;
     batch.events.push_back({e.seq, e.ticket, row_credential(e), e.queue, now, std::move(bytes)});
     batch.events.back().group = group;
@@ -513,6 +518,9 @@ session_journal_actor::behavior_type session_journal(session_journal_pointer sel
             auto services = s.contested.services_of(t.queues);
             t.contested = !services.empty();
             s.contested.add(t.id, std::move(services));
+            // Its outcome's event row carries its owner's credential, as a
+            // ticket of this partition's own does.
+            s.stream_credentials.emplace(t.id, t.ticket.credential);
           }
           return out;
         } catch (const mm::error& e) {

@@ -381,8 +381,8 @@ session_journal_actor spawn_journal(session_service_pointer self) {
   j.claims = st.config.shared_claims;
   j.event_stream = st.config.event_stream;
   if (!j.event_stream.empty())
-    for (const auto& t : st.config.restored.waiting)
-      j.waiting_credentials.emplace(t.id, t.ticket.credential);
+    for (const auto* list : {&st.config.restored.waiting, &st.config.restored.guests})
+      for (const auto& t : *list) j.waiting_credentials.emplace(t.id, t.ticket.credential);
   j.partition = st.config.partition;
   for (const auto* list : {&st.config.restored.waiting, &st.config.restored.guests})
     for (const auto& t : *list)
