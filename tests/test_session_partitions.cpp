@@ -123,6 +123,15 @@ struct partitioned {
     }
     f.run();
   }
+  // Player `player`'s ticket for duel (partition 1, its home) and arena
+  // (partition 0), taken in by both.
+  std::uint64_t duel_and_arena(std::uint64_t player) {
+    auto t = party({1000}, player);
+    t.also_queues = {"arena"};
+    const auto id = create("duel", t);
+    relay();
+    return id;
+  }
   std::size_t waiting_in(std::uint32_t p, const std::string& queue) {
     auto [reports, e] = f.ask<std::vector<session_queue_report>>(partition(p), info_atom::value);
     REQUIRE(reports);
@@ -238,10 +247,7 @@ TEST_CASE(
     "match's tickets wait again",
     "[session][actors][partitions]") {
   partitioned x;
-  auto t = party({1000}, 1);
-  t.also_queues = {"arena"};
-  const auto shared = x.create("duel", t);
-  x.relay();
+  const auto shared = x.duel_and_arena(1);
   const auto in_duel = x.create("duel", party({1000}, 2));
   const auto in_arena = x.create("arena", party({1000}, 3));
   x.f.advance(1s);  // both partitions tick: each forms a match with the shared ticket
@@ -269,10 +275,7 @@ TEST_CASE(
 TEST_CASE("a cancel at the home loses to a guest partition's match written first",
           "[session][actors][partitions]") {
   partitioned x;
-  auto t = party({1000}, 1);
-  t.also_queues = {"arena"};
-  const auto id = x.create("duel", t);
-  x.relay();
+  const auto id = x.duel_and_arena(1);
   x.create("arena", party({1000}, 2));
   x.f.advance(1s);  // matched in arena (partition 0); duel's home not yet told
   CHECK(x.f.ask<bool>(x.s, cancel_atom::value, id).first == false);

@@ -141,13 +141,12 @@ caf::expected<std::size_t> session_queue_registry::place(const std::string& name
   if (name.find('.') != std::string::npos)
     return make_error(errc::invalid_argument,
                       field + ": " + quoted + " names a shard; send the ticket to its queue");
-  // Only a multi-queue ticket gets here with another partition's queue (a
-  // ticket goes to its first queue's partition).
+  // A ticket goes to its first queue's partition, and a multi-queue ticket's
+  // queues of other partitions are checked there (check_elsewhere): none
+  // gets here with another partition's queue.
   if (!partition_.holds(name))
     return make_error(errc::invalid_argument,
-                      field + ": queue " + quoted +
-                          " runs in another session partition than the ticket's first queue; "
-                          "a multi-queue ticket's queues must share one for now");
+                      field + ": queue " + quoted + " runs in another session partition");
   std::string target = name;
   if (const auto base = sharded_.find(name); base != sharded_.end()) {
     auto shard = shard_of(t, base->second);

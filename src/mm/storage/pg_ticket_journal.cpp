@@ -44,6 +44,16 @@ std::vector<journal_event> event_rows(const pg::result& ev) {
   return out;
 }
 
+// The rows of "SELECT ticket_id, queues, credential, created_at, ticket".
+std::vector<journal_ticket> ticket_rows(const pg::result& r) {
+  std::vector<journal_ticket> out;
+  out.reserve(r.size());
+  for (std::size_t i = 0; i < r.size(); ++i)
+    out.push_back({static_cast<std::uint64_t>(r.int64(i, 0)), r.text(i, 1), r.text(i, 2),
+                   r.int64(i, 3), r.bytes(i, 4)});
+  return out;
+}
+
 // Rows per multi-row statement: well under PostgreSQL's 65,535 parameters.
 constexpr std::size_t rows_per_statement = 1000;
 
@@ -282,31 +292,21 @@ std::uint64_t pg_store::write_batch(const std::string& service, const journal_ba
 
 std::vector<journal_ticket> pg_store::read_waiting_tickets(const std::string& service) {
   return pg_guarded(db_, "read the waiting tickets", [&] {
-    std::vector<journal_ticket> out;
-    const auto r = db_.sql().exec_params(
-        "SELECT ticket_id, queues, credential, created_at, ticket FROM "
-        "session_ticket_journal WHERE service = $1 AND state = 0 "
-        "ORDER BY created_at, ticket_id",
-        service);
-    for (std::size_t i = 0; i < r.size(); ++i)
-      out.push_back({static_cast<std::uint64_t>(r.int64(i, 0)), r.text(i, 1), r.text(i, 2),
-                     r.int64(i, 3), r.bytes(i, 4)});
-    return out;
+    return ticket_rows(
+        db_.sql().exec_params("SELECT ticket_id, queues, credential, created_at, ticket FROM "
+                              "session_ticket_journal WHERE service = $1 AND state = 0 "
+                              "ORDER BY created_at, ticket_id",
+                              service));
   });
 }
 
 std::vector<journal_ticket> pg_store::read_guest_tickets(const std::string& service) {
   return pg_guarded(db_, "read the guest tickets", [&] {
-    std::vector<journal_ticket> out;
-    const auto r = db_.sql().exec_params(
+    return ticket_rows(db_.sql().exec_params(
         "SELECT j.ticket_id, j.queues, j.credential, j.created_at, j.ticket FROM "
         "session_guest_tickets g JOIN session_ticket_journal j ON j.ticket_id = g.ticket_id "
         "WHERE g.guest = $1 AND j.state = 0 ORDER BY j.created_at, j.ticket_id",
-        service);
-    for (std::size_t i = 0; i < r.size(); ++i)
-      out.push_back({static_cast<std::uint64_t>(r.int64(i, 0)), r.text(i, 1), r.text(i, 2),
-                     r.int64(i, 3), r.bytes(i, 4)});
-    return out;
+        service));
   });
 }
 
@@ -315,16 +315,11 @@ std::vector<journal_ticket> pg_store::read_waiting_rows(const std::vector<std::u
   return pg_guarded(db_, "read waiting tickets", [&] {
     std::vector<pg::param> params;
     const std::string ids = id_array(serials, params);
-    const auto r = db_.sql().exec(
+    return ticket_rows(db_.sql().exec(
         "SELECT ticket_id, queues, credential, created_at, ticket FROM session_ticket_journal "
         "WHERE ticket_id = ANY(" +
             ids + ") AND state = 0",
-        params);
-    std::vector<journal_ticket> out;
-    for (std::size_t i = 0; i < r.size(); ++i)
-      out.push_back({static_cast<std::uint64_t>(r.int64(i, 0)), r.text(i, 1), r.text(i, 2),
-                     r.int64(i, 3), r.bytes(i, 4)});
-    return out;
+        params));
   });
 }
 
