@@ -117,9 +117,10 @@ struct partitioned {
     for (auto& [service, news] : contested_news_of(rows)) {
       const auto p = session::service_partition(service, "sessions", partition_count);
       REQUIRE(p);
-      if (!news.guests.empty()) caf::anon_send(services[*p], guest_atom::value, news.guests);
+      // As partition_news: the outcomes first.
       if (!news.outcomes.empty())
         caf::anon_send(services[*p], elsewhere_atom::value, news.outcomes);
+      if (!news.guests.empty()) caf::anon_send(services[*p], guest_atom::value, news.guests);
     }
     f.run();
   }

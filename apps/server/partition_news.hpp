@@ -56,10 +56,13 @@ class partition_news {
   }
 
  private:
+  // The outcomes first: a player's ticket leaves before the player's next
+  // one is created (the store's claims), and a guest whose player still
+  // waits here in a ticket whose outcome is not yet told is not taken in.
   static void deliver(const caf::actor& to, actors::contested_news& n) {
-    if (!n.guests.empty()) caf::anon_send(to, actors::guest_atom::value, std::move(n.guests));
     if (!n.outcomes.empty())
       caf::anon_send(to, actors::elsewhere_atom::value, std::move(n.outcomes));
+    if (!n.guests.empty()) caf::anon_send(to, actors::guest_atom::value, std::move(n.guests));
   }
   struct target {
     caf::actor actor;  // invalid until spawned
