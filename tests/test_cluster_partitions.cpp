@@ -294,7 +294,7 @@ TEST_CASE(
   // Queues in every partition, a multi-queue ticket within one, and each
   // player's two tickets in a row (the second refused while the first waits,
   // wherever its queue runs). Tickets over partitions are not in this load
-  // yet (MM_CRASH_OVER_PARTITIONS=1 adds them): with them, 27 of 29 runs
+  // yet (MM_CRASH_OVER_PARTITIONS=1 adds them): with them, 13 of 15 runs
   // passed; one told a match its owner's events contradict, one aborted
   // (docs/operations.md).
   to.queues = {"duel", "coop", json::array({"coop", "duel"}), "arena", "solo"};
