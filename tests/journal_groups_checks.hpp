@@ -115,6 +115,26 @@ inline void check_contested_groups(player_store& a, player_store& b) {
   add_matched(bad, 201, 0, true);
   CHECK_THROWS_AS(b.write_journal(B, bad), mm::error);
   CHECK(ids_of(b.read_waiting_tickets(B)) == std::set<std::uint64_t>{201});
+
+  // Two outcomes of one ticket in one batch (a queue's failure of it, then
+  // a match that holds it): the first is written, the later one's group is
+  // left out whole, events and all.
+  journal_batch pair;
+  pair.event_stream = "S";
+  pair.created = {ticket_row(300, {B}), ticket_row(301)};
+  a.write_journal(A, pair);
+  const std::size_t events_before = a.read_stream_events("S", 0, 1000).size();
+  journal_batch twice;
+  twice.event_stream = "S";
+  add_matched(twice, 300, 11, true);
+  add_matched(twice, 300, 12, true);
+  add_matched(twice, 301, 12, true);
+  a.write_journal(A, twice, &lost);
+  CHECK(lost == std::vector<std::uint32_t>{12});
+  CHECK(ids_of(a.read_waiting_tickets(A)) == std::set<std::uint64_t>{301});
+  const auto after_twice = a.read_stream_events("S", 0, 1000);
+  REQUIRE(after_twice.size() == events_before + 1);
+  CHECK(after_twice.back().ticket == 300);
 }
 
 // Two services race for `n` tickets that wait in both (home "R/0",

@@ -5,6 +5,7 @@
 #include <httplib.h>
 
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -95,6 +96,7 @@ class live_server {
         resp_port_ = port_of(line);
     }
     INFO("matchmakerd said before it stopped or the deadline passed:\n" << said);
+    if (port_ == 0) dump_stuck();
     REQUIRE(port_ != 0);
     REQUIRE((!resp || resp_port_ != 0));
   }
@@ -143,6 +145,24 @@ class live_server {
     }
     INFO(last);
     FAIL("the node did not serve its resources in time");
+  }
+
+  // With MM_TEST_STACKS=1, a server that did not start in time leaves its
+  // threads' stacks and, on PostgreSQL, the server's sessions on stderr:
+  // where it waits.
+  void dump_stuck() {
+    const char* on = std::getenv("MM_TEST_STACKS");
+    if (on == nullptr || *on != '1' || !proc_->running()) return;
+    const std::string gdb = "gdb -batch -p " + std::to_string(proc_->pid()) +
+                            " -ex 'thread apply all bt' 1>&2 2>/dev/null";
+    (void)std::system(gdb.c_str());
+    if (config_.contains("database") && config_["database"].contains("url")) {
+      const std::string psql =
+          "psql '" + config_["database"]["url"].get<std::string>() +
+          "' -c \"SELECT pid, state, wait_event_type, wait_event, now() - xact_start AS tx, "
+          "left(query, 160) FROM pg_stat_activity WHERE datname = current_database()\" 1>&2";
+      (void)std::system(psql.c_str());
+    }
   }
 
   int stop() { return proc_->stop(); }

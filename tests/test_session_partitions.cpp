@@ -306,6 +306,39 @@ TEST_CASE("a partition that starts again takes its guests back from the store",
   x.create("solo", party({1000}, 1));
 }
 
+TEST_CASE("a guest whose player's own ticket there is still on its way to the store is taken in",
+          "[session][actors][partitions]") {
+  partitioned x;
+  auto t = party({1000}, 1);
+  t.also_queues = {"arena"};  // home 1, guest 0
+  const auto id = x.create("duel", t);
+  // Player 1's ticket for arena alone reaches partition 0, which books it
+  // while its write is on its way; the store will refuse it (player 1
+  // waits in `id`). The guest news of `id` comes meanwhile.
+  const auto only = [&](std::initializer_list<caf::actor> actors) {
+    std::vector<caf::resumable*> allowed;
+    for (const auto& a : actors)
+      allowed.push_back(dynamic_cast<caf::resumable*>(caf::actor_cast<caf::abstract_actor*>(a)));
+    x.f.sched().run_jobs_filtered([&](caf::resumable* r) {
+      return std::find(allowed.begin(), allowed.end(), r) != allowed.end();
+    });
+  };
+  const auto zero = caf::actor_cast<caf::actor>(x.services[0]);
+  caf::anon_send(x.s, create_atom::value, std::string("arena"), party({1000}, 1), x.owner);
+  only({caf::actor_cast<caf::actor>(x.s), zero});
+  caf::anon_send(x.services[0], guest_atom::value, std::vector<std::uint64_t>{id});
+  only({zero});
+  x.f.run();
+  x.f.advance(1s);  // asked again once the other create had its answer
+  CHECK(x.waiting_in(0, "arena") == 1);
+  CHECK(x.status(id)->state == ticket_state::waiting);
+  // And matched there with a partner: its home is told.
+  x.create("arena", party({1000}, 2));
+  x.f.advance(1s);
+  x.relay();
+  CHECK(x.status(id)->state == ticket_state::matched);
+}
+
 TEST_CASE("a partition served elsewhere is answered for, and the others keep serving",
           "[session][actors][partitions]") {
   partitioned x;

@@ -188,7 +188,8 @@ inline std::pair<std::size_t, std::size_t> check_all(const ticket_reader& get, l
                                                      const std::set<std::string>* only = nullptr) {
   std::lock_guard lock(l.m);
   std::size_t waiting = 0, finished = 0, lost = 0, contradicted = 0;
-  std::string first_lost;  // the first ticket not found, and what the server said
+  std::string first_lost;          // the first ticket not found, and what the server said
+  std::string first_contradicted;  // the first ticket read back as not what its client was told
   std::map<std::string, std::string> match_of;  // ticket -> its match, as the server says
   std::map<std::string, std::set<std::string>> tickets_of;  // match -> its tickets
   for (const auto& id : only ? *only : l.acknowledged) {
@@ -204,9 +205,13 @@ inline std::pair<std::size_t, std::size_t> check_all(const ticket_reader& get, l
       ++waiting;
     else
       ++finished;
-    if (l.cancelled.count(id) && o["state"] != "cancelled") ++contradicted;
+    const auto contradiction = [&](const std::string& told) {
+      if (contradicted++ == 0) first_contradicted = id + " told " + told + "; read: " + r->body;
+    };
+    if (l.cancelled.count(id) && o["state"] != "cancelled") contradiction("cancelled");
     if (const auto t = l.told.find(id); t != l.told.end())
-      if (o["state"] != "matched" || o["match"]["id"] != t->second) ++contradicted;
+      if (o["state"] != "matched" || o["match"]["id"] != t->second)
+        contradiction("matched in " + t->second);
     if (o["state"] == "matched") {
       match_of[id] = o["match"]["id"];
       for (const auto& t : o["match"]["tickets"]) tickets_of[o["match"]["id"]].insert(t);
@@ -220,6 +225,7 @@ inline std::pair<std::size_t, std::size_t> check_all(const ticket_reader& get, l
   for (const auto& [t, n] : listed) twice += n > 1 ? 1 : 0;
   for (const auto& [t, match] : match_of) CHECK(tickets_of[match].count(t) == 1);
   INFO("the first acknowledged ticket not read back: " << first_lost);
+  INFO("the first told outcome read back otherwise: " << first_contradicted);
   CHECK(lost == 0);
   CHECK(contradicted == 0);
   CHECK(twice == 0);
@@ -241,6 +247,7 @@ inline void check_events(const ticket_reader& get, ledger& l, bool one_waiting_p
   std::set<std::string> created;
   std::map<std::string, json> outcome;
   std::uint64_t after = 0, out_of_order = 0, two_outcomes = 0, missed = 0;
+  std::string first_two;  // the first ticket's two outcomes
   for (;;) {
     const auto res = get("/api/events?limit=1000&after=" + std::to_string(after));
     REQUIRE(res);
@@ -253,8 +260,8 @@ inline void check_events(const ticket_reader& get, ledger& l, bool one_waiting_p
       const std::string id = e["ticket"];
       if (e["state"] == "waiting")
         created.insert(id);
-      else if (!outcome.emplace(id, e).second)
-        ++two_outcomes;
+      else if (const auto [at, first] = outcome.emplace(id, e); !first && two_outcomes++ == 0)
+        first_two = at->second.dump() + " then " + e.dump();
       const auto player = l.player_of.find(id);
       if (!one_waiting_per_player || player == l.player_of.end()) continue;
       if (e["state"] == "waiting") {
@@ -270,16 +277,25 @@ inline void check_events(const ticket_reader& get, ledger& l, bool one_waiting_p
     if (page["more"] != true) break;
   }
   std::size_t no_creation = 0, contradicted = 0;
+  std::string first_contradiction;  // the ticket, what its client was told, what the events say
+  const auto contradiction = [&](const std::string& id, const std::string& told) {
+    if (contradicted++ > 0) return;
+    const auto o = outcome.find(id);
+    first_contradiction = id + " told " + told + "; events: " +
+                          (o == outcome.end() ? std::string("no outcome") : o->second.dump());
+  };
   for (const auto& id : l.acknowledged) no_creation += created.count(id) == 0 ? 1 : 0;
   for (const auto& [id, match] : l.told) {
     const auto o = outcome.find(id);
     if (o == outcome.end() || o->second["state"] != "matched" || o->second["match"]["id"] != match)
-      ++contradicted;
+      contradiction(id, "matched in " + match);
   }
   for (const auto& id : l.cancelled) {
     const auto o = outcome.find(id);
-    if (o == outcome.end() || o->second["state"] != "cancelled") ++contradicted;
+    if (o == outcome.end() || o->second["state"] != "cancelled") contradiction(id, "cancelled");
   }
+  INFO("the first told outcome the events contradict: " << first_contradiction);
+  INFO("the first ticket with two outcomes: " << first_two);
   CHECK(missed == 0);
   CHECK(waited_twice == 0);
   CHECK(out_of_order == 0);

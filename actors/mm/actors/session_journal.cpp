@@ -343,6 +343,18 @@ void flush(session_journal_pointer self) {
     if (b.promise) b.promise->deliver(true);
 }
 
+// A waiting ticket read back from the store for a queue (a guest taken in,
+// or a lost match's ticket waiting again): the services it waits in, which
+// its outcome's event names, and its owner's credential, which that event
+// row carries (a guest's, or one whose queue took it back before its
+// service took it in, is known here from this read alone).
+void note_read_back(session_journal_state& s, durable_ticket& t) {
+  auto services = s.contested.services_of(t.queues);
+  t.contested = !services.empty();
+  s.contested.add(t.id, std::move(services));
+  if (!s.config.event_stream.empty()) s.stream_credentials.emplace(t.id, t.ticket.credential);
+}
+
 void schedule_flush(session_journal_pointer self) {
   auto& st = self->state;
   if (st.creates.size() + st.finishes.size() + st.backfills.size() >= st.config.max_batch) {
@@ -495,7 +507,7 @@ session_journal_actor::behavior_type session_journal(session_journal_pointer sel
           std::vector<durable_ticket> out;
           for (auto& t : all)
             if (std::find(t.queues.begin(), t.queues.end(), queue) != t.queues.end()) {
-              t.contested = !self->state.contested.services_of(t.queues).empty();
+              note_read_back(self->state, t);
               out.push_back(std::move(t));
             }
           return out;
@@ -514,14 +526,7 @@ session_journal_actor::behavior_type session_journal(session_journal_pointer sel
         try {
           auto out = decode_waiting(c.store->read_waiting_rows(serials), c.ids.get(),
                                     c.unix_epoch_ms, nullptr);
-          for (auto& t : out) {
-            auto services = s.contested.services_of(t.queues);
-            t.contested = !services.empty();
-            s.contested.add(t.id, std::move(services));
-            // Its outcome's event row carries its owner's credential, as a
-            // ticket of this partition's own does.
-            s.stream_credentials.emplace(t.id, t.ticket.credential);
-          }
+          for (auto& t : out) note_read_back(s, t);
           return out;
         } catch (const mm::error& e) {
           return make_error(e.code(), e.what());

@@ -324,6 +324,12 @@ caf::result<std::uint64_t> admit_after_write(session_queue_pointer self, queued_
       .then(
           [self, rp, t = q.ticket](std::uint64_t id) mutable {
             auto& st = self->state;
+            // Taken back from the store meanwhile (restore_missing, after a
+            // lost match): it waits here already, as written.
+            if (st.queue->find(t.id) != nullptr) {
+              rp.deliver(id);
+              return;
+            }
             if (auto refused = add_ticket(self, t)) {
               std::vector<ticket_outcome> failed{
                   outcome_in(st.config.queue.name, t.id, session::ticket_state::failed)};
@@ -372,6 +378,10 @@ session_queue_actor_type::behavior_type session_queue_actor(session_queue_pointe
       [self](create_atom, queued_ticket& q) -> caf::result<std::uint64_t> {
         auto& s = self->state;
         if (q.journal && s.config.admit_after_write) return admit_after_write(self, std::move(q));
+        // Another of its queues' tickets, waiting here already: a guest of
+        // another partition this queue took back from the store after a
+        // lost match before its service took it in (restore_missing).
+        if (!q.journal && s.queue->find(q.ticket.id) != nullptr) return q.ticket.id;
         if (auto refused = add_ticket(self, q.ticket)) return std::move(*refused);
         if (!q.journal) return q.ticket.id;
         return self->delegate(s.config.journal, journal_atom::value, create_atom::value,

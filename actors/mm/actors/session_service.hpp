@@ -146,6 +146,10 @@ struct session_service_state {
   session_journal_actor journal;
   // Which tickets wait in the queues of other partitions too.
   contested_tickets contest;
+  // Guests read while one of their players had a create of its own here on
+  // its way to the store (which refuses one of the two): asked again soon,
+  // at most max_guest_retries times (session_service_guests.cpp).
+  std::unordered_map<std::uint64_t, std::uint32_t> guest_retries;
   // Owners of waiting tickets, monitored while they have any.
   std::unordered_map<caf::actor_addr, std::size_t> owners;
   // The lobbies actor (invalid while it restarts; it restarts empty, and a

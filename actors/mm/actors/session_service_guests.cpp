@@ -23,6 +23,11 @@ namespace mm::actors {
 
 namespace {
 
+// A create's answer from the store comes within a journal batch: a guest
+// blocked by one is asked again this often, this many times at most.
+constexpr auto guest_retry_after = std::chrono::milliseconds(20);
+constexpr std::uint32_t max_guest_retries = 250;
+
 // The slots of the queues of `t` this partition runs (made when they may
 // be; a queue split by an attribute: this ticket's shard).
 std::vector<std::uint32_t> local_slots(session_service_pointer self, const durable_ticket& t,
@@ -105,8 +110,15 @@ void take_in_guests(session_service_pointer self, std::vector<durable_ticket> gu
                     std::vector<std::vector<durable_ticket>>* restored) {
   auto& st = self->state;
   std::size_t taken = 0;
+  // Read waiting but told finished since, or not taken in: the journal forgets them.
+  std::vector<std::uint64_t> finished;
+  std::vector<std::uint64_t> retry;
   for (auto& t : guests) {
-    if (st.book->find(t.id) != nullptr || st.book->finished(t.id) != nullptr) continue;
+    if (st.book->find(t.id) != nullptr) continue;
+    if (st.book->finished(t.id) != nullptr) {
+      finished.push_back(t.id);
+      continue;
+    }
     std::vector<std::size_t> made;
     ticket_book::entry e;
     e.slots = local_slots(self, t, &made);
@@ -115,14 +127,31 @@ void take_in_guests(session_service_pointer self, std::vector<durable_ticket> gu
     if (e.slots.empty()) continue;  // none of its queues runs here (any more)
     for (const auto& p : t.ticket.players) e.players.push_back(p.id);
     // The store's claims keep one waiting ticket per player across the
-    // partitions: a player waiting here in another is a stale view.
-    if (std::any_of(e.players.begin(), e.players.end(),
-                    [&](player_id p) { return st.book->ticket_of(p) != 0; })) {
+    // partitions, so a player waiting here in another ticket is a view not
+    // yet updated: most often that ticket's create, still on its way to
+    // the store, which refuses it (the guest holds the claim). The guest is
+    // asked again once that create has had its answer.
+    std::uint64_t other = 0;
+    bool pending = true;
+    for (const player_id p : e.players)
+      if (const std::uint64_t o = st.book->ticket_of(p); o != 0) {
+        other = o;
+        pending = pending && st.book->find(o)->pending;
+      }
+    if (other != 0) {
+      if (!restored && pending && st.guest_retries[t.id]++ < max_guest_retries) {
+        retry.push_back(t.id);
+        continue;
+      }
+      st.guest_retries.erase(t.id);
+      finished.push_back(t.id);
       log(log_level::warning, "sessions",
           "guest ticket " + session::format_public_id(t.id) +
-              " not taken in: one of its players waits here in another ticket");
+              " not taken in: one of its players waits here in ticket " +
+              session::format_public_id(other));
       continue;
     }
+    st.guest_retries.erase(t.id);
     e.credential = st.book->intern(t.ticket.credential);
     e.pending = false;
     t.contested = true;
@@ -144,6 +173,10 @@ void take_in_guests(session_service_pointer self, std::vector<durable_ticket> gu
                 });
     }
   }
+  if (!restored && !finished.empty())
+    self->send(st.journal, journal_atom::value, forget_atom::value, std::move(finished));
+  if (!retry.empty())
+    self->delayed_send(self, guest_retry_after, guest_atom::value, std::move(retry));
   if (restored && taken > 0)
     log(log_level::info, "sessions",
         std::to_string(taken) + " tickets of other partitions wait in this one's queues again");
@@ -153,15 +186,27 @@ void ask_for_guests(session_service_pointer self, const std::vector<std::uint64_
   auto& st = self->state;
   std::vector<std::uint64_t> fresh;
   for (const std::uint64_t id : ids)
-    if (st.book->find(id) == nullptr && st.book->finished(id) == nullptr) fresh.push_back(id);
+    if (st.book->find(id) == nullptr && st.book->finished(id) == nullptr)
+      fresh.push_back(id);
+    else
+      st.guest_retries.erase(id);
   if (fresh.empty()) return;
   self->request(st.journal, caf::infinite, journal_atom::value, guest_atom::value, fresh)
-      .then([self](std::vector<durable_ticket>& guests) { take_in_guests(self, guests, nullptr); },
-            [](caf::error& err) {
-              // The guest rows stay: the partition's next start takes them in.
-              log(log_level::error, "sessions",
-                  "new guest tickets could not be read: " + to_string(err));
-            });
+      .then(
+          [self, fresh](std::vector<durable_ticket>& guests) {
+            // Those no longer waiting are not asked again.
+            std::set<std::uint64_t> read;
+            for (const auto& t : guests) read.insert(t.id);
+            for (const std::uint64_t id : fresh)
+              if (!read.count(id)) self->state.guest_retries.erase(id);
+            take_in_guests(self, guests, nullptr);
+          },
+          [self, fresh](caf::error& err) {
+            for (const std::uint64_t id : fresh) self->state.guest_retries.erase(id);
+            // The guest rows stay: the partition's next start takes them in.
+            log(log_level::error, "sessions",
+                "new guest tickets could not be read: " + to_string(err));
+          });
 }
 
 void left_elsewhere(session_service_pointer self, std::vector<ticket_outcome>& outcomes) {
@@ -169,7 +214,11 @@ void left_elsewhere(session_service_pointer self, std::vector<ticket_outcome>& o
   std::vector<std::uint64_t> gone;
   for (auto& ev : outcomes) {
     if (ev.state == session::ticket_state::waiting || ev.to_game_server) continue;
-    if (st.book->find(ev.ticket) == nullptr) continue;  // not here, or told already
+    // Kept among the outcomes even when not here (yet): the read of its
+    // guest row may be on its way, having found it waiting before this
+    // outcome was written; take_in_guests then leaves it out. The journal
+    // forgets it either way (its queue may have taken it back from the
+    // store after a lost match, before this service took it in).
     ticket_left(self, ev);
     gone.push_back(ev.ticket);
   }

@@ -46,6 +46,29 @@ std::vector<std::uint32_t> groups_of(const journal_batch& b,
   return out;
 }
 
+std::vector<std::uint32_t> repeated_groups(const journal_batch& b) {
+  std::vector<std::uint64_t> seen;
+  std::vector<std::uint32_t> out;
+  for (const auto& o : b.finished) {
+    if (!o.contested) continue;
+    if (std::find(seen.begin(), seen.end(), o.id) != seen.end())
+      out.push_back(o.group);
+    else
+      seen.push_back(o.id);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<std::uint32_t> merged(std::vector<std::uint32_t> a,
+                                  const std::vector<std::uint32_t>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  std::sort(a.begin(), a.end());
+  a.erase(std::unique(a.begin(), a.end()), a.end());
+  return a;
+}
+
 std::vector<std::uint64_t> not_waiting(const std::vector<std::uint64_t>& rows,
                                        std::vector<std::uint64_t> waiting) {
   std::sort(waiting.begin(), waiting.end());

@@ -131,8 +131,8 @@ std::uint64_t pg_store::write_journal(const std::string& service, const journal_
     // contested rows; when the guard fails, the rows that no longer wait are
     // read, their groups left out, and the rest sent again. Each round
     // leaves out at least one more group, or ends.
-    std::vector<std::uint32_t> lost;
-    journal_batch kept;
+    std::vector<std::uint32_t> lost = repeated_groups(in);
+    journal_batch kept = lost.empty() ? journal_batch{} : without_groups(in, lost);
     const std::size_t rounds = contested_rows(in).size() + 1;
     for (std::size_t round = 0;; ++round) {
       const journal_batch& b = lost.empty() ? in : kept;

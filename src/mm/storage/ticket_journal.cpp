@@ -37,7 +37,7 @@ journal_event event_row(SQLite::Statement& q) {
 // in the writer's transaction: no other writer finishes one before it ends.
 std::vector<std::uint32_t> lost_groups_of(SQLite::Database& sql, const journal_batch& b) {
   const auto rows = contested_rows(b);
-  if (rows.empty()) return {};
+  if (rows.empty()) return repeated_groups(b);
   std::vector<std::uint64_t> waiting;
   SQLite::Statement q(sql,
                       "SELECT 1 FROM session_ticket_journal WHERE ticket_id = ? AND state = 0");
@@ -46,7 +46,7 @@ std::vector<std::uint32_t> lost_groups_of(SQLite::Database& sql, const journal_b
     if (q.executeStep()) waiting.push_back(r);
     q.reset();
   }
-  return groups_of(b, not_waiting(rows, std::move(waiting)));
+  return merged(repeated_groups(b), groups_of(b, not_waiting(rows, std::move(waiting))));
 }
 
 // A ticket's rows in the services it also waits in, with its own row.

@@ -140,6 +140,13 @@ std::vector<std::uint64_t> not_waiting(const std::vector<std::uint64_t>& rows,
 std::vector<std::uint32_t> groups_of(const journal_batch& b,
                                      const std::vector<std::uint64_t>& gone);
 journal_batch without_groups(const journal_batch& b, const std::vector<std::uint32_t>& groups);
+// The groups of the contested outcomes whose ticket an earlier outcome of
+// the batch finishes already (sorted): left out like those whose rows no
+// longer wait, so a ticket has one outcome and one outcome event. And the
+// union of two sorted lists of groups.
+std::vector<std::uint32_t> repeated_groups(const journal_batch& b);
+std::vector<std::uint32_t> merged(std::vector<std::uint32_t> a,
+                                  const std::vector<std::uint32_t>& b);
 
 // The batch's highest event sequence (0 without events).
 inline std::uint64_t highest_seq(const journal_batch& b) {

@@ -64,6 +64,13 @@ inline void say_exec_failed(const char* path, int error) {
 class child_process {
  public:
   explicit child_process(const std::vector<std::string>& argv, bool with_stderr = false) {
+    // The child allocates nothing between fork and exec: another thread of
+    // the test may hold the allocator's lock at the fork, and the child's
+    // copy of that lock is never released (the child would hang before it
+    // runs the binary).
+    std::vector<char*> args;
+    for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
     int out[2];
     if (pipe(out) != 0) throw std::runtime_error("pipe failed");
     pid_ = fork();
@@ -75,9 +82,6 @@ class child_process {
       if (with_stderr) dup2(out[1], STDERR_FILENO);
       close(out[0]);
       close(out[1]);
-      std::vector<char*> args;
-      for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-      args.push_back(nullptr);
       execv(args[0], args.data());
       say_exec_failed(args[0], errno);  // in the output: a test names why, not just "no port"
       _exit(127);
