@@ -13,6 +13,11 @@ namespace mm::actors {
 
 namespace {
 
+// A lost match's ticket that cannot wait again yet is tried this often, this
+// many times at most (restore_missing): about the event stream's period.
+constexpr auto restore_retry_after = std::chrono::milliseconds(100);
+constexpr std::uint32_t max_restore_retries = 50;
+
 session::time_ms now_of(session_queue_pointer self) {
   return std::chrono::duration_cast<session::time_ms>(self->clock().now() - self->state.epoch);
 }
@@ -283,16 +288,28 @@ void restore_missing(session_queue_pointer self) {
           [self](std::vector<durable_ticket>& tickets) {
             auto& s = self->state;
             std::size_t back = 0;
+            std::string refused;  // the last refusal's reason
             for (const auto& t : tickets) {
               if (s.queue->find(t.id) != nullptr) continue;
               try {
                 s.queue->restore(to_queue_request(t), session::time_ms(t.created_ms), t.id);
                 ++back;
               } catch (const mm::error& e) {
+                refused = e.what();
+              }
+            }
+            // Most often a player's earlier ticket still here, finished by
+            // another partition whose outcome the stream has not told yet
+            // (its withdraw follows within the stream's period): tried
+            // again, a bounded number of times.
+            if (!refused.empty() && s.restore_retries++ < max_restore_retries) {
+              self->delayed_send(self, restore_retry_after, restore_atom::value);
+            } else {
+              if (!refused.empty())
                 log(log_level::warning, "sessions",
                     "session queue '" + s.config.queue.name + "': a ticket of a lost match " +
-                        "cannot wait again: " + e.what());
-              }
+                        "cannot wait again: " + refused);
+              s.restore_retries = 0;
             }
             if (back > 0)
               log(log_level::info, "sessions",

@@ -148,6 +148,8 @@ struct session_queue_state {
   std::map<std::string, std::uint64_t> wait_reasons;
   std::optional<session::time_ms> last_wait_sample;
   std::uint64_t sample_state = 0;  // the draw's generator
+  // Restores of a lost match's tickets tried again in a row (restore_missing).
+  std::uint32_t restore_retries = 0;
   static inline const char* name = "mm.session_queue";
 };
 
