@@ -3,6 +3,7 @@
 // contested rows no longer waits: its outcomes and its events go, the rest
 // of the batch is written as it is.
 #include <algorithm>
+#include <utility>
 
 #include "mm/engine/error.hpp"
 #include "mm/storage/ticket_journal.hpp"
@@ -47,15 +48,14 @@ std::vector<std::uint32_t> groups_of(const journal_batch& b,
 }
 
 std::vector<std::uint32_t> repeated_groups(const journal_batch& b) {
-  std::vector<std::uint64_t> seen;
+  // (serial, position): sorted, a serial's first outcome comes first.
+  std::vector<std::pair<std::uint64_t, std::size_t>> at;
+  for (std::size_t i = 0; i < b.finished.size(); ++i)
+    if (b.finished[i].contested) at.emplace_back(b.finished[i].id, i);
+  std::sort(at.begin(), at.end());
   std::vector<std::uint32_t> out;
-  for (const auto& o : b.finished) {
-    if (!o.contested) continue;
-    if (std::find(seen.begin(), seen.end(), o.id) != seen.end())
-      out.push_back(o.group);
-    else
-      seen.push_back(o.id);
-  }
+  for (std::size_t i = 1; i < at.size(); ++i)
+    if (at[i].first == at[i - 1].first) out.push_back(b.finished[at[i].second].group);
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
