@@ -10,6 +10,7 @@
 // Usage: mm_pg_journal_bench [seconds=2]. JSON lines.
 #include <chrono>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "bench_util.hpp"
@@ -76,6 +77,23 @@ void one_by_one(mm::pg::connection& c, const mm::write_fence& f, const mm::journ
   tx.commit();
 }
 
+// Calls per second of `a` and of `b`, alternated in six rounds so that both
+// see the same machine.
+template <class A, class B>
+std::pair<double, double> alternated(double seconds, A a, B b) {
+  double t_a = 0, t_b = 0;
+  std::uint64_t n_a = 0, n_b = 0;
+  for (int round = 0; round < 6; ++round) {
+    double start = now_s();
+    for (; now_s() - start < seconds / 6; ++n_a) a();
+    t_a += now_s() - start;
+    start = now_s();
+    for (; now_s() - start < seconds / 6; ++n_b) b();
+    t_b += now_s() - start;
+  }
+  return {static_cast<double>(n_a) / t_a, static_cast<double>(n_b) / t_b};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -98,25 +116,9 @@ int main(int argc, char** argv) {
       1'000'000'000;  // apart from the pipelined rows
   for (const std::size_t batch : {1, 8, 64}) {
     const std::string extra = "\"batch\": " + std::to_string(batch) + ", \"fenced\": true";
-    // Alternated in rounds, so both see the same machine.
-    double t_pipe = 0, t_ref = 0;
-    std::uint64_t n_pipe = 0, n_ref = 0;
-    for (int round = 0; round < 6; ++round) {
-      double start = now_s();
-      while (now_s() - start < seconds / 6) {
-        store.write_journal(service, pipelined.make(batch));
-        ++n_pipe;
-      }
-      t_pipe += now_s() - start;
-      start = now_s();
-      while (now_s() - start < seconds / 6) {
-        one_by_one(reference, fence, sent_one_by_one.make(batch));
-        ++n_ref;
-      }
-      t_ref += now_s() - start;
-    }
-    const double pipe_rate = static_cast<double>(n_pipe) / t_pipe;
-    const double ref_rate = static_cast<double>(n_ref) / t_ref;
+    const auto [pipe_rate, ref_rate] = alternated(
+        seconds, [&] { store.write_journal(service, pipelined.make(batch)); },
+        [&] { one_by_one(reference, fence, sent_one_by_one.make(batch)); });
     emit(bench, "pipelined_commits_per_s", pipe_rate, "commits/s", extra);
     emit(bench, "one_by_one_commits_per_s", ref_rate, "commits/s", extra);
     emit(bench, "pipelined_vs_one_by_one", pipe_rate / ref_rate, "ratio", extra);
@@ -133,32 +135,19 @@ int main(int argc, char** argv) {
     plain.first_id = plain.next_id = plain.next_seq = range += 100'000'000;
     guarded.first_id = guarded.next_id = guarded.next_seq = range += 100'000'000;
     const std::string extra = "\"batch\": " + std::to_string(batch) + ", \"fenced\": true";
-    double t_plain = 0, t_guarded = 0;
-    std::uint64_t n_plain = 0, n_guarded = 0;
-    for (int round = 0; round < 6; ++round) {
-      double start = now_s();
-      while (now_s() - start < seconds / 6) {
-        store.write_journal(service, plain.make(batch));
-        ++n_plain;
-      }
-      t_plain += now_s() - start;
-      start = now_s();
-      while (now_s() - start < seconds / 6) {
-        mm::journal_batch b = guarded.make(batch);
-        std::uint32_t group = 0;
-        for (auto& o : b.finished) {
-          o.contested = true;
-          o.group = ++group;
-        }
-        std::vector<std::uint32_t> lost;
-        store.write_journal(service, b, &lost);
-        if (!lost.empty()) throw std::runtime_error("a guarded outcome was left out");
-        ++n_guarded;
-      }
-      t_guarded += now_s() - start;
-    }
-    const double plain_rate = static_cast<double>(n_plain) / t_plain;
-    const double guarded_rate = static_cast<double>(n_guarded) / t_guarded;
+    const auto [plain_rate, guarded_rate] = alternated(
+        seconds, [&] { store.write_journal(service, plain.make(batch)); },
+        [&] {
+          mm::journal_batch b = guarded.make(batch);
+          std::uint32_t group = 0;
+          for (auto& o : b.finished) {
+            o.contested = true;
+            o.group = ++group;
+          }
+          std::vector<std::uint32_t> lost;
+          store.write_journal(service, b, &lost);
+          if (!lost.empty()) throw std::runtime_error("a guarded outcome was left out");
+        });
     emit(bench, "unguarded_commits_per_s", plain_rate, "commits/s", extra);
     emit(bench, "guarded_commits_per_s", guarded_rate, "commits/s", extra);
     emit(bench, "guarded_vs_unguarded", guarded_rate / plain_rate, "ratio", extra);
