@@ -2,9 +2,14 @@
 // solo tickets and running matches with open seats, ticked once.
 //
 // - session_tick_with_backfill_ms: the tick (median of three queues), which
-//   fills the matches' open seats, then forms new matches from the rest.
-// - session_tick_plain_ms: the same tickets' tick without running matches;
-//   backfill_tick_vs_plain: the ratio.
+//   fills the matches' open seats, then forms new matches from the rest, in
+//   a queue that ticked as many tickets and matches before (a running
+//   server's queue, as session_tick_ms's).
+// - session_tick_plain_ms: the same tickets' tick without running matches,
+//   measured the same way; backfill_tick_vs_plain: the ratio.
+// - session_first_tick_with_backfill_ms: the tick with running matches in
+//   a fresh queue, which also pays for the first touch of its working
+//   memory (as session_first_tick_ms).
 // - backfill_filled_share: the open seats a tick filled where tickets are
 //   scarce (a tenth of them, for as many matches), and the same share for
 //   an offline greedy reference on the same queue (offline_filled_share):

@@ -3,7 +3,9 @@
 // and left to expire; tickets of clustered skill and of parties. After every
 // tick the invariants are checked against a model kept by the test, and on
 // small queues an oracle checks that no ticket left unplaced could have
-// taken a seat that is still open.
+// taken a seat that is still open. A twin queue without the candidates'
+// index, ranking every match's whole list of candidates at once, is given
+// the same requests: every tick places the same tickets in the same seats.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -14,6 +16,7 @@
 #include "mm/engine/random.hpp"
 #include "mm/session/session_queue_impl.hpp"
 #include "session_test_support.hpp"
+#include "whole_ranking.hpp"
 
 using namespace mm::session;
 using namespace mm::session::testing;
@@ -184,10 +187,13 @@ void check_book(const session_queue& q) {
 TEST_CASE("backfill keeps its invariants, and leaves no open seat a waiting ticket could take",
           "[session][backfill]") {
   mm::rng r(20261127);
-  int oracle_checks = 0, placements = 0;
+  int oracle_checks = 0, placements = 0, twin_placements = 0;
   for (int round = 0; round < 1500; ++round) {
     const scenario s = pick(r, round % 4);
-    session_queue q(s.config, equator(s.datacenters), r());
+    const std::uint64_t seed = r();
+    session_queue q(s.config, equator(s.datacenters), seed);
+    basic_session_queue<whole_ranking> twin(s.config, equator(s.datacenters), seed);
+    twin.use_candidate_index(false);
     const std::uint32_t teams = q.backfills().teams(), size = q.backfills().team_size();
     std::map<ticket_id, known_ticket> waiting;
     std::map<std::string, known_match> matches;
@@ -215,6 +221,7 @@ TEST_CASE("backfill keeps its invariants, and leaves no open seat a waiting tick
           listed.push_back(b.teams[0].back());
         }
         q.add_backfill(b, now);
+        twin.add_backfill(b, now);
         matches[b.match_id] = {party_mean(listed), mode,
                                static_cast<std::size_t>(b.datacenter[2] - '0'), now};
       }
@@ -241,6 +248,7 @@ TEST_CASE("backfill keeps its invariants, and leaves no open seat a waiting tick
           if (q.ticket_of(again) == 0) t.players[0].id = again;
         }
         waiting[q.add(t, now).id] = {t, now};
+        twin.add(t, now);
       }
       // The game servers' answers to the reservations: confirm, release, or
       // nothing (they expire).
@@ -254,9 +262,11 @@ TEST_CASE("backfill keeps its invariants, and leaves no open seat a waiting tick
         switch (r() % 3) {
           case 0:
             q.confirm_reservation(id, some);
+            twin.confirm_reservation(id, some);
             break;
           case 1:
             q.release_reservation(id, some);
+            twin.release_reservation(id, some);
             break;
           default:
             break;
@@ -266,6 +276,7 @@ TEST_CASE("backfill keeps its invariants, and leaves no open seat a waiting tick
         auto it = matches.begin();
         std::advance(it, static_cast<long>(r() % matches.size()));
         REQUIRE(q.stop_backfill(it->first));
+        REQUIRE(twin.stop_backfill(it->first));
         matches.erase(it);
       }
       check_book(q);
@@ -282,6 +293,20 @@ TEST_CASE("backfill keeps its invariants, and leaves no open seat a waiting tick
       const std::size_t before = waiting.size();
       const tick_result out = q.tick(now);
       check_book(q);
+      const tick_result reference = twin.tick(now);
+      REQUIRE(reference.placed.size() == out.placed.size());
+      for (std::size_t i = 0; i < out.placed.size(); ++i) {
+        const seat_reservation &a = out.placed[i].reservation, &b = reference.placed[i].reservation;
+        CHECK(a.id == b.id);
+        CHECK(a.match_id == b.match_id);
+        CHECK(a.tickets == b.tickets);
+        CHECK(a.players == b.players);
+        CHECK(a.team_of == b.team_of);
+        ++twin_placements;
+      }
+      REQUIRE(reference.matches.size() == out.matches.size());
+      for (std::size_t i = 0; i < out.matches.size(); ++i)
+        CHECK(reference.matches[i].tickets == out.matches[i].tickets);
       for (const seat_reservation& gone : out.reservations_expired)  // open again first
         for (player_id p : gone.players) occupied[gone.match_id].erase(p);
       std::set<ticket_id> outcome;
@@ -351,5 +376,6 @@ TEST_CASE("backfill keeps its invariants, and leaves no open seat a waiting tick
     }
   }
   CHECK(placements > 1000);
+  CHECK(twin_placements == placements);
   CHECK(oracle_checks > 1000);
 }

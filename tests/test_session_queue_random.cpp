@@ -13,6 +13,7 @@
 #include "mm/engine/random.hpp"
 #include "mm/session/session_queue_impl.hpp"
 #include "session_test_support.hpp"
+#include "whole_ranking.hpp"
 
 using namespace mm::session;
 using namespace mm::session::testing;
@@ -229,19 +230,6 @@ void check_match(const scenario& s, const formed_match& m,
       CHECK(k.rtt[m.datacenter] <= max_rtt_after(*c.latency, now - k.created));
     }
 }
-
-}  // namespace
-
-namespace {
-
-// The standard build, reached the way a game's plug-in reaches it: from the
-// whole ranking of a seed's candidates.
-struct whole_ranking : standard_plugin {
-  build_decision build_match(const waiting_ticket&, std::span<const plugin_candidate>,
-                             const match_context&) {
-    return build_decision::standard();
-  }
-};
 
 }  // namespace
 

@@ -1,6 +1,7 @@
 #include "mm/session/backfill.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <string>
 
 #include "mm/engine/error.hpp"
@@ -19,8 +20,26 @@ const running_match* backfill_book::find(const std::string& match_id) const {
 }
 
 const seat_reservation* backfill_book::reservation(reservation_id id) const {
-  const auto it = reservations_.find(id);
-  return it == reservations_.end() ? nullptr : &it->second;
+  const std::uint64_t* slot = id == 0 ? nullptr : slot_of_.find(id);
+  return slot ? &slots_[*slot] : nullptr;
+}
+
+seat_reservation* backfill_book::find_held(reservation_id id) {
+  const std::uint64_t* slot = id == 0 ? nullptr : slot_of_.find(id);
+  return slot ? &slots_[*slot] : nullptr;
+}
+
+void backfill_book::forget(reservation_id id) {
+  const auto slot = static_cast<std::uint32_t>(*slot_of_.find(id));
+  slot_of_.erase(id);
+  seat_reservation& r = slots_[slot];
+  r.id = 0;
+  r.tickets.clear();
+  r.created.clear();
+  r.players.clear();
+  r.team_of.clear();
+  r.mmr.clear();
+  free_slots_.push_back(slot);
 }
 
 running_match& backfill_book::add(running_match m) {
@@ -49,7 +68,7 @@ void backfill_book::set_players(running_match& m, waiting_ticket players,
   };
   std::vector<std::pair<reservation_id, player_id>> joined;
   for (reservation_id id : m.reservations) {
-    const seat_reservation& r = reservations_.at(id);
+    const seat_reservation& r = *find_held(id);
     for (std::size_t i = 0; i < r.players.size(); ++i) {
       if (listed(r.players[i]))
         joined.emplace_back(id, r.players[i]);
@@ -100,10 +119,8 @@ std::vector<seat_reservation> backfill_book::stop(const std::string& match_id) {
   const auto it = matches_.find(match_id);
   if (it == matches_.end()) return out;
   for (reservation_id id : it->second.reservations) {
-    auto r = reservations_.find(id);
-    by_expiry_.erase({r->second.expires_at.count(), id});
-    out.push_back(std::move(r->second));
-    reservations_.erase(r);
+    out.push_back(*find_held(id));
+    forget(id);
   }
   matches_.erase(it);
   return out;
@@ -127,15 +144,34 @@ void backfill_book::hold(running_match& m, const seat_reservation& r, int sign) 
   }
 }
 
-const seat_reservation& backfill_book::reserve(running_match& m, seat_reservation r) {
+void backfill_book::reserve(running_match& m, seat_reservation& r) {
   if (r.id == 0) r.id = next_reservation_;
   next_reservation_ = std::max(next_reservation_, r.id + 1);
   r.match_id = m.match_id;
   hold(m, r, +1);
   m.reservations.push_back(r.id);
-  by_expiry_.emplace(r.expires_at.count(), r.id);
-  const reservation_id id = r.id;
-  return reservations_.emplace(id, std::move(r)).first->second;
+  by_expiry_.emplace_back(r.expires_at.count(), r.id);
+  std::push_heap(by_expiry_.begin(), by_expiry_.end(), std::greater<>{});
+  std::uint32_t slot = 0;
+  if (free_slots_.empty()) {
+    slot = static_cast<std::uint32_t>(slots_.size());
+    slots_.emplace_back();
+  } else {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  }
+  // Assigned, not moved: a reused slot's lists keep their memory.
+  seat_reservation& kept = slots_[slot];
+  kept.id = r.id;
+  kept.match_id = r.match_id;
+  kept.tickets.assign(r.tickets.begin(), r.tickets.end());
+  kept.created.assign(r.created.begin(), r.created.end());
+  kept.players.assign(r.players.begin(), r.players.end());
+  kept.team_of.assign(r.team_of.begin(), r.team_of.end());
+  kept.mmr.assign(r.mmr.begin(), r.mmr.end());
+  kept.placed_at = r.placed_at;
+  kept.expires_at = r.expires_at;
+  slot_of_.set(r.id, slot);
 }
 
 void backfill_book::restore_reservation(running_match& m, seat_reservation r) {
@@ -144,10 +180,9 @@ void backfill_book::restore_reservation(running_match& m, seat_reservation r) {
 
 void backfill_book::end_seats(reservation_id id, const std::vector<player_id>& players,
                               bool joined) {
-  const auto it = reservations_.find(id);
-  if (it == reservations_.end())
-    throw error(errc::not_found, "reservation " + std::to_string(id) + " is not held");
-  seat_reservation& r = it->second;
+  seat_reservation* found = find_held(id);
+  if (!found) throw error(errc::not_found, "reservation " + std::to_string(id) + " is not held");
+  seat_reservation& r = *found;
   for (std::size_t i = 0; i < players.size(); ++i)
     if (std::find(r.players.begin(), r.players.end(), players[i]) == r.players.end())
       refuse("players[" + std::to_string(i) + "]",
@@ -182,9 +217,8 @@ void backfill_book::end_seats(reservation_id id, const std::vector<player_id>& p
       m.in_mmr[leaving.team_of[i]] += leaving.mmr[i];
     }
   if (kept == 0) {
-    by_expiry_.erase({r.expires_at.count(), id});
     m.reservations.erase(std::find(m.reservations.begin(), m.reservations.end(), id));
-    reservations_.erase(it);
+    forget(id);
   }
 }
 
@@ -198,9 +232,13 @@ void backfill_book::release(reservation_id id, const std::vector<player_id>& pla
 
 std::vector<seat_reservation> backfill_book::expire(time_ms now) {
   std::vector<seat_reservation> out;
-  while (!by_expiry_.empty() && by_expiry_.begin()->first <= now.count()) {
-    const reservation_id id = by_expiry_.begin()->second;
-    out.push_back(reservations_.at(id));
+  while (!by_expiry_.empty() && by_expiry_.front().first <= now.count()) {
+    const auto [at, id] = by_expiry_.front();
+    std::pop_heap(by_expiry_.begin(), by_expiry_.end(), std::greater<>{});
+    by_expiry_.pop_back();
+    const seat_reservation* r = find_held(id);
+    if (!r || r->expires_at.count() != at) continue;  // ended before its time
+    out.push_back(*r);
     end_seats(id, {}, false);
   }
   return out;

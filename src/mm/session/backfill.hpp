@@ -23,13 +23,12 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
-#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "mm/session/id_map.hpp"
 #include "mm/session/ticket.hpp"
 #include "mm/session/waiting_ticket.hpp"
 
@@ -100,10 +99,12 @@ class backfill_book {
   std::uint32_t teams() const { return teams_; }
   std::uint32_t team_size() const { return team_size_; }
   std::size_t size() const { return matches_.size(); }
-  std::size_t reservations() const { return reservations_.size(); }
+  std::size_t reservations() const { return slot_of_.size(); }
 
   running_match* find(const std::string& match_id);
   const running_match* find(const std::string& match_id) const;
+  // Reservation `id` while it is held, or null; the pointer holds until the
+  // next reservation is made (the slots may move then).
   const seat_reservation* reservation(reservation_id id) const;
   const std::unordered_map<std::string, running_match>& matches() const { return matches_; }
 
@@ -127,9 +128,9 @@ class backfill_book {
   std::uint32_t open(const running_match& m, std::uint32_t t) const;
   std::uint32_t open(const running_match& m) const;
 
-  // Holds seats in `m` for `r`'s players (r.id is set here); the caller
-  // checked that they are open.
-  const seat_reservation& reserve(running_match& m, seat_reservation r);
+  // Holds seats in `m` for `r`'s players (r.id and r.match_id are set
+  // here); the caller checked that they are open. The book keeps a copy.
+  void reserve(running_match& m, seat_reservation& r);
   // Players of a reservation joined (confirm: their seats are the match's
   // players') or will not (release: their seats are open). `players` empty:
   // all of them. A reservation left with no player ends. Throws mm::error
@@ -153,11 +154,24 @@ class backfill_book {
   // leave it; `joined`: into the match's players' seats.
   void end_seats(reservation_id id, const std::vector<player_id>& players, bool joined);
   void hold(running_match& m, const seat_reservation& r, int sign);
+  seat_reservation* find_held(reservation_id id);
+  // Reservation `id` is no longer held: its slot is free for the next one.
+  void forget(reservation_id id);
+
+  using expiry = std::pair<time_ms::rep, reservation_id>;
 
   std::uint32_t teams_, team_size_;
   std::unordered_map<std::string, running_match> matches_;
-  std::map<reservation_id, seat_reservation> reservations_;
-  std::set<std::pair<time_ms::rep, reservation_id>> by_expiry_;
+  // The reservations held, in slots of one array with no node per
+  // reservation: a free slot keeps its lists' memory for the next one.
+  std::vector<seat_reservation> slots_;
+  std::vector<std::uint32_t> free_slots_;
+  id_map slot_of_;  // reservation id (never 0) -> its slot
+  // A min-heap of (expires_at, id) of every reservation held. An entry
+  // whose reservation ended (or was held again with another time) stays
+  // until its time comes and is passed over then: so each entry is one
+  // reservation made within the last reservation_timeout or one held now.
+  std::vector<expiry> by_expiry_;
   reservation_id next_reservation_ = 1;
 };
 

@@ -331,7 +331,14 @@ class basic_session_queue {
   void start_anchor(group& g, const running_match& m, time_ms now) const;
   // Reservations that ran out, then each match with open seats in turn.
   void fill_backfills(time_ms now, tick_result& out);
+  // Match `m`'s `want` nearest candidates, into candidates_ (`slot`: its
+  // place in the tick's fill order, where its walks start).
+  void rank_fill(const running_match& m, std::size_t slot, time_ms now, std::size_t want);
   bool fill(running_match& m, std::size_t slot, time_ms now, tick_result& out);
+  // Greedy, nearest first: the tickets of `candidates` that take `m`'s
+  // `open` seats (into fill_members_, in order); the players seated.
+  std::size_t seat_candidates(const running_match& m, const std::vector<candidate>& candidates,
+                              std::uint32_t open, time_ms now);
   // The team of each player of waiting tickets `members` (in order) in
   // `m`, or nothing when they do not fit its open seats or break its team
   // balance.

@@ -260,15 +260,9 @@ std::optional<std::vector<std::uint32_t>> basic_session_queue<Plugin>::seat_part
 }
 
 template <session_plugin Plugin>
-bool basic_session_queue<Plugin>::fill(running_match& m, std::size_t slot, time_ms now,
-                                       tick_result& out) {
-  const std::uint32_t open = backfills_.open(m);
-  if (open == 0) return false;
-  start_anchor(rank_group_, m, now);
-  rank_group_.anchor_slot = slot;
-  const double v = primary_ >= 0 ? m.players.numbers[static_cast<std::size_t>(primary_)] : 0;
-  std::vector<candidate>& candidates = candidates_;
-  rank_around(rank_group_, v, now, std::max<std::size_t>(8, std::size_t{4} * open), candidates);
+std::size_t basic_session_queue<Plugin>::seat_candidates(const running_match& m,
+                                                         const std::vector<candidate>& candidates,
+                                                         std::uint32_t open, time_ms now) {
   group& g = build_group_;
   start_anchor(g, m, now);
   std::vector<std::size_t>& members = fill_members_;
@@ -293,6 +287,36 @@ bool basic_session_queue<Plugin>::fill(running_match& m, std::size_t slot, time_
     seated += rows_[i].party;
     join(g, i, now);
   }
+  return seated;
+}
+
+template <session_plugin Plugin>
+void basic_session_queue<Plugin>::rank_fill(const running_match& m, std::size_t slot, time_ms now,
+                                            std::size_t want) {
+  start_anchor(rank_group_, m, now);
+  rank_group_.anchor_slot = slot;
+  const double v = primary_ >= 0 ? m.players.numbers[static_cast<std::size_t>(primary_)] : 0;
+  rank_around(rank_group_, v, now, want, candidates_);
+}
+
+template <session_plugin Plugin>
+bool basic_session_queue<Plugin>::fill(running_match& m, std::size_t slot, time_ms now,
+                                       tick_result& out) {
+  const std::uint32_t open = backfills_.open(m);
+  if (open == 0) return false;
+  // The standard build ranks the nearest candidate per open seat first.
+  // When they fill every seat, the greedy pass over the whole ranking would
+  // take them and stop there (its first decisions are theirs); otherwise
+  // it ranks them all. A plug-in's queue ranks them all at once.
+  const std::size_t want = std::max<std::size_t>(8, std::size_t{4} * open);
+  rank_fill(m, slot, now, custom_build ? want : open);
+  std::size_t seated = seat_candidates(m, candidates_, open, now);
+  if (!custom_build && seated < open && candidates_.size() == open) {
+    rank_fill(m, slot, now, want);
+    seated = seat_candidates(m, candidates_, open, now);
+  }
+  const std::vector<std::size_t>& members = fill_members_;
+  const bool one_team = backfills_.teams() == 1;
   if (members.empty() || !claim(members, out)) return false;
   const auto team_of =
       one_team ? std::optional<std::vector<std::uint32_t>>(std::vector<std::uint32_t>(seated, 0))
@@ -318,7 +342,8 @@ bool basic_session_queue<Plugin>::fill(running_match& m, std::size_t slot, time_
     }
     take(i);
   }
-  out.placed.push_back({backfills_.reserve(m, std::move(r)), m.datacenter, m.server});
+  backfills_.reserve(m, r);
+  out.placed.push_back({std::move(r), m.datacenter, m.server});
   stats_.backfilled += members.size();
   stats_.matched += members.size();
   ++stats_.placements;
