@@ -133,6 +133,36 @@ TEST_CASE("explain a running match's open seats", "[session][explain][backfill]"
   CHECK(e->players == 1);
 }
 
+TEST_CASE("a running match's explanation leaves out the tickets placed into new matches only",
+          "[session][explain][backfill]") {
+  queue_config c = coop(4);
+  c.rules = {skill(100)};
+  session_queue q(c, equator(2), 1);
+  backfill_request m;
+  m.match_id = "m-1";
+  m.datacenter = "dc0";
+  m.teams = {{with_rtt(100, 1500, {20, 60}).players[0]}};
+  q.add_backfill(m, 0ms);
+  ticket_request elsewhere = with_rtt(1, 1510, {20, 60});
+  elsewhere.new_matches_only = true;  // it also waits in another partition's queues
+  q.add(elsewhere, 0ms);
+  auto e = q.explain_backfill("m-1", 1000ms);
+  REQUIRE(e);
+  CHECK(e->waiting == 0);
+  CHECK(e->examined == 0);
+  CHECK(e->verdict == wait_verdict::no_candidates);
+  // The tick agrees: the ticket is not placed into the match.
+  CHECK(q.tick(1000ms).placed.empty());
+  // A ticket that may backfill is a candidate, and is placed.
+  q.add(with_rtt(2, 1490, {20, 60}), 1000ms);
+  e = q.explain_backfill("m-1", 1000ms);
+  CHECK(e->waiting == 1);
+  CHECK(e->compatible == 1);
+  const auto r = q.tick(1000ms);
+  REQUIRE(r.placed.size() == 1);
+  CHECK(r.placed[0].reservation.players == std::vector<player_id>{2});
+}
+
 namespace {
 
 // A random queue of every rule kind the pairs are judged by.

@@ -351,11 +351,12 @@ class basic_session_queue {
   // Explain's steps (session_queue_explain.hpp): the subject's rules and
   // stage after its wait from `since`; the other waiting tickets nearest
   // to value `v` of the first difference rule, at most `limit`, nearest
-  // first (`pool`: how many wait besides `skip`); one candidate's refusal
-  // counted into `e`; the verdict.
+  // first (`pool`: how many wait besides `skip`; `backfill`: for a running
+  // match, which never takes a ticket placed into new matches only); one
+  // candidate's refusal counted into `e`; the verdict.
   void explain_subject(explanation& e, time_ms since, time_ms now) const;
   std::vector<std::size_t> nearest_to(double v, std::size_t skip, std::size_t limit,
-                                      std::uint64_t& pool) const;
+                                      std::uint64_t& pool, bool backfill = false) const;
   void count_refusal(explanation& e, std::size_t c, refusal why, std::int32_t rule,
                      const explain_options& options, time_ms now) const;
   void explain_verdict(explanation& e, const std::vector<std::uint64_t>& players_at) const;

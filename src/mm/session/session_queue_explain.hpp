@@ -109,7 +109,7 @@ std::optional<explanation> basic_session_queue<Plugin>::explain_backfill(
   group g;
   start_anchor(g, *m, now);
   const double v = primary_ >= 0 ? m->players.numbers[static_cast<std::size_t>(primary_)] : 0;
-  for (const std::size_t c : nearest_to(v, no_ticket, options.limit, e.waiting)) {
+  for (const std::size_t c : nearest_to(v, no_ticket, options.limit, e.waiting, true)) {
     // In the order fill() checks them.
     std::int32_t code = admitted;
     refusal why = refusal::none;
@@ -157,7 +157,8 @@ void basic_session_queue<Plugin>::explain_subject(explanation& e, time_ms since,
 template <session_plugin Plugin>
 std::vector<std::size_t> basic_session_queue<Plugin>::nearest_to(double v, std::size_t skip,
                                                                  std::size_t limit,
-                                                                 std::uint64_t& pool) const {
+                                                                 std::uint64_t& pool,
+                                                                 bool backfill) const {
   struct key {
     double gap;
     time_ms::rep created;
@@ -172,7 +173,7 @@ std::vector<std::size_t> basic_session_queue<Plugin>::nearest_to(double v, std::
   std::vector<key> keys;
   keys.reserve(tickets_.size());
   for (std::size_t i = 0; i < tickets_.size(); ++i) {
-    if (i == skip || rows_[i].fast_track) continue;
+    if (i == skip || rows_[i].fast_track || (backfill && rows_[i].new_matches_only)) continue;
     const double gap =
         primary_ >= 0 ? std::abs(rows_.number(i, static_cast<std::size_t>(primary_)) - v) : 0;
     keys.push_back({gap, rows_[i].created.count(), rows_[i].tiebreak, i});
