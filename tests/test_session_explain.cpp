@@ -92,15 +92,28 @@ TEST_CASE("explain with nobody else waiting, and with a limit", "[session][expla
   CHECK(e->nearest[2].ticket == 4);
 }
 
-TEST_CASE("explain a running match's open seats", "[session][explain][backfill]") {
+namespace {
+
+// A co-op queue of 4 over two datacenters, with running match "m-1" at dc0
+// of players 100, 101... (MMR 1500), registered at 0.
+session_queue coop_with_match(std::size_t players) {
   queue_config c = coop(4);
   c.rules = {skill(100)};
   session_queue q(c, equator(2), 1);
   backfill_request m;
   m.match_id = "m-1";
   m.datacenter = "dc0";
-  m.teams = {{with_rtt(100, 1500, {20, 60}).players[0], with_rtt(101, 1500, {20, 60}).players[0]}};
+  m.teams.resize(1);
+  for (std::size_t i = 0; i < players; ++i)
+    m.teams[0].push_back(with_rtt(100 + i, 1500, {20, 60}).players[0]);
   q.add_backfill(m, 0ms);
+  return q;
+}
+
+}  // namespace
+
+TEST_CASE("explain a running match's open seats", "[session][explain][backfill]") {
+  session_queue q = coop_with_match(2);
   auto e = q.explain_backfill("m-1", 1000ms);
   REQUIRE(e);
   CHECK(e->running_match);
@@ -135,14 +148,7 @@ TEST_CASE("explain a running match's open seats", "[session][explain][backfill]"
 
 TEST_CASE("a running match's explanation leaves out the tickets placed into new matches only",
           "[session][explain][backfill]") {
-  queue_config c = coop(4);
-  c.rules = {skill(100)};
-  session_queue q(c, equator(2), 1);
-  backfill_request m;
-  m.match_id = "m-1";
-  m.datacenter = "dc0";
-  m.teams = {{with_rtt(100, 1500, {20, 60}).players[0]}};
-  q.add_backfill(m, 0ms);
+  session_queue q = coop_with_match(1);
   ticket_request elsewhere = with_rtt(1, 1510, {20, 60});
   elsewhere.new_matches_only = true;  // it also waits in another partition's queues
   q.add(elsewhere, 0ms);
