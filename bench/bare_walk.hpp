@@ -34,45 +34,56 @@ double bare_walks_per_s(const Engine& e, std::size_t reads, std::size_t walks, m
   return static_cast<double>(walks) / (now_s() - t);
 }
 
-struct bare_walk_reference {
-  double per_s = 0;
-  std::size_t reads = 0;       // players a query of the cache tests, on average
-  std::uint64_t checksum = 0;  // of what the walks read (printed: the reads are kept)
-};
-
 // The engine bench's own cache (1,000,000 players of the skewed synthetic
-// population, the demo profile, 10 candidates a query), built here; its
-// reads per query learned from `queries` queries; then 2,000,000 bare walks.
-// The cache is freed before this returns.
-inline bare_walk_reference measure_bare_walk(std::size_t players = 1'000'000,
-                                             std::size_t queries = 20'000) {
-  mm::synthetic_population pop;
-  mm::rng r(2026);
-  const auto rows = mm::make_players(pop, players, 1, r);
-  const mm::generic_profile profile(mm::demo_profile_config());
-  std::vector<mm::generic_model> models;
-  models.reserve(players);
-  for (const auto& row : rows) profile.make_models(row, models);
-  mm::options o;
-  o.player_cache_size = static_cast<std::uint32_t>(players);
-  o.buckets_rebalance_sample_count = static_cast<std::uint32_t>(players);
-  o.matching_candidate_amount = 10;
-  o.random_seed = 11;
-  mm::engine<mm::generic_profile> e(o, profile);
-  for (const auto& m : models) e.add_sample(m);
-  e.rebalance(0);
-  for (const auto& m : models) e.update(m.id(), m);
-  std::uint64_t tested = 0;
-  for (std::size_t i = 0; i < queries; ++i) {
-    mm::match_request<mm::generic_query> q;
-    q.query = mm::make_query(pop, players + 1 + i, r);
-    tested += e.find_match(q).players_tested;
+// population, the demo profile, 10 candidates a query), built once; its
+// reads per query learned from `queries` queries. It is kept for the run so
+// that a bench can walk it again right before each part it times: the
+// machine's speed drifts within a run (its neighbours' load, their use of
+// the memory), and a ratio to a walk taken a minute before carries that
+// drift into the figure.
+class bare_walk_meter {
+ public:
+  explicit bare_walk_meter(std::size_t players = 1'000'000, std::size_t queries = 20'000)
+      : engine_(options(players), mm::generic_profile(mm::demo_profile_config())), r_(2026) {
+    mm::synthetic_population pop;
+    const auto rows = mm::make_players(pop, players, 1, r_);
+    std::vector<mm::generic_model> models;
+    models.reserve(players);
+    for (const auto& row : rows) engine_.profile().make_models(row, models);
+    for (const auto& m : models) engine_.add_sample(m);
+    engine_.rebalance(0);
+    for (const auto& m : models) engine_.update(m.id(), m);
+    std::uint64_t tested = 0;
+    for (std::size_t i = 0; i < queries; ++i) {
+      mm::match_request<mm::generic_query> q;
+      q.query = mm::make_query(pop, players + 1 + i, r_);
+      tested += engine_.find_match(q).players_tested;
+    }
+    reads_ =
+        static_cast<std::size_t>(static_cast<double>(tested) / static_cast<double>(queries) + 0.5);
   }
-  bare_walk_reference out;
-  out.reads =
-      static_cast<std::size_t>(static_cast<double>(tested) / static_cast<double>(queries) + 0.5);
-  out.per_s = bare_walks_per_s(e, out.reads, 2'000'000, r, out.checksum);
-  return out;
-}
+
+  std::size_t reads() const { return reads_; }
+  std::uint64_t checksum() const { return checksum_; }
+  // `walks` bare walks now, per second.
+  double sample(std::size_t walks) {
+    return bare_walks_per_s(engine_, reads_, walks, r_, checksum_);
+  }
+
+ private:
+  static mm::options options(std::size_t players) {
+    mm::options o;
+    o.player_cache_size = static_cast<std::uint32_t>(players);
+    o.buckets_rebalance_sample_count = static_cast<std::uint32_t>(players);
+    o.matching_candidate_amount = 10;
+    o.random_seed = 11;
+    return o;
+  }
+
+  mm::engine<mm::generic_profile> engine_;
+  mm::rng r_;
+  std::size_t reads_ = 0;
+  std::uint64_t checksum_ = 0;
+};
 
 }  // namespace mm::bench

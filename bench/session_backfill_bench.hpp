@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -33,8 +34,10 @@ namespace mm::bench {
 // datacenters of `latency`, with `tickets` waiting in a queue of `config`
 // (one difference rule on MMR, the staged latency policy, no teams). Emits
 // its figures with `extra` in each line; returns session_tick_with_backfill_ms.
+// `before_timed` is called before each of that figure's three ticks is set
+// up (the bench measures its reference there).
 double backfill_phase(const session::queue_config& config, const session::latency_model& latency,
                       const std::vector<session::ticket_request>& tickets, std::size_t matches,
-                      const std::string& extra);
+                      const std::string& extra, const std::function<void()>& before_timed);
 
 }  // namespace mm::bench

@@ -19,9 +19,12 @@
 //   them: session_vs_naive.
 // - tick_per_ticket_in_bare_walks: session_tick_ms per waiting ticket, in
 //   bare walks of this run (bare_walk.hpp: the engine bench's reference on
-//   its own 1,000,000-player cache, built here first and freed;
-//   bare_walk_per_s); backfill_tick_per_ticket_in_bare_walks: the same for
-//   the tick with running matches (session_backfill_bench.hpp).
+//   its own 1,000,000-player cache, built here first and kept until the
+//   backfill figures are done); the walks are measured (500,000 of them)
+//   before each timed tick is set up, and a figure's reference is the
+//   median of its three ticks' (bare_walk_per_s). The same for the tick
+//   with running matches (session_backfill_bench.hpp):
+//   backfill_tick_per_ticket_in_bare_walks, backfill_bare_walk_per_s.
 // - session_explain_ms: why one ticket among `tickets` waits
 //   (session_queue::explain, 1,000 candidates judged), median over 101
 //   tickets; explain_vs_tick: that over session_tick_ms, measured just
@@ -48,6 +51,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,6 +72,9 @@ using namespace std::chrono_literals;
 namespace {
 
 constexpr const char* bench_name = "session";
+// Bare walks a sample of the reference (bare_walk.hpp): about a tenth of a
+// second each.
+constexpr std::size_t walks_a_sample = 500'000;
 
 // 30 datacenters at real-world-like places: where most players live.
 latency_model world() {
@@ -178,23 +185,39 @@ int main(int argc, char** argv) {
   const std::string extra = "\"tickets\": " + std::to_string(n) + ", \"datacenters\": 30";
   const std::string mode = argc > 3 ? argv[3] : "";
 
-  // The reference of the tick's figures in bare walks (bare_walk.hpp),
-  // measured first, its cache freed before the ticks.
-  const auto walk =
-      mode == "tick-only" ? mm::bench::bare_walk_reference{} : mm::bench::measure_bare_walk();
-  const std::string walked = extra + ", \"reads\": " + std::to_string(walk.reads) +
-                             ", \"checksum\": " + std::to_string(walk.checksum % 1000);
-  if (walk.per_s > 0) emit(bench_name, "bare_walk_per_s", walk.per_s, "1/s", walked);
-  // A tick's time per waiting ticket, in bare walks of this run.
-  const auto in_walks = [&](double ms) { return ms / 1e3 / static_cast<double>(n) * walk.per_s; };
+  // The reference of the tick's figures in bare walks (bare_walk.hpp): the
+  // engine bench's cache, built first and kept, walked right before each
+  // timed tick is set up; a figure's reference is the median of its ticks'.
+  std::optional<mm::bench::bare_walk_meter> meter;
+  if (mode != "tick-only") meter.emplace();
+  std::vector<double> walks;
+  const auto walk_now = [&] {
+    if (meter) walks.push_back(meter->sample(walks_a_sample));
+  };
+  const auto reference = [&] {  // of the last three ticks
+    return median3(walks.at(walks.size() - 3), walks.at(walks.size() - 2), walks.back());
+  };
+  const auto walked = [&] {
+    return extra + ", \"reads\": " + std::to_string(meter->reads()) +
+           ", \"checksum\": " + std::to_string(meter->checksum() % 1000);
+  };
+  // A tick's time per waiting ticket, in bare walks a second of `per_s`.
+  const auto in_walks = [&](double ms, double per_s) {
+    return ms / 1e3 / static_cast<double>(n) * per_s;
+  };
+  const auto timed_tick = [&] {
+    walk_now();
+    return one_tick_ms(tickets, true, true, nullptr);
+  };
 
   // The indexed loop: median of three queues, each way.
-  const double tick_ms =
-      median3(one_tick_ms(tickets, true, true, nullptr), one_tick_ms(tickets, true, true, nullptr),
-              one_tick_ms(tickets, true, true, nullptr));
+  const double tick_ms = median3(timed_tick(), timed_tick(), timed_tick());
   emit(bench_name, "session_tick_ms", tick_ms, "ms", extra);
   if (mode == "tick-only") return 0;
-  emit(bench_name, "tick_per_ticket_in_bare_walks", in_walks(tick_ms), "walks", walked);
+  const double tick_walks = reference();
+  emit(bench_name, "bare_walk_per_s", tick_walks, "1/s", walked());
+  emit(bench_name, "tick_per_ticket_in_bare_walks", in_walks(tick_ms, tick_walks), "walks",
+       walked());
   // Explain: one waiting ticket's reasons, against the tick over the same
   // tickets (measured just before).
   const double explain = explain_ms(tickets);
@@ -202,9 +225,14 @@ int main(int argc, char** argv) {
   emit(bench_name, "explain_vs_tick", explain / tick_ms, "ratio", extra);
   if (mode == "explain-only") return 0;
   // Backfill: running matches with open seats, a tenth as many as tickets.
-  const double backfill_ms = mm::bench::backfill_phase(coop_queue(), m, tickets, n / 10, extra);
-  emit(bench_name, "backfill_tick_per_ticket_in_bare_walks", in_walks(backfill_ms), "walks",
-       walked + ", \"running_matches\": " + std::to_string(n / 10));
+  const double backfill_ms =
+      mm::bench::backfill_phase(coop_queue(), m, tickets, n / 10, extra, walk_now);
+  const double backfill_walks = reference();
+  const std::string with = walked() + ", \"running_matches\": " + std::to_string(n / 10);
+  emit(bench_name, "backfill_bare_walk_per_s", backfill_walks, "1/s", with);
+  emit(bench_name, "backfill_tick_per_ticket_in_bare_walks", in_walks(backfill_ms, backfill_walks),
+       "walks", with);
+  meter.reset();  // its memory is not the later parts'
   if (mode == "backfill-only") return 0;
   tick_result first;
   const double first_tick_ms =
