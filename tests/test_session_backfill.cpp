@@ -303,3 +303,24 @@ TEST_CASE("a restored match keeps the reservations whose seats are still open",
   CHECK(q.backfills().reservation(41)->expires_at == 9000ms);
   CHECK(q.tick(9000ms).reservations_expired.size() == 1);
 }
+
+TEST_CASE("a copy of a queue fills its own running matches after the original stopped them",
+          "[session][backfill]") {
+  session_queue q(coop(4), equator(3), 7);
+  q.add_backfill(running("m1", {{player(100, 1500), player(101, 1500)}}), 0ms);
+  q.add_backfill(running("m2", {{player(102, 1500), player(103, 1500), player(104, 1500)}}), 0ms);
+  for (player_id p = 1; p <= 3; ++p) q.add(with_rtt(p, 1500, {20, 40, 60}), 0ms);
+  const session_queue copy = q;
+  // The book lists its matches for the tick's fill order: the copy's list
+  // is of its own matches, not of the original's, which end here.
+  q.stop_backfill("m1");
+  q.stop_backfill("m2");
+  session_queue twin = copy;
+  const tick_result r = twin.tick(1000ms);
+  std::set<std::string> filled;
+  for (const auto& p : r.placed) filled.insert(p.reservation.match_id);
+  CHECK(filled == std::set<std::string>{"m1", "m2"});
+  CHECK(twin.waiting() == 0);
+  CHECK(twin.backfills().open(*twin.backfills().find("m1")) == 0);
+  CHECK(q.tick(1000ms).placed.empty());
+}

@@ -174,11 +174,14 @@ void check_book(const session_queue& q) {
         REQUIRE(seen.insert(res->players[i]).second);  // a player holds one seat
       }
     }
+    std::uint32_t open = 0;
     for (std::uint32_t t = 0; t < b.teams(); ++t) {
       REQUIRE(m.in[t] == in[t]);
       REQUIRE(m.reserved[t] == reserved[t]);
       REQUIRE(in[t] + reserved[t] <= b.team_size());
+      open += b.team_size() - in[t] - reserved[t];
     }
+    REQUIRE(b.open(m) == open);  // the count the book keeps as they change
   }
 }
 

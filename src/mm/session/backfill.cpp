@@ -9,6 +9,24 @@
 
 namespace mm::session {
 
+backfill_book::backfill_book(const backfill_book& other)
+    : teams_(other.teams_),
+      team_size_(other.team_size_),
+      matches_(other.matches_),
+      book_list_(other.book_list_.size()),
+      slots_(other.slots_),
+      free_slots_(other.free_slots_),
+      slot_of_(other.slot_of_),
+      by_expiry_(other.by_expiry_),
+      next_reservation_(other.next_reservation_) {
+  for (auto& [id, m] : matches_) book_list_[m.book_index] = &m;
+}
+
+backfill_book& backfill_book::operator=(const backfill_book& other) {
+  if (this != &other) *this = backfill_book(other);
+  return *this;
+}
+
 running_match* backfill_book::find(const std::string& match_id) {
   const auto it = matches_.find(match_id);
   return it == matches_.end() ? nullptr : &it->second;
@@ -53,8 +71,12 @@ running_match& backfill_book::add(running_match m) {
     ++m.in[m.team_of[i]];
     m.in_mmr[m.team_of[i]] += m.players.player_mmr[i];
   }
+  count_open(m);
+  m.book_index = book_list_.size();
   const std::string id = m.match_id;
-  return matches_.emplace(id, std::move(m)).first->second;
+  running_match& added = matches_.emplace(id, std::move(m)).first->second;
+  book_list_.push_back(&added);
+  return added;
 }
 
 void backfill_book::set_players(running_match& m, waiting_ticket players,
@@ -92,6 +114,7 @@ void backfill_book::set_players(running_match& m, waiting_ticket players,
     ++m.in[m.team_of[i]];
     m.in_mmr[m.team_of[i]] += m.players.player_mmr[i];
   }
+  count_open(m);
 }
 
 std::size_t backfill_book::rejoin(running_match& m, const std::vector<player_id>& players,
@@ -110,6 +133,7 @@ std::size_t backfill_book::rejoin(running_match& m, const std::vector<player_id>
     m.team_of.push_back(team_of[i]);
     ++m.in[team_of[i]];
     m.in_mmr[team_of[i]] += mmr[i];
+    count_open(m);
   }
   return left_out;
 }
@@ -122,6 +146,11 @@ std::vector<seat_reservation> backfill_book::stop(const std::string& match_id) {
     out.push_back(*find_held(id));
     forget(id);
   }
+  // Out of the list: the last match takes its place.
+  const std::size_t at = it->second.book_index;
+  book_list_[at] = book_list_.back();
+  book_list_[at]->book_index = at;
+  book_list_.pop_back();
   matches_.erase(it);
   return out;
 }
@@ -132,9 +161,13 @@ std::uint32_t backfill_book::open(const running_match& m, std::uint32_t t) const
 }
 
 std::uint32_t backfill_book::open(const running_match& m) const {
+  return m.open_seats;
+}
+
+void backfill_book::count_open(running_match& m) const {
   std::uint32_t n = 0;
   for (std::uint32_t t = 0; t < teams_; ++t) n += open(m, t);
-  return n;
+  m.open_seats = n;
 }
 
 void backfill_book::hold(running_match& m, const seat_reservation& r, int sign) {
@@ -142,6 +175,7 @@ void backfill_book::hold(running_match& m, const seat_reservation& r, int sign) 
     m.reserved[r.team_of[i]] += static_cast<std::uint32_t>(sign);
     m.reserved_mmr[r.team_of[i]] += sign * r.mmr[i];
   }
+  count_open(m);
 }
 
 void backfill_book::reserve(running_match& m, seat_reservation& r) {
@@ -208,7 +242,7 @@ void backfill_book::end_seats(reservation_id id, const std::vector<player_id>& p
   r.team_of.resize(kept);
   r.mmr.resize(kept);
   hold(m, leaving, -1);
-  if (joined)
+  if (joined) {
     for (std::size_t i = 0; i < leaving.players.size(); ++i) {
       m.players.players.push_back(leaving.players[i]);
       m.players.player_mmr.push_back(leaving.mmr[i]);
@@ -216,6 +250,8 @@ void backfill_book::end_seats(reservation_id id, const std::vector<player_id>& p
       ++m.in[leaving.team_of[i]];
       m.in_mmr[leaving.team_of[i]] += leaving.mmr[i];
     }
+    count_open(m);
+  }
   if (kept == 0) {
     m.reservations.erase(std::find(m.reservations.begin(), m.reservations.end(), id));
     forget(id);
@@ -254,9 +290,16 @@ std::vector<running_match*> backfill_book::fill_order() {
     running_match* match;
   };
   std::vector<keyed> keys;
-  keys.reserve(matches_.size());
-  for (auto& [id, m] : matches_)
-    if (open(m) > 0) keys.push_back({m.priority, m.registered.count(), m.tiebreak, &m});
+  keys.reserve(book_list_.size());
+  constexpr std::size_t ahead = 8;
+  for (std::size_t j = 0; j < book_list_.size(); ++j) {
+    if (j + ahead < book_list_.size()) {
+      __builtin_prefetch(&book_list_[j + ahead]->priority);
+      __builtin_prefetch(&book_list_[j + ahead]->open_seats);
+    }
+    running_match& m = *book_list_[j];
+    if (m.open_seats > 0) keys.push_back({m.priority, m.registered.count(), m.tiebreak, &m});
+  }
   std::sort(keys.begin(), keys.end(), [](const keyed& a, const keyed& b) {
     if (a.priority != b.priority) return a.priority > b.priority;
     if (a.registered != b.registered) return a.registered < b.registered;
@@ -265,6 +308,11 @@ std::vector<running_match*> backfill_book::fill_order() {
   std::vector<running_match*> out;
   out.reserve(keys.size());
   for (const keyed& k : keys) out.push_back(k.match);
+  // The tick's reservations take the free slots lowest first (reserve()
+  // takes the last): one after another in memory, as their lists' memory
+  // was taken when the slots were first used, instead of in the order the
+  // reservations before them ended.
+  std::sort(free_slots_.begin(), free_slots_.end(), std::greater<>{});
   return out;
 }
 

@@ -74,6 +74,12 @@ struct running_match {
   std::int32_t priority = 0;
   time_ms registered{0};  // its rules relax from here, as a seed's from its creation
   std::uint64_t tiebreak = 0;
+  // Kept by the book: the open seats of all its teams (from `in` and
+  // `reserved` below, as they change), and its place in the book's list.
+  // The tick's fill order reads them with the keys above, one line of
+  // memory a match.
+  std::uint32_t open_seats = 0;
+  std::size_t book_index = 0;
   // The players in it as one party compiled by the queue: the values its
   // rules compare candidates with (their mean, their common label and set).
   waiting_ticket players;
@@ -95,6 +101,12 @@ class backfill_book {
   // its max_players).
   backfill_book(std::uint32_t teams, std::uint32_t team_size)
       : teams_(teams == 0 ? 1 : teams), team_size_(team_size) {}
+  // A copy lists its own matches (the list points into the map's nodes,
+  // which a move keeps and a copy does not).
+  backfill_book(const backfill_book& other);
+  backfill_book& operator=(const backfill_book& other);
+  backfill_book(backfill_book&&) = default;
+  backfill_book& operator=(backfill_book&&) = default;
 
   std::uint32_t teams() const { return teams_; }
   std::uint32_t team_size() const { return team_size_; }
@@ -154,6 +166,8 @@ class backfill_book {
   // leave it; `joined`: into the match's players' seats.
   void end_seats(reservation_id id, const std::vector<player_id>& players, bool joined);
   void hold(running_match& m, const seat_reservation& r, int sign);
+  // m.open_seats from its counts, after they changed.
+  void count_open(running_match& m) const;
   seat_reservation* find_held(reservation_id id);
   // Reservation `id` is no longer held: its slot is free for the next one.
   void forget(reservation_id id);
@@ -162,6 +176,10 @@ class backfill_book {
 
   std::uint32_t teams_, team_size_;
   std::unordered_map<std::string, running_match> matches_;
+  // Every match of matches_ (whose nodes do not move), side by side: the
+  // fill order reads them ahead of need, which a walk of the map's nodes
+  // cannot. book_list_[m.book_index] == &m.
+  std::vector<running_match*> book_list_;
   // The reservations held, in slots of one array with no node per
   // reservation: a free slot keeps its lists' memory for the next one.
   std::vector<seat_reservation> slots_;

@@ -33,6 +33,7 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "mm/session/value_lane.hpp"
@@ -140,15 +141,17 @@ class lane_index {
   void place_anchors(const std::vector<double>& values) {
     anchors_ = values.size();
     anchor_starts_.resize(anchors_ * used_);
+    // Sorted with their values side by side: no read through the index
+    // in the sort's comparisons, nor in the passes below.
     by_value_.resize(anchors_);
-    for (std::size_t a = 0; a < anchors_; ++a) by_value_[a] = static_cast<std::uint32_t>(a);
-    std::sort(by_value_.begin(), by_value_.end(),
-              [&values](std::uint32_t x, std::uint32_t y) { return values[x] < values[y]; });
+    for (std::size_t a = 0; a < anchors_; ++a)
+      by_value_[a] = {values[a], static_cast<std::uint32_t>(a)};
+    std::sort(by_value_.begin(), by_value_.end());
     for (std::size_t l = 0; l < used_; ++l) {
       const value_lane& lane = lanes_[l];
       std::size_t at = 0;  // the first position whose value is at least the anchor's
-      for (const std::uint32_t a : by_value_) {
-        while (at < lane.size() && lane[at].value < values[a]) ++at;
+      for (const auto& [value, a] : by_value_) {
+        while (at < lane.size() && lane[at].value < value) ++at;
         anchor_starts_[a * used_ + l] = at;
       }
     }
@@ -264,7 +267,7 @@ class lane_index {
   // anchors in order of value.
   std::size_t anchors_ = 0;
   std::vector<std::size_t> anchor_starts_;
-  std::vector<std::uint32_t> by_value_;
+  std::vector<std::pair<double, std::uint32_t>> by_value_;
   std::array<std::uint64_t, 64> group_{};
 };
 

@@ -318,32 +318,34 @@ bool basic_session_queue<Plugin>::fill(running_match& m, std::size_t slot, time_
   const std::vector<std::size_t>& members = fill_members_;
   const bool one_team = backfills_.teams() == 1;
   if (members.empty() || !claim(members, out)) return false;
-  const auto team_of =
-      one_team ? std::optional<std::vector<std::uint32_t>>(std::vector<std::uint32_t>(seated, 0))
-               : seat_parties(m, members, now);
+  // Without teams every seat is team 0's (seat_candidates counted them).
+  std::optional<std::vector<std::uint32_t>> seating;
+  if (!one_team) seating = seat_parties(m, members, now);
   seat_reservation r;
   r.id = reservation_ids_ ? reservation_ids_() : 0;
   r.placed_at = now;
   r.expires_at = now + config_.reservation_timeout;
   r.tickets.reserve(members.size());
   r.created.reserve(members.size());
-  r.players.reserve(team_of->size());
-  r.mmr.reserve(team_of->size());
-  r.team_of.reserve(team_of->size());
-  std::size_t player = 0;
+  r.players.reserve(seated);
+  r.mmr.reserve(seated);
+  if (one_team)
+    r.team_of.assign(seated, 0);
+  else
+    r.team_of = std::move(*seating);
   for (std::size_t i : members) {
     const ticket_rows::head t = rows_[i];
     r.tickets.push_back(t.id);
     r.created.push_back(t.created);
-    for (std::size_t p = 0; p < t.party; ++p, ++player) {
+    for (std::size_t p = 0; p < t.party; ++p) {
       r.players.push_back(rows_.player(i, p));
       r.mmr.push_back(rows_.mmr(i, p));
-      r.team_of.push_back((*team_of)[player]);
     }
     take(i);
   }
   backfills_.reserve(m, r);
   out.placed.push_back({std::move(r), m.datacenter, m.server});
+
   stats_.backfilled += members.size();
   stats_.matched += members.size();
   ++stats_.placements;
@@ -358,6 +360,7 @@ void basic_session_queue<Plugin>::fill_backfills(time_ms now, tick_result& out) 
   }
   if (backfills_.size() == 0) return;
   const std::vector<running_match*> order = backfills_.fill_order();
+
   out.placed.reserve(out.placed.size() + order.size());
   // Where each match's walks start, found for all of them in one pass over
   // the index instead of a search each.
