@@ -16,6 +16,7 @@ backfill_book::backfill_book(const backfill_book& other)
       book_list_(other.book_list_.size()),
       slots_(other.slots_),
       free_slots_(other.free_slots_),
+      free_slots_sorted_(other.free_slots_sorted_),
       slot_of_(other.slot_of_),
       by_expiry_(other.by_expiry_),
       next_reservation_(other.next_reservation_) {
@@ -58,6 +59,7 @@ void backfill_book::forget(reservation_id id) {
   r.team_of.clear();
   r.mmr.clear();
   free_slots_.push_back(slot);
+  free_slots_sorted_ = false;
 }
 
 running_match& backfill_book::add(running_match m) {
@@ -311,8 +313,9 @@ std::vector<running_match*> backfill_book::fill_order() {
   // The tick's reservations take the free slots lowest first (reserve()
   // takes the last): one after another in memory, as their lists' memory
   // was taken when the slots were first used, instead of in the order the
-  // reservations before them ended.
-  std::sort(free_slots_.begin(), free_slots_.end(), std::greater<>{});
+  // reservations before them ended. Sorted again only after one was freed.
+  if (!free_slots_sorted_) std::sort(free_slots_.begin(), free_slots_.end(), std::greater<>{});
+  free_slots_sorted_ = true;
   return out;
 }
 

@@ -184,7 +184,8 @@ class backfill_book {
   // reservation: a free slot keeps its lists' memory for the next one.
   std::vector<seat_reservation> slots_;
   std::vector<std::uint32_t> free_slots_;
-  id_map slot_of_;  // reservation id (never 0) -> its slot
+  bool free_slots_sorted_ = true;  // highest first, as fill_order() leaves them
+  id_map slot_of_;                 // reservation id (never 0) -> its slot
   // A min-heap of (expires_at, id) of every reservation held. An entry
   // whose reservation ended (or was held again with another time) stays
   // until its time comes and is passed over then: so each entry is one
