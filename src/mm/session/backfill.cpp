@@ -44,8 +44,7 @@ const seat_reservation* backfill_book::reservation(reservation_id id) const {
 }
 
 seat_reservation* backfill_book::find_held(reservation_id id) {
-  const std::uint64_t* slot = id == 0 ? nullptr : slot_of_.find(id);
-  return slot ? &slots_[*slot] : nullptr;
+  return const_cast<seat_reservation*>(reservation(id));  // the one lookup, on a book not const
 }
 
 void backfill_book::forget(reservation_id id) {
@@ -135,8 +134,8 @@ std::size_t backfill_book::rejoin(running_match& m, const std::vector<player_id>
     m.team_of.push_back(team_of[i]);
     ++m.in[team_of[i]];
     m.in_mmr[team_of[i]] += mmr[i];
-    count_open(m);
   }
+  count_open(m);
   return left_out;
 }
 

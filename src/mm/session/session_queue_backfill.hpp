@@ -345,7 +345,6 @@ bool basic_session_queue<Plugin>::fill(running_match& m, std::size_t slot, time_
   }
   backfills_.reserve(m, r);
   out.placed.push_back({std::move(r), m.datacenter, m.server});
-
   stats_.backfilled += members.size();
   stats_.matched += members.size();
   ++stats_.placements;
@@ -360,7 +359,6 @@ void basic_session_queue<Plugin>::fill_backfills(time_ms now, tick_result& out) 
   }
   if (backfills_.size() == 0) return;
   const std::vector<running_match*> order = backfills_.fill_order();
-
   out.placed.reserve(out.placed.size() + order.size());
   // Where each match's walks start, found for all of them in one pass over
   // the index instead of a search each.
